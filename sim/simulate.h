@@ -16,6 +16,7 @@
 struct plan;
 struct instr;
 struct cost_model;
+struct config;
 struct mt_err;
 
 struct sim_device {
@@ -63,6 +64,13 @@ int sim_run(const struct plan *p, struct sim_result *out, struct mt_err *e);
 /* Same with given per-stage costs (profiled or calibrated). */
 int sim_run_costs(const struct plan *p, const struct cost_model *cost, struct sim_result *out,
                   struct mt_err *e);
+/* The figures of sim_run for the plan scheme_build(c) would make, straight from c without
+ * building it, for an Async config with dp 1 and sends that do not block: every figure but the
+ * per-instruction ones (start, end and mem_after stay NULL, the memory curves empty), equal to
+ * sim_run's (the same sums in the same order). O(D x M) time and O(D^2) memory: the 1F1B
+ * order with no flush is walked in rounds, and memory once per kind of block until it repeats.
+ * MT_EUNSUPPORTED for any other config (build the plan and call sim_run). */
+int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err *e);
 void sim_result_fini(struct sim_result *r);
 /* Latency of one instruction under a cost model. */
 double sim_instr_latency(const struct cost_model *cost, const struct instr *in);

@@ -5,12 +5,14 @@
 #include "tui/cmd.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/config.h"
 #include "sim/plan.h"
+#include "sim/scheme.h"
 #include "sim/simulate.h"
 #include "traces/chrome.h"
 #include "util/err.h"
@@ -159,6 +161,29 @@ static char *simulate_json(const struct plan *p, const struct sim_result *r)
     return text;
 }
 
+/* An Async config whose figures alone are asked for (no plan or trace to write) is simulated
+ * straight from the config (sim_run_direct: the same figures, without building millions of
+ * instructions); *p gets the plan's geometry only, which is all the report reads. Returns
+ * MT_EUNSUPPORTED when the plan must be built. */
+static int simulate_direct(const struct cmd_plan *cp, bool figures_only, struct plan **p,
+                           struct sim_result *r, struct mt_err *e)
+{
+    struct config c;
+    struct plan *loaded = NULL;
+    struct plan_geom g;
+    if (!figures_only)
+        return MT_EUNSUPPORTED;
+    int rc = cmd_plan_config(cp, &c, &loaded, e);
+    if (rc != MT_OK || loaded != NULL || c.scheme != SCHEME_ASYNC) {
+        plan_free(loaded);
+        return rc != MT_OK ? rc : MT_EUNSUPPORTED;
+    }
+    rc = sim_run_direct(&c, r, e);
+    if (rc == MT_OK && scheme_geom(&c, &g, e) == MT_OK)
+        *p = plan_new(&c, &g);
+    return rc;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     enum { OPT_JSON = 1, OPT_PLAN_OUT, OPT_TRACE_OUT };
@@ -192,9 +217,13 @@ int cmd_simulate(int argc, char **argv)
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    if (cmd_plan_build(&cp, &p, &e) != MT_OK)
-        return cmd_fail("simulate", &e);
-    if (sim_run(p, &r, &e) != MT_OK) {
+    int rc = simulate_direct(&cp, plan_out == NULL && trace_out == NULL, &p, &r, &e);
+    if (rc == MT_EUNSUPPORTED) {
+        if (cmd_plan_build(&cp, &p, &e) != MT_OK)
+            return cmd_fail("simulate", &e);
+        rc = sim_run(p, &r, &e);
+    }
+    if (rc != MT_OK) {
         plan_free(p);
         return cmd_fail("simulate", &e);
     }

@@ -3,7 +3,9 @@
 # `simulate --json` carries utilization and per-stage staleness, the table names them, plans
 # round-trip, Mario's passes run on an async plan, and bad input exits 2 with the field named:
 # --iterations 0, --update-interval 0, several iterations of a synchronous scheme, an async
-# scheme given to the tuner, iterations 0 in a config file.
+# scheme given to the tuner, iterations 0 in a config file. `simulate` of an Async config
+# computes its figures without building the plan (sim_run_direct); with --plan-out it builds
+# and simulates the plan: both print the same JSON, byte for byte.
 set -u
 bin=${MT_BIN:-./mario-tui}
 tmp=$(mktemp -d)
@@ -68,4 +70,14 @@ check "explore: s cycles to Async with 3 iterations" "grep -q 'Async K 3 U 1' $t
 "$bin" explore --dump-screen --size 120x24 --keys 'I' >"$tmp/s3" 2>&1
 check "explore: I on a synchronous plan explains itself" \
     "grep -q 'only the asynchronous schemes' $tmp/s3"
+for args in "--devices 8 --microbatches 16 --iterations 3" \
+    "--devices 4 --microbatches 5 --iterations 2 --update-interval 2" \
+    "--devices 8 --microbatches 3" "--devices 6 --microbatches 9 --iterations 2 --memory 20GB"; do
+    "$bin" simulate --scheme Async $args --json >"$tmp/direct" 2>&1
+    rc1=$?
+    "$bin" simulate --scheme Async $args --json --plan-out "$tmp/dp.json" >"$tmp/built" 2>&1
+    rc2=$?
+    check "Async $args: the direct figures equal the built plan's (exit $rc1, $rc2)" \
+        "[ $rc1 -eq $rc2 ] && cmp -s $tmp/direct $tmp/built"
+done
 exit $fail

@@ -442,6 +442,87 @@ static void test_bad_input(void)
     tune_result_fini(&tr);
 }
 
+/* sim_run_direct (the timeline straight from the config) against sim_run on the built plan:
+ * every figure equal, bit for bit, over shapes with few and many micro-batches (M < D, M = D,
+ * M > D; up to 21 micro-batches, so that the memory walk's jump over repeating pairs is taken),
+ * update intervals that do and do not divide M, unit and analytic costs, an uneven layer
+ * split, a cap some devices are over; other configs are refused so that the caller builds the
+ * plan. */
+static void test_direct_equals_sim_run(void)
+{
+    static const int Ds[] = {1, 2, 3, 4, 5, 8}, Ns[] = {1, 2, 3, 7}, Ks[] = {1, 3}, Us[] = {1, 2, 3, 5};
+    int compared = 0;
+    for (size_t a = 0; a < sizeof Ds / sizeof *Ds; a++)
+        for (size_t b = 0; b < sizeof Ns / sizeof *Ns; b++)
+            for (size_t k = 0; k < sizeof Ks / sizeof *Ks; k++)
+                for (size_t u = 0; u < sizeof Us / sizeof *Us; u++)
+                    for (int unit = 0; unit < 2; unit++) {
+                        struct config c = async_config(SCHEME_ASYNC, Ds[a], Ns[b], Ks[k], Us[u],
+                                                       unit);
+                        if (!unit && Ds[a] == 5)
+                            c.model.num_layers = 13; /* 13 layers on 5 stages: uneven */
+                        if (!unit) /* no cap, or one some devices are over */
+                            c.memory_per_device = Ds[a] == 8 ? 2e9 : 0;
+                        struct plan *p = NULL;
+                        struct sim_result r, q;
+                        struct mt_err e = {0};
+                        if (build_sim(&c, &p, &r) != MT_OK) {
+                            CHECK(0);
+                            continue;
+                        }
+                        int rc = sim_run_direct(&c, &q, &e);
+                        CHECK_EQ_INT(rc, MT_OK);
+                        if (rc == MT_OK) {
+                            int bad = 0;
+                            bad += q.step_time != r.step_time || q.throughput != r.throughput;
+                            bad += q.utilization != r.utilization;
+                            bad += q.steady_utilization != r.steady_utilization;
+                            bad += q.steady_t0 != r.steady_t0 || q.steady_t1 != r.steady_t1;
+                            bad += q.oom_device != r.oom_device || q.cap != r.cap;
+                            bad += q.stages != r.stages || q.devices != r.devices;
+                            bad += q.start != NULL || q.end != NULL || q.mem_after != NULL;
+                            for (int s = 0; s < r.stages && q.stages == r.stages; s++)
+                                bad += q.staleness[s] != r.staleness[s];
+                            for (int d = 0; d < r.devices && q.devices == r.devices; d++) {
+                                const struct sim_device *x = &q.dev[d], *y = &r.dev[d];
+                                bad += x->busy != y->busy || x->bubble != y->bubble;
+                                bad += x->finish != y->finish || x->work != y->work;
+                                bad += x->steady_work != y->steady_work;
+                                bad += x->static_mem != y->static_mem;
+                                bad += x->peak_dynamic != y->peak_dynamic;
+                                bad += x->peak_mem != y->peak_mem;
+                            }
+                            if (bad)
+                                fprintf(stderr, "direct != sim_run: D=%d N=%d K=%d U=%d unit=%d "
+                                        "(%d figures; step %.17g vs %.17g)\n", Ds[a], Ns[b],
+                                        Ks[k], Us[u], unit, bad, q.step_time, r.step_time);
+                            CHECK_EQ_INT(bad, 0);
+                            compared++;
+                            sim_result_fini(&q);
+                        }
+                        sim_result_fini(&r);
+                        plan_free(p);
+                    }
+    CHECK_EQ_INT(compared, 6 * 4 * 2 * 4 * 2);
+
+    /* What it does not cover, it refuses (the caller builds the plan). */
+    struct config c = async_config(SCHEME_PIPEDREAM, 4, 4, 2, 1, true);
+    struct sim_result q;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(sim_run_direct(&c, &q, &e), MT_EUNSUPPORTED);
+    c = async_config(SCHEME_ASYNC, 4, 4, 2, 1, false);
+    c.cluster.dp = 2;
+    CHECK_EQ_INT(sim_run_direct(&c, &q, &e), MT_EUNSUPPORTED);
+    c.cluster.dp = 1;
+    c.blocking_send = true;
+    CHECK_EQ_INT(sim_run_direct(&c, &q, &e), MT_EUNSUPPORTED);
+    c = async_config(SCHEME_V, 4, 4, 1, 1, true);
+    CHECK_EQ_INT(sim_run_direct(&c, &q, &e), MT_EUNSUPPORTED);
+    /* A bad config is the config's error, not a refusal. */
+    c = async_config(SCHEME_ASYNC, 4, 4, 0, 1, true);
+    CHECK_EQ_INT(sim_run_direct(&c, &q, &e), MT_EINVAL);
+}
+
 int main(void)
 {
     test_order();
@@ -454,5 +535,6 @@ int main(void)
     test_plan_file();
     test_dp();
     test_bad_input();
+    test_direct_equals_sim_run();
     return check_report("test_async");
 }
