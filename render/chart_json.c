@@ -191,6 +191,9 @@ int chart_spec_load_string(const char *text, size_t len, const char *name, struc
                            struct mt_err *e)
 {
     *out = NULL;
+    size_t bad = str_utf8_check(text, len); /* JSON is UTF-8, and Cairo draws nothing else */
+    if (bad < len)
+        return str_text_error(e, name, text, len, bad, "not valid UTF-8 (a spec is UTF-8 text)");
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
     if (root == NULL)

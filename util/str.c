@@ -82,10 +82,9 @@ char *str_format_bytes(double bytes, char *buf, size_t n)
     return buf;
 }
 
-int str_json_syntax_error(struct mt_err *e, const char *name, const char *text, size_t len,
-                          const char *end)
+int str_text_error(struct mt_err *e, const char *name, const char *text, size_t len, size_t off,
+                   const char *what)
 {
-    size_t off = end && end >= text ? (size_t)(end - text) : 0;
     long line = 1, col = 1;
     for (size_t i = 0; i < off && i < len; i++) {
         if (text[i] == '\n') {
@@ -95,7 +94,54 @@ int str_json_syntax_error(struct mt_err *e, const char *name, const char *text, 
             col++;
         }
     }
-    return err_set(e, MT_EPARSE, "%s:%ld:%ld: malformed JSON", name, line, col);
+    return err_set(e, MT_EPARSE, "%s:%ld:%ld: %s", name, line, col, what);
+}
+
+int str_json_syntax_error(struct mt_err *e, const char *name, const char *text, size_t len,
+                          const char *end)
+{
+    size_t off = end && end >= text ? (size_t)(end - text) : 0;
+    return str_text_error(e, name, text, len, off, "malformed JSON");
+}
+
+size_t str_utf8_check(const char *text, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t k;
+        unsigned lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            k = 1;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            k = 2;
+            if (c == 0xE0)
+                lo = 0xA0; /* no overlong forms */
+            if (c == 0xED)
+                hi = 0x9F; /* no surrogates */
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            k = 3;
+            if (c == 0xF0)
+                lo = 0x90;
+            if (c == 0xF4)
+                hi = 0x8F; /* nothing above U+10FFFF */
+        } else {
+            return i;
+        }
+        if (i + k >= n) /* cut short */
+            return i;
+        if (s[i + 1] < lo || s[i + 1] > hi)
+            return i;
+        for (size_t j = 2; j <= k; j++)
+            if (s[i + j] < 0x80 || s[i + j] > 0xBF)
+                return i;
+        i += k + 1;
+    }
+    return n;
 }
 
 int str_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len,

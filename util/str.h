@@ -13,6 +13,13 @@ int str_parse_int(const char *s, long lo, long hi, long *out, struct mt_err *e);
 int str_parse_double(const char *s, double *out, struct mt_err *e);
 /* Formats bytes as "38.2 GiB" into buf. Returns buf. */
 char *str_format_bytes(double bytes, char *buf, size_t n);
+/* An error at a position of a text file: MT_EPARSE "name:line:col: what", the position being
+ * the byte offset off in text[0..len). */
+int str_text_error(struct mt_err *e, const char *name, const char *text, size_t len, size_t off,
+                   const char *what);
+/* The offset of the first byte of text[0..n) that does not start well-formed UTF-8 (RFC 3629:
+ * no overlong forms, no surrogates, nothing above U+10FFFF, no cut sequence), or n. */
+size_t str_utf8_check(const char *text, size_t n);
 /* A JSON syntax error: MT_EPARSE "name:line:col: malformed JSON", the position being end (the
  * parser's stopping point in text[0..len), NULL = the start). */
 int str_json_syntax_error(struct mt_err *e, const char *name, const char *text, size_t len,

@@ -12,6 +12,7 @@
 #include "render/layout.h"
 #include "tests/check.h"
 #include "util/err.h"
+#include "util/str.h"
 
 static int count_role(const struct layout *l, enum layout_role r, int panel, int row)
 {
@@ -132,10 +133,40 @@ static void test_line_errors(void)
     layout_free(l);
 }
 
+/* Specs are UTF-8 (Cairo draws nothing else): a byte that does not start well-formed UTF-8
+ * (RFC 3629 Table 3) is refused with the file, line and column, before anything is drawn. */
+static void test_spec_utf8(void)
+{
+    static const struct {
+        const char *s;
+        size_t bad; /* offset of the first bad byte; strlen = none */
+    } cases[] = {
+        {"plain ascii", 11},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14}, /* 2-, 3-, 4-byte forms */
+        {"a\xff", 1},                  /* never in UTF-8 */
+        {"a\xc0\x80", 1},              /* overlong NUL */
+        {"ab\xe0\x80\xaf", 2},          /* overlong '/' */
+        {"\xed\xa0\x80", 0},            /* a surrogate, U+D800 */
+        {"\xf4\x90\x80\x80", 0},        /* U+110000, past the last code point */
+        {"xy\xe2\x82", 2},              /* cut short */
+        {"\xc3(", 0},                  /* a continuation byte missing */
+        {"\x80", 0},                   /* a continuation byte alone */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        CHECK_EQ_INT(str_utf8_check(cases[i].s, strlen(cases[i].s)), cases[i].bad);
+    const char *spec = "{\"title\": \"ok\",\n \"panels\": [{\"title\": \"a\xff\"}]}";
+    struct chart_spec *sp = NULL;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(chart_spec_load_string(spec, strlen(spec), "spec.json", &sp, &e), MT_EPARSE);
+    CHECK_STR_CONTAINS(e.msg, "spec.json:2:25: not valid UTF-8");
+    CHECK(sp == NULL);
+}
+
 int main(void)
 {
     test_bars();
     test_lines();
     test_line_errors();
+    test_spec_utf8();
     return check_report("test_chart");
 }
