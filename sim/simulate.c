@@ -719,28 +719,27 @@ static void direct_mem_walk(const struct cost_model *cost, const struct instr *i
     }
 }
 
-/* Device s's block at a position: a forward with its RA/SA, or a backward with its RG/SG and
- * the OS after it. Its kind: 0 forward, 1 backward, 2 backward and OS. */
-static int direct_block(const struct direct *x, int s, int m, bool bw, bool os, struct instr *out,
-                        int *n)
+/* Device s's block of micro-batch m: a forward with its RA/SA, or a backward with its RG/SG
+ * and, when os, the OS after it. Returns the instruction count. */
+static int direct_block(const struct direct *x, int s, int m, bool bw, bool os, struct instr *out)
 {
-    *n = 0;
+    int n = 0;
     if (!bw) {
         if (s > 0)
-            out[(*n)++] = (struct instr){OP_RA, m, 0, s, s - 1, 0, 0};
-        out[(*n)++] = (struct instr){OP_FW, m, 0, s, -1, 0, 0};
+            out[n++] = (struct instr){OP_RA, m, 0, s, s - 1, 0, 0};
+        out[n++] = (struct instr){OP_FW, m, 0, s, -1, 0, 0};
         if (s < x->D - 1)
-            out[(*n)++] = (struct instr){OP_SA, m, 0, s, s + 1, 0, 0};
-        return 0;
+            out[n++] = (struct instr){OP_SA, m, 0, s, s + 1, 0, 0};
+        return n;
     }
     if (s < x->D - 1)
-        out[(*n)++] = (struct instr){OP_RG, m, 0, s, s + 1, 0, 0};
-    out[(*n)++] = (struct instr){OP_BW, m, 0, s, -1, 0, 0};
+        out[n++] = (struct instr){OP_RG, m, 0, s, s + 1, 0, 0};
+    out[n++] = (struct instr){OP_BW, m, 0, s, -1, 0, 0};
     if (s > 0)
-        out[(*n)++] = (struct instr){OP_SG, m, 0, s, s - 1, 0, 0};
+        out[n++] = (struct instr){OP_SG, m, 0, s, s - 1, 0, 0};
     if (os)
-        out[(*n)++] = (struct instr){OP_OS, m, 0, s, -1, 0, 0};
-    return os ? 2 : 1;
+        out[n++] = (struct instr){OP_OS, m, 0, s, -1, 0, 0};
+    return n;
 }
 
 static bool direct_mem_same(const struct direct_mem *a, const struct direct_mem *b)
@@ -752,15 +751,15 @@ static void direct_mem_block(const struct direct *x, int s, int m, bool bw, bool
                              struct direct_mem *st)
 {
     struct instr ins[4];
-    int n;
-    direct_block(x, s, m, bw, os, ins, &n);
+    int n = direct_block(x, s, m, bw, os, ins);
     direct_mem_walk(x->cost, ins, n, st);
 }
 
 /* Device s's memory walk: warm-up forwards, pairs, drain backwards. Pair j's blocks depend
  * on j only through whether an OS follows its backward, every U-th pair: once the state at
  * the start of a pair equals the state U pairs before, the walk repeats itself U pairs at a
- * time, reaching no new maximum, so it jumps to the last whole period (states[U] is scratch). */
+ * time, reaching no new maximum, so it jumps to the last whole period (states[U]: the
+ * state at the start of the last U pairs). */
 static void direct_memory(const struct direct *x, int s, struct direct_mem *states,
                           struct sim_device *dv)
 {
