@@ -12,10 +12,14 @@
 # than cores on a 2-core machine: what the goal is measured on) and the 4-rank ones apart, and
 # the share of the CPUs idle before each.
 # Each config runs $MT_ACCURACY_RUNS times (default 3, --quick 1): its measured step time is
-# the median over the runs of each run's mean step, and the table gives the spread of the runs.
+# the median over the runs of each run's median step (the calibration takes medians too), and
+# the table gives the spread of the runs and the error against the runs' mean steps. Each
+# calibration is the per-coefficient median of $MT_ACCURACY_PROFILE_ROUNDS profiles (default 3,
+# --quick 1), taken in rounds over the micro-batch sizes: this machine has slow stretches of
+# 0.1-1 s that one profile of a few seconds may fall into.
 # Usage: scripts/accuracy.sh [--quick] [OUT]   (OUT defaults to docs/accuracy.md; --quick:
 # 8 configs and a smaller profile, for CI; the binary is $MT_BIN, else ./mario-tui; steps per
-# run $MT_ACCURACY_STEPS, default 10; MT_ACCURACY_IDLE=PCT waits, before the profiles and
+# run $MT_ACCURACY_STEPS, default 30; MT_ACCURACY_IDLE=PCT waits, before the profiles and
 # before each config, up to MT_ACCURACY_WAIT seconds (default 600) for the CPUs to be PCT %
 # idle). Needs python3 and mpirun. Figures are what this machine measured: a loaded machine
 # measures noise.
@@ -28,7 +32,8 @@ if [ "${1:-}" = "--quick" ]; then
     shift
 fi
 out=${1:-$top/docs/accuracy.md}
-steps=${MT_ACCURACY_STEPS:-10}
+steps=${MT_ACCURACY_STEPS:-30}
+rounds=${MT_ACCURACY_PROFILE_ROUNDS:-3}
 runs=${MT_ACCURACY_RUNS:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -65,17 +70,37 @@ load0=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
 # A calibration per micro-batch size, over the layer counts per stage of the configs (8
 # layers: 4 per stage on 2 devices, 2 on 4 devices or W's 4 stages on 2, 1 for W on 4).
 if [ $quick -eq 1 ]; then
-    ranks="2 4"; schemes="V GPipe"; variants="base opt"; sizes="1"; steps=4; runs=1
+    ranks="2 4"; schemes="V GPipe"; variants="base opt"; sizes="1"; steps=4; runs=1; rounds=1
     prof="--layer-counts 2,4 --mb-counts 2,3 --steps 3"
 else
     ranks="2 4"; schemes="V X W GPipe"; variants="base ckpt opt"; sizes="1 2"
     prof="--layer-counts 1,2,4 --mb-counts 2,4 --steps 8"
 fi
+r=1
+while [ $r -le "$rounds" ]; do
+    for mbs in $sizes; do
+        [ "$want_idle" -gt 0 ] && wait_idle
+        "$bin" profile --model tiny --micro-batch-size "$mbs" $prof \
+            --out "$tmp/cal-mbs$mbs-r$r.json" >"$tmp/profile-mbs$mbs-r$r.txt" \
+            2>"$tmp/profile-mbs$mbs-r$r.err"
+        echo "accuracy: profiled micro-batch size $mbs, round $r of $rounds" \
+            "($(tail -c 60 "$tmp/profile-mbs$mbs-r$r.err"))" >&2
+    done
+    r=$((r + 1))
+done
+# The calibration of a size: each fit's coefficients, the median over the rounds.
 for mbs in $sizes; do
-    [ "$want_idle" -gt 0 ] && wait_idle
-    "$bin" profile --model tiny --micro-batch-size "$mbs" $prof --out "$tmp/cal-mbs$mbs.json" \
-        >"$tmp/profile-mbs$mbs.txt" 2>"$tmp/profile-mbs$mbs.err"
-    echo "accuracy: calibrated micro-batch size $mbs ($(tail -c 60 "$tmp/profile-mbs$mbs.err"))" >&2
+    python3 - "$tmp" "$mbs" "$rounds" <<'PY'
+import json, statistics, sys
+tmp, mbs, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cals = [json.load(open("%s/cal-mbs%s-r%d.json" % (tmp, mbs, r))) for r in range(1, rounds + 1)]
+out = cals[0]
+for key, fit in out["fits"].items():
+    for coef in ("a", "b", "embed", "head", "r2"):
+        if coef in fit:
+            fit[coef] = statistics.median(c["fits"][key][coef] for c in cals)
+json.dump(out, open("%s/cal-mbs%s.json" % (tmp, mbs), "w"), indent=1)
+PY
 done
 
 # pass 1 as the optimizer applies it: FW -> CFW, an RC right before each BW
@@ -146,13 +171,14 @@ load1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
 cores=$(nproc 2>/dev/null || echo '?')
 cpu=$(python3 -c "import json; print(json.load(open('$tmp/cal-mbs1.json'))['device'])")
 python3 - "$tmp" "$out" "$version" "$cpu" "$steps" "$quick" "$load0 $load1 $cores" "$sizes" \
-    "$runs" "$want_idle $max_wait" <<'PY'
+    "$runs" "$want_idle $max_wait" "$rounds" <<'PY'
 import json, math, sys, datetime, statistics
 tmp, out, version, cpu, steps, quick = sys.argv[1:7]
 load0, load1, cores = sys.argv[7].split()
 sizes = sys.argv[8].split()
 nruns = int(sys.argv[9])
 want_idle, max_wait = sys.argv[10].split()
+rounds = int(sys.argv[11])
 
 def tau(a, b):
     c = d = ta = tb = 0
@@ -177,15 +203,15 @@ for line in open(tmp + "/list"):
     cs = [json.load(open("%s/%s.calibrated-%d.json" % (tmp, name, k))) for k in range(1, nruns + 1)]
     c = cs[0]
     means = [j["step_time_measured_us"] for j in cs]
-    meas = statistics.median(means)
+    meds = [statistics.median(j["measured"]["step_times_us"]) for j in cs]
+    meas = statistics.median(meds)
     def peaks(j):
         return [(d["peak_memory_sim"], d["peak_memory_measured"]) for d in j["per_device"]
                 if d["peak_memory_measured"]]
     rows.append(dict(name=name, pp=int(pp), scheme=scheme, variant=variant, mbs=int(mbs),
-                     idle=float(idle), means=means, spread=100 * (max(means) / min(means) - 1),
+                     idle=float(idle), meds=meds, spread=100 * (max(meds) / min(meds) - 1),
                      meas=meas, sim_a=a["step_time_sim_us"],
-                     meas_med=statistics.median(statistics.median(j["measured"]["step_times_us"])
-                                                for j in cs),
+                     meas_mean=statistics.median(means),
                      sim_c=c["step_time_sim_us"],
                      err_a=100 * (a["step_time_sim_us"] - meas) / meas,
                      err_c=100 * (c["step_time_sim_us"] - meas) / meas,
@@ -220,13 +246,18 @@ L.append("Each config is the tiny GPT model (8 layers, hidden 64, sequence 64, v
          "Mario's pass 1) or `mario-tui optimize` (opt, all four passes), run for %s steps on the "
          "CPU backend (`mario-tui run`, one MPI rank per device, OpenBLAS on one thread), %d "
          "time%s, and laid beside its simulation with `mario-tui compare`: a run's step time is "
-         "the mean over its steps after the first, the config's measured step time the median of "
-         "those over its runs (the median step of each run is given beside it), peak memory the "
-         "highest sample of each device during the steps of the first run. *Analytic* uses the estimators of `model/cost.h` with the "
-         "built-in A100 figures; *calibrated* uses the calibration `mario-tui profile` measured "
-         "first on this machine for the config's micro-batch size (%s): GPipe runs of two ranks "
-         "each, as the 2-rank configs run, over the layer counts per stage the configs have.\n"
-         % (steps, nruns, "s" if nruns > 1 else "", ", ".join(sizes)))
+         "the median of its steps after the first, the config's measured step time the median of "
+         "those over its runs (the mean step, median over the runs, is given beside it), peak "
+         "memory the highest sample of each device during the steps of the first run. "
+         "*Analytic* uses the estimators of `model/cost.h` with the built-in A100 figures; "
+         "*calibrated* uses the calibration `mario-tui profile` measured on this machine for the "
+         "config's micro-batch size (%s): GPipe runs of two ranks each, as the 2-rank configs "
+         "run, over the layer counts per stage the configs have, %d time%s in rounds over the "
+         "sizes, each fit's coefficients the median over the rounds (the fits of every round are "
+         "listed at the end). Medians on both sides: the profile's per-op times are medians over "
+         "each run, so the simulation predicts a step at the machine's usual speed.\n"
+         % (steps, nruns, "s" if nruns > 1 else "", ", ".join(sizes), rounds,
+            "s" if rounds > 1 else ""))
 L.append("The goal is measured on the **2-rank configs**: this machine has %s cores, so two ranks "
          "each have one, as the simulator assumes (one device per rank). The 4-rank configs put "
          "two ranks on each core; they are reported apart and not held to the goal.\n" % cores)
@@ -237,8 +268,8 @@ groups = [("2 ranks (the goal)", [r for r in rows if r["pp"] <= int(cores)]),
 L.append("## Summary\n")
 L.append("| configs | n | step-time MAPE, analytic | step-time MAPE, calibrated | peak-memory MAPE, "
          "analytic | peak-memory MAPE, calibrated | Kendall tau, analytic | Kendall tau, "
-         "calibrated | step-time MAPE, calibrated, median step | spread of identical runs, "
-         "median | CPUs idle before the runs, mean |")
+         "calibrated | step-time MAPE, calibrated, against the mean steps | spread of identical "
+         "runs, median | CPUs idle before the runs, mean |")
 L.append("|---|---|---|---|---|---|---|---|---|---|---|")
 for g, sel in groups:
     if not sel: continue
@@ -248,36 +279,50 @@ for g, sel in groups:
         g, len(sel), mape_step("sim_a", sel), mape_step("sim_c", sel),
         mape_mem("peaks_a", sel), mape_mem("peaks_c", sel),
         tau([r["sim_a"] for r in sel], m), tau([r["sim_c"] for r in sel], m),
-        mape_step("sim_c", sel, "meas_med"),
+        mape_step("sim_c", sel, "meas_mean"),
         "%.1f %%" % statistics.median(r["spread"] for r in sel) if nruns > 1 else "-",
         sum(r["idle"] for r in sel) / len(sel)))
 L.append("")
 L.append("Goal (issue 8): step time MAPE <= 3 % and peak memory MAPE <= 1 % after calibration "
          "(paper: 9.4 % and 5.1 %). Kendall tau ranks the configs by step time: 1 = the "
-         "simulator orders them exactly as measured. The median-step column compares the same "
-         "simulation with the median steps of the runs, which a preemption of one step moves "
-         "less than the mean. The spread of identical runs is max / min - 1 of a config's run "
+         "simulator orders them exactly as measured. The mean-step column compares the same "
+         "simulation with the runs' mean steps, which slow stretches and preemptions move more "
+         "than the median. The spread of identical runs is max / min - 1 of a config's run "
          "step times: no simulation, which predicts one number, matches every run closer than "
          "that.\n")
 if failed:
     L.append("Runs that failed (left out): %s.\n" % ", ".join(failed))
 
 L.append("## Per config\n")
-L.append("| config | ranks | CPUs idle | measured step (ms) | runs (ms) | median step (ms) | "
+L.append("| config | ranks | CPUs idle | measured step (ms) | runs (ms) | mean step (ms) | "
          "simulated, analytic (ms) | error | simulated, calibrated (ms) | error | peak memory "
          "error per device, analytic | calibrated |")
 L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     pe = lambda ps: " ".join("%+.1f" % (100 * (s - m) / m) for s, m in ps)
     L.append("| %s | %d | %.0f %% | %s | %s | %s | %s | %+.1f %% | %s | %+.1f %% | %s | %s |" % (
-        r["name"], r["pp"], r["idle"], fmt_ms(r["meas"]), " ".join(fmt_ms(x) for x in r["means"]),
-        fmt_ms(r["meas_med"]), fmt_ms(r["sim_a"]), r["err_a"], fmt_ms(r["sim_c"]), r["err_c"],
+        r["name"], r["pp"], r["idle"], fmt_ms(r["meas"]), " ".join(fmt_ms(x) for x in r["meds"]),
+        fmt_ms(r["meas_mean"]), fmt_ms(r["sim_a"]), r["err_a"], fmt_ms(r["sim_c"]), r["err_c"],
         pe(r["peaks_a"]), pe(r["peaks_c"])))
 L.append("")
 L.append("## The calibrations\n")
+L.append("Each round's main fits (us; per layer a, per stage b) and the median the calibration "
+         "takes; a round that fell into a slow stretch stands out.\n")
+L.append("| micro-batch size | round | FW a | FW b | BW a | BW b | RC a | OS a | p2p b |")
+L.append("|---|---|---|---|---|---|---|---|---|")
 for mbs in sizes:
+    cals = [json.load(open("%s/cal-mbs%s-r%d.json" % (tmp, mbs, r))) for r in range(1, rounds + 1)]
+    cals.append(json.load(open("%s/cal-mbs%s.json" % (tmp, mbs))))
+    for i, c in enumerate(cals):
+        f = c["fits"]
+        L.append("| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.0f |" % (
+            mbs, "median" if i == rounds else str(i + 1), f["fw_us"]["a"], f["fw_us"]["b"],
+            f["bw_us"]["a"], f["bw_us"]["b"], f["rc_us"]["a"], f["os_us"]["a"], f["p2p_us"]["b"]))
+L.append("")
+for mbs in sizes:
+    L.append("The first round's profile, micro-batch size %s:\n" % mbs)
     L.append("```")
-    L.extend(open("%s/profile-mbs%s.txt" % (tmp, mbs)).read().rstrip().splitlines())
+    L.extend(open("%s/profile-mbs%s-r1.txt" % (tmp, mbs)).read().rstrip().splitlines())
     L.append("```\n")
 L.append("## Reading these figures\n")
 L.append("- Peak memory is the executor's counting allocator (exact, deterministic): the calibrated "
@@ -293,14 +338,19 @@ L.append("- Step time on the CPU backend depends on what else the machine runs: 
          "nothing else ran). A preemption costs milliseconds against instructions of a fraction "
          "of one, and the simulator predicts a machine that runs nothing else; the calibration "
          "takes medians for the same reason. Even on an idle machine identical runs differ (the "
-         "spread column): on this 2-core VM each rank of a 2-device pipeline computes at one of "
-         "two speeds some 25-30 % apart for a whole run, independently of the other rank and "
-         "whatever the scheme. One stage on two data-parallel ranks did not show it. Its cause "
-         "was not found: there is no steal time, each rank has its own core, and it stays with "
-         "address randomisation off, with huge pages, without MPI's single-copy transfers and "
-         "whether waits spin or sleep. So a config's runs are repeated and their median taken, "
-         "and the profile's fits average its runs; the step-time error that is left is of the "
-         "order of that spread.")
+         "spread column): on this 2-core VM a rank, sometimes both, computes 20-30 % slower for "
+         "stretches of 0.1-1 s and then recovers, often at the start of a run but also in its "
+         "middle; a 10-step run (0.25 s) may sit wholly inside one, which first looked like a "
+         "per-run speed, while 200-step runs stayed fast throughout. Its cause was not found: "
+         "the guest sees no steal time, each rank has its own core, page faults do not grow "
+         "with the steps (all are at start-up), and it stays with address randomisation off, "
+         "with transparent huge pages, without MPI's single-copy transfers, whether waits spin "
+         "or sleep, after warming the cores up, and with a busy neighbour core; a kernel DAMON "
+         "thread (kdamond, pageout scheme) runs in the guest and was not ruled out. A profile of "
+         "a few seconds can fall into such a stretch as a whole: an earlier version of this "
+         "study took one profile per micro-batch size, got a slow one for size 1 and a fast one "
+         "for size 2, and showed a bias of -10 to -25 % on every size-2 config that was only "
+         "that. Hence the rounds of profiles and medians on both sides.")
 L.append("- With 4 ranks on 2 cores two ranks share a core whenever both have work, which the "
          "simulator does not model (it assumes one device per rank), so their step times are "
          "longer than simulated. Waiting ranks sleep between polls (exec/comm_mpi.c) rather than "
