@@ -15,11 +15,13 @@
 # the median over the runs of each run's median step (the calibration takes medians too), and
 # the table gives the spread of the runs and the error against the runs' mean steps. Each
 # calibration is the per-coefficient median of $MT_ACCURACY_PROFILE_ROUNDS profiles (default 3,
-# --quick 1), taken in rounds over the micro-batch sizes: this machine has slow stretches of
-# 0.1-1 s that one profile of a few seconds may fall into.
+# --quick 1), taken in rounds over the micro-batch sizes spread over the study (before the
+# first config, and so on evenly), and every comparison is made once all runs are done: this
+# machine has slow stretches of 0.1-1 s that one profile of a few seconds may fall into, and
+# its speed drifts over minutes.
 # Usage: scripts/accuracy.sh [--quick] [OUT]   (OUT defaults to docs/accuracy.md; --quick:
 # 8 configs and a smaller profile, for CI; the binary is $MT_BIN, else ./mario-tui; steps per
-# run $MT_ACCURACY_STEPS, default 30; MT_ACCURACY_IDLE=PCT waits, before the profiles and
+# run $MT_ACCURACY_STEPS, default 100; MT_ACCURACY_IDLE=PCT waits, before the profiles and
 # before each config, up to MT_ACCURACY_WAIT seconds (default 600) for the CPUs to be PCT %
 # idle). Needs python3 and mpirun. Figures are what this machine measured: a loaded machine
 # measures noise.
@@ -32,7 +34,7 @@ if [ "${1:-}" = "--quick" ]; then
     shift
 fi
 out=${1:-$top/docs/accuracy.md}
-steps=${MT_ACCURACY_STEPS:-30}
+steps=${MT_ACCURACY_STEPS:-100}
 rounds=${MT_ACCURACY_PROFILE_ROUNDS:-3}
 runs=${MT_ACCURACY_RUNS:-3}
 tmp=$(mktemp -d)
@@ -76,32 +78,20 @@ else
     ranks="2 4"; schemes="V X W GPipe"; variants="base ckpt opt"; sizes="1 2"
     prof="--layer-counts 1,2,4 --mb-counts 2,4 --steps 8"
 fi
-r=1
-while [ $r -le "$rounds" ]; do
+# Profile round r, over every size.
+profile_round() {
     for mbs in $sizes; do
         [ "$want_idle" -gt 0 ] && wait_idle
         "$bin" profile --model tiny --micro-batch-size "$mbs" $prof \
-            --out "$tmp/cal-mbs$mbs-r$r.json" >"$tmp/profile-mbs$mbs-r$r.txt" \
-            2>"$tmp/profile-mbs$mbs-r$r.err"
-        echo "accuracy: profiled micro-batch size $mbs, round $r of $rounds" \
-            "($(tail -c 60 "$tmp/profile-mbs$mbs-r$r.err"))" >&2
+            --out "$tmp/cal-mbs$mbs-r$1.json" >"$tmp/profile-mbs$mbs-r$1.txt" \
+            2>"$tmp/profile-mbs$mbs-r$1.err"
+        echo "accuracy: profiled micro-batch size $mbs, round $1 of $rounds" \
+            "($(tail -c 60 "$tmp/profile-mbs$mbs-r$1.err"))" >&2
     done
-    r=$((r + 1))
-done
-# The calibration of a size: each fit's coefficients, the median over the rounds.
-for mbs in $sizes; do
-    python3 - "$tmp" "$mbs" "$rounds" <<'PY'
-import json, statistics, sys
-tmp, mbs, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-cals = [json.load(open("%s/cal-mbs%s-r%d.json" % (tmp, mbs, r))) for r in range(1, rounds + 1)]
-out = cals[0]
-for key, fit in out["fits"].items():
-    for coef in ("a", "b", "embed", "head", "r2"):
-        if coef in fit:
-            fit[coef] = statistics.median(c["fits"][key][coef] for c in cals)
-json.dump(out, open("%s/cal-mbs%s.json" % (tmp, mbs), "w"), indent=1)
-PY
-done
+}
+set -- $ranks; n_ranks=$#; set -- $schemes; n_schemes=$#; set -- $sizes; n_sizes=$#
+set -- $variants; total=$((n_ranks * n_schemes * n_sizes * $#))
+round=1 # the next profile round; round r runs before config 1 + (r - 1) * total / rounds
 
 # pass 1 as the optimizer applies it: FW -> CFW, an RC right before each BW
 ckpt() {
@@ -139,6 +129,11 @@ for pp in $ranks; do
                 opt)  "$bin" optimize $flags --plan-out "$tmp/$name.plan.json" >/dev/null || [ $? -eq 1 ] ;;
                 esac
                 n=$((n + 1))
+                while [ $round -le "$rounds" ] &&
+                      [ $((n - 1)) -ge $(((round - 1) * total / rounds)) ]; do
+                    profile_round $round
+                    round=$((round + 1))
+                done
                 printf 'accuracy: %2d %-24s' "$n" "$name" >&2
                 ok=1
                 k=1
@@ -147,16 +142,12 @@ for pp in $ranks; do
                     wait_idle # before every run: the lowest idle share is reported
                     [ "$idle" != nan ] && [ "$idle" -lt "$lowest" ] && lowest=$idle
                     "$bin" run "$tmp/$name.plan.json" --steps "$steps" \
-                        --trace-out "$tmp/$name.trace-$k.json" >"$tmp/$name.run.txt" 2>&1 &&
-                    "$bin" compare "$tmp/$name.plan.json" "$tmp/$name.trace-$k.json" --json \
-                        --calibration "$tmp/cal-mbs$mbs.json" >"$tmp/$name.calibrated-$k.json" \
-                        2>>"$tmp/$name.run.txt" || ok=0
+                        --trace-out "$tmp/$name.trace-$k.json" >"$tmp/$name.run.txt" 2>&1 || ok=0
                     k=$((k + 1))
                 done
-                if [ $ok -eq 1 ] && "$bin" compare "$tmp/$name.plan.json" "$tmp/$name.trace-1.json" \
-                        --json >"$tmp/$name.analytic.json" 2>>"$tmp/$name.run.txt"; then
+                if [ $ok -eq 1 ]; then
                     echo "$name $pp $scheme $variant $mbs ok $lowest" >>"$tmp/list"
-                    echo " ok" >&2
+                    echo " ran" >&2
                 else
                     echo "$name $pp $scheme $variant $mbs failed $lowest" >>"$tmp/list"
                     echo " FAILED: $(tail -n 1 "$tmp/$name.run.txt")" >&2
@@ -165,6 +156,40 @@ for pp in $ranks; do
         done
     done
 done
+
+# The calibration of a size: each fit's coefficients, the median over the rounds.
+for mbs in $sizes; do
+    python3 - "$tmp" "$mbs" "$rounds" <<'PY'
+import json, statistics, sys
+tmp, mbs, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+cals = [json.load(open("%s/cal-mbs%s-r%d.json" % (tmp, mbs, r))) for r in range(1, rounds + 1)]
+out = cals[0]
+for key, fit in out["fits"].items():
+    for coef in ("a", "b", "embed", "head", "r2"):
+        if coef in fit:
+            fit[coef] = statistics.median(c["fits"][key][coef] for c in cals)
+json.dump(out, open("%s/cal-mbs%s.json" % (tmp, mbs), "w"), indent=1)
+PY
+done
+
+# Every run laid beside its simulation, analytic (the first run) and calibrated (each run).
+: >"$tmp/list2"
+while read -r name pp scheme variant mbs status lowest; do
+    if [ "$status" = ok ]; then
+        k=1
+        while [ $k -le "$runs" ] && [ "$status" = ok ]; do
+            "$bin" compare "$tmp/$name.plan.json" "$tmp/$name.trace-$k.json" --json \
+                --calibration "$tmp/cal-mbs$mbs.json" >"$tmp/$name.calibrated-$k.json" \
+                2>>"$tmp/$name.run.txt" || status=failed
+            k=$((k + 1))
+        done
+        [ "$status" = ok ] && { "$bin" compare "$tmp/$name.plan.json" "$tmp/$name.trace-1.json" \
+            --json >"$tmp/$name.analytic.json" 2>>"$tmp/$name.run.txt" || status=failed; }
+        [ "$status" = ok ] || echo "accuracy: $name: compare FAILED: $(tail -n 1 "$tmp/$name.run.txt")" >&2
+    fi
+    echo "$name $pp $scheme $variant $mbs $status $lowest" >>"$tmp/list2"
+done <"$tmp/list"
+mv "$tmp/list2" "$tmp/list"
 
 version=$("$bin" --version)
 load1=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')
@@ -253,8 +278,9 @@ L.append("Each config is the tiny GPT model (8 layers, hidden 64, sequence 64, v
          "*calibrated* uses the calibration `mario-tui profile` measured on this machine for the "
          "config's micro-batch size (%s): GPipe runs of two ranks each, as the 2-rank configs "
          "run, over the layer counts per stage the configs have, %d time%s in rounds over the "
-         "sizes, each fit's coefficients the median over the rounds (the fits of every round are "
-         "listed at the end). Medians on both sides: the profile's per-op times are medians over "
+         "sizes spread over the study (the first before the first config, the others evenly "
+         "between the configs), each fit's coefficients the median over the rounds (the fits "
+         "of every round are listed at the end); the runs are compared once all are done. Medians on both sides: the profile's per-op times are medians over "
          "each run, so the simulation predicts a step at the machine's usual speed.\n"
          % (steps, nruns, "s" if nruns > 1 else "", ", ".join(sizes), rounds,
             "s" if rounds > 1 else ""))
