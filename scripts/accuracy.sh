@@ -78,15 +78,16 @@ else
     ranks="2 4"; schemes="V X W GPipe"; variants="base ckpt opt"; sizes="1 2"
     prof="--layer-counts 1,2,4 --mb-counts 2,4 --steps 8"
 fi
-# Profile round r, over every size.
+# Profile round $1, over every size (its own loop variable: sh has no locals, and the config
+# loop below runs it in the middle of its own loop over the sizes).
 profile_round() {
-    for mbs in $sizes; do
+    for prof_mbs in $sizes; do
         [ "$want_idle" -gt 0 ] && wait_idle
-        "$bin" profile --model tiny --micro-batch-size "$mbs" $prof \
-            --out "$tmp/cal-mbs$mbs-r$1.json" >"$tmp/profile-mbs$mbs-r$1.txt" \
-            2>"$tmp/profile-mbs$mbs-r$1.err"
-        echo "accuracy: profiled micro-batch size $mbs, round $1 of $rounds" \
-            "($(tail -c 60 "$tmp/profile-mbs$mbs-r$1.err"))" >&2
+        "$bin" profile --model tiny --micro-batch-size "$prof_mbs" $prof \
+            --out "$tmp/cal-mbs$prof_mbs-r$1.json" >"$tmp/profile-mbs$prof_mbs-r$1.txt" \
+            2>"$tmp/profile-mbs$prof_mbs-r$1.err"
+        echo "accuracy: profiled micro-batch size $prof_mbs, round $1 of $rounds" \
+            "($(tail -c 60 "$tmp/profile-mbs$prof_mbs-r$1.err"))" >&2
     done
 }
 set -- $ranks; n_ranks=$#; set -- $schemes; n_schemes=$#; set -- $sizes; n_sizes=$#
@@ -221,6 +222,8 @@ def tau(a, b):
 rows, failed = [], []
 for line in open(tmp + "/list"):
     name, pp, scheme, variant, mbs, status, idle = line.split()
+    if name != "%s-%s-pp%s-mbs%s" % (scheme, variant, pp, mbs):
+        sys.exit("accuracy: %s recorded as %s, %s, pp %s, mbs %s" % (name, scheme, variant, pp, mbs))
     if status != "ok":
         failed.append(name)
         continue
