@@ -319,6 +319,23 @@ L.append("Goal (issue 8): step time MAPE <= 3 % and peak memory MAPE <= 1 % afte
          "than the median. The spread of identical runs is max / min - 1 of a config's run "
          "step times: no simulation, which predicts one number, matches every run closer than "
          "that.\n")
+# Configs the calibrated simulation predicts alike (within 0.5 %: e.g. 1F1B and GPipe with
+# N <= D + 1 micro-batches): what separates their measurements is the machine, not the model.
+goal = groups[0][1]
+alike = []
+for i, r in enumerate(goal):
+    for q in goal[i + 1:]:
+        if abs(r["sim_c"] - q["sim_c"]) <= 0.005 * r["sim_c"]:
+            alike.append((max(r["meas"], q["meas"]) / min(r["meas"], q["meas"]) - 1, r, q))
+if alike:
+    d, r, q = max(alike, key=lambda t: t[0])
+    L.append("Pairs of 2-rank configs that the calibrated simulation predicts within 0.5 %% of each "
+             "other: %d; the furthest apart measured: %s %s ms and %s %s ms (%.1f %% apart, "
+             "simulated %s and %s ms), median over the pairs %.1f %%. Such a pair ran at different "
+             "times of the study: the machine's speed moved between them.\n" % (
+                 len(alike), r["name"], fmt_ms(r["meas"]), q["name"], fmt_ms(q["meas"]), 100 * d,
+                 fmt_ms(r["sim_c"]), fmt_ms(q["sim_c"]),
+                 100 * statistics.median(t[0] for t in alike)))
 if failed:
     L.append("Runs that failed (left out): %s.\n" % ", ".join(failed))
 
