@@ -86,6 +86,13 @@ static struct sim_mem_step sim_mem_step(const struct cost_model *cost, const str
     }
 }
 
+/* The buffer a send leaves behind, reaped by the instruction after it; 0 for any other. */
+static double sim_send_buffer(const struct cost_model *cost, const struct instr *in)
+{
+    bool send = in->op == OP_SA || in->op == OP_SG;
+    return send ? cost->stage[in->stage].msg_bytes : 0;
+}
+
 /* The steps of one device's list: a send's buffer reaped by the instruction after it (the
  * last instruction reaps what is left: the end of a step waits for every send). */
 static void sim_device_steps(const struct cost_model *cost, const struct instr *list, int len,
@@ -95,8 +102,7 @@ static void sim_device_steps(const struct cost_model *cost, const struct instr *
     for (int i = 0; i < len; i++) {
         out[i] = sim_mem_step(cost, &list[i]);
         out[i].reap = pending;
-        bool send = list[i].op == OP_SA || list[i].op == OP_SG;
-        pending = send ? cost->stage[list[i].stage].msg_bytes : 0;
+        pending = sim_send_buffer(cost, &list[i]);
     }
     if (len > 0)
         out[len - 1].reap += pending;
@@ -128,6 +134,35 @@ static double sim_mem_transient(const struct cost_model *cost, const struct inst
     case OP_BW: case OP_B: case OP_W: return cur + fmax(m.take, sc->bw_work_bytes);
     default: return cur + m.take;
     }
+}
+
+/* A device's memory walk in program order (sim_memory, and sim_run_direct's blocks): what is
+ * held now, its highest, and the highest with the transients of running instructions. */
+struct sim_mem_walk {
+    double cur, peak, top;
+};
+
+/* Walks one instruction: its transient, then take, give and reap in that order; held[] gets
+ * what is held after each (the memory curve's points). Float drift that leaves a tiny residue
+ * after everything was given back is set to 0 afterwards (held[2] keeps the residue). */
+static void sim_mem_walk_step(const struct cost_model *cost, const struct instr *in,
+                              struct sim_mem_step m, struct sim_mem_walk *w, double held[3])
+{
+    w->top = fmax(w->top, sim_mem_transient(cost, in, w->cur, m));
+    if (m.take != 0) {
+        w->cur += m.take;
+        if (w->cur > w->peak)
+            w->peak = w->cur;
+    }
+    held[0] = w->cur;
+    if (m.give != 0)
+        w->cur -= m.give;
+    held[1] = w->cur;
+    if (m.reap != 0)
+        w->cur -= m.reap;
+    held[2] = w->cur;
+    if (fabs(w->cur) < 1e-9 * (w->peak > 1 ? w->peak : 1))
+        w->cur = 0;
 }
 
 double sim_device_peak(const struct cost_model *cost, const struct instr *list, int len)
@@ -358,13 +393,12 @@ static void sim_memory(struct sim_state *st, struct sim_result *r)
         async_walk_device(w, d);
         for (int part = 0; part < g->parts; part++)
             dv->static_mem += st->cost->stage[vpipe_stage(g, d, 0, part)].static_bytes;
-        double top = 0; /* the peak with the transients of running instructions */
         int len = st->len[d];
         dv->curve_t = xmalloc(((size_t)len * 3 + 2) * sizeof(double));
         dv->curve_mem = xmalloc(((size_t)len * 3 + 2) * sizeof(double));
         struct sim_mem_step *steps = xmalloc(((size_t)len + 1) * sizeof *steps);
         sim_device_steps(st->cost, st->ins[d], len, steps);
-        double cur = 0, peak = 0;
+        struct sim_mem_walk mw = {0}; /* top: the peak with running instructions' transients */
         int n = 0;
         dv->curve_t[n] = 0;
         dv->curve_mem[n++] = dv->static_mem;
@@ -377,34 +411,27 @@ static void sim_memory(struct sim_state *st, struct sim_result *r)
                 m.take += stash;
             else
                 m.give -= stash;
-            top = fmax(top, sim_mem_transient(st->cost, in, cur, m));
+            double held[3];
+            sim_mem_walk_step(st->cost, in, m, &mw, held);
             if (m.take != 0) {
-                cur += m.take;
-                if (cur > peak)
-                    peak = cur;
                 dv->curve_t[n] = r->start[id];
-                dv->curve_mem[n++] = dv->static_mem + cur;
+                dv->curve_mem[n++] = dv->static_mem + held[0];
             }
             if (m.give != 0) {
-                cur -= m.give;
                 dv->curve_t[n] = r->end[id];
-                dv->curve_mem[n++] = dv->static_mem + cur;
+                dv->curve_mem[n++] = dv->static_mem + held[1];
             }
             if (m.reap != 0) {
-                cur -= m.reap;
                 dv->curve_t[n] = r->end[id];
-                dv->curve_mem[n++] = dv->static_mem + cur;
+                dv->curve_mem[n++] = dv->static_mem + held[2];
             }
-            r->mem_after[id] = dv->static_mem + cur;
-            if (fabs(cur) < 1e-9 * (peak > 1 ? peak : 1))
-                cur = 0; /* keep float drift from building a tiny negative floor */
+            r->mem_after[id] = dv->static_mem + held[2];
         }
         free(steps);
         async_walk_device_end(w, dv);
         dv->curve_len = n;
-        top = fmax(top, peak);
-        dv->peak_dynamic = top;
-        dv->peak_mem = dv->static_mem + top;
+        dv->peak_dynamic = fmax(mw.top, mw.peak);
+        dv->peak_mem = dv->static_mem + dv->peak_dynamic;
         if (r->cap > 0 && dv->peak_mem > r->cap && r->oom_device < 0)
             r->oom_device = d;
     }
@@ -693,7 +720,8 @@ static void direct_steady(struct direct *x)
 /* The memory walk of sim_memory over one device's list, one block (an instruction with its
  * receive, send and OS) at a time. */
 struct direct_mem {
-    double cur, peak, top, pending;
+    struct sim_mem_walk w;
+    double pending; /* the last send's buffer, reaped by the next instruction */
 };
 
 static void direct_mem_walk(const struct cost_model *cost, const struct instr *ins, int n,
@@ -702,20 +730,9 @@ static void direct_mem_walk(const struct cost_model *cost, const struct instr *i
     for (int i = 0; i < n; i++) {
         struct sim_mem_step m = sim_mem_step(cost, &ins[i]);
         m.reap = st->pending;
-        st->pending = ins[i].op == OP_SA || ins[i].op == OP_SG ? cost->stage[ins[i].stage].msg_bytes
-                                                               : 0;
-        st->top = fmax(st->top, sim_mem_transient(cost, &ins[i], st->cur, m));
-        if (m.take != 0) {
-            st->cur += m.take;
-            if (st->cur > st->peak)
-                st->peak = st->cur;
-        }
-        if (m.give != 0)
-            st->cur -= m.give;
-        if (m.reap != 0)
-            st->cur -= m.reap;
-        if (fabs(st->cur) < 1e-9 * (st->peak > 1 ? st->peak : 1))
-            st->cur = 0;
+        st->pending = sim_send_buffer(cost, &ins[i]);
+        double held[3];
+        sim_mem_walk_step(cost, &ins[i], m, &st->w, held);
     }
 }
 
@@ -744,7 +761,8 @@ static int direct_block(const struct direct *x, int s, int m, bool bw, bool os, 
 
 static bool direct_mem_same(const struct direct_mem *a, const struct direct_mem *b)
 {
-    return a->cur == b->cur && a->peak == b->peak && a->top == b->top && a->pending == b->pending;
+    return a->w.cur == b->w.cur && a->w.peak == b->w.peak && a->w.top == b->w.top &&
+           a->pending == b->pending;
 }
 
 static void direct_mem_block(const struct direct *x, int s, int m, bool bw, bool os,
@@ -779,7 +797,7 @@ static void direct_memory(const struct direct *x, int s, struct direct_mem *stat
     }
     for (int i = M - w; i < M; i++)
         direct_mem_block(x, s, i, true, (i + 1) % U == 0 || i == M - 1, &st);
-    dv->peak_dynamic = fmax(st.top, st.peak);
+    dv->peak_dynamic = fmax(st.w.top, st.w.peak);
 }
 
 int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err *e)
