@@ -97,8 +97,12 @@ int cmd_plan_config(const struct cmd_plan *cp, struct config *out, struct plan *
 /* The config with the flags applied, checked only for what the tuner keeps (model, cluster,
  * batch, devices, cap): the scheme and its geometry are left to the tuner. */
 int cmd_plan_config_raw(const struct cmd_plan *cp, struct config *out, struct mt_err *e);
-/* cmd_plan_config + ("Auto": the tuner's best) + scheme_build (or the loaded plan) + validate_plan. */
+/* cmd_plan_config + cmd_plan_finish. */
 int cmd_plan_build(const struct cmd_plan *cp, struct plan **out, struct mt_err *e);
+/* What follows cmd_plan_config: ("Auto": the tuner's best) + scheme_build, or the loaded plan
+ * (owned from here on), + validate_plan. c may be changed (Auto resolved). */
+int cmd_plan_finish(const struct cmd_plan *cp, struct config *c, struct plan *loaded,
+                    struct plan **out, struct mt_err *e);
 /* After getopt: the one optional CONFIG (what names it in the usage error) into cp->path.
  * Returns 0, or 2 after printing the usage error. */
 int cmd_plan_positional(struct cmd_plan *cp, int argc, char **argv, const char *cmd,

@@ -213,20 +213,19 @@ int cmd_plan_config(const struct cmd_plan *cp, struct config *out, struct plan *
     return MT_OK;
 }
 
-int cmd_plan_build(const struct cmd_plan *cp, struct plan **out, struct mt_err *e)
+int cmd_plan_finish(const struct cmd_plan *cp, struct config *c, struct plan *loaded,
+                    struct plan **out, struct mt_err *e)
 {
-    struct config c;
-    struct plan *p = NULL;
+    struct plan *p = loaded;
     *out = NULL;
-    TRY(cmd_plan_config(cp, &c, &p, e));
     bool ckpt = false;
-    if (p == NULL && c.scheme == SCHEME_AUTO) {
-        int rc = cmd_plan_resolve_auto(&c, &ckpt, e);
+    if (p == NULL && c->scheme == SCHEME_AUTO) {
+        int rc = cmd_plan_resolve_auto(c, &ckpt, e);
         if (rc != MT_OK)
             return cp->path ? err_wrap(e, "%s", cp->path) : rc;
     }
     if (p == NULL) {
-        TRY(scheme_build(&c, &p, e));
+        TRY(scheme_build(c, &p, e));
         if (ckpt) { /* Auto chose Mario's checkpointing */
             struct plan *q = NULL;
             int rc = tune_optimize_mario(p, &q, e);
@@ -242,6 +241,15 @@ int cmd_plan_build(const struct cmd_plan *cp, struct plan **out, struct mt_err *
     }
     *out = p;
     return MT_OK;
+}
+
+int cmd_plan_build(const struct cmd_plan *cp, struct plan **out, struct mt_err *e)
+{
+    struct config c;
+    struct plan *loaded = NULL;
+    *out = NULL;
+    TRY(cmd_plan_config(cp, &c, &loaded, e));
+    return cmd_plan_finish(cp, &c, loaded, out, e);
 }
 
 int cmd_plan_positional(struct cmd_plan *cp, int argc, char **argv, const char *cmd,

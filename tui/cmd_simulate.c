@@ -161,27 +161,29 @@ static char *simulate_json(const struct plan *p, const struct sim_result *r)
     return text;
 }
 
-/* An Async config whose figures alone are asked for (no plan or trace to write) is simulated
- * straight from the config (sim_run_direct: the same figures, without building millions of
- * instructions); *p gets the plan's geometry only, which is all the report reads. Returns
- * MT_EUNSUPPORTED when the plan must be built. */
-static int simulate_direct(const struct cmd_plan *cp, bool figures_only, struct plan **p,
-                           struct sim_result *r, struct mt_err *e)
+/* The plan's figures into *r. An Async config whose figures alone are asked for (no plan or
+ * trace to write) is simulated straight from the config (sim_run_direct: the same figures,
+ * without building millions of instructions); *p then gets the plan's geometry only, which is
+ * all the report reads. Anything else is built (cmd_plan_finish) and simulated. */
+static int simulate_plan(const struct cmd_plan *cp, bool figures_only, struct plan **p,
+                         struct sim_result *r, struct mt_err *e)
 {
     struct config c;
     struct plan *loaded = NULL;
     struct plan_geom g;
-    if (!figures_only)
-        return MT_EUNSUPPORTED;
-    int rc = cmd_plan_config(cp, &c, &loaded, e);
-    if (rc != MT_OK || loaded != NULL || c.scheme != SCHEME_ASYNC) {
-        plan_free(loaded);
-        return rc != MT_OK ? rc : MT_EUNSUPPORTED;
+    *p = NULL;
+    TRY(cmd_plan_config(cp, &c, &loaded, e));
+    if (figures_only && loaded == NULL && c.scheme == SCHEME_ASYNC) {
+        int rc = sim_run_direct(&c, r, e);
+        if (rc == MT_OK && (rc = scheme_geom(&c, &g, e)) != MT_OK)
+            sim_result_fini(r);
+        if (rc == MT_OK)
+            *p = plan_new(&c, &g);
+        if (rc != MT_EUNSUPPORTED)
+            return rc;
     }
-    rc = sim_run_direct(&c, r, e);
-    if (rc == MT_OK && scheme_geom(&c, &g, e) == MT_OK)
-        *p = plan_new(&c, &g);
-    return rc;
+    TRY(cmd_plan_finish(cp, &c, loaded, p, e));
+    return sim_run(*p, r, e);
 }
 
 int cmd_simulate(int argc, char **argv)
@@ -217,12 +219,7 @@ int cmd_simulate(int argc, char **argv)
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    int rc = simulate_direct(&cp, plan_out == NULL && trace_out == NULL, &p, &r, &e);
-    if (rc == MT_EUNSUPPORTED) {
-        if (cmd_plan_build(&cp, &p, &e) != MT_OK)
-            return cmd_fail("simulate", &e);
-        rc = sim_run(p, &r, &e);
-    }
+    int rc = simulate_plan(&cp, plan_out == NULL && trace_out == NULL, &p, &r, &e);
     if (rc != MT_OK) {
         plan_free(p);
         return cmd_fail("simulate", &e);
