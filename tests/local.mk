@@ -46,3 +46,8 @@ tests_unit_test_inputs_LDADD = libmt_sim.a libmt_model.a libmt_exec.a libmt_util
 # `mario-tui plan-inputs` and the explorer's bucket list end to end, bad input (issue 12).
 EXTRA_DIST += tests/cli/test_plan_inputs.sh
 TESTS += tests/cli/test_plan_inputs.sh
+# Golden figures (issue 16): simulate / optimize / tune / plan-inputs / compare / export outputs
+# recorded before the architecture refactor, compared byte for byte.
+TESTS += tests/golden/run.sh
+EXTRA_DIST += tests/golden/run.sh tests/golden/cases.txt tests/golden/expected \
+	tests/golden/data
