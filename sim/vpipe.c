@@ -267,8 +267,13 @@ int vpipe_deps_at(const struct plan *p, const struct vpipe_index *x, int dev, in
         ok = vpipe_need(x, OP_FW, mb, s, dev, deps, &n, miss);
         break;
     case OP_RA:
-        ok = vpipe_need(x, OP_SA, mb, s - 1, in->peer, deps, &n, miss);
+    case OP_RG: {
+        enum op pop;
+        int ps;
+        vpipe_peer(in->op, s, &pop, &ps);
+        ok = vpipe_need(x, pop, mb, ps, in->peer, deps, &n, miss);
         break;
+    }
     case OP_RC:
         ok = vpipe_need(x, OP_CFW, mb, s, dev, deps, &n, miss);
         if (ok && !x->ckpt[(size_t)mb * x->stages + s]) {
@@ -294,9 +299,6 @@ int vpipe_deps_at(const struct plan *p, const struct vpipe_index *x, int dev, in
         break;
     case OP_SG:
         ok = vpipe_need(x, OP_BW, mb, s, dev, deps, &n, miss);
-        break;
-    case OP_RG:
-        ok = vpipe_need(x, OP_SG, mb, s + 1, in->peer, deps, &n, miss);
         break;
     case OP_OS: {
         /* Async: the update of (mb, s) follows the backward (W when split) of mb. */
@@ -330,4 +332,37 @@ int vpipe_ar_group(const struct plan *p, const struct vpipe_index *x, int id, in
             ids[n++] = other;
     }
     return n;
+}
+
+bool vpipe_peer(enum op op, int stage, enum op *peer_op, int *peer_stage)
+{
+    switch (op) {
+    case OP_SA: *peer_op = OP_RA, *peer_stage = stage + 1; return true;
+    case OP_RA: *peer_op = OP_SA, *peer_stage = stage - 1; return true;
+    case OP_SG: *peer_op = OP_RG, *peer_stage = stage - 1; return true;
+    case OP_RG: *peer_op = OP_SG, *peer_stage = stage + 1; return true;
+    default: return false;
+    }
+}
+
+bool vpipe_peer_place(const struct plan_geom *g, const struct instr *in, int *dev, int *part)
+{
+    enum op pop;
+    int ps;
+    if (!vpipe_peer(in->op, in->stage, &pop, &ps) || ps < 0 || ps >= g->stages)
+        return false;
+    vpipe_locate(g, in->mb, ps, dev, part);
+    return true;
+}
+
+int vpipe_partner(const struct plan *p, const struct vpipe_index *x, int id)
+{
+    int dev, i;
+    plan_locate_id(p, id, &dev, &i);
+    const struct instr *in = plan_at(p, dev, i);
+    enum op pop;
+    int ps;
+    if (!vpipe_peer(in->op, in->stage, &pop, &ps))
+        return -1;
+    return vpipe_lookup(x, pop, in->mb, ps);
 }

@@ -21,6 +21,20 @@ int vpipe_stage(const struct plan_geom *g, int dev, int mb, int part);
 bool vpipe_find_prev(const struct plan_geom *g, int dev, int mb, int part, int *d_o, int *p_o);
 bool vpipe_find_next(const struct plan_geom *g, int dev, int mb, int part, int *d_o, int *p_o);
 
+/* Send/receive pairing, the one home of "who is on the other side" (DESIGN.md): a send or
+ * receive of (mb, stage) pairs with the instruction (*peer_op, mb, *peer_stage):
+ *   SA(mb,s) <-> RA(mb,s+1)   (activations travel down the stages)
+ *   SG(mb,s) <-> RG(mb,s-1)   (gradients travel up)
+ * Returns false, leaving the outputs alone, for an op that is not a send or a receive. */
+bool vpipe_peer(enum op op, int stage, enum op *peer_op, int *peer_stage);
+static inline bool vpipe_is_send(enum op op) { return op == OP_SA || op == OP_SG; }
+static inline bool vpipe_is_recv(enum op op) { return op == OP_RA || op == OP_RG; }
+static inline bool vpipe_is_p2p(enum op op) { return vpipe_is_send(op) || vpipe_is_recv(op); }
+/* The device and part that run a send's or receive's partner (vpipe_peer's (mb, stage)).
+ * Returns false for an op that is not a send or a receive, or a partner stage outside the
+ * pipeline. */
+bool vpipe_peer_place(const struct plan_geom *g, const struct instr *in, int *dev, int *part);
+
 /* An index from (op, mb, stage) to instruction ids over a plan, for O(1) dependencies. */
 struct vpipe_index;
 
@@ -32,6 +46,10 @@ void vpipe_index_free(struct vpipe_index *x);
  * are keyed by (dev, stage): pass the device as mb; in async plans (Async, PipeDream) by
  * (mb, stage), mb being the micro-batch whose backward completes the update. */
 int vpipe_lookup(const struct vpipe_index *x, enum op op, int mb, int stage);
+
+/* Id of the instruction that send/receive `id` pairs with (vpipe_peer); -1 when `id` is not
+ * a send or a receive, or its partner is absent from the plan. */
+int vpipe_partner(const struct plan *p, const struct vpipe_index *x, int id);
 
 #define VPIPE_MAX_DEPS 4
 
