@@ -403,20 +403,23 @@ int interp_check_nccl(const struct plan *p, struct mt_err *e)
                 const struct instr *s = NULL, *r = NULL;
                 for (; i < plan_len(p, a); i++) {
                     s = plan_at(p, a, i);
-                    if ((s->op == OP_SA || s->op == OP_SG) && s->peer == b)
+                    if (vpipe_is_send(s->op) && s->peer == b)
                         break;
                 }
                 for (; j < plan_len(p, b); j++) {
                     r = plan_at(p, b, j);
-                    if ((r->op == OP_RA || r->op == OP_RG) && r->peer == a)
+                    if (vpipe_is_recv(r->op) && r->peer == a)
                         break;
                 }
                 bool more_s = i < plan_len(p, a), more_r = j < plan_len(p, b);
                 if (!more_s && !more_r)
                     break;
-                bool same = more_s && more_r && s->mb == r->mb &&
-                            (s->op == OP_SA ? r->op == OP_RA && r->stage == s->stage + 1
-                                            : r->op == OP_RG && r->stage == s->stage - 1);
+                enum op want = OP__COUNT;
+                int want_stage = -1;
+                if (more_s)
+                    vpipe_peer(s->op, s->stage, &want, &want_stage);
+                bool same = more_s && more_r && s->mb == r->mb && r->op == want &&
+                            r->stage == want_stage;
                 if (!same)
                     return err_set(e, MT_EUNSUPPORTED,
                                    "device %d sends to device %d in another order than it "
@@ -691,9 +694,15 @@ static int interp_peer(const struct interp *x, int dev)
     return x->dpr * x->pp + dev;
 }
 
-static int interp_tag(const struct interp *x, bool grad, int mb, int stage)
+/* A message is tagged by its receive's (kind, mb, stage), which a send finds through
+ * vpipe_peer: both sides name the same message without knowing the pairing rule. */
+static int interp_tag(const struct interp *x, const struct instr *in)
 {
-    return ((grad ? x->S : 0) + stage) * x->N + mb;
+    enum op recv_op = in->op;
+    int stage = in->stage;
+    if (vpipe_is_send(in->op))
+        vpipe_peer(in->op, in->stage, &recv_op, &stage);
+    return ((recv_op == OP_RG ? x->S : 0) + stage) * x->N + in->mb;
 }
 
 static int interp_send(struct interp *x, float **slot, int peer, int tag, struct mt_err *e)
@@ -1032,14 +1041,14 @@ static int interp_exec(struct interp *x, const struct instr *in, int pos, struct
         float **slot = &x->out[interp_slot(x, mb, s)];
         if (*slot == NULL)
             return interp_fail(x, in, pos, e, MT_EINFEASIBLE, "nothing to send (forward missing)");
-        rc = interp_send(x, slot, interp_peer(x, in->peer), interp_tag(x, false, mb, s + 1), e);
+        rc = interp_send(x, slot, interp_peer(x, in->peer), interp_tag(x, in), e);
         break;
     }
     case OP_SG: {
         float **slot = &x->din[interp_slot(x, mb, s)];
         if (*slot == NULL)
             return interp_fail(x, in, pos, e, MT_EINFEASIBLE, "nothing to send (backward missing)");
-        rc = interp_send(x, slot, interp_peer(x, in->peer), interp_tag(x, true, mb, s - 1), e);
+        rc = interp_send(x, slot, interp_peer(x, in->peer), interp_tag(x, in), e);
         break;
     }
     case OP_RA: {
@@ -1047,7 +1056,7 @@ static int interp_exec(struct interp *x, const struct instr *in, int pos, struct
         if (*slot != NULL)
             return interp_fail(x, in, pos, e, MT_EINFEASIBLE, "activation received twice");
         snprintf(what, sizeof what, "activation of micro-batch %d into stage %d", mb, s);
-        rc = interp_recv(x, slot, interp_peer(x, in->peer), interp_tag(x, false, mb, s), what, e);
+        rc = interp_recv(x, slot, interp_peer(x, in->peer), interp_tag(x, in), what, e);
         break;
     }
     case OP_RG: {
@@ -1055,7 +1064,7 @@ static int interp_exec(struct interp *x, const struct instr *in, int pos, struct
         if (*slot != NULL)
             return interp_fail(x, in, pos, e, MT_EINFEASIBLE, "gradient received twice");
         snprintf(what, sizeof what, "gradient of micro-batch %d out of stage %d", mb, s);
-        rc = interp_recv(x, slot, interp_peer(x, in->peer), interp_tag(x, true, mb, s), what, e);
+        rc = interp_recv(x, slot, interp_peer(x, in->peer), interp_tag(x, in), what, e);
         break;
     }
     case OP_AR: {

@@ -10,12 +10,8 @@
 #include <config.h>
 #include "sim/pass.h"
 
+#include "sim/vpipe.h"
 #include "util/err.h"
-
-static bool pass_overlap_is_recv(enum op op)
-{
-    return op == OP_RA || op == OP_RG;
-}
 
 /* One sweep per device: receives are held back in a run; an RC whose RG is in the run is
  * written before that RG. With cand NULL it only counts the RCs it would move. */
@@ -26,7 +22,7 @@ static int pass_overlap_sweep(const struct plan *in, struct plan *cand, struct p
         const struct instr *ins = plan_instrs(in, d);
         int n = plan_len(in, d), run = 0; /* the run is ins[i - run .. i) */
         for (int i = 0; i < n; i++) {
-            if (pass_overlap_is_recv(ins[i].op)) {
+            if (vpipe_is_recv(ins[i].op)) {
                 run++;
                 continue;
             }

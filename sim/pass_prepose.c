@@ -169,7 +169,7 @@ static void prepose_one(struct prepose_ctx *c, int fid)
     int best = -1;
     for (int j = limit - 1; j > after; j--) {
         const struct instr *o = plan_at(in, d, j);
-        if (peer >= 0 && (o->op == OP_RA || o->op == OP_RG) && o->peer == peer)
+        if (peer >= 0 && vpipe_is_recv(o->op) && o->peer == peer)
             break; /* keep the order of messages from that peer */
         int id = base + j;
         run_max = fmax(run_max, c->top[id]);
@@ -199,7 +199,7 @@ static void prepose_one(struct prepose_ctx *c, int fid)
         sa_free = true;
         for (int j = best; j < sa && sa_free; j++) {
             const struct instr *o = plan_at(in, d, j);
-            sa_free = !((o->op == OP_SA || o->op == OP_SG) && o->peer == to_peer);
+            sa_free = !(vpipe_is_send(o->op) && o->peer == to_peer);
         }
     }
     c->move_of[key] = c->n_mv;
@@ -345,7 +345,7 @@ int pass_prepose_run(const struct plan *in, const struct sim_result *in_sim, str
             c.gap_len[id] = in_sim->start[id] - free_at;
             c.mem[id] = in_sim->mem_after[id];
             c.top[id] = in_sim->mem_after[id] + give[i];
-            bool async_send = !blocking && (op == OP_SA || op == OP_SG);
+            bool async_send = !blocking && vpipe_is_send(op);
             free_at = fmax(free_at, async_send ? in_sim->start[id] : in_sim->end[id]);
             if (op == OP_CFW)
                 order[n_cfw++] = (struct prepose_order){in_sim->start[id], id};

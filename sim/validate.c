@@ -74,13 +74,8 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
             const struct instr *in = plan_at(p, d, i);
             enum op want;
             int stage;
-            switch (in->op) {
-            case OP_SA: want = OP_RA, stage = in->stage + 1; break;
-            case OP_RA: want = OP_SA, stage = in->stage - 1; break;
-            case OP_SG: want = OP_RG, stage = in->stage - 1; break;
-            case OP_RG: want = OP_SG, stage = in->stage + 1; break;
-            default: continue;
-            }
+            if (!vpipe_peer(in->op, in->stage, &want, &stage))
+                continue;
             char what[32];
             int other = vpipe_lookup(x, want, in->mb, stage);
             int od = -1, oi = -1;

@@ -14,6 +14,7 @@
 #include "model/cost.h"
 #include "model/profile.h"
 #include "sim/plan.h"
+#include "sim/vpipe.h"
 #include "sim/scheme.h"
 #include "traces/align.h"
 #include "traces/trace.h"
@@ -242,7 +243,7 @@ static void calibrate_transients(struct calibrate *c, struct calibrate_obs *o,
         int which = x->op == OP_FW                     ? 0
                     : x->op == OP_CFW                  ? 1
                     : x->op == OP_BW                   ? 2
-                    : x->op == OP_RA || x->op == OP_RG ? 3
+                    : vpipe_is_recv((enum op)x->op)     ? 3
                                                        : -1;
         if (x->dev != d || which < 0 || x->step < first_step)
             continue;
@@ -414,15 +415,17 @@ int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct tr
     qsort(kv, nr, sizeof *kv, calibrate_key_cmp);
     for (size_t i = 0; i < n; i++) {
         const struct trace_event *x = &ev[i];
-        if ((x->op != OP_SA && x->op != OP_SG) || x->step < m.first_step || x->dev < 0 ||
+        if (!vpipe_is_send((enum op)x->op) || x->step < m.first_step || x->dev < 0 ||
             x->dev >= g->devices)
             continue;
         int pos = plan_find(p, x->dev, (enum op)x->op, x->mb, x->stage);
         int peer = pos >= 0 ? plan_at(p, x->dev, pos)->peer : -1;
         if (peer < 0 || peer >= g->devices)
             continue;
-        int rpos = plan_find(p, peer, x->op == OP_SA ? OP_RA : OP_RG, x->mb,
-                             x->op == OP_SA ? x->stage + 1 : x->stage - 1);
+        enum op recv_op;
+        int recv_stage;
+        vpipe_peer((enum op)x->op, x->stage, &recv_op, &recv_stage);
+        int rpos = plan_find(p, peer, recv_op, x->mb, recv_stage);
         if (rpos < 0)
             continue;
         const struct trace_event *r = calibrate_find(kv, nr, plan_at(p, peer, rpos), peer, x->step);
