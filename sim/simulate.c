@@ -89,7 +89,7 @@ static struct sim_mem_step sim_mem_step(const struct cost_model *cost, const str
 /* The buffer a send leaves behind, reaped by the instruction after it; 0 for any other. */
 static double sim_send_buffer(const struct cost_model *cost, const struct instr *in)
 {
-    bool send = in->op == OP_SA || in->op == OP_SG;
+    bool send = vpipe_is_send(in->op);
     return send ? cost->stage[in->stage].msg_bytes : 0;
 }
 
@@ -260,11 +260,7 @@ static int sim_resolve(struct sim_state *st, struct sim_result *r, struct mt_err
                                d, i, what, in->stage, plan_op_name(miss.op), miss.mb, miss.stage);
             }
             n += k;
-            st->partner[id] = -1;
-            if (in->op == OP_SA)
-                st->partner[id] = vpipe_lookup(st->x, OP_RA, in->mb, in->stage + 1);
-            else if (in->op == OP_SG)
-                st->partner[id] = vpipe_lookup(st->x, OP_RG, in->mb, in->stage - 1);
+            st->partner[id] = vpipe_is_send(in->op) ? vpipe_partner(p, st->x, id) : -1;
             st->dur[id] = sim_instr_latency(st->cost, in);
         }
     st->dep_off[total] = n;
@@ -282,7 +278,7 @@ static bool sim_step(struct sim_state *st, struct sim_result *r, int d)
             st->free_at[d] = r->end[id];
         return true;
     }
-    bool is_recv = in->op == OP_RA || in->op == OP_RG;
+    bool is_recv = vpipe_is_recv(in->op);
     if (is_recv && st->posted[id] < 0) {
         st->posted[id] = st->free_at[d];
         sim_wake(st, id); /* a rendezvous sender may wait for this receive */
@@ -372,7 +368,7 @@ static int sim_deadlock(struct sim_state *st, struct sim_result *r, struct mt_er
                 snprintf(wait, sizeof wait, "%s on device %d", dl, dd);
                 break;
             }
-        if ((in->op == OP_SA || in->op == OP_SG) && st->blocking)
+        if (vpipe_is_send(in->op) && st->blocking)
             snprintf(wait, sizeof wait, "its receive on device %d to be posted", in->peer);
         len += snprintf(msg + len, sizeof msg - (size_t)len,
                         " device %d stalls at instruction %d (%s, stage %d) waiting for %s;", d,
