@@ -567,14 +567,12 @@ static void layout_comm(struct layout *l, const struct geo *g, const struct layo
     for (int d = 0; d < r->devices; d++)
         for (int i = 0; i < plan_len(pl, d); i++) {
             const struct instr *in = plan_at(pl, d, i);
-            if ((in->op != OP_SA && in->op != OP_SG) || in->peer < 0 || in->peer >= r->devices ||
-                in->peer == d)
+            if (!vpipe_is_send(in->op) || in->peer < 0 || in->peer >= r->devices || in->peer == d)
                 continue;
             int id = plan_id(pl, d, i);
-            int to = in->op == OP_SA ? in->stage + 1 : in->stage - 1, rdev = in->peer, rpart = 0;
-            if (to >= 0 && to < pg->stages && in->mb >= 0)
-                vpipe_locate(pg, in->mb, to, &rdev, &rpart);
-            if (rdev != in->peer || rpart < 0 || rpart >= r->lanes)
+            int rdev = in->peer, rpart = 0;
+            if (in->mb < 0 || !vpipe_peer_place(pg, in, &rdev, &rpart) || rdev != in->peer ||
+                rpart < 0 || rpart >= r->lanes)
                 rpart = 0;
             int spart = in->part >= 0 && in->part < r->lanes ? in->part : 0;
             double ys = layout_row_y(g, r, d, 0, spart) + g->lane_h / 2;
