@@ -215,8 +215,10 @@ static void prepose_sends(struct prepose_ctx *c)
         if (m->sa < 0 || !m->sa_free)
             continue;
         const struct instr *s = plan_at(c->in, m->dev, m->sa);
-        m->sa_moves = s->stage + 1 < c->g->stages &&
-                      c->move_of[(size_t)s->mb * c->g->stages + s->stage + 1] >= 0;
+        enum op recv_op;
+        int to;
+        vpipe_peer(s->op, s->stage, &recv_op, &to);
+        m->sa_moves = to < c->g->stages && c->move_of[(size_t)s->mb * c->g->stages + to] >= 0;
     }
 }
 

@@ -11,6 +11,7 @@
 #include "model/config.h"
 #include "sim/plan.h"
 #include "sim/simulate.h"
+#include "sim/vpipe.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/xalloc.h"
@@ -43,7 +44,7 @@ char *chrome_from_sim(const struct plan *p, const struct sim_result *r)
             int id = plan_id(p, d, i);
             char label[32];
             plan_instr_label(p, in, label, sizeof label);
-            bool comm = in->op >= OP_SA && in->op <= OP_RG;
+            bool comm = vpipe_is_p2p(in->op);
             cJSON *ev = cJSON_CreateObject();
             cJSON_AddStringToObject(ev, "name", label);
             cJSON_AddStringToObject(ev, "cat", comm ? "p2p" : "compute");
@@ -150,7 +151,7 @@ char *chrome_from_measured(const struct plan *p, const struct chrome_run *r)
         struct instr in = {(enum op)s->op, s->mb, s->part, s->stage, s->peer, 0, 0};
         char label[32];
         plan_instr_label(p, &in, label, sizeof label);
-        bool comm = in.op >= OP_SA && in.op <= OP_RG;
+        bool comm = vpipe_is_p2p(in.op);
         cJSON_AddStringToObject(ev, "name", label);
         cJSON_AddStringToObject(ev, "cat", comm ? "p2p" : "compute");
         cJSON_AddStringToObject(ev, "ph", "X");

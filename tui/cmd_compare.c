@@ -18,6 +18,7 @@
 #include "render/paint_svg.h"
 #include "sim/plan.h"
 #include "sim/simulate.h"
+#include "sim/vpipe.h"
 #include "traces/accuracy.h"
 #include "traces/align.h"
 #include "traces/mapping.h"
@@ -189,7 +190,7 @@ static void compare_print(const struct compare_side *s, const char *const *files
         if (accuracy_scored((enum op)op))
             snprintf(b3, sizeof b3, "%.1f %%", o->mape_pct);
         else
-            snprintf(b3, sizeof b3, "(%s)", op == OP_SA || op == OP_SG ? "post" : "wait");
+            snprintf(b3, sizeof b3, "(%s)", vpipe_is_send(op) ? "post" : "wait");
         printf("%-4s %6d %12s %12s %8s\n", plan_op_name((enum op)op), o->n, b1, b2, b3);
     }
     printf("\n%6s %6s %8s %12s %12s %12s %12s %8s\n", "device", "instrs", "MAPE", "busy sim",

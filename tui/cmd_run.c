@@ -483,7 +483,7 @@ static int run_rank(struct plan *p, struct run_args *a, int argc, char **argv)
     for (int d = 0; d < pp; d++)
         for (int i = 0; i < plan_len(p, d); i++) {
             const struct instr *in = plan_at(p, d, i);
-            if (in->op == OP_SA || in->op == OP_SG)
+            if (vpipe_is_send(in->op))
                 talks[d * pp + in->peer] = true;
         }
     struct comm_layout layout = {pp, plan_config(p)->cluster.dp, g->stages, holds, talks};

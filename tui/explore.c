@@ -82,7 +82,7 @@ static void explore_critical_path(struct explore *x)
         for (int i = pos - 1; i >= 0 && next < 0; i--) {
             int id = plan_id(p, dev, i);
             enum op op = plan_at(p, dev, i)->op;
-            if (op == OP_SA || op == OP_SG) /* sends do not hold the device */
+            if (vpipe_is_send(op)) /* sends do not hold the device */
                 continue;
             if (fabs(r->end[id] - r->start[cur]) <= eps && r->start[cur] > 0)
                 next = id;
