@@ -26,7 +26,7 @@
  * under torch.no_grad; RC runs the FW path again from the kept input, so its activations are
  * bit-identical.
  *
- * Selective checkpointing (issue 12; sim/simulate.c's sim_ckpt_keep): a CFW of k of the
+ * Selective checkpointing (issue 12; sim/memory.h's mem_ckpt_keep): a CFW of k of the
  * stage's n layers checkpoints its FIRST k, as sim/ckpt_plan.c plans them. It runs layers
  * 0..k-1 through a scratch of the embedding output and one layer, writing the output of
  * layer k-1 (the input of layer k) into a kept block `bnd`, then allocates and keeps the

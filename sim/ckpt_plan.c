@@ -4,9 +4,9 @@
  *
  * The template. The config's plan after the four passes with every forward checkpointed. Its
  * instruction order is kept for every length and choice: a choice k[stage] (0..n layers) only
- * sets what each CFW keeps (the checkpoint and the other n - k layers, sim/simulate.c
- * sim_ckpt_keep), how long its RC runs (k/n of the stage's recompute), and for k = 0 turns the
- * stage's CFWs back into FWs without RC, as pass 3 does. Such a plan is valid whenever the
+ * sets what each CFW keeps (the checkpoint and the other n - k layers, sim/memory.h
+ * mem_forward_keep), how long its RC runs (k/n of the stage's recompute), and for k = 0 turns
+ * the stage's CFWs back into FWs without RC, as pass 3 does. Such a plan is valid whenever the
  * template is (RC only ever depended on its CFW).
  *
  * The memory profile. A device's memory walk (sim_memory) visits its instructions in program
@@ -46,6 +46,7 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/seqlen.h"
+#include "sim/memory.h"
 #include "sim/pass.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
@@ -94,8 +95,8 @@ static int cp_find(int *parent, int i)
 }
 
 /* Point kinds: the memory after an instruction that takes some (CP_PT_PLAIN), or what a
- * running instruction holds with its calibrated transient (sim_mem_transient in
- * sim/simulate.c): kind 1 + 4 j + t for the device's j-th stage, t = CP_PT_FW (after a FW, plus
+ * running instruction holds with its calibrated transient (mem_transient in
+ * sim/memory.h): kind 1 + 4 j + t for the device's j-th stage, t = CP_PT_FW (after a FW, plus
  * its work bytes), CP_PT_CFW (before a CFW, plus the larger of what it keeps and its peak; a
  * FW's when the choice makes it one), CP_PT_BW (before a BW or B, plus the larger of its
  * input gradient's buffer and its work bytes), CP_PT_W (before a W, plus its work bytes). */
@@ -146,7 +147,7 @@ static void cp_point_add(int m, const int *x, const int *y, const int *u, int ki
 
 /* Profile points of device d: its memory walk in program order (sim_memory: what each
  * instruction takes at its start and gives back at its end, a send's buffer reaped after
- * the instruction that follows it: sim_device_mem). */
+ * the instruction that follows it: mem_device_take_give). */
 static void cp_profile_device(const struct ckpt_plan *cp, int d, int **pts, int *npts, int *cap)
 {
     const struct plan *p = cp->tmpl;
@@ -189,7 +190,7 @@ static void cp_profile_device(const struct ckpt_plan *cp, int d, int **pts, int 
         case OP_W:
             cp_point_add(m, x, y, u, 1 + CP_PT__COUNT * j + (in->op == OP_W ? CP_PT_W : CP_PT_BW),
                          pts, npts, cap);
-            if (in->op != OP_B) /* BW and W free the activations (sim_device_mem) */
+            if (in->op != OP_B) /* BW and W free the activations (mem_device_take_give) */
                 y[j]--;
             if (in->op != OP_W) /* its input gradient's buffer, its received gradient's */
                 u[j] += in_msg - out_msg;
@@ -437,18 +438,6 @@ int ckpt_plan_costs(const struct ckpt_plan *cp, int s, struct cost_model *out, s
     return MT_OK;
 }
 
-/* What a forward of stage sc keeps with k of its n layers checkpointed: everything (k = 0:
- * a FW), else what sim_ckpt_keep (sim/simulate.c) says a CFW keeps. */
-static double cp_keep(const struct stage_cost *sc, int k)
-{
-    if (k <= 0)
-        return sc->act;
-    if (k >= sc->num_layers || !(sc->layer_act > 0))
-        return sc->ckpt;
-    double keep = sc->act - k * sc->layer_act + sc->sel_ckpt;
-    return keep < sc->ckpt ? sc->ckpt : keep > sc->act ? sc->act : keep;
-}
-
 /* What a choice makes of every stage's memory: keep[j] (what a forward keeps), none[j] (k = 0:
  * its forwards are FWs), and the costs (act and the transients). */
 struct cp_mem {
@@ -472,7 +461,7 @@ static double cp_dev_dyn(const struct ckpt_plan *cp, int d, const struct cp_mem 
         if (p[3 * m] != CP_PT_PLAIN) {
             int j = st[(p[3 * m] - 1) / CP_PT__COUNT], t = (p[3 * m] - 1) % CP_PT__COUNT;
             const struct stage_cost *sc = &mm->sc[j];
-            /* the buffers of its input and output (sim_device_mem) */
+            /* the buffers of its input and output (mem_device_take_give) */
             double in_msg = j > 0 ? sc->msg_bytes : 0;
             double out_msg = j < cp->stages - 1 ? sc->msg_bytes : 0;
             if (t == CP_PT_FW)
@@ -507,7 +496,7 @@ void ckpt_plan_peaks(const struct ckpt_plan *cp, const struct cost_model *cost, 
     double *keep = xmalloc((size_t)cp->stages * sizeof(double));
     unsigned char *none = xmalloc((size_t)cp->stages);
     for (int j = 0; j < cp->stages; j++) {
-        keep[j] = cp_keep(&cost->stage[j], k[j]);
+        keep[j] = mem_forward_keep(&cost->stage[j], k[j]);
         none[j] = k[j] <= 0;
     }
     struct cp_mem mm = {keep, none, cost->stage};
@@ -573,7 +562,7 @@ static bool cp_over(const struct cp_solve *w, int d)
 static void cp_set(struct cp_solve *w, const int *k, int j)
 {
     const struct ckpt_plan *cp = w->cp;
-    w->keep[j] = cp_keep(&w->cost.stage[j], k[j]);
+    w->keep[j] = mem_forward_keep(&w->cost.stage[j], k[j]);
     w->none[j] = k[j] <= 0;
     for (int i = cp->st_off[j]; i < cp->st_off[j + 1]; i++) {
         int d = cp->st_dev[i];
@@ -587,7 +576,7 @@ static int cp_check_all(struct cp_solve *w, int *k, struct mt_err *e)
     const struct ckpt_plan *cp = w->cp;
     ckpt_plan_all(cp, k);
     for (int j = 0; j < cp->stages; j++) {
-        w->keep[j] = cp_keep(&w->cost.stage[j], k[j]);
+        w->keep[j] = mem_forward_keep(&w->cost.stage[j], k[j]);
         w->none[j] = k[j] <= 0;
     }
     int worst = -1;
@@ -648,7 +637,7 @@ static void cp_greedy_group(struct cp_solve *w, int *k, int g)
                 continue;
             double old_keep = w->keep[j];
             unsigned char old_none = w->none[j];
-            double new_keep = cp_keep(&w->cost.stage[j], k[j] + 1);
+            double new_keep = mem_forward_keep(&w->cost.stage[j], k[j] + 1);
             double db = 0;
             w->keep[j] = new_keep;
             w->none[j] = 0;
@@ -712,7 +701,7 @@ static void cp_solution(const struct cp_solve *w, const int *k, struct ckpt_plan
     double *keep = xmalloc((size_t)cp->stages * sizeof(double));
     unsigned char *none = xmalloc((size_t)cp->stages);
     for (int j = 0; j < cp->stages; j++) {
-        keep[j] = cp_keep(&w->cost.stage[j], k[j]);
+        keep[j] = mem_forward_keep(&w->cost.stage[j], k[j]);
         none[j] = k[j] <= 0;
     }
     struct cp_mem mm = {keep, none, w->cost.stage};
@@ -954,7 +943,7 @@ struct plan *ckpt_plan_apply(const struct ckpt_plan *cp, int s, const int *k)
                     in.op = OP_FW;
                     in.ckpt_layers = 0;
                 } else {
-                    in.ckpt_layers = kj >= n ? 0 : kj;
+                    in.ckpt_layers = mem_ckpt_layers(kj, n);
                 }
             }
             plan_append(p, d, in);

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "model/cost.h"
+#include "sim/memory.h"
 #include "sim/scheme.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
@@ -337,7 +338,7 @@ int pass_prepose_run(const struct plan *in, const struct sim_result *in_sim, str
     double *take = xmalloc(2 * (size_t)maxlen * sizeof(double)), *give = take + maxlen;
     for (int d = 0; d < c.g->devices; d++) {
         double free_at = 0;
-        sim_device_mem(&cost, plan_instrs(in, d), plan_len(in, d), take, give);
+        mem_device_take_give(&cost, plan_instrs(in, d), plan_len(in, d), take, give);
         for (int i = 0; i < plan_len(in, d); i++) {
             int id = plan_id(in, d, i);
             enum op op = plan_at(in, d, i)->op;

@@ -7,9 +7,9 @@
  * Adjacent means no compute instruction other than RC_i lies between CFW_i and BW_i on the
  * device (sends and receives may). Then no activations are taken or freed between them, so
  * the full activations held from FW_i to BW_i peak no higher than CFW_i + RC_i did, but for
- * message buffers (sim/simulate.c): a gradient received between them while the forward's
+ * message buffers (sim/memory.h): a gradient received between them while the forward's
  * output still waits to be reaped may hold one buffer more on top of the activations. So a
- * conversion is kept only when the device's peak (sim_device_peak) does not grow. */
+ * conversion is kept only when the device's peak (mem_device_peak) does not grow. */
 #include <config.h>
 #include "sim/pass.h"
 
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "model/cost.h"
+#include "sim/memory.h"
 #include "sim/scheme.h"
 #include "sim/simulate.h"
 #include "util/err.h"
@@ -68,7 +69,7 @@ static double pass_redundancy_peak(const struct plan *p, int dev, const bool *dr
             }
             len++;
         }
-    return sim_device_peak(cost, work, len);
+    return mem_device_peak(cost, work, len);
 }
 
 int pass_redundancy_run(const struct plan *in, const struct sim_result *in_sim, struct plan **out,
@@ -104,7 +105,7 @@ int pass_redundancy_run(const struct plan *in, const struct sim_result *in_sim, 
                 pairs += pass_redundancy_mark(in, d, i, drop, retype, true);
         if (pairs == 0)
             goto emit;
-        double budget = sim_device_peak(&cost, plan_instrs(in, d), n);
+        double budget = mem_device_peak(&cost, plan_instrs(in, d), n);
         if (pass_redundancy_peak(in, d, drop, retype, work, &cost) <= budget * (1 + 1e-12))
             goto emit;
         for (int i = 0; i < n; i++)

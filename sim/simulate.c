@@ -17,6 +17,7 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "sim/async.h"
+#include "sim/memory.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/vpipe.h"
@@ -41,144 +42,6 @@ double sim_instr_latency(const struct cost_model *cost, const struct instr *in)
     }
 }
 
-/* What a CFW that checkpoints k of its stage's n layers keeps (selective checkpointing,
- * DESIGN.md): the other n - k layers' activations and sel_ckpt (model/cost.h: the input of
- * the k layers; for the executor's model, whose act counts the stage input, the input of
- * layer k); k = 0 or k >= n is the whole stage, the checkpoint alone. Its RC restores the
- * rest, so FW and CFW + RC peak alike after the RC. */
-static double sim_ckpt_keep(const struct stage_cost *sc, int k)
-{
-    if (k <= 0 || k >= sc->num_layers || !(sc->layer_act > 0))
-        return sc->ckpt;
-    double keep = sc->act - k * sc->layer_act + sc->sel_ckpt;
-    return keep < sc->ckpt ? sc->ckpt : keep > sc->act ? sc->act : keep;
-}
-
-/* Dynamic memory an instruction takes at its start and gives back at its end (DESIGN.md),
- * with the message buffers an executor holds (model/cost.h msg_bytes): a forward of a stage
- * that is not the last takes the buffer of its output, a backward of a stage that is not the
- * first the buffer of its input gradient; a receive takes the buffer it receives into, and
- * the forward (backward) that consumes it gives it back at its end, as does the next stage's
- * forward (backward) on the same device. A send's buffer is reaped, not given back by the
- * send itself: the executor frees a finished send's buffer between instructions, so it goes
- * right after the end of the instruction after the send (sim_device_steps). */
-struct sim_mem_step {
-    double take, give; /* at the start, at the end */
-    double reap;       /* right after the end: the previous instruction's send buffer */
-};
-
-static struct sim_mem_step sim_mem_step(const struct cost_model *cost, const struct instr *in)
-{
-    const struct stage_cost *sc = &cost->stage[in->stage];
-    bool first = in->stage == 0, last = in->stage == cost->num_stages - 1;
-    double msg = sc->msg_bytes;
-    switch (in->op) {
-    case OP_FW: return (struct sim_mem_step){sc->act + (last ? 0 : msg), first ? 0 : msg, 0};
-    case OP_CFW:
-        return (struct sim_mem_step){sim_ckpt_keep(sc, in->ckpt_layers) + (last ? 0 : msg),
-                                     first ? 0 : msg, 0};
-    case OP_RC: return (struct sim_mem_step){sc->act - sim_ckpt_keep(sc, in->ckpt_layers), 0, 0};
-    case OP_BW: return (struct sim_mem_step){first ? 0 : msg, sc->act + (last ? 0 : msg), 0};
-    case OP_B: return (struct sim_mem_step){first ? 0 : msg, last ? 0 : msg, 0};
-    case OP_W: return (struct sim_mem_step){0, sc->act, 0};
-    case OP_RA: case OP_RG: return (struct sim_mem_step){msg, 0, 0};
-    default: return (struct sim_mem_step){0, 0, 0};
-    }
-}
-
-/* The buffer a send leaves behind, reaped by the instruction after it; 0 for any other. */
-static double sim_send_buffer(const struct cost_model *cost, const struct instr *in)
-{
-    bool send = vpipe_is_send(in->op);
-    return send ? cost->stage[in->stage].msg_bytes : 0;
-}
-
-/* The steps of one device's list: a send's buffer reaped by the instruction after it (the
- * last instruction reaps what is left: the end of a step waits for every send). */
-static void sim_device_steps(const struct cost_model *cost, const struct instr *list, int len,
-                             struct sim_mem_step *out)
-{
-    double pending = 0;
-    for (int i = 0; i < len; i++) {
-        out[i] = sim_mem_step(cost, &list[i]);
-        out[i].reap = pending;
-        pending = sim_send_buffer(cost, &list[i]);
-    }
-    if (len > 0)
-        out[len - 1].reap += pending;
-}
-
-void sim_device_mem(const struct cost_model *cost, const struct instr *list, int len, double *take,
-                    double *give)
-{
-    struct sim_mem_step *m = xmalloc(((size_t)len + 1) * sizeof *m);
-    sim_device_steps(cost, list, len, m);
-    for (int i = 0; i < len; i++) {
-        take[i] = m[i].take;
-        give[i] = m[i].give + m[i].reap;
-    }
-    free(m);
-}
-
-/* The most memory in is seen to hold while it runs, from cur (what the device held before
- * it) and m (what it takes and gives back): the calibrated transients of model/cost.h. A FW's
- * is over what it leaves held at its end (before the reap of a send's buffer); a CFW's and a
- * backward's over what was held before it. */
-static double sim_mem_transient(const struct cost_model *cost, const struct instr *in,
-                                double cur, struct sim_mem_step m)
-{
-    const struct stage_cost *sc = &cost->stage[in->stage];
-    switch (in->op) {
-    case OP_FW: return cur + m.take - m.give + sc->fw_work_bytes;
-    case OP_CFW: return cur + fmax(m.take, sc->cfw_peak_bytes);
-    case OP_BW: case OP_B: case OP_W: return cur + fmax(m.take, sc->bw_work_bytes);
-    default: return cur + m.take;
-    }
-}
-
-/* A device's memory walk in program order (sim_memory, and sim_run_direct's blocks): what is
- * held now, its highest, and the highest with the transients of running instructions. */
-struct sim_mem_walk {
-    double cur, peak, top;
-};
-
-/* Walks one instruction: its transient, then take, give and reap in that order; held[] gets
- * what is held after each (the memory curve's points). Float drift that leaves a tiny residue
- * after everything was given back is set to 0 afterwards (held[2] keeps the residue). */
-static void sim_mem_walk_step(const struct cost_model *cost, const struct instr *in,
-                              struct sim_mem_step m, struct sim_mem_walk *w, double held[3])
-{
-    w->top = fmax(w->top, sim_mem_transient(cost, in, w->cur, m));
-    if (m.take != 0) {
-        w->cur += m.take;
-        if (w->cur > w->peak)
-            w->peak = w->cur;
-    }
-    held[0] = w->cur;
-    if (m.give != 0)
-        w->cur -= m.give;
-    held[1] = w->cur;
-    if (m.reap != 0)
-        w->cur -= m.reap;
-    held[2] = w->cur;
-    if (fabs(w->cur) < 1e-9 * (w->peak > 1 ? w->peak : 1))
-        w->cur = 0;
-}
-
-double sim_device_peak(const struct cost_model *cost, const struct instr *list, int len)
-{
-    struct sim_mem_step *steps = xmalloc(((size_t)len + 1) * sizeof *steps);
-    sim_device_steps(cost, list, len, steps);
-    double cur = 0, top = 0;
-    for (int i = 0; i < len; i++) {
-        top = fmax(top, sim_mem_transient(cost, &list[i], cur, steps[i]));
-        cur += steps[i].take;
-        top = fmax(top, cur);
-        cur -= steps[i].give + steps[i].reap;
-    }
-    free(steps);
-    return top;
-}
 
 void sim_result_fini(struct sim_result *r)
 {
@@ -392,23 +255,23 @@ static void sim_memory(struct sim_state *st, struct sim_result *r)
         int len = st->len[d];
         dv->curve_t = xmalloc(((size_t)len * 3 + 2) * sizeof(double));
         dv->curve_mem = xmalloc(((size_t)len * 3 + 2) * sizeof(double));
-        struct sim_mem_step *steps = xmalloc(((size_t)len + 1) * sizeof *steps);
-        sim_device_steps(st->cost, st->ins[d], len, steps);
-        struct sim_mem_walk mw = {0}; /* top: the peak with running instructions' transients */
+        struct mem_step *steps = xmalloc(((size_t)len + 1) * sizeof *steps);
+        mem_device_steps(st->cost, st->ins[d], len, steps);
+        struct mem_walk mw = {0}; /* top: the peak with running instructions' transients */
         int n = 0;
         dv->curve_t[n] = 0;
         dv->curve_mem[n++] = dv->static_mem;
         for (int i = 0; i < len; i++) {
             int id = st->base[d] + i;
             const struct instr *in = &st->ins[d][i];
-            struct sim_mem_step m = steps[i];
+            struct mem_step m = steps[i];
             double stash = async_walk_step(w, in); /* stashed weights: taken or given back */
             if (stash > 0)
                 m.take += stash;
             else
                 m.give -= stash;
             double held[3];
-            sim_mem_walk_step(st->cost, in, m, &mw, held);
+            mem_walk_step(st->cost, in, m, &mw, held);
             if (m.take != 0) {
                 dv->curve_t[n] = r->start[id];
                 dv->curve_mem[n++] = dv->static_mem + held[0];
@@ -716,7 +579,7 @@ static void direct_steady(struct direct *x)
 /* The memory walk of sim_memory over one device's list, one block (an instruction with its
  * receive, send and OS) at a time. */
 struct direct_mem {
-    struct sim_mem_walk w;
+    struct mem_walk w;
     double pending; /* the last send's buffer, reaped by the next instruction */
 };
 
@@ -724,11 +587,11 @@ static void direct_mem_walk(const struct cost_model *cost, const struct instr *i
                             struct direct_mem *st)
 {
     for (int i = 0; i < n; i++) {
-        struct sim_mem_step m = sim_mem_step(cost, &ins[i]);
+        struct mem_step m = mem_step(cost, &ins[i]);
         m.reap = st->pending;
-        st->pending = sim_send_buffer(cost, &ins[i]);
+        st->pending = mem_send_buffer(cost, &ins[i]);
         double held[3];
-        sim_mem_walk_step(cost, &ins[i], m, &st->w, held);
+        mem_walk_step(cost, &ins[i], m, &st->w, held);
     }
 }
 

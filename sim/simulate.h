@@ -74,15 +74,5 @@ int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err
 void sim_result_fini(struct sim_result *r);
 /* Latency of one instruction under a cost model. */
 double sim_instr_latency(const struct cost_model *cost, const struct instr *in);
-/* What each instruction of one device's list takes at its start (take[len]) and gives back
- * by its end (give[len]): activations and checkpoints, and the message buffers of sends and
- * receives (model/cost.h msg_bytes; a send's buffer goes with the instruction after it, when
- * the executor reaps it). Bytes (M_theta units with unit costs). */
-void sim_device_mem(const struct cost_model *cost, const struct instr *list, int len, double *take,
-                    double *give);
-/* The dynamic peak of one device's list (what sim_run reports as peak_dynamic, stashed weight
- * versions of asynchronous plans left out): it depends on the order of the list, not on
- * times. */
-double sim_device_peak(const struct cost_model *cost, const struct instr *list, int len);
 
 #endif

@@ -336,7 +336,7 @@ static void test_selective_exec(void)
     /* The tiny model with 1024 positions; stages of 3 layers at the front, in the middle and at
      * the end of 8, and the whole model; B x T micro-batches; every k. For each: the executor's
      * CFW(k), RC and BW measured by its counting allocator, and the simulator's memory walk
-     * (sim_ckpt_keep and the transients) on cost_stage_bytes_exec's figures: equal, exactly. */
+     * (mem_ckpt_keep and the transients) on cost_stage_bytes_exec's figures: equal, exactly. */
     struct config c;
     config_default(&c);
     presets_model("tiny", &c.model, NULL);

@@ -11,6 +11,7 @@
 
 #include "model/config.h"
 #include "model/cost.h"
+#include "sim/memory.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/simulate.h"
@@ -207,7 +208,7 @@ static void test_message_buffers(void)
         CHECK(i >= 0);
         if (i >= 0)
             CHECK_NEAR(r.mem_after[plan_id(p, d, i)], want[k].after, 1e-12);
-        CHECK_NEAR(sim_device_peak(&cm, plan_instrs(p, d), plan_len(p, d)), want[k].peak, 1e-12);
+        CHECK_NEAR(mem_device_peak(&cm, plan_instrs(p, d), plan_len(p, d)), want[k].peak, 1e-12);
         double last = r.dev[d].curve_mem[r.dev[d].curve_len - 1];
         CHECK_NEAR(last, 0, 1e-12); /* every buffer given back */
         sim_result_fini(&r);

@@ -1,0 +1,142 @@
+/* sim/memory.h: the memory model (DESIGN.md "Simulator semantics"), its one home: what each
+ * instruction takes at its start, gives back at its end and leaves behind, what a checkpoint
+ * of k layers keeps, and the walk of a device's list in program order. The simulator, the
+ * passes, the input-aware planner (sim/ckpt_plan.c) and the direct Async path all ask here.
+ * Byte counts per stage come from model/cost.h (struct stage_cost); this file only says which
+ * of them an op holds and when. The per-instruction rules are static inline: the simulator
+ * calls them once per instruction on its hot path. */
+#ifndef MT_SIM_MEMORY_H
+#define MT_SIM_MEMORY_H
+
+#include <math.h>
+#include <stdbool.h>
+
+#include "model/cost.h"
+#include "sim/plan.h"
+#include "sim/vpipe.h"
+
+/* What a CFW with ckpt_layers = k keeps of its stage of n layers (the IR's meaning, sim/plan.h:
+ * k = 0 or k >= n is the whole stage, the checkpoint alone): the other n - k layers'
+ * activations and sel_ckpt (model/cost.h: the input of the k layers; for the executor's model,
+ * whose act counts the stage input, the input of layer k). Its RC restores the rest, so FW and
+ * CFW + RC peak alike after the RC. */
+static inline double mem_ckpt_keep(const struct stage_cost *sc, int k)
+{
+    if (k <= 0 || k >= sc->num_layers || !(sc->layer_act > 0))
+        return sc->ckpt;
+    double keep = sc->act - k * sc->layer_act + sc->sel_ckpt;
+    return keep < sc->ckpt ? sc->ckpt : keep > sc->act ? sc->act : keep;
+}
+
+/* The IR's ckpt_layers for a CFW that checkpoints `layers` (>= 1) of its stage's n layers:
+ * 0 when it is all of them (sim/plan.h). */
+static inline int mem_ckpt_layers(int layers, int n)
+{
+    return layers >= n ? 0 : layers;
+}
+
+/* What a forward of the stage keeps with `layers` of its n layers checkpointed, the count the
+ * input-aware planner chooses (0: none, a FW; n: all): mem_ckpt_keep in the IR's terms. */
+static inline double mem_forward_keep(const struct stage_cost *sc, int layers)
+{
+    return layers <= 0 ? sc->act : mem_ckpt_keep(sc, mem_ckpt_layers(layers, sc->num_layers));
+}
+
+/* Dynamic memory an instruction takes at its start and gives back at its end, with the
+ * message buffers an executor holds (model/cost.h msg_bytes): a forward of a stage that is
+ * not the last takes the buffer of its output, a backward of a stage that is not the first the
+ * buffer of its input gradient; a receive takes the buffer it receives into, and the forward
+ * (backward) that consumes it gives it back at its end, as does the next stage's forward
+ * (backward) on the same device. A send's buffer is reaped, not given back by the send
+ * itself: the executor frees a finished send's buffer between instructions, so it goes right
+ * after the end of the instruction after the send (mem_device_steps). Split backward: B keeps
+ * the activations for its W, which frees them. */
+struct mem_step {
+    double take, give; /* at the start, at the end */
+    double reap;       /* right after the end: the previous instruction's send buffer */
+};
+
+static inline struct mem_step mem_step(const struct cost_model *cost, const struct instr *in)
+{
+    const struct stage_cost *sc = &cost->stage[in->stage];
+    bool first = in->stage == 0, last = in->stage == cost->num_stages - 1;
+    double msg = sc->msg_bytes;
+    switch (in->op) {
+    case OP_FW: return (struct mem_step){sc->act + (last ? 0 : msg), first ? 0 : msg, 0};
+    case OP_CFW:
+        return (struct mem_step){mem_ckpt_keep(sc, in->ckpt_layers) + (last ? 0 : msg),
+                                 first ? 0 : msg, 0};
+    case OP_RC: return (struct mem_step){sc->act - mem_ckpt_keep(sc, in->ckpt_layers), 0, 0};
+    case OP_BW: return (struct mem_step){first ? 0 : msg, sc->act + (last ? 0 : msg), 0};
+    case OP_B: return (struct mem_step){first ? 0 : msg, last ? 0 : msg, 0};
+    case OP_W: return (struct mem_step){0, sc->act, 0};
+    case OP_RA: case OP_RG: return (struct mem_step){msg, 0, 0};
+    default: return (struct mem_step){0, 0, 0};
+    }
+}
+
+/* The buffer a send leaves behind, reaped by the instruction after it; 0 for any other. */
+static inline double mem_send_buffer(const struct cost_model *cost, const struct instr *in)
+{
+    return vpipe_is_send(in->op) ? cost->stage[in->stage].msg_bytes : 0;
+}
+
+/* The most memory `in` is seen to hold while it runs, from cur (what the device held before
+ * it) and m (what it takes and gives back): the calibrated transients of model/cost.h. A FW's
+ * is over what it leaves held at its end (before the reap of a send's buffer); a CFW's and a
+ * backward's over what was held before it. */
+static inline double mem_transient(const struct cost_model *cost, const struct instr *in,
+                                   double cur, struct mem_step m)
+{
+    const struct stage_cost *sc = &cost->stage[in->stage];
+    switch (in->op) {
+    case OP_FW: return cur + m.take - m.give + sc->fw_work_bytes;
+    case OP_CFW: return cur + fmax(m.take, sc->cfw_peak_bytes);
+    case OP_BW: case OP_B: case OP_W: return cur + fmax(m.take, sc->bw_work_bytes);
+    default: return cur + m.take;
+    }
+}
+
+/* A device's memory walk in program order (sim_memory, and sim_run_direct's blocks): what is
+ * held now, its highest, and the highest with the transients of running instructions. */
+struct mem_walk {
+    double cur, peak, top;
+};
+
+/* Walks one instruction: its transient, then take, give and reap in that order; held[] gets
+ * what is held after each (the memory curve's points). Float drift that leaves a tiny residue
+ * after everything was given back is set to 0 afterwards (held[2] keeps the residue). */
+static inline void mem_walk_step(const struct cost_model *cost, const struct instr *in,
+                                 struct mem_step m, struct mem_walk *w, double held[3])
+{
+    w->top = fmax(w->top, mem_transient(cost, in, w->cur, m));
+    if (m.take != 0) {
+        w->cur += m.take;
+        if (w->cur > w->peak)
+            w->peak = w->cur;
+    }
+    held[0] = w->cur;
+    if (m.give != 0)
+        w->cur -= m.give;
+    held[1] = w->cur;
+    if (m.reap != 0)
+        w->cur -= m.reap;
+    held[2] = w->cur;
+    if (fabs(w->cur) < 1e-9 * (w->peak > 1 ? w->peak : 1))
+        w->cur = 0;
+}
+
+/* The steps of one device's list (out[len]): a send's buffer reaped by the instruction after
+ * it (the last instruction reaps what is left: the end of a step waits for every send). */
+void mem_device_steps(const struct cost_model *cost, const struct instr *list, int len,
+                      struct mem_step *out);
+/* What each instruction of one device's list takes at its start (take[len]) and gives back
+ * by its end (give[len], the reaped send buffers included). Bytes (M_theta with unit costs). */
+void mem_device_take_give(const struct cost_model *cost, const struct instr *list, int len,
+                          double *take, double *give);
+/* The dynamic peak of one device's list (what sim_run reports as peak_dynamic, stashed weight
+ * versions of asynchronous plans left out): it depends on the order of the list, not on
+ * times. */
+double mem_device_peak(const struct cost_model *cost, const struct instr *list, int len);
+
+#endif
