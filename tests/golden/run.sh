@@ -9,6 +9,7 @@ src=${top_srcdir:-.}
 dir=$src/tests/golden
 update=0
 [ "${1:-}" = "--update" ] && update=1
+abs=$(cd "$src" && pwd) # a config's lengths file is printed with its absolute path
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # the compare case's inputs: an X plan (A100-40G) and the trace of the same plan on an H100
@@ -27,7 +28,7 @@ while read -r name args; do
     "$bin" $args >"$tmp/stdout" 2>"$tmp/stderr"
     rc=$?
     [ -n "$file" ] && cp "$file" "$tmp/stdout" 2>/dev/null
-    { echo "exit $rc"; sed "$blank; s|$tmp|{T}|g; s|$dir/data|{D}|g; s|$src/examples|{E}|g" \
+    { echo "exit $rc"; sed "$blank; s|$tmp|{T}|g; s|$dir/data|{D}|g; s|$src/examples|{E}|g; s|$abs/|{S}/|g" \
         "$tmp/stdout"; echo "stderr:"; sed "s|$tmp|{T}|g" "$tmp/stderr"; } >"$tmp/got"
     if [ "$update" = 1 ]; then
         cp "$tmp/got" "$dir/expected/$name"
