@@ -102,10 +102,13 @@ static int chart_series_parse(struct json_doc *d, const struct json_value *so, i
     TRY(json_elements(d, &k[S_VALUES], &v, &n));
     int rc = MT_OK;
     for (size_t g = 0; g < n && rc == MT_OK; g++) {
+        double x;
         if (cJSON_IsNull(v[g].item))
             values[g] = NAN;
-        else if (json_double(d, &v[g], &values[g]) != MT_OK)
-            rc = json_fail(d, &v[g], "expected a finite number or null");
+        else if (json_number(v[g].item, &x) && isfinite(x))
+            values[g] = x;
+        else
+            rc = json_type_fail(d, &v[g], "a finite number or null");
     }
     free(v);
     out->values = values;
