@@ -546,6 +546,21 @@ static size_t edit_distance(const char *a, const char *b)
     return row[lb];
 }
 
+/* dst = parent "." key (or key alone at the top), cut to JSON_PATH_LEN - 1 bytes. Paths are
+ * built for every value read (a plan has millions), so without printf. */
+static void path_join(char *dst, const char *parent, const char *sep, const char *key,
+                      size_t keylen)
+{
+    size_t n = 0;
+    for (const char *p = parent; *p != '\0' && n + 1 < JSON_PATH_LEN; p++)
+        dst[n++] = *p;
+    for (const char *p = parent[0] ? sep : ""; *p != '\0' && n + 1 < JSON_PATH_LEN; p++)
+        dst[n++] = *p;
+    for (size_t i = 0; i < keylen && n + 1 < JSON_PATH_LEN; i++)
+        dst[n++] = key[i];
+    dst[n] = '\0';
+}
+
 struct json_value *json_members(struct json_doc *d, const struct json_value *obj, size_t *n_out)
 {
     size_t n = 0;
@@ -557,10 +572,7 @@ struct json_value *json_members(struct json_doc *d, const struct json_value *obj
         char clip[64];
         m[k].item = it;
         json_clip(it->string ? it->string : "", clip, sizeof clip);
-        if (obj->path[0] != '\0')
-            snprintf(m[k].path, JSON_PATH_LEN, "%.*s.%s", JSON_PATH_LEN - 66, obj->path, clip);
-        else
-            snprintf(m[k].path, JSON_PATH_LEN, "%s", clip);
+        path_join(m[k].path, obj->path, ".", clip, strlen(clip));
     }
     scan_container(d, obj->val_off, m, n);
     *n_out = n;
@@ -595,8 +607,7 @@ int json_fields(struct json_doc *d, const struct json_value *obj, const char *co
     for (size_t i = 0; i < nkeys; i++) { /* absent: named, and placed at obj */
         out[i] = *obj;
         out[i].item = NULL;
-        snprintf(out[i].path, JSON_PATH_LEN, "%.*s%s%s", JSON_PATH_LEN - 48, obj->path,
-                 obj->path[0] ? "." : "", keys[i]);
+        path_join(out[i].path, obj->path, ".", keys[i], strlen(keys[i]));
     }
     if (!cJSON_IsObject(obj->item))
         return json_type_fail(d, obj, "an object");
@@ -642,7 +653,9 @@ int json_elements(struct json_doc *d, const struct json_value *arr, struct json_
     size_t k = 0;
     for (const cJSON *it = arr->item->child; it != NULL; it = it->next, k++) {
         m[k].item = it;
-        snprintf(m[k].path, JSON_PATH_LEN, "%.*s[%zu]", JSON_PATH_LEN - 24, arr->path, k);
+        char idx[24];
+        int len = snprintf(idx, sizeof idx, "[%zu]", k);
+        path_join(m[k].path, arr->path, "", idx, (size_t)len);
     }
     scan_container(d, arr->val_off, m, n);
     *out = m;
