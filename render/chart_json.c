@@ -83,7 +83,7 @@ static int chart_color(struct json_doc *d, const struct json_value *v, int fallb
 
 /* One series: {"name", "color", "dashed", "values": one per group (point), null = none}. */
 static int chart_series_parse(struct json_doc *d, const struct json_value *so, int count, int s,
-                              struct chart_series *out, double *values)
+                              bool lines, struct chart_series *out, double *values)
 {
     enum { S_NAME, S_COLOR, S_DASHED, S_VALUES, S__COUNT };
     static const char *const keys[S__COUNT] = {"name", "color", "dashed", "values"};
@@ -91,7 +91,7 @@ static int chart_series_parse(struct json_doc *d, const struct json_value *so, i
     TRY(json_fields(d, so, keys, S__COUNT, k));
     if (!cJSON_IsArray(k[S_VALUES].item) || cJSON_GetArraySize(k[S_VALUES].item) != count)
         return json_fail(d, &k[S_VALUES], "expected an array of %d values, one per %s", count,
-                         "group or x");
+                         lines ? "x" : "group");
     TRY(chart_str(d, &k[S_NAME], &out->name));
     out->dashed = false;
     if (k[S_DASHED].item != NULL)
@@ -127,7 +127,7 @@ static int chart_panel_series(struct json_doc *d, const struct json_value *sv,
         double *values = sp->values[k][s];
         if (lines)
             values = sp->curve[k][s] = xcalloc((size_t)count, sizeof(double));
-        rc = chart_series_parse(d, &so[s], count, (int)s, &sp->series[k][s], values);
+        rc = chart_series_parse(d, &so[s], count, (int)s, lines, &sp->series[k][s], values);
     }
     free(so);
     sp->panel[k].s = sp->series[k];

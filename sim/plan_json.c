@@ -129,6 +129,9 @@ static int plan_json_geom(struct json_doc *d, const struct json_value *gv,
         return json_fail(d, gv, "missing (expected an object)");
     TRY(json_fields(d, gv, keys, 5, k));
     struct plan_geom g = *want;
+    const char *scheme; /* written for readers; the config's scheme is the one used */
+    if (k[0].item != NULL)
+        TRY(json_string(d, &k[0], &scheme));
     int *dst[5] = {NULL, &g.devices, &g.parts, &g.stages, &g.mbs};
     for (int i = 1; i < 5; i++) {
         if (k[i].item == NULL)
