@@ -1,7 +1,8 @@
 /* model/profile_json.c: calibration files (format in model/profile.h). Written by
  * `mario-tui profile`, read by --calibration and by configs and plans that embed one. Every
  * key is checked and every number must be finite, so a hand-edited calibration cannot feed
- * the simulator a NaN. */
+ * the simulator a NaN; util/json.h reads the text, so every error names file:line:col and
+ * the path ("fits.fw_us.b"), also for a calibration inside a config or a plan. */
 #include <config.h>
 #include "model/profile.h"
 

@@ -2,7 +2,9 @@
  * in render/chart.h), read into the struct chart that chart_build lays out. The spec owns
  * the parsed document: the chart's strings point into it, so both live and die together.
  * Every count is checked against CHART_MAX_* before anything is allocated for it, and every
- * number the chart uses is finite or null, so chart_build only sees what it can draw. */
+ * number the chart uses is finite or null, so chart_build only sees what it can draw.
+ * util/json.h reads the text: unknown keys are errors, and every error names file:line:col
+ * and the path ("panels[0].series[1].values[2]"). */
 #include <config.h>
 #include "render/chart.h"
 

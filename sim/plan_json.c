@@ -1,8 +1,9 @@
 /* sim/plan_json.c: plan files. Versioned JSON: {"format": "mario-plan", "version": 1,
- * "config": {...the config, as model/config_json.c writes it...}, "geometry": {scheme,
+ * "config": {...the config, as model/config_write_json.c writes it...}, "geometry": {scheme,
  * devices, parts, stages, mbs}, "devices": [[{"op","mb","part","stage","peer"[,"step",
  * "ckpt_layers"]}, ...], ...]}. A loaded plan is checked against its geometry field by
- * field; validate_plan() then checks that it can run. */
+ * field; validate_plan() then checks that it can run. Read with util/json.h: unknown keys are
+ * errors, and every error names file:line:col and the path ("devices[0][3].mb"). */
 #include <config.h>
 #include "sim/plan.h"
 

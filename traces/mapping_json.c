@@ -1,6 +1,7 @@
 /* traces/mapping_json.c: reads mapping files (the format is in traces/mapping.h and
  * docs/traces.md). Every key is checked: an unknown one is an error that names it, so a typo
- * never silently maps nothing. */
+ * never silently maps nothing. util/json.h reads the text: errors name file:line:col and the
+ * path ("rules[1].stage"). */
 #include <config.h>
 #include "traces/mapping.h"
 
