@@ -55,7 +55,6 @@ EXTRA_DIST += tests/golden/run.sh tests/golden/cases.txt tests/golden/expected \
 # reader's semantic errors carry (plan, its config, calibration, mapping, chart, config).
 check_PROGRAMS += tests/unit/test_json
 TESTS += tests/unit/test_json tests/cli/test_json_positions.sh
-tests_unit_test_json_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
 tests_unit_test_json_LDADD = libmt_util.a $(CJSON_LIBS) -lm
 EXTRA_DIST += tests/cli/test_json_positions.sh tests/data/bad/plan-mb-string.json \
 	tests/data/bad/plan-config-dp.json tests/data/bad/calibration-term-string.json \

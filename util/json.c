@@ -33,11 +33,10 @@ struct json_pos {
 
 struct json_doc {
     char *name;       /* file name (or label) for messages */
-    const char *text; /* NULL for a tree without its text */
+    const char *text;
     size_t len;
     size_t top_off;   /* the top-level value */
-    cJSON *root;      /* owned when parsed here */
-    const cJSON *tree;
+    cJSON *root;
     int value_code;
     bool note_keys; /* json_fields notes the keys it finds */
     struct json_pos *pos;
@@ -114,8 +113,8 @@ static size_t scan_value(const struct json_doc *d, size_t i)
 /* Fills key_off (objects) and val_off of the n members of the container at off. */
 static void scan_container(const struct json_doc *d, size_t off, struct json_value *m, size_t n)
 {
-    bool obj = d->text != NULL && off < d->len && d->text[off] == '{';
-    int ok = d->text != NULL && off < d->len && (d->text[off] == '{' || d->text[off] == '[');
+    bool obj = off < d->len && d->text[off] == '{';
+    int ok = off < d->len && (d->text[off] == '{' || d->text[off] == '[');
     size_t i = off + 1;
     for (size_t k = 0; k < n; k++) {
         m[k].key_off = m[k].val_off = JSON_NOPOS;
@@ -166,7 +165,7 @@ static int fail_va(struct json_doc *d, size_t off, int code, const char *path, c
 {
     char what[MT_ERR_MSG_MAX], where[64] = "";
     vsnprintf(what, sizeof what, fmt, ap);
-    if (d->text != NULL && off != JSON_NOPOS) {
+    if (off != JSON_NOPOS) {
         size_t line, col;
         pos_linecol(d, off, &line, &col);
         snprintf(where, sizeof where, ":%zu:%zu", line, col);
@@ -427,16 +426,8 @@ int json_doc_parse(const char *text, size_t len, const char *name, int value_cod
         json_doc_free(d);
         return rc;
     }
-    d->tree = d->root;
     *out = d;
     return MT_OK;
-}
-
-struct json_doc *json_doc_wrap(const cJSON *root, const char *name, int value_code)
-{
-    struct json_doc *d = doc_new(name, value_code);
-    d->tree = root;
-    return d;
 }
 
 void json_doc_free(struct json_doc *d)
@@ -457,14 +448,9 @@ const char *json_doc_name(const struct json_doc *d)
 void json_doc_root(const struct json_doc *d, struct json_value *out)
 {
     memset(out, 0, sizeof *out);
-    out->item = d->tree;
+    out->item = d->root;
     out->key_off = JSON_NOPOS;
     out->val_off = d->top_off;
-}
-
-void json_doc_set_err(struct json_doc *d, struct mt_err *e)
-{
-    d->e = e;
 }
 
 /* ---------------------------------------------------------------------------------------
@@ -623,7 +609,7 @@ int json_fields(struct json_doc *d, const struct json_value *obj, const char *co
             rc = unknown_key(d, &m[k], key, keys, nkeys);
         } else if (out[i].item != NULL) {
             size_t line = 0, col = 0;
-            if (d->text != NULL && out[i].key_off != JSON_NOPOS)
+            if (out[i].key_off != JSON_NOPOS)
                 pos_linecol(d, out[i].key_off, &line, &col);
             if (line == 0)
                 rc = json_fail(d, &m[k], "duplicate key");

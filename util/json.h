@@ -34,20 +34,16 @@ struct json_value {
 /* Parses text[0..len) (a leading UTF-8 BOM is skipped; text after the top-level value is an
  * error). Syntax errors are MT_EPARSE "name:line:col: [path: ]syntax error near '...'", path
  * being the field whose value is broken. value_code is the code of value errors (json_fail):
- * MT_EINVAL for files people write, MT_EPARSE for files the tool writes (plans). */
+ * MT_EINVAL for files people write, MT_EPARSE for files the tool writes (plans). Errors of
+ * the reads that follow go to the same e. */
 int json_doc_parse(const char *text, size_t len, const char *name, int value_code,
                    struct json_doc **out, struct mt_err *e);
-/* The same over a tree without its text (messages carry no line:col). The tree stays the
- * caller's. */
-struct json_doc *json_doc_wrap(const struct cJSON *root, const char *name, int value_code);
 void json_doc_free(struct json_doc *d);
 const char *json_doc_name(const struct json_doc *d);
 /* The top-level value (path "", no key). */
 void json_doc_root(const struct json_doc *d, struct json_value *out);
-/* Where errors go: set before reading (each reader passes its own e). */
-void json_doc_set_err(struct json_doc *d, struct mt_err *e);
 
-/* ---- errors: "name:line:col: path: what" (no line:col without text, no path for "") ---- */
+/* ---- errors: "name:line:col: path: what" (no line:col at JSON_NOPOS; no path for "") ---- */
 /* At v: its key when it has one, else its value. Code: the document's value_code. */
 int json_fail(struct json_doc *d, const struct json_value *v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

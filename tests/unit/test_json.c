@@ -1,9 +1,8 @@
 /* tests/unit/test_json.c: util/json.h, the one strict JSON reader: positions of keys and of
  * array elements (BOM, multi-byte characters), absent fields placed at their object, unknown
- * and duplicate keys, typed getters, syntax errors that name the broken field, and a tree
- * without text (no line:col). */
+ * and duplicate keys, typed getters, syntax errors that name the broken field, and the
+ * document's code for value errors. */
 #include <config.h>
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +34,6 @@ static void test_positions(void)
     size_t n;
     static const char *const top[2] = {"a", "\xC3\xA9"}, *const inner[1] = {"b"};
     json_doc_root(d, &root);
-    json_doc_set_err(d, &e);
     CHECK_EQ_INT(json_fields(d, &root, top, 2, f), MT_OK);
     CHECK_EQ_INT(json_fields(d, &f[0], inner, 1, g), MT_OK);
     CHECK_EQ_INT(json_elements(d, &g[0], &el, &n), MT_OK);
@@ -102,19 +100,19 @@ static void test_syntax(void)
     CHECK_STR_CONTAINS(e.msg, "t.json:1:4: syntax error: text after the top-level value");
 }
 
-static void test_wrap_and_codes(void)
+static void test_codes(void)
 {
     struct mt_err e = {0};
-    cJSON *tree = cJSON_Parse("{\"n\": 1.5, \"size\": \"40G\", \"t\": \"RANK\"}");
-    struct json_doc *d = json_doc_wrap(tree, "mem", MT_EPARSE);
-    json_doc_set_err(d, &e);
+    struct json_doc *d = NULL;
+    const char *text = "{\"n\": 1.5, \"size\": \"40G\", \"t\": \"RANK\"}";
+    CHECK_EQ_INT(json_doc_parse(text, strlen(text), "p.json", MT_EPARSE, &d, &e), MT_OK);
     static const char *const keys[3] = {"n", "size", "t"};
     struct json_value root, f[3];
     json_doc_root(d, &root);
     CHECK_EQ_INT(json_fields(d, &root, keys, 3, f), MT_OK);
     int v;
     CHECK_EQ_INT(json_int(d, &f[0], 0, 9, &v), MT_EPARSE); /* the document's value code */
-    expect_msg(&e, "mem: n: expected an integer, got 1.5"); /* no text: no line:col */
+    expect_msg(&e, "p.json:1:2: n: expected an integer, got 1.5");
     double bytes;
     CHECK_EQ_INT(json_bytes(d, &f[1], &bytes), MT_OK);
     CHECK(bytes == 40.0 * (1 << 30));
@@ -122,7 +120,6 @@ static void test_wrap_and_codes(void)
     CHECK_EQ_INT(json_enum(d, &f[2], names, 2, "pid or rank", &v), MT_OK);
     CHECK_EQ_INT(v, 1);
     json_doc_free(d);
-    cJSON_Delete(tree);
 }
 
 int main(void)
@@ -130,6 +127,6 @@ int main(void)
     test_positions();
     test_keys();
     test_syntax();
-    test_wrap_and_codes();
+    test_codes();
     return check_report("test_json");
 }
