@@ -4,6 +4,7 @@
 #include <config.h>
 #include "model/config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,19 @@ void config_default(struct config *c)
     c->unit.f = 1;
     c->unit.b = 2;
     c->unit.rc = 1;
+}
+
+int config_ffn_default(enum model_arch arch, int h, int *out)
+{
+    long long f;
+    if (arch == ARCH_LLAMA2)
+        f = 256 * ((8LL * h + 767) / 768); /* 256 * ceil((8h/3) / 256), SwiGLU */
+    else
+        f = 4LL * h;
+    if (f > INT_MAX)
+        return -1;
+    *out = (int)f;
+    return 0;
 }
 
 int config_pp(const struct config *c)

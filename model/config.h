@@ -112,6 +112,9 @@ struct config {
 
 /* The built-in default: GPT3-1.6B on 8 x A100-40G, V, global batch 128, mbs 1. */
 void config_default(struct config *c);
+/* The FFN width a model of hidden size h has unless given: 4h (GPT), SwiGLU's
+ * 256 * ceil((8h/3) / 256) (LLaMA2). -1 when it does not fit an int. */
+int config_ffn_default(enum model_arch arch, int h, int *out);
 /* Pipeline depth pp = num_device / dp. */
 int config_pp(const struct config *c);
 /* N per pipeline: num_microbatches if set, else global / (mbs * dp). */
@@ -134,8 +137,10 @@ const char *config_arch_name(enum model_arch a);
  * asynchronous schemes iterations and update_interval), a `model`
  * (preset name, object, or Hugging Face config.json) and a `cluster` object. Unknown keys are
  * errors. Messages read "file:line:col: json.path: what is wrong" (MT_EPARSE for syntax,
- * MT_EINVAL for values, MT_EIO for files). */
+ * MT_EINVAL for values, MT_EIO for files); util/json.h reads the text. */
 struct cJSON;
+struct json_doc;
+struct json_value;
 
 #define CONFIG_JSON_MAX_BYTES (16 << 20) /* larger config files are refused */
 
@@ -145,17 +150,27 @@ int config_load_file(const char *path, struct config *out, struct mt_err *e);
 /* The same from memory (need not be NUL-terminated); name is used in messages. */
 int config_load_string(const char *text, size_t len, const char *name, struct config *out,
                        struct mt_err *e);
-/* The same from a parsed object (a plan file's "config"): messages have no line:col. */
-int config_from_cjson(const struct cJSON *obj, const char *name, struct config *out,
-                      struct mt_err *e);
+/* The same from the object obj of a document being read (a plan file's "config"): paths
+ * and positions are the document's ("plan.json:3:5: config.cluster.dp: ..."). */
+int config_from_json(struct json_doc *d, const struct json_value *obj, struct config *out);
+/* "F,B,RC" (e.g. "1,2,1") into *out with enabled = true; F, B > 0, RC >= 0. */
+int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err *e);
+
+/* ---- model/config_hf_json.c: a Hugging Face config.json as the model -------------------- */
+/* Whether obj looks like one (model_type, n_embd, or hidden_size with num_hidden_layers). */
+bool config_hf_detect(const struct cJSON *obj);
+/* Reads obj's shape into *out; model_path is the config's path of its model ("model",
+ * "config.model"): when obj is not there, obj is the whole config file. */
+int config_hf_read(struct json_doc *d, const struct json_value *obj, const char *model_path,
+                   struct model_spec *out);
+
+/* ---- model/config_write_json.c: writing ---------------------------------------------------- */
 /* Every field as a JSON object (caller cJSON_Delete()s; NULL if cJSON cannot allocate).
- * Numbers that cJSON would print rounded are raw items (exact text); config_from_cjson()
+ * Numbers that cJSON would print rounded are raw items (exact text); config_from_json()
  * reads them, and printing keeps them exact. */
 struct cJSON *config_to_cjson(const struct config *c);
 /* Pretty JSON (2-space indent, trailing newline) that loads back to an equal config; caller
  * free()s. NULL if cJSON cannot allocate. */
 char *config_to_json(const struct config *c);
-/* "F,B,RC" (e.g. "1,2,1") into *out with enabled = true; F, B > 0, RC >= 0. */
-int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err *e);
 
 #endif

@@ -83,9 +83,11 @@ void profile_shape_of(const struct config *c, struct profile_shape *out);
 int profile_load(const char *path, struct profile *out, struct mt_err *e);
 int profile_load_string(const char *text, size_t len, const char *name, struct profile *out,
                         struct mt_err *e);
-/* From a parsed object (a config's "calibration"); name is used in messages. */
-int profile_from_cjson(const struct cJSON *obj, const char *name, struct profile *out,
-                       struct mt_err *e);
+/* From the object obj of a document being read (a config's "calibration"): messages name
+ * the document's file, line, column and path ("cfg.json:9:7: calibration.fits.fw_us.a"). */
+struct json_doc;
+struct json_value;
+int profile_from_json(struct json_doc *d, const struct json_value *obj, struct profile *out);
 /* The object without observations (caller cJSON_Delete()s). */
 struct cJSON *profile_to_cjson(const struct profile *p);
 /* Writes the file atomically; extra (may be NULL) is added as "observations" and taken over. */

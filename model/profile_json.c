@@ -1,7 +1,8 @@
 /* model/profile_json.c: calibration files (format in model/profile.h). Written by
  * `mario-tui profile`, read by --calibration and by configs and plans that embed one. Every
  * key is checked and every number must be finite, so a hand-edited calibration cannot feed
- * the simulator a NaN. */
+ * the simulator a NaN; util/json.h reads the text, so every error names file:line:col and
+ * the path ("fits.fw_us.b"), also for a calibration inside a config or a plan. */
 #include <config.h>
 #include "model/profile.h"
 
@@ -10,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "model/config.h"
 #include "util/err.h"
+#include "util/json.h"
 #include "util/str.h"
 #include "util/xalloc.h"
 
@@ -56,157 +57,121 @@ static int *profile_shape_field(struct profile_shape *s, int i)
     return f[i];
 }
 
-static int profile_unknown(const cJSON *o, const char *const *keys, size_t n, const char *path,
-                           struct mt_err *e)
+/* A term of a fit: a finite number within +-PROFILE_MAX_TERM (absent: 0). */
+static int profile_term(struct json_doc *d, const struct json_value *v, double *out)
 {
-    for (const cJSON *c = o->child; c; c = c->next) {
-        bool known = false;
-        for (size_t i = 0; i < n && !known; i++)
-            known = strcmp(c->string, keys[i]) == 0;
-        if (!known)
-            return err_set(e, MT_EINVAL, "%s%s: unknown key", path, c->string);
-    }
-    return MT_OK;
-}
-
-static int profile_number(const cJSON *o, const char *key, const char *path, double *out,
-                          struct mt_err *e)
-{
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (j == NULL)
+    if (v->item == NULL)
         return MT_OK;
-    if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble))
-        return err_set(e, MT_EINVAL, "%s%s: expected a finite number", path, key);
-    *out = j->valuedouble;
+    TRY(json_double(d, v, out));
+    if (fabs(*out) > PROFILE_MAX_TERM)
+        return json_fail(d, v, "%g is out of range (at most %g in magnitude)", *out,
+                         PROFILE_MAX_TERM);
     return MT_OK;
 }
 
-static int profile_fit_read(const cJSON *j, const char *key, struct profile_fit *f,
-                            struct mt_err *e)
+static int profile_fit_read(struct json_doc *d, const struct json_value *fv, struct profile_fit *f)
 {
-    static const char *const keys[] = {"a", "b", "embed", "head", "r2", "points"};
-    char path[64];
-    snprintf(path, sizeof path, "fits.%s.", key);
+    enum { F_A, F_B, F_EMBED, F_HEAD, F_R2, F_POINTS, F__COUNT };
+    static const char *const keys[F__COUNT] = {"a", "b", "embed", "head", "r2", "points"};
+    struct json_value k[F__COUNT];
     memset(f, 0, sizeof *f);
-    if (!cJSON_IsObject(j))
-        return err_set(e, MT_EINVAL, "fits.%s: expected an object", key);
-    TRY(profile_unknown(j, keys, 6, path, e));
-    static const char *const terms[] = {"a", "b", "embed", "head", "r2"};
+    TRY(json_fields(d, fv, keys, F__COUNT, k));
     double *v[] = {&f->a, &f->b, &f->embed, &f->head, &f->r2};
-    for (int i = 0; i < 5; i++) {
-        TRY(profile_number(j, terms[i], path, v[i], e));
-        if (fabs(*v[i]) > PROFILE_MAX_TERM)
-            return err_set(e, MT_EINVAL, "%s%s: %g is out of range (at most %g in magnitude)", path,
-                           terms[i], *v[i], PROFILE_MAX_TERM);
-    }
-    double pts = 0;
-    TRY(profile_number(j, "points", path, &pts, e));
-    if (pts < 0 || pts > 1e9 || pts != floor(pts))
-        return err_set(e, MT_EINVAL, "%spoints: expected a count", path);
-    f->points = (int)pts;
+    for (int i = F_A; i <= F_R2; i++)
+        TRY(profile_term(d, &k[i], v[i]));
+    if (k[F_POINTS].item != NULL)
+        TRY(json_int(d, &k[F_POINTS], 0, 1000000000, &f->points));
     return MT_OK;
 }
 
-static void profile_str(const cJSON *o, const char *key, char *dst, size_t n)
+/* A string field kept for the record (device, backend, created): absent leaves "". */
+static int profile_text(struct json_doc *d, const struct json_value *v, char *dst, size_t n)
 {
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsString(j))
-        snprintf(dst, n, "%s", j->valuestring);
+    const char *s;
+    if (v->item == NULL)
+        return MT_OK;
+    TRY(json_string(d, v, &s));
+    snprintf(dst, n, "%s", s);
+    return MT_OK;
 }
 
-int profile_from_cjson(const cJSON *obj, const char *name, struct profile *out, struct mt_err *e)
+static int profile_shape_read(struct json_doc *d, const struct json_value *sv,
+                              struct profile_shape *out)
 {
-    static const char *const keys[] = {"format", "version", "device",       "backend", "created",
-                                       "shape",  "fits",    "observations", "note"};
-    struct profile p;
-    memset(&p, 0, sizeof p);
-    int rc = MT_OK;
-    if (!cJSON_IsObject(obj)) {
-        rc = err_set(e, MT_EINVAL, "expected a JSON object (a mario-calibration)");
-        goto fail;
-    }
-    if ((rc = profile_unknown(obj, keys, sizeof keys / sizeof keys[0], "", e)) != MT_OK)
-        goto fail;
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(obj, "format");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PROFILE_FORMAT) != 0) {
-        rc = err_set(e, MT_EINVAL, "format: expected \"%s\" (a file from `mario-tui profile`)",
-                     PROFILE_FORMAT);
-        goto fail;
-    }
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(obj, "version");
-    if (!cJSON_IsNumber(ver) || ver->valuedouble != PROFILE_VERSION) {
-        rc = err_set(e, MT_EINVAL, "version: this build reads version %d", PROFILE_VERSION);
-        goto fail;
-    }
-    profile_str(obj, "device", p.device, sizeof p.device);
-    profile_str(obj, "backend", p.backend, sizeof p.backend);
-    profile_str(obj, "created", p.created, sizeof p.created);
-    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(obj, "shape");
-    if (!cJSON_IsObject(shape)) {
-        rc = err_set(e, MT_EINVAL, "shape: expected an object");
-        goto fail;
-    }
-    static const char *const skeys[] = {
-        "type",       "hidden_size",     "num_attention_heads", "seq_length",
-        "vocab_size", "ffn_hidden_size", "micro_batch_size",    "tp"};
-    if ((rc = profile_unknown(shape, skeys, 8, "shape.", e)) != MT_OK)
-        goto fail;
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(shape, "type");
-    p.shape.arch = ARCH_GPT3;
-    if (cJSON_IsString(type)) {
-        if (strcasecmp(type->valuestring, config_arch_name(ARCH_LLAMA2)) == 0)
-            p.shape.arch = ARCH_LLAMA2;
-        else if (strcasecmp(type->valuestring, config_arch_name(ARCH_CUSTOM)) == 0)
-            p.shape.arch = ARCH_CUSTOM;
-        else if (strcasecmp(type->valuestring, config_arch_name(ARCH_GPT3)) != 0) {
-            rc = err_set(e, MT_EINVAL, "shape.type: expected GPT3, LLaMA2 or custom");
-            goto fail;
-        }
+    static const char *const skeys[8] = {
+        "hidden_size", "num_attention_heads", "seq_length", "vocab_size",
+        "ffn_hidden_size", "micro_batch_size", "tp", "type"};
+    struct json_value k[8];
+    TRY(json_fields(d, sv, skeys, 8, k));
+    out->arch = ARCH_GPT3;
+    if (k[7].item != NULL) {
+        static const char *const arch[] = {"GPT3", "LLaMA2", "custom"};
+        static const enum model_arch ids[] = {ARCH_GPT3, ARCH_LLAMA2, ARCH_CUSTOM};
+        int a;
+        TRY(json_enum(d, &k[7], arch, 3, "GPT3, LLaMA2 or custom", &a));
+        out->arch = ids[a];
     }
     for (int i = 0; i < 7; i++) {
-        double v = 0;
-        if ((rc = profile_number(shape, shape_keys[i], "shape.", &v, e)) != MT_OK)
-            goto fail;
-        if (!(v >= 1 && v <= 1e9) || v != floor(v)) {
-            rc = err_set(e, MT_EINVAL, "shape.%s: expected a positive integer", shape_keys[i]);
-            goto fail;
-        }
-        *profile_shape_field(&p.shape, i) = (int)v;
+        if (k[i].item == NULL)
+            return json_fail(d, &k[i], "missing (expected a positive integer)");
+        TRY(json_int(d, &k[i], 1, 1000000000, profile_shape_field(out, i)));
     }
-    const cJSON *fits = cJSON_GetObjectItemCaseSensitive(obj, "fits");
-    if (!cJSON_IsObject(fits)) {
-        rc = err_set(e, MT_EINVAL, "fits: expected an object");
-        goto fail;
-    }
+    return MT_OK;
+}
+
+int profile_from_json(struct json_doc *d, const struct json_value *obj, struct profile *out)
+{
+    enum { K_FORMAT, K_VERSION, K_DEVICE, K_BACKEND, K_CREATED, K_SHAPE, K_FITS, K_OBS, K_NOTE,
+           K__COUNT };
+    static const char *const keys[K__COUNT] = {"format", "version", "device",       "backend",
+                                               "created", "shape",  "fits", "observations",
+                                               "note"};
+    struct json_value k[K__COUNT];
+    struct profile p;
+    memset(&p, 0, sizeof p);
+    if (!cJSON_IsObject(obj->item))
+        return json_type_fail(d, obj, "a JSON object (a mario-calibration)");
+    TRY(json_fields(d, obj, keys, K__COUNT, k));
+    const cJSON *fmt = k[K_FORMAT].item;
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PROFILE_FORMAT) != 0)
+        return json_fail(d, &k[K_FORMAT], "expected \"%s\" (a file from `mario-tui profile`)",
+                         PROFILE_FORMAT);
+    double ver;
+    if (!json_number(k[K_VERSION].item, &ver) || ver != PROFILE_VERSION)
+        return json_fail(d, &k[K_VERSION], "this build reads version %d", PROFILE_VERSION);
+    TRY(profile_text(d, &k[K_DEVICE], p.device, sizeof p.device));
+    TRY(profile_text(d, &k[K_BACKEND], p.backend, sizeof p.backend));
+    TRY(profile_text(d, &k[K_CREATED], p.created, sizeof p.created));
+    if (k[K_SHAPE].item == NULL)
+        return json_fail(d, &k[K_SHAPE], "missing (expected an object)");
+    TRY(profile_shape_read(d, &k[K_SHAPE], &p.shape));
+    if (k[K_FITS].item == NULL)
+        return json_fail(d, &k[K_FITS], "missing (expected an object)");
     const char *fkeys[PROFILE_NFITS];
     for (size_t i = 0; i < PROFILE_NFITS; i++)
         fkeys[i] = profile_fits[i].key;
-    if ((rc = profile_unknown(fits, fkeys, PROFILE_NFITS, "fits.", e)) != MT_OK)
-        goto fail;
+    struct json_value fits[PROFILE_NFITS];
+    TRY(json_fields(d, &k[K_FITS], fkeys, PROFILE_NFITS, fits));
     for (size_t i = 0; i < PROFILE_NFITS; i++) {
-        const cJSON *j = cJSON_GetObjectItemCaseSensitive(fits, profile_fits[i].key);
-        if (j == NULL)
+        if (fits[i].item == NULL)
             continue;
         struct profile_fit *f = (struct profile_fit *)((char *)&p + profile_fits[i].off);
-        if ((rc = profile_fit_read(j, profile_fits[i].key, f, e)) != MT_OK)
-            goto fail;
+        TRY(profile_fit_read(d, &fits[i], f));
     }
     p.enabled = true;
     *out = p;
     return MT_OK;
-fail:
-    return name ? err_wrap(e, "%s", name) : rc;
 }
 
 int profile_load_string(const char *text, size_t len, const char *name, struct profile *out,
                         struct mt_err *e)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-    if (root == NULL)
-        return str_json_syntax_error(e, name, text, len, end);
-    int rc = profile_from_cjson(root, name, out, e);
-    cJSON_Delete(root);
+    struct json_doc *d;
+    TRY(json_doc_parse(text, len, name, MT_EINVAL, &d, e));
+    struct json_value root;
+    json_doc_root(d, &root);
+    int rc = profile_from_json(d, &root, out);
+    json_doc_free(d);
     return rc;
 }
 

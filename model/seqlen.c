@@ -1,7 +1,7 @@
 /* model/seqlen.c: variable sequence lengths (Mimose, arXiv:2209.02478 §2: "the input tensor
  * size per mini-batch is dynamic during the training process"). A config's model.seq_length
  * is one number, a distribution {"values": [...], "weights": [...]} or a file of per-batch
- * lengths (model/config_json.c reads the forms into struct seqlen_spec); this file turns any
+ * lengths (model/seqlen_json.c reads the forms into struct seqlen_spec); this file turns any
  * of them into a weighted sample, reads lengths files strictly (file:line:col for every bad
  * token), and defines the buckets plans are cached by.
  *

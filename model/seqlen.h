@@ -8,6 +8,8 @@
 #include <stddef.h>
 
 struct config;
+struct json_doc;
+struct json_value;
 struct mt_err;
 
 #define SEQLEN_FILE_MAX_BYTES (64 << 20) /* larger lengths files are refused */
@@ -47,6 +49,12 @@ int seqlen_config_use_file(struct config *c, const char *path, struct seqlen_sam
  * finite, >= 0 and not all 0, model.seq_length within the limit. Messages start with
  * "model.seq_length" or "model.max_position_embeddings". */
 int seqlen_validate(const struct config *c, struct mt_err *e);
+
+/* model/seqlen_json.c: after the rest of the config's model object (a preset or a number may
+ * set model.seq_length first), reads its max_position_embeddings and a seq_length that is a
+ * distribution or a lengths file (relative to the config file's folder). model.seq_length
+ * becomes the longest length given. A Hugging Face model has neither form. */
+int seqlen_from_json(struct json_doc *d, const struct json_value *model, struct config *c);
 
 /* Buckets of width w >= 1 tokens: bucket b >= 1 holds lengths ((b-1)w, bw]; a bucket's plan
  * is made for its longest length, bw, or max_len when that is shorter (0 = no bound). */

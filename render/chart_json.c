@@ -2,7 +2,9 @@
  * in render/chart.h), read into the struct chart that chart_build lays out. The spec owns
  * the parsed document: the chart's strings point into it, so both live and die together.
  * Every count is checked against CHART_MAX_* before anything is allocated for it, and every
- * number the chart uses is finite or null, so chart_build only sees what it can draw. */
+ * number the chart uses is finite or null, so chart_build only sees what it can draw.
+ * util/json.h reads the text: unknown keys are errors, and every error names file:line:col
+ * and the path ("panels[0].series[1].values[2]"). */
 #include <config.h>
 #include "render/chart.h"
 
@@ -13,12 +15,13 @@
 #include <strings.h>
 
 #include "util/err.h"
+#include "util/json.h"
 #include "util/str.h"
 #include "util/xalloc.h"
 
 /* Everything the spec points to, freed at once. */
 struct chart_spec {
-    cJSON *root; /* the document the strings below point into */
+    struct json_doc *doc; /* the document the strings below point into */
     struct chart c;
     struct chart_panel panel[CHART_MAX_PANELS];
     struct chart_series series[CHART_MAX_PANELS][CHART_MAX_SERIES];
@@ -37,7 +40,7 @@ void chart_spec_free(struct chart_spec *sp)
         for (int s = 0; s < CHART_MAX_SERIES; s++)
             free(sp->curve[k][s]);
     }
-    cJSON_Delete(sp->root);
+    json_doc_free(sp->doc);
     free(sp);
 }
 
@@ -46,145 +49,201 @@ const struct chart *chart_spec_chart(const struct chart_spec *sp)
     return &sp->c;
 }
 
-static const char *chart_str(const cJSON *o, const char *key)
+/* An optional string: absent leaves *out NULL. */
+static int chart_str(struct json_doc *d, const struct json_value *v, const char **out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
+    *out = NULL;
+    return v->item != NULL ? json_string(d, v, out) : MT_OK;
 }
 
-static int chart_color(const char *name, int fallback, enum pal *out, struct mt_err *e)
+/* An optional number: absent leaves *out as it is. */
+static int chart_num(struct json_doc *d, const struct json_value *v, double *out)
+{
+    return v->item != NULL ? json_double(d, v, out) : MT_OK;
+}
+
+static int chart_color(struct json_doc *d, const struct json_value *v, int fallback,
+                       enum pal *out)
 {
     static const enum pal cycle[] = {PAL_SYNC, PAL_FW, PAL_CFW, PAL_W,
                                      PAL_BW,   PAL_RC, PAL_B,   PAL_MEM_OVER};
-    if (name == NULL) {
+    const char *name;
+    if (v->item == NULL) {
         *out = cycle[fallback % (int)(sizeof cycle / sizeof cycle[0])];
         return MT_OK;
     }
+    TRY(json_string(d, v, &name));
     for (int p = 0; p < PAL__COUNT; p++)
         if (strcasecmp(palette_name((enum pal)p), name) == 0) {
             *out = (enum pal)p;
             return MT_OK;
         }
-    return err_set(e, MT_EINVAL, "unknown colour '%s' (a render/palette.h name: FW, BW, ...)",
-                   name);
+    char clip[40];
+    return json_fail(d, v, "unknown colour '%s' (a render/palette.h name: FW, BW, ...)",
+                     json_clip(name, clip, sizeof clip));
 }
 
-static int chart_series_parse(const cJSON *so, int groups, int s, struct chart_series *out,
-                              double *values, struct mt_err *e)
+/* One series: {"name", "color", "dashed", "values": one per group (point), null = none}. */
+static int chart_series_parse(struct json_doc *d, const struct json_value *so, int count, int s,
+                              bool lines, struct chart_series *out, double *values)
 {
-    const cJSON *vals = cJSON_GetObjectItemCaseSensitive(so, "values");
-    if (!cJSON_IsObject(so) || !cJSON_IsArray(vals) || cJSON_GetArraySize(vals) != groups)
-        return err_set(e, MT_EINVAL, "series[%d]: an object with \"values\", one per group (%d)", s,
-                       groups);
-    out->name = chart_str(so, "name");
-    out->dashed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(so, "dashed"));
-    TRY(chart_color(chart_str(so, "color"), s, &out->color, e));
-    for (int g = 0; g < groups; g++) {
-        const cJSON *v = cJSON_GetArrayItem(vals, g);
-        if (cJSON_IsNull(v))
+    enum { S_NAME, S_COLOR, S_DASHED, S_VALUES, S__COUNT };
+    static const char *const keys[S__COUNT] = {"name", "color", "dashed", "values"};
+    struct json_value k[S__COUNT];
+    TRY(json_fields(d, so, keys, S__COUNT, k));
+    if (!cJSON_IsArray(k[S_VALUES].item) || cJSON_GetArraySize(k[S_VALUES].item) != count)
+        return json_fail(d, &k[S_VALUES], "expected an array of %d values, one per %s", count,
+                         lines ? "x" : "group");
+    TRY(chart_str(d, &k[S_NAME], &out->name));
+    out->dashed = false;
+    if (k[S_DASHED].item != NULL)
+        TRY(json_bool(d, &k[S_DASHED], &out->dashed));
+    TRY(chart_color(d, &k[S_COLOR], s, &out->color));
+    struct json_value *v;
+    size_t n;
+    TRY(json_elements(d, &k[S_VALUES], &v, &n));
+    int rc = MT_OK;
+    for (size_t g = 0; g < n && rc == MT_OK; g++) {
+        double x;
+        if (cJSON_IsNull(v[g].item))
             values[g] = NAN;
-        else if (cJSON_IsNumber(v) && isfinite(v->valuedouble))
-            values[g] = v->valuedouble;
+        else if (json_number(v[g].item, &x) && isfinite(x))
+            values[g] = x;
         else
-            return err_set(e, MT_EINVAL, "series[%d].values[%d]: a finite number or null", s, g);
+            rc = json_type_fail(d, &v[g], "a finite number or null");
     }
+    free(v);
     out->values = values;
-    return MT_OK;
+    return rc;
 }
+
+/* The series array of panel k, count values each, into sp. */
+static int chart_panel_series(struct json_doc *d, const struct json_value *sv,
+                              struct chart_spec *sp, int k, int count, bool lines)
+{
+    struct json_value *so;
+    size_t n;
+    TRY(json_elements(d, sv, &so, &n));
+    int rc = MT_OK;
+    for (size_t s = 0; s < n && rc == MT_OK; s++) {
+        double *values = sp->values[k][s];
+        if (lines)
+            values = sp->curve[k][s] = xcalloc((size_t)count, sizeof(double));
+        rc = chart_series_parse(d, &so[s], count, (int)s, lines, &sp->series[k][s], values);
+    }
+    free(so);
+    sp->panel[k].s = sp->series[k];
+    return rc;
+}
+
+enum { P_TITLE, P_UNIT, P_MAX, P_SERIES, P_DECIMALS, P_GROUPS, P_X, P_MIN, P_XLABEL, P__COUNT };
 
 /* A line panel: "x" and one curve per series, allocated to the number of points. */
-static int chart_lines_parse(const cJSON *po, const cJSON *xs, struct chart_spec *sp, int k,
-                             struct mt_err *e)
+static int chart_lines_parse(struct json_doc *d, const struct json_value *f,
+                             struct chart_spec *sp, int k)
 {
     struct chart_panel *p = &sp->panel[k];
-    const cJSON *series = cJSON_GetObjectItemCaseSensitive(po, "series");
-    if (!cJSON_IsArray(series))
-        return err_set(e, MT_EINVAL, "a line panel has \"x\" and \"series\" arrays");
-    p->points = cJSON_GetArraySize(xs);
-    p->series = cJSON_GetArraySize(series);
-    if (p->points < 1 || p->points > CHART_MAX_POINTS || p->series < 1 ||
-        p->series > CHART_MAX_SERIES)
-        return err_set(e, MT_EINVAL, "1 to %d points and 1 to %d series (got %d, %d)",
-                       CHART_MAX_POINTS, CHART_MAX_SERIES, p->points, p->series);
+    if (!cJSON_IsArray(f[P_X].item) || !cJSON_IsArray(f[P_SERIES].item))
+        return json_fail(d, &f[P_SERIES], "a line panel has \"x\" and \"series\" arrays");
+    p->points = cJSON_GetArraySize(f[P_X].item);
+    p->series = cJSON_GetArraySize(f[P_SERIES].item);
+    if (p->points < 1 || p->points > CHART_MAX_POINTS)
+        return json_fail(d, &f[P_X], "1 to %d points (got %d)", CHART_MAX_POINTS, p->points);
+    if (p->series < 1 || p->series > CHART_MAX_SERIES)
+        return json_fail(d, &f[P_SERIES], "1 to %d series (got %d)", CHART_MAX_SERIES,
+                         p->series);
+    TRY(chart_str(d, &f[P_XLABEL], &p->x_label));
+    TRY(chart_num(d, &f[P_MIN], &p->min));
+    struct json_value *xs;
+    size_t n;
+    TRY(json_elements(d, &f[P_X], &xs, &n));
     sp->x[k] = xcalloc((size_t)p->points, sizeof(double));
-    for (int i = 0; i < p->points; i++) {
-        const cJSON *v = cJSON_GetArrayItem(xs, i);
-        if (!cJSON_IsNumber(v))
-            return err_set(e, MT_EINVAL, "x[%d]: a number", i);
-        sp->x[k][i] = v->valuedouble;
-    }
+    int rc = MT_OK;
+    for (size_t i = 0; i < n && rc == MT_OK; i++)
+        rc = json_double(d, &xs[i], &sp->x[k][i]);
+    free(xs);
     p->x = sp->x[k];
-    const cJSON *min = cJSON_GetObjectItemCaseSensitive(po, "min");
-    p->min = cJSON_IsNumber(min) ? min->valuedouble : 0;
-    p->x_label = chart_str(po, "x_label");
-    for (int s = 0; s < p->series; s++) {
-        sp->curve[k][s] = xcalloc((size_t)p->points, sizeof(double));
-        TRY(chart_series_parse(cJSON_GetArrayItem(series, s), p->points, s, &sp->series[k][s],
-                               sp->curve[k][s], e));
-    }
-    p->s = sp->series[k];
-    return MT_OK;
+    if (rc != MT_OK)
+        return rc;
+    return chart_panel_series(d, &f[P_SERIES], sp, k, p->points, true);
 }
 
-static int chart_panel_parse(const cJSON *po, struct chart_spec *sp, int k, struct mt_err *e)
+/* A bar panel: "groups" and a bar per series in each. */
+static int chart_bars_parse(struct json_doc *d, const struct json_value *f,
+                            struct chart_spec *sp, int k)
 {
     struct chart_panel *p = &sp->panel[k];
-    const cJSON *xs = cJSON_GetObjectItemCaseSensitive(po, "x");
-    if (cJSON_IsObject(po) && cJSON_IsArray(xs)) {
-        p->title = chart_str(po, "title");
-        p->unit = chart_str(po, "unit");
-        const cJSON *max = cJSON_GetObjectItemCaseSensitive(po, "max");
-        p->max = cJSON_IsNumber(max) ? max->valuedouble : 0;
-        return chart_lines_parse(po, xs, sp, k, e);
-    }
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(po, "groups");
-    const cJSON *series = cJSON_GetObjectItemCaseSensitive(po, "series");
-    if (!cJSON_IsObject(po) || !cJSON_IsArray(groups) || !cJSON_IsArray(series))
-        return err_set(e, MT_EINVAL, "an object with \"groups\" and \"series\" arrays");
-    p->title = chart_str(po, "title");
-    p->unit = chart_str(po, "unit");
-    const cJSON *max = cJSON_GetObjectItemCaseSensitive(po, "max");
-    const cJSON *dec = cJSON_GetObjectItemCaseSensitive(po, "decimals");
-    p->max = cJSON_IsNumber(max) ? max->valuedouble : 0;
-    if (dec != NULL && !(cJSON_IsNumber(dec) && dec->valuedouble >= 0 && dec->valuedouble <= 3 &&
-                         dec->valuedouble == floor(dec->valuedouble)))
-        return err_set(e, MT_EINVAL, "decimals: a whole number from 0 to 3");
-    p->decimals = dec != NULL ? (int)dec->valuedouble : 1;
-    p->groups = cJSON_GetArraySize(groups);
-    p->series = cJSON_GetArraySize(series);
-    if (p->groups < 1 || p->groups > CHART_MAX_GROUPS || p->series < 1 ||
-        p->series > CHART_MAX_SERIES)
-        return err_set(e, MT_EINVAL, "1 to %d groups and 1 to %d series (got %d, %d)",
-                       CHART_MAX_GROUPS, CHART_MAX_SERIES, p->groups, p->series);
-    for (int g = 0; g < p->groups; g++) {
-        sp->groups[k][g] = cJSON_GetArrayItem(groups, g)->valuestring;
-        if (sp->groups[k][g] == NULL)
-            return err_set(e, MT_EINVAL, "groups[%d]: a string", g);
-    }
+    if (!cJSON_IsArray(f[P_GROUPS].item) || !cJSON_IsArray(f[P_SERIES].item))
+        return json_fail(d, &f[P_SERIES], "a bar panel has \"groups\" and \"series\" arrays");
+    p->decimals = 1;
+    if (f[P_DECIMALS].item != NULL)
+        TRY(json_int(d, &f[P_DECIMALS], 0, 3, &p->decimals));
+    p->groups = cJSON_GetArraySize(f[P_GROUPS].item);
+    p->series = cJSON_GetArraySize(f[P_SERIES].item);
+    if (p->groups < 1 || p->groups > CHART_MAX_GROUPS)
+        return json_fail(d, &f[P_GROUPS], "1 to %d groups (got %d)", CHART_MAX_GROUPS,
+                         p->groups);
+    if (p->series < 1 || p->series > CHART_MAX_SERIES)
+        return json_fail(d, &f[P_SERIES], "1 to %d series (got %d)", CHART_MAX_SERIES,
+                         p->series);
+    struct json_value *gs;
+    size_t n;
+    TRY(json_elements(d, &f[P_GROUPS], &gs, &n));
+    int rc = MT_OK;
+    for (size_t g = 0; g < n && rc == MT_OK; g++)
+        rc = json_string(d, &gs[g], &sp->groups[k][g]);
+    free(gs);
     p->group_names = sp->groups[k];
-    for (int s = 0; s < p->series; s++)
-        TRY(chart_series_parse(cJSON_GetArrayItem(series, s), p->groups, s, &sp->series[k][s],
-                               sp->values[k][s], e));
-    p->s = sp->series[k];
-    return MT_OK;
+    if (rc != MT_OK)
+        return rc;
+    return chart_panel_series(d, &f[P_SERIES], sp, k, p->groups, false);
+}
+
+static int chart_panel_parse(struct json_doc *d, const struct json_value *po,
+                             struct chart_spec *sp, int k)
+{
+    static const char *const keys[P__COUNT] = {"title",  "unit", "max", "series", "decimals",
+                                               "groups", "x",    "min", "x_label"};
+    struct json_value f[P__COUNT];
+    TRY(json_fields(d, po, keys, P__COUNT, f));
+    struct chart_panel *p = &sp->panel[k];
+    TRY(chart_str(d, &f[P_TITLE], &p->title));
+    TRY(chart_str(d, &f[P_UNIT], &p->unit));
+    TRY(chart_num(d, &f[P_MAX], &p->max));
+    bool lines = f[P_X].item != NULL;
+    /* the keys of the other kind of panel are mistakes, not options */
+    static const int bar_only[] = {P_DECIMALS, P_GROUPS}, line_only[] = {P_X, P_MIN, P_XLABEL};
+    const int *other = lines ? bar_only : line_only;
+    int nother = lines ? 2 : 3;
+    for (int i = 0; i < nother; i++)
+        if (f[other[i]].item != NULL)
+            return json_fail(d, &f[other[i]], "not a key of a %s panel", lines ? "line" : "bar");
+    return lines ? chart_lines_parse(d, f, sp, k) : chart_bars_parse(d, f, sp, k);
 }
 
 /* Parses the document into sp (which points into it). */
-static int chart_spec_parse(const cJSON *root, struct chart_spec *sp, struct mt_err *e)
+static int chart_spec_parse(struct json_doc *d, const struct json_value *root,
+                            struct chart_spec *sp)
 {
-    const cJSON *panels = cJSON_GetObjectItemCaseSensitive(root, "panels");
-    if (!cJSON_IsObject(root) || !cJSON_IsArray(panels))
-        return err_set(e, MT_EINVAL, "the spec is an object with a \"panels\" array");
-    sp->c.title = chart_str(root, "title");
-    sp->c.subtitle = chart_str(root, "subtitle");
-    sp->c.panels = cJSON_GetArraySize(panels);
+    static const char *const keys[3] = {"title", "subtitle", "panels"};
+    struct json_value f[3];
+    TRY(json_fields(d, root, keys, 3, f));
+    TRY(chart_str(d, &f[0], &sp->c.title));
+    TRY(chart_str(d, &f[1], &sp->c.subtitle));
+    if (!cJSON_IsArray(f[2].item))
+        return json_fail(d, &f[2], "the spec is an object with a \"panels\" array");
+    sp->c.panels = cJSON_GetArraySize(f[2].item);
     if (sp->c.panels < 1 || sp->c.panels > CHART_MAX_PANELS)
-        return err_set(e, MT_EINVAL, "panels: 1 to %d (got %d)", CHART_MAX_PANELS, sp->c.panels);
-    for (int k = 0; k < sp->c.panels; k++)
-        if (chart_panel_parse(cJSON_GetArrayItem(panels, k), sp, k, e) != MT_OK)
-            return err_wrap(e, "panels[%d]", k);
+        return json_fail(d, &f[2], "1 to %d (got %d)", CHART_MAX_PANELS, sp->c.panels);
+    struct json_value *po;
+    size_t n;
+    TRY(json_elements(d, &f[2], &po, &n));
+    int rc = MT_OK;
+    for (size_t k = 0; k < n && rc == MT_OK; k++)
+        rc = chart_panel_parse(d, &po[k], sp, (int)k);
+    free(po);
     sp->c.panel = sp->panel;
-    return MT_OK;
+    return rc;
 }
 
 int chart_spec_load_string(const char *text, size_t len, const char *name, struct chart_spec **out,
@@ -194,16 +253,16 @@ int chart_spec_load_string(const char *text, size_t len, const char *name, struc
     size_t bad = str_utf8_check(text, len); /* JSON is UTF-8, and Cairo draws nothing else */
     if (bad < len)
         return str_text_error(e, name, text, len, bad, "not valid UTF-8 (a spec is UTF-8 text)");
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-    if (root == NULL)
-        return str_json_syntax_error(e, name, text, len, end);
+    struct json_doc *d;
+    TRY(json_doc_parse(text, len, name, MT_EINVAL, &d, e));
+    struct json_value root;
+    json_doc_root(d, &root);
     struct chart_spec *sp = xcalloc(1, sizeof *sp);
-    sp->root = root;
-    int rc = chart_spec_parse(root, sp, e);
+    int rc = chart_spec_parse(d, &root, sp);
+    sp->doc = d;
     if (rc != MT_OK) {
         chart_spec_free(sp);
-        return err_wrap(e, "%s", name);
+        return rc;
     }
     *out = sp;
     return MT_OK;

@@ -1,21 +1,23 @@
 /* sim/plan_json.c: plan files. Versioned JSON: {"format": "mario-plan", "version": 1,
- * "config": {...the config, as model/config_json.c writes it...}, "geometry": {scheme,
+ * "config": {...the config, as model/config_write_json.c writes it...}, "geometry": {scheme,
  * devices, parts, stages, mbs}, "devices": [[{"op","mb","part","stage","peer"[,"step",
  * "ckpt_layers"]}, ...], ...]}. A loaded plan is checked against its geometry field by
- * field; validate_plan() then checks that it can run. */
+ * field; validate_plan() then checks that it can run. Read with util/json.h: unknown keys are
+ * errors, and every error names file:line:col and the path ("devices[0][3].mb"). */
 #include <config.h>
 #include "sim/plan.h"
 
 #include <cjson/cJSON.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/config.h"
 #include "sim/scheme.h"
+#include "sim/vpipe.h"
 #include "util/err.h"
+#include "util/json.h"
 #include "util/str.h"
 #include "util/xalloc.h"
 
@@ -75,133 +77,155 @@ int plan_save(const struct plan *p, const char *path, struct mt_err *e)
     return rc;
 }
 
-static int plan_json_int(const cJSON *o, const char *key, int lo, int hi, bool required, int dflt,
-                         int *out, const char *where, struct mt_err *e)
+/* One instruction {"op", "mb", "part", "stage"[, "peer", "step", "ckpt_layers"]}. */
+static int plan_json_instr(struct json_doc *d, const struct json_value *o,
+                           const struct plan_geom *g, struct instr *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (v == NULL) {
-        if (required)
-            return err_set(e, MT_EPARSE, "%s.%s: missing", where, key);
-        *out = dflt;
-        return MT_OK;
+    enum { I_OP, I_MB, I_PART, I_STAGE, I_PEER, I_STEP, I_CKPT, I__COUNT };
+    static const char *const keys[I__COUNT] = {"op",   "mb",   "part",       "stage",
+                                               "peer", "step", "ckpt_layers"};
+    static const struct {
+        int key;
+        long lo;
+        bool required;
+    } ints[] = {{I_MB, -1, true},   {I_PART, 0, true}, {I_STAGE, 0, true},
+                {I_PEER, -1, false}, {I_STEP, 0, false}, {I_CKPT, 0, false}};
+    long hi[I__COUNT] = {0, g->mbs - 1, g->parts - 1, g->stages - 1, g->devices - 1, INT_MAX,
+                         CONFIG_MAX_LAYERS};
+    struct json_value k[I__COUNT];
+    TRY(json_fields(d, o, keys, I__COUNT, k));
+    const cJSON *op = k[I_OP].item;
+    int opv = cJSON_IsString(op) ? plan_op_parse(op->valuestring) : -1;
+    if (opv < 0)
+        return json_fail(d, &k[I_OP], "expected one of FW CFW RC BW B W SA RA SG RG AR OS");
+    struct instr in = {.op = (enum op)opv, .peer = -1};
+    int *dst[I__COUNT] = {NULL, &in.mb, &in.part, &in.stage, &in.peer, &in.step, &in.ckpt_layers};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        const struct json_value *v = &k[ints[i].key];
+        if (v->item == NULL && ints[i].required)
+            return json_fail(d, v, "missing");
+        if (v->item != NULL)
+            TRY(json_int(d, v, ints[i].lo, hi[ints[i].key], dst[ints[i].key]));
     }
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble))
-        return err_set(e, MT_EPARSE, "%s.%s: expected an integer", where, key);
-    if (v->valuedouble < lo || v->valuedouble > hi)
-        return err_set(e, MT_EPARSE, "%s.%s: %g is out of range [%d, %d]", where, key,
-                       v->valuedouble, lo, hi);
-    *out = (int)v->valuedouble;
+    bool comm = vpipe_is_p2p(in.op);
+    /* AR/OS have no micro-batch, except in async plans: there they name the one whose
+     * backward completes their update (sim/vpipe.h). */
+    bool no_mb = (in.op == OP_AR || in.op == OP_OS) && !config_scheme_async(g->scheme);
+    if (comm != (in.peer >= 0) || (in.mb < 0) != no_mb)
+        return json_fail(d, o, "%s",
+                         comm ? "send/receive without a peer" : "peer or mb does not fit the op");
+    *out = in;
     return MT_OK;
 }
 
-static int plan_from_cjson(const cJSON *root, const char *name, struct plan **out,
-                           struct mt_err *e)
+/* "geometry": {scheme, devices, parts, stages, mbs}, which must be its config's. */
+static int plan_json_geom(struct json_doc *d, const struct json_value *gv,
+                          const struct plan_geom *want, struct plan_geom *out)
 {
-    if (!cJSON_IsObject(root))
-        return err_set(e, MT_EPARSE, "top level: expected an object");
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PLAN_FORMAT) != 0)
-        return err_set(e, MT_EPARSE, "format: expected \"%s\" (is this a plan file?)", PLAN_FORMAT);
+    static const char *const keys[5] = {"scheme", "devices", "parts", "stages", "mbs"};
+    static const long hi[5] = {0, CONFIG_MAX_DEVICES, CONFIG_MAX_CHUNKS, CONFIG_MAX_LAYERS,
+                               CONFIG_MAX_MICROBATCHES};
+    struct json_value k[5];
+    if (gv->item == NULL)
+        return json_fail(d, gv, "missing (expected an object)");
+    TRY(json_fields(d, gv, keys, 5, k));
+    struct plan_geom g = *want;
+    const char *scheme; /* written for readers; the config's scheme is the one used */
+    if (k[0].item != NULL)
+        TRY(json_string(d, &k[0], &scheme));
+    int *dst[5] = {NULL, &g.devices, &g.parts, &g.stages, &g.mbs};
+    for (int i = 1; i < 5; i++) {
+        if (k[i].item == NULL)
+            return json_fail(d, &k[i], "missing");
+        TRY(json_int(d, &k[i], 1, hi[i], dst[i]));
+    }
+    if (g.devices != want->devices || g.parts != want->parts || g.stages != want->stages ||
+        g.mbs != want->mbs)
+        return json_fail(d, gv,
+                         "%d devices, %d parts, %d stages, %d micro-batches disagree with its "
+                         "config (%d, %d, %d, %d)",
+                         g.devices, g.parts, g.stages, g.mbs, want->devices, want->parts,
+                         want->stages, want->mbs);
+    *out = g;
+    return MT_OK;
+}
+
+/* "devices": one instruction list per device, appended to p. */
+static int plan_json_devices(struct json_doc *d, const struct json_value *dv, struct plan *p,
+                             const struct plan_geom *g)
+{
+    struct json_value *lists, *ins = NULL;
+    size_t nd, ni;
+    if (!cJSON_IsArray(dv->item) || cJSON_GetArraySize(dv->item) != g->devices)
+        return json_fail(d, dv, "expected an array of %d instruction lists", g->devices);
+    TRY(json_elements(d, dv, &lists, &nd));
+    int rc = MT_OK;
+    for (size_t dev = 0; dev < nd && rc == MT_OK; dev++) {
+        rc = json_elements(d, &lists[dev], &ins, &ni);
+        for (size_t i = 0; i < ni && rc == MT_OK; i++) {
+            struct instr in;
+            rc = plan_json_instr(d, &ins[i], g, &in);
+            if (rc == MT_OK)
+                plan_append(p, (int)dev, in);
+        }
+        free(ins);
+        ins = NULL;
+    }
+    free(lists);
+    return rc;
+}
+
+static int plan_from_json(struct json_doc *d, const struct json_value *root, struct plan **out)
+{
+    enum { P_FORMAT, P_VERSION, P_CONFIG, P_GEOMETRY, P_DEVICES, P__COUNT };
+    static const char *const keys[P__COUNT] = {"format", "version", "config", "geometry",
+                                               "devices"};
+    struct json_value k[P__COUNT];
+    if (!cJSON_IsObject(root->item))
+        return json_fail(d, root, "top level: expected an object");
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root->item, "format");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, PLAN_FORMAT) != 0) {
+        TRY(json_fields(d, root, keys, P__COUNT, k)); /* place the message at "format" */
+        return json_fail(d, &k[P_FORMAT], "expected \"%s\" (is this a plan file?)", PLAN_FORMAT);
+    }
+    TRY(json_fields(d, root, keys, P__COUNT, k));
     int version;
-    TRY(plan_json_int(root, "version", 1, INT_MAX, true, 0, &version, "plan", e));
+    if (k[P_VERSION].item == NULL)
+        return json_fail(d, &k[P_VERSION], "missing");
+    TRY(json_int(d, &k[P_VERSION], 1, INT_MAX, &version));
     if (version != PLAN_VERSION)
-        return err_set(e, MT_EPARSE, "version: %d is not supported (this build reads %d)",
-                       version, PLAN_VERSION);
-    const cJSON *cj = cJSON_GetObjectItemCaseSensitive(root, "config");
-    if (cj == NULL)
-        return err_set(e, MT_EPARSE, "config: missing");
+        return json_fail(d, &k[P_VERSION], "%d is not supported (this build reads %d)", version,
+                         PLAN_VERSION);
+    if (k[P_CONFIG].item == NULL)
+        return json_fail(d, &k[P_CONFIG], "missing");
     struct config cfg;
-    /* Its messages read "config: cluster.dp: ..."; the file name is put in front below. */
-    TRY(config_from_cjson(cj, "config", &cfg, e));
-    snprintf(cfg.source, sizeof cfg.source, "%s", name);
-    struct plan_geom want;
-    if (scheme_geom(&cfg, &want, e) != MT_OK)
-        return err_wrap(e, "config");
-    const cJSON *geo = cJSON_GetObjectItemCaseSensitive(root, "geometry");
-    if (!cJSON_IsObject(geo))
-        return err_set(e, MT_EPARSE, "geometry: missing or not an object");
-    struct plan_geom g = want;
-    TRY(plan_json_int(geo, "devices", 1, CONFIG_MAX_DEVICES, true, 0, &g.devices, "geometry", e));
-    TRY(plan_json_int(geo, "parts", 1, CONFIG_MAX_CHUNKS, true, 0, &g.parts, "geometry", e));
-    TRY(plan_json_int(geo, "stages", 1, CONFIG_MAX_LAYERS, true, 0, &g.stages, "geometry", e));
-    TRY(plan_json_int(geo, "mbs", 1, CONFIG_MAX_MICROBATCHES, true, 0, &g.mbs, "geometry", e));
-    if (g.devices != want.devices || g.parts != want.parts || g.stages != want.stages ||
-        g.mbs != want.mbs)
-        return err_set(e, MT_EPARSE,
-                       "geometry: %d devices, %d parts, %d stages, %d micro-batches disagree with "
-                       "its config (%d, %d, %d, %d)", g.devices, g.parts, g.stages, g.mbs,
-                       want.devices, want.parts, want.stages, want.mbs);
-    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(root, "devices");
-    if (!cJSON_IsArray(devs) || cJSON_GetArraySize(devs) != g.devices)
-        return err_set(e, MT_EPARSE, "devices: expected an array of %d instruction lists",
-                       g.devices);
+    TRY(config_from_json(d, &k[P_CONFIG], &cfg));
+    struct plan_geom want, g;
+    struct mt_err ge;
+    if (scheme_geom(&cfg, &want, &ge) != MT_OK)
+        return json_fail_from(d, &k[P_CONFIG], &ge);
+    TRY(plan_json_geom(d, &k[P_GEOMETRY], &want, &g));
     struct plan *p = plan_new(&cfg, &g);
-    int d = 0, rc = MT_OK;
-    const cJSON *list;
-    cJSON_ArrayForEach(list, devs) {
-        if (!cJSON_IsArray(list)) {
-            rc = err_set(e, MT_EPARSE, "devices[%d]: expected an array", d);
-            goto fail;
-        }
-        int i = 0;
-        const cJSON *o;
-        cJSON_ArrayForEach(o, list) {
-            char where[48];
-            snprintf(where, sizeof where, "devices[%d][%d]", d, i);
-            if (!cJSON_IsObject(o)) {
-                rc = err_set(e, MT_EPARSE, "%s: expected an object", where);
-                goto fail;
-            }
-            const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "op");
-            int opv = cJSON_IsString(op) ? plan_op_parse(op->valuestring) : -1;
-            if (opv < 0) {
-                rc = err_set(e, MT_EPARSE, "%s.op: expected one of FW CFW RC BW B W SA RA SG RG "
-                                           "AR OS", where);
-                goto fail;
-            }
-            struct instr in = {.op = (enum op)opv};
-            if ((rc = plan_json_int(o, "mb", -1, g.mbs - 1, true, 0, &in.mb, where, e)) ||
-                (rc = plan_json_int(o, "part", 0, g.parts - 1, true, 0, &in.part, where, e)) ||
-                (rc = plan_json_int(o, "stage", 0, g.stages - 1, true, 0, &in.stage, where, e)) ||
-                (rc = plan_json_int(o, "peer", -1, g.devices - 1, false, -1, &in.peer, where, e)) ||
-                (rc = plan_json_int(o, "step", 0, INT_MAX, false, 0, &in.step, where, e)) ||
-                (rc = plan_json_int(o, "ckpt_layers", 0, CONFIG_MAX_LAYERS, false, 0,
-                                    &in.ckpt_layers, where, e)))
-                goto fail;
-            bool comm = in.op == OP_SA || in.op == OP_RA || in.op == OP_SG || in.op == OP_RG;
-            /* AR/OS have no micro-batch, except in async plans: there they name the one whose
-             * backward completes their update (sim/vpipe.h). */
-            bool no_mb = (in.op == OP_AR || in.op == OP_OS) && !config_scheme_async(g.scheme);
-            if (comm != (in.peer >= 0) || (in.mb < 0) != no_mb) {
-                rc = err_set(e, MT_EPARSE, "%s: %s", where,
-                             comm ? "send/receive without a peer"
-                                  : "peer or mb does not fit the op");
-                goto fail;
-            }
-            plan_append(p, d, in);
-            i++;
-        }
-        d++;
+    int rc = plan_json_devices(d, &k[P_DEVICES], p, &g);
+    if (rc != MT_OK) {
+        plan_free(p);
+        return rc;
     }
     *out = p;
     return MT_OK;
-fail:
-    plan_free(p);
-    return rc;
 }
 
 int plan_load_string(const char *text, size_t len, const char *name, struct plan **out,
                      struct mt_err *e)
 {
     *out = NULL;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-    if (root == NULL)
-        return str_json_syntax_error(e, name, text, len, end);
-    int rc = plan_from_cjson(root, name, out, e);
-    cJSON_Delete(root);
-    if (rc != MT_OK)
-        err_wrap(e, "%s", name);
+    struct json_doc *d;
+    /* a plan is written by this tool: a value that does not fit means a corrupt file */
+    TRY(json_doc_parse(text, len, name, MT_EPARSE, &d, e));
+    struct json_value root;
+    json_doc_root(d, &root);
+    int rc = plan_from_json(d, &root, out);
+    json_doc_free(d);
     return rc;
 }
 

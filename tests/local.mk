@@ -51,3 +51,11 @@ TESTS += tests/cli/test_plan_inputs.sh
 TESTS += tests/golden/run.sh
 EXTRA_DIST += tests/golden/run.sh tests/golden/cases.txt tests/golden/expected \
 	tests/golden/data
+# issue 16 (h5-json): util/json.h, the one strict JSON reader, and the positions every
+# reader's semantic errors carry (plan, its config, calibration, mapping, chart, config).
+check_PROGRAMS += tests/unit/test_json
+TESTS += tests/unit/test_json tests/cli/test_json_positions.sh
+tests_unit_test_json_LDADD = libmt_util.a $(CJSON_LIBS) -lm
+EXTRA_DIST += tests/cli/test_json_positions.sh tests/data/bad/plan-mb-string.json \
+	tests/data/bad/plan-config-dp.json tests/data/bad/calibration-term-string.json \
+	tests/data/bad/mapping-stage-fraction.json tests/data/bad/chart-value-string.json

@@ -1,188 +1,162 @@
 /* traces/mapping_json.c: reads mapping files (the format is in traces/mapping.h and
  * docs/traces.md). Every key is checked: an unknown one is an error that names it, so a typo
- * never silently maps nothing. */
+ * never silently maps nothing. util/json.h reads the text: errors name file:line:col and the
+ * path ("rules[1].stage"). */
 #include <config.h>
 #include "traces/mapping.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "sim/plan.h"
 #include "util/err.h"
+#include "util/json.h"
 #include "util/str.h"
 
 #define MAPPING_FORMAT "mario-trace-map"
 
-static bool mapping_json_key_in(const char *k, const char *const *keys)
+/* "$N" (N = 1..9): the capture group's number, else 0. */
+static int mapping_json_group(const char *s)
 {
-    for (; *keys; keys++)
-        if (strcmp(k, *keys) == 0)
-            return true;
-    return false;
+    return s[0] == '$' && s[1] >= '1' && s[1] <= '9' && s[2] == '\0' ? s[1] - '0' : 0;
 }
 
-static int mapping_json_unknown(const cJSON *obj, const char *const *keys, const char *path,
-                                struct mt_err *e)
-{
-    for (const cJSON *c = obj->child; c; c = c->next)
-        if (!mapping_json_key_in(c->string, keys))
-            return err_set(e, MT_EINVAL, "%s%s: unknown key", path, c->string);
-    return MT_OK;
-}
-
-/* A field: a non-negative integer, or "$N" naming a capture group. */
-static int mapping_json_field(const cJSON *j, const char *path, struct mapping_field *f,
-                              struct mt_err *e)
+/* A field: an integer in [-1, 1000000] (-1 = none), or "$N" naming a capture group. */
+static int mapping_json_field(struct json_doc *d, const struct json_value *v,
+                              struct mapping_field *f)
 {
     f->group = 0;
     f->value = -1;
-    if (j == NULL)
+    if (v->item == NULL)
         return MT_OK;
-    if (cJSON_IsNumber(j)) {
-        double v = j->valuedouble;
-        if (!(v >= -1 && v <= 1e6) || v != floor(v))
-            return err_set(e, MT_EINVAL, "%s: expected an integer in [-1, 1000000] or \"$N\"",
-                           path);
-        f->value = (int)v;
+    if (cJSON_IsString(v->item)) {
+        f->group = mapping_json_group(v->item->valuestring);
+        if (f->group == 0)
+            return json_fail(d, v, "expected an integer or \"$N\" (a capture group, 1-9)");
         return MT_OK;
     }
-    if (cJSON_IsString(j) && j->valuestring[0] == '$' && j->valuestring[1] >= '1' &&
-        j->valuestring[1] <= '9' && j->valuestring[2] == '\0') {
-        f->group = j->valuestring[1] - '0';
-        return MT_OK;
-    }
-    return err_set(e, MT_EINVAL, "%s: expected an integer or \"$N\" (a capture group, 1-9)", path);
+    return json_int(d, v, -1, 1000000, &f->value);
 }
 
-static int mapping_json_rule(struct mapping *m, const cJSON *r, int i, struct mt_err *e)
+static int mapping_json_rule(struct json_doc *d, struct mapping *m, const struct json_value *r)
 {
-    static const char *const keys[] = {"match", "cat",    "op",   "mb", "part",
-                                       "stage", "device", "step", NULL};
-    char path[48];
-    snprintf(path, sizeof path, "rules[%d].", i);
-    if (!cJSON_IsObject(r))
-        return err_set(e, MT_EINVAL, "rules[%d]: expected an object", i);
-    TRY(mapping_json_unknown(r, keys, path, e));
+    enum { R_MATCH, R_CAT, R_OP, R_MB, R_PART, R_STAGE, R_DEVICE, R_STEP, R__COUNT };
+    static const char *const keys[R__COUNT] = {"match", "cat",    "op",   "mb", "part",
+                                               "stage", "device", "step"};
+    struct json_value k[R__COUNT];
+    TRY(json_fields(d, r, keys, R__COUNT, k));
     struct mapping_rule rule = {0};
-    const cJSON *match = cJSON_GetObjectItemCaseSensitive(r, "match");
-    if (!cJSON_IsString(match))
-        return err_set(e, MT_EINVAL, "%smatch: expected a regular expression (a string)", path);
-    rule.match = match->valuestring;
-    const cJSON *cat = cJSON_GetObjectItemCaseSensitive(r, "cat");
-    if (cat != NULL && !cJSON_IsString(cat))
-        return err_set(e, MT_EINVAL, "%scat: expected a string", path);
-    rule.cat = cat ? cat->valuestring : NULL;
-    const cJSON *op = cJSON_GetObjectItemCaseSensitive(r, "op");
+    if (!cJSON_IsString(k[R_MATCH].item))
+        return json_fail(d, &k[R_MATCH], "expected a regular expression (a string)");
+    rule.match = k[R_MATCH].item->valuestring;
+    if (k[R_CAT].item != NULL)
+        TRY(json_string(d, &k[R_CAT], &rule.cat));
+    const cJSON *op = k[R_OP].item;
     if (!cJSON_IsString(op))
-        return err_set(e, MT_EINVAL,
-                       "%sop: expected an op name (FW, CFW, RC, BW, B, W, SA, RA, "
-                       "SG, RG, AR, OS) or \"$N\"",
-                       path);
-    const char *s = op->valuestring;
-    if (s[0] == '$' && s[1] >= '1' && s[1] <= '9' && s[2] == '\0') {
-        rule.op_group = s[1] - '0';
-    } else {
-        rule.op = plan_op_parse(s);
+        return json_fail(d, &k[R_OP],
+                         "expected an op name (FW, CFW, RC, BW, B, W, SA, RA, SG, RG, AR, OS) "
+                         "or \"$N\"");
+    rule.op_group = mapping_json_group(op->valuestring);
+    if (rule.op_group == 0) {
+        char clip[40];
+        rule.op = plan_op_parse(op->valuestring);
         if (rule.op < 0)
-            return err_set(e, MT_EINVAL,
-                           "%sop: unknown op '%s' (FW, CFW, RC, BW, B, W, SA, RA, SG, RG, AR, "
-                           "OS, or \"$N\")",
-                           path, s);
+            return json_fail(d, &k[R_OP],
+                             "unknown op '%s' (FW, CFW, RC, BW, B, W, SA, RA, SG, RG, AR, OS, "
+                             "or \"$N\")",
+                             json_clip(op->valuestring, clip, sizeof clip));
     }
-    static const char *const names[5] = {"mb", "part", "stage", "device", "step"};
     struct mapping_field *f[5] = {&rule.mb, &rule.part, &rule.stage, &rule.device, &rule.step};
-    for (int k = 0; k < 5; k++) {
-        char fp[64];
-        snprintf(fp, sizeof fp, "%s%s", path, names[k]);
-        TRY(mapping_json_field(cJSON_GetObjectItemCaseSensitive(r, names[k]), fp, f[k], e));
-    }
-    if (mapping_add(m, &rule, e) != MT_OK)
-        return err_wrap(e, "rules[%d]", i);
+    for (int i = 0; i < 5; i++)
+        TRY(mapping_json_field(d, &k[R_MB + i], f[i]));
+    struct mt_err ae;
+    if (mapping_add(m, &rule, &ae) != MT_OK)
+        return json_fail_from(d, r, &ae);
     return MT_OK;
 }
 
-static int mapping_json_root(struct mapping *m, const cJSON *root, struct mt_err *e)
+/* "align": "auto" | "none" | "first" | {"event": REGEX, "edge": "start" | "end"}. */
+static int mapping_json_align(struct json_doc *d, struct mapping *m, const struct json_value *al)
 {
-    static const char *const keys[] = {"format", "version", "device", "align", "rules", NULL};
-    if (!cJSON_IsObject(root))
-        return err_set(e, MT_EINVAL, "expected a JSON object at the top level");
-    TRY(mapping_json_unknown(root, keys, "", e));
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (fmt != NULL && !(cJSON_IsString(fmt) && strcmp(fmt->valuestring, MAPPING_FORMAT) == 0))
-        return err_set(e, MT_EINVAL, "format: expected \"%s\"", MAPPING_FORMAT);
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
-    if (ver != NULL && !(cJSON_IsNumber(ver) && ver->valuedouble == 1))
-        return err_set(e, MT_EINVAL, "version: this build reads version 1");
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, "device");
-    if (dev != NULL) {
-        static const char *const dn[] = {"auto", "rank", "pid", "file"};
-        int k = -1;
-        for (int i = 0; i < 4 && cJSON_IsString(dev); i++)
-            if (strcasecmp(dev->valuestring, dn[i]) == 0)
-                k = i;
-        if (k < 0)
-            return err_set(e, MT_EINVAL,
-                           "device: expected \"auto\", \"rank\", \"pid\" or \"file\"");
-        mapping_set_device(m, (enum mapping_device)k);
-    }
-    const cJSON *al = cJSON_GetObjectItemCaseSensitive(root, "align");
-    if (cJSON_IsString(al)) {
+    struct mt_err ae;
+    if (cJSON_IsString(al->item)) {
         static const char *const an[] = {"auto", "none", "first"};
-        int k = -1;
-        for (int i = 0; i < 3; i++)
-            if (strcasecmp(al->valuestring, an[i]) == 0)
-                k = i;
-        if (k < 0)
-            return err_set(e, MT_EINVAL,
-                           "align: expected \"auto\", \"none\", \"first\" or "
-                           "{\"event\": REGEX, \"edge\": \"start\"|\"end\"}");
-        TRY(mapping_set_align(m, (enum mapping_align)k, NULL, false, e));
-    } else if (cJSON_IsObject(al)) {
-        static const char *const ak[] = {"event", "edge", NULL};
-        TRY(mapping_json_unknown(al, ak, "align.", e));
-        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(al, "event");
-        const cJSON *edge = cJSON_GetObjectItemCaseSensitive(al, "edge");
-        if (!cJSON_IsString(ev))
-            return err_set(e, MT_EINVAL, "align.event: expected a regular expression");
-        bool end = false;
-        if (edge != NULL) {
-            if (!cJSON_IsString(edge) ||
-                (strcmp(edge->valuestring, "start") != 0 && strcmp(edge->valuestring, "end") != 0))
-                return err_set(e, MT_EINVAL, "align.edge: expected \"start\" or \"end\"");
-            end = strcmp(edge->valuestring, "end") == 0;
-        }
-        if (mapping_set_align(m, MAPPING_ALIGN_EVENT, ev->valuestring, end, e) != MT_OK)
-            return err_wrap(e, "align.event");
-    } else if (al != NULL) {
-        return err_set(e, MT_EINVAL, "align: expected a string or an object");
+        int k;
+        TRY(json_enum(d, al, an, 3,
+                      "\"auto\", \"none\", \"first\" or {\"event\": REGEX, \"edge\": "
+                      "\"start\"|\"end\"}",
+                      &k));
+        if (mapping_set_align(m, (enum mapping_align)k, NULL, false, &ae) != MT_OK)
+            return json_fail_from(d, al, &ae);
+        return MT_OK;
     }
-    const cJSON *rules = cJSON_GetObjectItemCaseSensitive(root, "rules");
-    if (rules != NULL && !cJSON_IsArray(rules))
-        return err_set(e, MT_EINVAL, "rules: expected an array");
-    int i = 0;
-    for (const cJSON *r = rules ? rules->child : NULL; r; r = r->next, i++)
-        TRY(mapping_json_rule(m, r, i, e));
+    if (!cJSON_IsObject(al->item))
+        return json_type_fail(d, al, "a string or an object");
+    static const char *const keys[2] = {"event", "edge"};
+    struct json_value k[2];
+    TRY(json_fields(d, al, keys, 2, k));
+    if (!cJSON_IsString(k[0].item))
+        return json_fail(d, &k[0], "expected a regular expression");
+    int edge = 0;
+    if (k[1].item != NULL) {
+        static const char *const en[] = {"start", "end"};
+        TRY(json_enum(d, &k[1], en, 2, "\"start\" or \"end\"", &edge));
+    }
+    if (mapping_set_align(m, MAPPING_ALIGN_EVENT, k[0].item->valuestring, edge == 1, &ae) != MT_OK)
+        return json_fail_from(d, &k[0], &ae);
     return MT_OK;
+}
+
+static int mapping_json_root(struct json_doc *d, struct mapping *m, const struct json_value *root)
+{
+    enum { K_FORMAT, K_VERSION, K_DEVICE, K_ALIGN, K_RULES, K__COUNT };
+    static const char *const keys[K__COUNT] = {"format", "version", "device", "align", "rules"};
+    struct json_value k[K__COUNT];
+    if (!cJSON_IsObject(root->item))
+        return json_fail(d, root, "expected a JSON object at the top level");
+    TRY(json_fields(d, root, keys, K__COUNT, k));
+    const cJSON *fmt = k[K_FORMAT].item;
+    if (fmt != NULL && !(cJSON_IsString(fmt) && strcmp(fmt->valuestring, MAPPING_FORMAT) == 0))
+        return json_fail(d, &k[K_FORMAT], "expected \"%s\"", MAPPING_FORMAT);
+    double ver;
+    if (k[K_VERSION].item != NULL && !(json_number(k[K_VERSION].item, &ver) && ver == 1))
+        return json_fail(d, &k[K_VERSION], "this build reads version 1");
+    if (k[K_DEVICE].item != NULL) {
+        static const char *const dn[] = {"auto", "rank", "pid", "file"};
+        int dev;
+        TRY(json_enum(d, &k[K_DEVICE], dn, 4, "\"auto\", \"rank\", \"pid\" or \"file\"", &dev));
+        mapping_set_device(m, (enum mapping_device)dev);
+    }
+    if (k[K_ALIGN].item != NULL)
+        TRY(mapping_json_align(d, m, &k[K_ALIGN]));
+    if (k[K_RULES].item == NULL)
+        return MT_OK;
+    struct json_value *rules;
+    size_t n;
+    TRY(json_elements(d, &k[K_RULES], &rules, &n));
+    int rc = MT_OK;
+    for (size_t i = 0; i < n && rc == MT_OK; i++)
+        rc = mapping_json_rule(d, m, &rules[i]);
+    free(rules);
+    return rc;
 }
 
 int mapping_load_string(const char *text, size_t len, const char *name, struct mapping **out,
                         struct mt_err *e)
 {
     *out = NULL;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-    if (root == NULL)
-        return str_json_syntax_error(e, name, text, len, end);
+    struct json_doc *d;
+    TRY(json_doc_parse(text, len, name, MT_EINVAL, &d, e));
+    struct json_value root;
+    json_doc_root(d, &root);
     struct mapping *m = mapping_new();
-    int rc = mapping_json_root(m, root, e);
-    cJSON_Delete(root);
+    int rc = mapping_json_root(d, m, &root);
+    json_doc_free(d);
     if (rc != MT_OK) {
         mapping_free(m);
-        return err_wrap(e, "%s", name);
+        return rc;
     }
     *out = m;
     return MT_OK;

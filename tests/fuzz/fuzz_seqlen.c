@@ -1,7 +1,7 @@
 /* tests/fuzz/fuzz_seqlen.c: sequence lengths that vary from batch to batch (model/seqlen.c)
  * on arbitrary bytes: a lengths file (`--lengths FILE`, seqlen_parse), or, when the input
  * starts with '{', a config whose model.seq_length is a distribution {"values", "weights"}
- * (model/config_json.c reads it, seqlen_sample_load turns it into a sample). Then what
+ * (model/seqlen_json.c reads it, seqlen_sample_load turns it into a sample). Then what
  * `mario-tui plan-inputs` does with the lengths: the input-aware checkpointing report
  * (sim/ckpt_plan.c) over them, for a small model whose largest position is FUZZ_LIMIT.
  * Invariants: a refused lengths file is MT_EINVAL with a message that starts with the file

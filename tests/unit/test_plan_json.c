@@ -122,7 +122,7 @@ static void test_bad_files(void)
         const char *from, *to, *needle;
     } edits[] = {
         {"\"op\":\"FW\"", "\"op\":\"XX\"", "devices[0][0].op"},
-        {"\"mb\":0", "\"mb\":99", "out of range"},
+        {"\"mb\":0", "\"mb\":99", "devices[0][0].mb: must be in [-1, 1] (got 99)"},
         {"\"mb\":0", "\"mb\":0.5", "expected an integer"},
         {"\"stages\":2", "\"stages\":3", "disagree with its config"},
         {"\"peer\":1", "\"peer\":-1", "without a peer"},

@@ -1,0 +1,197 @@
+/* model/config_write_json.c: a config as JSON (config_to_cjson, config_to_json), the form
+ * plan files embed and `mario-tui config` prints; it loads back to an equal config. */
+#include <config.h>
+#include "model/config.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/presets.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+/* cJSON 1.7 prints a double with 15 digits whenever they read back within an epsilon, which
+ * can lose the last bits (99999999999999990e9 is written 1e+26): a saved config would not
+ * load back equal. Integers go through cJSON; other numbers are written as raw text, the
+ * shortest of 15..17 digits that reads back exactly, with '.' whatever the locale. */
+static void write_number(cJSON *o, const char *key, double v)
+{
+    char buf[40];
+    if (!isfinite(v) || (v == floor(v) && fabs(v) <= (double)INT_MAX)) {
+        cJSON_AddNumberToObject(o, key, v); /* exact (non-finite values become null) */
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    for (char *p = buf; *p != '\0'; p++)
+        if (!isdigit((unsigned char)*p) && *p != '-' && *p != '+' && *p != 'e')
+            *p = '.';
+    cJSON_AddRawToObject(o, key, buf);
+}
+
+/* Sizes that are whole KiB/MiB/GiB/TiB are written as "40GiB", others as bytes. */
+static void write_bytes(cJSON *o, const char *key, double bytes)
+{
+    static const char *const unit[] = {"TiB", "GiB", "MiB", "KiB"};
+    static const double mult[] = {1099511627776.0, 1073741824.0, 1048576.0, 1024.0};
+    for (int i = 0; i < 4; i++) {
+        double q = bytes / mult[i];
+        if (bytes > 0 && q == floor(q) && q < 1e15 && q * mult[i] == bytes) {
+            char buf[40];
+            snprintf(buf, sizeof buf, "%.0f%s", q, unit[i]);
+            cJSON_AddStringToObject(o, key, buf);
+            return;
+        }
+    }
+    write_number(o, key, bytes);
+}
+
+static void write_flops(cJSON *o, const char *key, double flops)
+{
+    double q = flops / 1e12;
+    if (flops > 0 && q == floor(q) && q < 1e15 && q * 1e12 == flops) {
+        char buf[40];
+        snprintf(buf, sizeof buf, "%.0fT", q);
+        cJSON_AddStringToObject(o, key, buf);
+        return;
+    }
+    write_number(o, key, flops);
+}
+
+/* model.seq_length as a distribution or the path of its lengths file. */
+static void write_seqlen(cJSON *m, const struct seqlen_spec *sp)
+{
+    if (sp->kind == SEQLEN_FILE) {
+        cJSON_AddStringToObject(m, "seq_length", sp->path);
+        return;
+    }
+    cJSON *d = cJSON_AddObjectToObject(m, "seq_length");
+    cJSON *v = d != NULL ? cJSON_AddArrayToObject(d, "values") : NULL;
+    cJSON *w = d != NULL ? cJSON_AddArrayToObject(d, "weights") : NULL;
+    for (int i = 0; v != NULL && w != NULL && i < sp->n && i < SEQLEN_MAX_VALUES; i++) {
+        cJSON_AddItemToArray(v, cJSON_CreateNumber(sp->values[i]));
+        cJSON *wi = cJSON_CreateObject(); /* write_number keeps the weight exact */
+        if (wi == NULL)
+            break;
+        write_number(wi, "w", sp->weights[i]);
+        cJSON *item = cJSON_DetachItemFromObject(wi, "w");
+        cJSON_Delete(wi);
+        if (item != NULL)
+            cJSON_AddItemToArray(w, item);
+    }
+}
+
+struct cJSON *config_to_cjson(const struct config *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return NULL;
+    cJSON_AddStringToObject(o, "pipeline_scheme", config_scheme_name(c->scheme));
+    cJSON_AddNumberToObject(o, "global_batch_size", c->global_batch_size);
+    cJSON_AddNumberToObject(o, "micro_batch_size", c->micro_batch_size);
+    cJSON_AddNumberToObject(o, "num_device", c->num_device);
+    if (c->num_microbatches > 0)
+        cJSON_AddNumberToObject(o, "num_microbatches", c->num_microbatches);
+    cJSON_AddNumberToObject(o, "chunks", c->chunks);
+    /* 0 means "the device's memory": write what it means. */
+    write_bytes(o, "memory_per_device",
+                   c->memory_per_device > 0 ? c->memory_per_device : c->cluster.device.mem_bytes);
+    cJSON_AddBoolToObject(o, "blocking_send", c->blocking_send);
+    /* Written only when they differ from 1, so synchronous plans read as before. */
+    if (c->iterations != 1)
+        cJSON_AddNumberToObject(o, "iterations", c->iterations);
+    if (c->update_interval != 1)
+        cJSON_AddNumberToObject(o, "update_interval", c->update_interval);
+    if (c->unit.enabled || c->unit.f != 1 || c->unit.b != 2 || c->unit.rc != 1) {
+        cJSON *u = cJSON_AddObjectToObject(o, "unit_costs");
+        if (u != NULL) {
+            if (!c->unit.enabled)
+                cJSON_AddBoolToObject(u, "enabled", false);
+            write_number(u, "F", c->unit.f);
+            write_number(u, "B", c->unit.b);
+            write_number(u, "RC", c->unit.rc);
+        }
+    }
+
+    const struct model_spec *ms = &c->model;
+    struct model_spec preset;
+    cJSON *m = cJSON_AddObjectToObject(o, "model");
+    if (m != NULL) {
+        bool is_preset =
+            presets_model(ms->name, &preset, NULL) == MT_OK && strcmp(preset.name, ms->name) == 0;
+        cJSON_AddStringToObject(m, is_preset ? "preset" : "name", ms->name);
+        cJSON_AddStringToObject(m, "type", config_arch_name(ms->arch));
+        cJSON_AddNumberToObject(m, "hidden_size", ms->hidden_size);
+        cJSON_AddNumberToObject(m, "num_layers", ms->num_layers);
+        cJSON_AddNumberToObject(m, "num_attention_heads", ms->num_attention_heads);
+        if (c->seqlen.kind == SEQLEN_FIXED)
+            cJSON_AddNumberToObject(m, "seq_length", ms->seq_length);
+        else
+            write_seqlen(m, &c->seqlen);
+        if (c->seqlen.max_positions > 0)
+            cJSON_AddNumberToObject(m, "max_position_embeddings", c->seqlen.max_positions);
+        cJSON_AddNumberToObject(m, "vocab_size", ms->vocab_size);
+        cJSON_AddNumberToObject(m, "ffn_hidden_size", ms->ffn_hidden_size);
+    }
+
+    const struct cluster_spec *k = &c->cluster;
+    struct device_spec dev;
+    cJSON *cl = cJSON_AddObjectToObject(o, "cluster");
+    if (cl != NULL) {
+        bool is_preset = presets_device(k->device.name, &dev, NULL) == MT_OK &&
+                         strcmp(dev.name, k->device.name) == 0;
+        cJSON_AddStringToObject(cl, is_preset ? "device" : "device_name", k->device.name);
+        write_flops(cl, "peak_flops", k->device.peak_flops);
+        write_number(cl, "efficiency", k->device.efficiency);
+        write_bytes(cl, "memory", k->device.mem_bytes);
+        write_number(cl, "hbm_gbps", k->device.hbm_gbps);
+        write_number(cl, "p2p_gbps", k->p2p_gbps);
+        write_number(cl, "p2p_latency_us", k->p2p_lat_us);
+        write_number(cl, "allreduce_gbps", k->ar_gbps);
+        write_number(cl, "dp_efficiency", k->dp_efficiency);
+        write_number(cl, "efficiency_half_tokens", k->eff_half_tokens);
+        cJSON_AddNumberToObject(cl, "dp", k->dp);
+        cJSON_AddNumberToObject(cl, "tp", k->tp);
+    }
+    if (c->profile.enabled)
+        cJSON_AddItemToObject(o, "calibration", profile_to_cjson(&c->profile));
+    return o;
+}
+
+char *config_to_json(const struct config *c)
+{
+    cJSON *o = config_to_cjson(c);
+    char *raw = o != NULL ? cJSON_Print(o) : NULL;
+    cJSON_Delete(o);
+    if (raw == NULL)
+        return NULL;
+    /* cJSON indents with tabs and puts a tab after ':'; strings never hold a raw tab. */
+    size_t n = strlen(raw), k = 0;
+    char *out = xmalloc(2 * n + 2);
+    int line_start = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (raw[i] == '\t') {
+            if (line_start) {
+                out[k++] = ' ';
+                out[k++] = ' ';
+            } else {
+                out[k++] = ' ';
+            }
+            continue;
+        }
+        line_start = raw[i] == '\n';
+        out[k++] = raw[i];
+    }
+    out[k++] = '\n';
+    out[k] = '\0';
+    cJSON_free(raw);
+    return out;
+}
