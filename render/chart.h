@@ -69,8 +69,9 @@ int chart_build(const struct chart *c, struct layout **out, struct mt_err *e);
  * ...] (ascending) instead of "groups" is a line panel: each series' "values" has one number
  * per x (null: a gap), "dashed": true draws it dashed, "min" and "max" bound the value axis
  * and "x_label" names the x axis.
- * Errors read "file:line:col: malformed JSON" (MT_EPARSE) and "file: panels[1]: series[0]:
- * ..." for values (MT_EINVAL); chart_build checks the rest (ascending x, min < max). */
+ * Errors name the position (util/json.h): "file:line:col: syntax error near '...'"
+ * (MT_EPARSE) and "file:line:col: panels[1].series[0].values[2]: ..." for values (MT_EINVAL);
+ * chart_build checks the rest (ascending x, min < max). */
 #define CHART_SPEC_MAX_BYTES (1u << 20) /* larger specs are refused */
 
 struct chart_spec;

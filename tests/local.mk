@@ -59,3 +59,11 @@ tests_unit_test_json_LDADD = libmt_util.a $(CJSON_LIBS) -lm
 EXTRA_DIST += tests/cli/test_json_positions.sh tests/data/bad/plan-mb-string.json \
 	tests/data/bad/plan-config-dp.json tests/data/bad/calibration-term-string.json \
 	tests/data/bad/mapping-stage-fraction.json tests/data/bad/chart-value-string.json
+# issue 16: the critical path out of the explorer (sim/critical.h).
+check_PROGRAMS += tests/unit/test_critical
+TESTS += tests/unit/test_critical
+tests_unit_test_critical_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 16: the launcher's post-mortem out of tui/ (exec/postmortem.h), on synthetic spools.
+check_PROGRAMS += tests/unit/test_postmortem
+TESTS += tests/unit/test_postmortem
+tests_unit_test_postmortem_LDADD = libmt_exec.a libmt_util.a

@@ -13,7 +13,6 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "exec/input_aware.h"
 #include "exec/interp.h"
 #include "exec/launch.h"
+#include "exec/postmortem.h"
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/seqlen.h"
@@ -584,183 +584,27 @@ static int run_rank(struct plan *p, struct run_args *a, int argc, char **argv)
 /* the launcher                                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
-static const char *run_signal_name(int sig)
-{
-    const char *s = sig > 0 ? strsignal(sig) : NULL;
-    return s ? s : "unknown signal";
-}
-
-/* The step a rank was in when its records stop (1-based). */
-static int run_spool_step(const struct capture_spool *s)
-{
-    int last = -1;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->rec[i].step > last)
-            last = s->rec[i].step;
-    return last < 0 ? 1 : last + 1;
-}
-
-/* Ranks that ended on their own: finished, or failed with a message. */
-static bool run_ended_itself(const struct capture_spool *s)
-{
-    return s->state == CAPTURE_DONE || s->state == CAPTURE_FAILED || s->state == CAPTURE_CRASHED;
-}
-
-/* Whom rank r was waiting for at time t: a wait that began later does not count (a rank
- * frozen by SIGSTOP is woken by mpirun's SIGCONT before its SIGTERM, and may start a new
- * wait on its way out). */
-static int run_waiting_at(const struct capture_spool *s, double t)
-{
-    return s->waiting_for != COMM_WAIT_NONE && s->wait_since_us <= t ? s->waiting_for
-                                                                      : COMM_WAIT_NONE;
-}
-
-/* Follows "r waits for w" through the spools, as things stood at time t, from rank r to the
- * ranks the wait comes down to: one that waits for nobody (the others wait for it), or, for
- * a collective, every rank that waits for nobody and did not end on its own. Marks them in
- * culprit[]; returns true when the chain comes back on itself (a deadlock: every rank in it
- * waits for the next). */
-static bool run_follow_waits(const struct capture_spool *sp, int np, int r, double t,
-                             bool *culprit)
-{
-    bool *seen = xcalloc((size_t)np, sizeof *seen);
-    bool cycle = false;
-    for (;;) {
-        if (seen[r]) {
-            cycle = true;
-            break;
-        }
-        seen[r] = true;
-        int w = run_waiting_at(&sp[r], t);
-        if (w == COMM_WAIT_NONE) {
-            culprit[r] = true;
-            break;
-        }
-        if (w == COMM_WAIT_GROUP) {
-            for (int q = 0; q < np; q++)
-                if (run_waiting_at(&sp[q], t) == COMM_WAIT_NONE && !run_ended_itself(&sp[q]))
-                    culprit[q] = true;
-            break;
-        }
-        if (w < 0 || w >= np)
-            break;
-        r = w;
-    }
-    free(seen);
-    return cycle;
-}
-
-/* After a failed job: names the ranks that died, hung or failed, and merges their records
- * into a partial trace unless rank 0 wrote the trace itself (every rank ended on its own).
- *
- * Who died. A rank marks its spool when it ends by itself: DONE, FAILED (with its message),
- * CRASHED (a fault signal), TERMINATED (SIGTERM: mpirun ending the job), EXITED (exit()).
- * A rank still RUNNING was killed outright (SIGKILL), or ended by its MPI library with
- * _exit() after the connection to a dead peer broke, which Open MPI does to ranks that
- * were talking to it. The two look alike, so time decides: every rank notes the time while
- * it waits and when it fails, and a RUNNING rank whose heartbeat stopped first, before any
- * rank reported a failure, is the one that died; those that stopped later were still
- * alive when it did. Failures and crashes speak for themselves.
- *
- * Who hung. A rank that gave up waiting (a timeout) names whom it waited for, but that rank
- * may itself have been waiting for a third: every waiting rank notes whom it waits for in
- * its spool, so the launcher follows the chain to the rank that waited for nobody and went
- * silent — the one that stopped answering — or finds that the chain closes (a deadlock). */
+/* After a failed job: prints the post-mortem (exec/postmortem.h) of the ranks' spools, and
+ * merges their records into a partial trace unless rank 0 wrote the trace itself (every rank
+ * ended on its own). */
 static int run_after_failure(const struct plan *p, const struct run_args *a, int np,
                              const char *spool, int status)
 {
     struct capture_spool *sp = xcalloc((size_t)np, sizeof *sp);
     struct mt_err e = {0};
-    bool all_ended = true; /* every rank stopped on its own: rank 0 wrote the trace */
     size_t total = 0;
-    double first_gone = INFINITY; /* earliest heartbeat among the silent ranks */
-    double first_fail = INFINITY; /* earliest failure or crash a rank reported */
-    int first_waiter = -1;        /* the rank that gave up waiting first */
     for (int r = 0; r < np; r++) {
         if (capture_spool_read(spool, r, &sp[r], &e) != MT_OK) {
             fprintf(stderr, "mario-tui run: %s\n", e.msg);
             err_clear(&e);
         }
-        if (sp[r].state != CAPTURE_DONE && sp[r].state != CAPTURE_FAILED)
-            all_ended = false;
-        if (sp[r].state == CAPTURE_RUNNING && sp[r].alive_us < first_gone)
-            first_gone = sp[r].alive_us;
-        if ((sp[r].state == CAPTURE_FAILED || sp[r].state == CAPTURE_CRASHED) &&
-            sp[r].alive_us < first_fail)
-            first_fail = sp[r].alive_us;
-        if (sp[r].state == CAPTURE_FAILED && sp[r].waiting_for != COMM_WAIT_NONE &&
-            (first_waiter < 0 || sp[r].alive_us < sp[first_waiter].alive_us))
-            first_waiter = r;
         total += sp[r].n;
     }
-    bool *culprit = xcalloc((size_t)np, sizeof *culprit);
-    /* the moment the first rank gave up waiting: the picture of who waited for whom */
-    double t_fail = first_waiter >= 0 ? sp[first_waiter].alive_us : 0;
-    bool deadlock = first_waiter >= 0 && run_follow_waits(sp, np, first_waiter, t_fail, culprit);
-    char first[600] = "", line[600], later[256] = "";
-    int named = 0, nlater = 0;
-    if (deadlock) {
-        /* every rank of the chain waits for the next: name the chain */
-        size_t len = (size_t)snprintf(first, sizeof first, "deadlock: ");
-        int r = first_waiter;
-        for (int k = 0; k <= np && len + 40 < sizeof first; k++) {
-            int w = run_waiting_at(&sp[r], t_fail);
-            len += (size_t)snprintf(first + len, sizeof first - len, "%srank %d waits for rank %d",
-                                    k ? ", " : "", r, w);
-            r = w;
-            if (r == first_waiter)
-                break;
-        }
-        fprintf(stderr, "mario-tui run: %s\n", first);
-        named++;
-    }
-    /* the ranks the others waited for first, then the others: cause before effect */
-    for (int k = 0; k < 2 * np; k++) {
-        int r = k % np;
-        const struct capture_spool *s = &sp[r];
-        bool hung = culprit[r] && !run_ended_itself(s);
-        if (hung != (k < np))
-            continue;
-        line[0] = '\0';
-        bool silent = s->state == CAPTURE_RUNNING;
-        if (hung)
-            snprintf(line, sizeof line,
-                     "rank %d (device %d, pid %d) stopped answering during step %d: rank %d "
-                     "waited %.1f s for it; %s",
-                     r, s->dev, s->pid, run_spool_step(s), first_waiter,
-                     (sp[first_waiter].alive_us - sp[first_waiter].wait_since_us) / 1e6,
-                     silent ? "then it was killed outright (SIGKILL)"
-                            : "it was still there when the job was ended, so it hung (stopped "
-                              "by SIGSTOP, stuck in a system call, or looping)");
-        /* 1 ms: a rank that noticed the death kept its heartbeat going until it ended */
-        else if (silent && s->alive_us <= first_gone + 1000.0 && s->alive_us < first_fail)
-            snprintf(line, sizeof line,
-                     "rank %d (device %d, pid %d) died during step %d: killed outright (SIGKILL, "
-                     "from the kernel, e.g. out of memory, or a user)",
-                     r, s->dev, s->pid, run_spool_step(s));
-        else if (s->state == CAPTURE_CRASHED)
-            snprintf(line, sizeof line, "rank %d (device %d, pid %d) crashed during step %d: %s", r,
-                     s->dev, s->pid, run_spool_step(s), run_signal_name(s->signal));
-        else if (s->state == CAPTURE_FAILED && !all_ended)
-            snprintf(line, sizeof line, "%s", s->msg);
-        else if (silent || s->state == CAPTURE_TERMINATED || s->state == CAPTURE_EXITED) {
-            size_t len = strlen(later);
-            if (len + 12 < sizeof later)
-                snprintf(later + len, sizeof later - len, "%s%d", nlater ? ", " : "", r);
-            nlater++;
-        }
-        if (line[0]) {
-            fprintf(stderr, "mario-tui run: %s\n", line);
-            if (!named++)
-                snprintf(first, sizeof first, "%s", line);
-        }
-    }
-    if (nlater > 0 && named > 0)
-        fprintf(stderr, "mario-tui run: then the MPI runtime ended rank%s %s\n",
-                nlater > 1 ? "s" : "", later);
-    if (named == 0 && !all_ended)
-        fprintf(stderr, "mario-tui run: mpirun exited with status %d\n", status);
-    if (a->trace_out && !all_ended) {
+    struct postmortem pm;
+    postmortem_explain(sp, np, status, &pm);
+    for (int i = 0; i < pm.n; i++)
+        fprintf(stderr, "mario-tui run: %s\n", pm.line[i]);
+    if (a->trace_out && !pm.all_ended) {
         struct capture_rec *rec = xcalloc(total ? total : 1, sizeof *rec);
         size_t k = 0;
         for (int r = 0; r < np; r++) {
@@ -769,7 +613,7 @@ static int run_after_failure(const struct plan *p, const struct run_args *a, int
             k += sp[r].n;
         }
         char why[700];
-        snprintf(why, sizeof why, "partial: %s", first[0] ? first : "the job failed");
+        snprintf(why, sizeof why, "partial: %s", pm.verdicts ? pm.line[0] : "the job failed");
         if (run_write_trace(a->trace_out, p, rec, k, np, a->backend, why, &e) != MT_OK)
             fprintf(stderr, "mario-tui run: %s\n", e.msg);
         else
@@ -777,10 +621,10 @@ static int run_after_failure(const struct plan *p, const struct run_args *a, int
                     a->trace_out, k);
         free(rec);
     }
+    postmortem_fini(&pm);
     for (int r = 0; r < np; r++)
         capture_spool_fini(&sp[r]);
     free(sp);
-    free(culprit);
     return status == 2 ? 2 : 1;
 }
 

@@ -5,7 +5,6 @@
 #include <config.h>
 #include "tui/explore.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +13,11 @@
 #include "render/layout.h"
 #include "render/paint_cairo.h"
 #include "render/paint_svg.h"
+#include "sim/critical.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/simulate.h"
 #include "sim/validate.h"
-#include "sim/vpipe.h"
 #include "traces/align.h"
 #include "traces/chrome.h"
 #include "traces/trace.h"
@@ -49,9 +48,7 @@ int explore_gantt_width(const struct explore *x, int w)
     return gw < 10 ? 10 : gw;
 }
 
-/* The critical path of the shown step: from the instruction that ends last, back through
- * whichever predecessor (a dependency or the previous instruction of the device) ended
- * exactly when it started. */
+/* The critical path of the shown step (sim/critical.h). */
 static void explore_critical_path(struct explore *x)
 {
     free(x->on_path);
@@ -59,38 +56,8 @@ static void explore_critical_path(struct explore *x)
     const struct pass_step *st = explore_step(x);
     if (st == NULL)
         return;
-    const struct plan *p = st->plan;
-    const struct sim_result *r = &st->sim;
-    int total = plan_total(p);
-    x->on_path = xcalloc((size_t)total + 1, 1);
-    struct vpipe_index *vx = NULL;
-    if (vpipe_index_build(p, &vx, NULL) != MT_OK)
-        return;
-    int cur = -1;
-    for (int id = 0; id < total; id++)
-        if (cur < 0 || r->end[id] > r->end[cur])
-            cur = id;
-    double eps = 1e-9 * (r->step_time > 1 ? r->step_time : 1);
-    for (int guard = 0; cur >= 0 && guard <= total; guard++) {
-        x->on_path[cur] = 1;
-        int dev, pos, deps[VPIPE_MAX_DEPS], next = -1;
-        plan_locate_id(p, cur, &dev, &pos);
-        int n = vpipe_deps(p, vx, cur, deps, NULL);
-        for (int k = 0; k < n && next < 0; k++)
-            if (fabs(r->end[deps[k]] - r->start[cur]) <= eps && r->start[cur] > 0)
-                next = deps[k];
-        for (int i = pos - 1; i >= 0 && next < 0; i--) {
-            int id = plan_id(p, dev, i);
-            enum op op = plan_at(p, dev, i)->op;
-            if (vpipe_is_send(op)) /* sends do not hold the device */
-                continue;
-            if (fabs(r->end[id] - r->start[cur]) <= eps && r->start[cur] > 0)
-                next = id;
-            break;
-        }
-        cur = next;
-    }
-    vpipe_index_free(vx);
+    x->on_path = xcalloc((size_t)plan_total(st->plan) + 1, 1);
+    sim_critical_path(st->plan, &st->sim, x->on_path, NULL);
 }
 
 static void explore_fit(struct explore *x)

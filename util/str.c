@@ -97,13 +97,6 @@ int str_text_error(struct mt_err *e, const char *name, const char *text, size_t 
     return err_set(e, MT_EPARSE, "%s:%ld:%ld: %s", name, line, col, what);
 }
 
-int str_json_syntax_error(struct mt_err *e, const char *name, const char *text, size_t len,
-                          const char *end)
-{
-    size_t off = end && end >= text ? (size_t)(end - text) : 0;
-    return str_text_error(e, name, text, len, off, "malformed JSON");
-}
-
 size_t str_utf8_check(const char *text, size_t n)
 {
     const unsigned char *s = (const unsigned char *)text;

@@ -20,10 +20,6 @@ int str_text_error(struct mt_err *e, const char *name, const char *text, size_t 
 /* The offset of the first byte of text[0..n) that does not start well-formed UTF-8 (RFC 3629:
  * no overlong forms, no surrogates, nothing above U+10FFFF, no cut sequence), or n. */
 size_t str_utf8_check(const char *text, size_t n);
-/* A JSON syntax error: MT_EPARSE "name:line:col: malformed JSON", the position being end (the
- * parser's stopping point in text[0..len), NULL = the start). */
-int str_json_syntax_error(struct mt_err *e, const char *name, const char *text, size_t len,
-                          const char *end);
 /* Reads a whole file (limit max_bytes). Caller frees *out. */
 int str_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len,
                   struct mt_err *e);
