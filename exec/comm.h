@@ -42,8 +42,6 @@ void comm_close(struct comm *c);
 int comm_rank(const struct comm *c);
 int comm_size(const struct comm *c);
 enum comm_kind comm_kind(const struct comm *c);
-/* The largest message tag a transfer may use. */
-int comm_max_tag(const struct comm *c);
 void comm_set_timeout(struct comm *c, double timeout_s);
 /* What a rank waits for, as the idle hook hears it. */
 #define COMM_WAIT_NONE (-1)  /* not waiting: computing */
@@ -53,7 +51,6 @@ void comm_set_timeout(struct comm *c, double timeout_s);
  * who waited for whom: exec/capture.h). A wait that times out leaves its last call standing.
  * NULL removes it. */
 void comm_set_idle_hook(struct comm *c, void (*fn)(void *ctx, int waiting_for), void *ctx);
-double comm_timeout(const struct comm *c);
 /* Ranks that hold stage s (including this one when it does). */
 int comm_group_size(const struct comm *c, int stage);
 
@@ -83,8 +80,6 @@ int comm_barrier(struct comm *c, struct mt_err *e);
  * get *all = NULL. */
 int comm_gather(struct comm *c, const void *buf, size_t bytes, void **all, size_t *counts,
                 struct mt_err *e);
-/* Sums `n` doubles over all ranks, result on every rank. */
-int comm_sum_doubles(struct comm *c, double *v, int n, struct mt_err *e);
 /* Takes the maximum of `n` doubles over all ranks, result on every rank. */
 int comm_max_doubles(struct comm *c, double *v, int n, struct mt_err *e);
 /* Broadcasts bytes from rank `root` within the replica group of `stage` (-1: the world). */

@@ -229,11 +229,6 @@ enum comm_kind comm_kind(const struct comm *c)
     return c->kind;
 }
 
-int comm_max_tag(const struct comm *c)
-{
-    return c->max_tag;
-}
-
 void comm_set_timeout(struct comm *c, double timeout_s)
 {
     c->timeout_s = timeout_s;
@@ -243,11 +238,6 @@ void comm_set_idle_hook(struct comm *c, void (*fn)(void *ctx, int waiting_for), 
 {
     c->idle = fn;
     c->idle_ctx = ctx;
-}
-
-double comm_timeout(const struct comm *c)
-{
-    return c->timeout_s;
 }
 
 int comm_group_size(const struct comm *c, int stage)
@@ -450,11 +440,6 @@ static int comm_reduce_doubles(struct comm *c, double *v, int n, MPI_Op op, stru
     MPI_Request r;
     MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, c->world, &r));
     return comm_poll(c, &r, COMM_WAIT_GROUP, "allreduce of the run's figures", e);
-}
-
-int comm_sum_doubles(struct comm *c, double *v, int n, struct mt_err *e)
-{
-    return comm_reduce_doubles(c, v, n, MPI_SUM, e);
 }
 
 int comm_max_doubles(struct comm *c, double *v, int n, struct mt_err *e)

@@ -50,11 +50,6 @@ size_t dataset_ntokens(const struct dataset *ds)
     return ds->n;
 }
 
-const char *dataset_path(const struct dataset *ds)
-{
-    return ds->path;
-}
-
 int dataset_batch(const struct dataset *ds, long k, int B, int T, int *inputs, int *targets,
                   struct mt_err *e)
 {

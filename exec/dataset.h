@@ -16,7 +16,6 @@ struct dataset;
 int dataset_open(const char *path, struct dataset **out, struct mt_err *e);
 void dataset_close(struct dataset *ds);
 size_t dataset_ntokens(const struct dataset *ds);
-const char *dataset_path(const struct dataset *ds);
 
 /* Batch k (k >= 0, a global index: every rank that asks for batch k gets the same tokens):
  * B rows of T+1 consecutive tokens; row b starts at ((k * B + b) * T) mod (n - T), so

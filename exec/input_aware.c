@@ -182,11 +182,6 @@ const struct plan *input_aware_plan(const struct input_aware *ia)
     return ia->full;
 }
 
-int input_aware_max_len(const struct input_aware *ia)
-{
-    return ia->max_len;
-}
-
 /* ---- the fit ----------------------------------------------------------------------------- */
 
 static int ia_fit(struct input_aware *ia, struct mt_err *e)

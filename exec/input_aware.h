@@ -55,8 +55,6 @@ int input_aware_new(const struct config *c, const struct seqlen_sample *lengths,
 void input_aware_free(struct input_aware *ia);
 /* The run's plan for interp_run: every forward checkpointed, at the longest length. */
 const struct plan *input_aware_plan(const struct input_aware *ia);
-/* The longest batch, tokens. */
-int input_aware_max_len(const struct input_aware *ia);
 /* Fills *out for interp_opts.stream. cm: the run's communicator, for the exchange after the
  * fit batches (each new plan is checked against its size, interp_check). */
 void input_aware_stream(struct input_aware *ia, struct comm *cm, struct interp_stream *out);

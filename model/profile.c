@@ -15,11 +15,6 @@
 #include "model/config.h"
 #include "model/cost.h"
 
-double profile_fit_eval(const struct profile_fit *f, double n, bool embed, bool head)
-{
-    return f->a * n + f->b + (embed ? f->embed : 0) + (head ? f->head : 0);
-}
-
 void profile_shape_of(const struct config *c, struct profile_shape *out)
 {
     const struct model_spec *m = &c->model;

@@ -64,8 +64,6 @@ struct profile {
 /* Applies p to one stage of config c (its layer count and ends already set): every fitted
  * quantity replaces the analytic one, scaled to c's shape. */
 void profile_apply(const struct profile *p, const struct config *c, struct stage_cost *st);
-/* Evaluates a fit for a stage (no shape scaling). */
-double profile_fit_eval(const struct profile_fit *f, double n, bool embed, bool head);
 /* Records c's shape in p->shape. */
 void profile_shape_of(const struct config *c, struct profile_shape *out);
 

@@ -103,16 +103,6 @@ const char *scan_name(const struct scan *s)
     return s->name;
 }
 
-bool scan_is_gzip(const struct scan *s)
-{
-    return s->gzip;
-}
-
-size_t scan_bytes(const struct scan *s)
-{
-    return s->dropped + s->pos;
-}
-
 /* Reads the next chunk after dropping what no item needs. Returns MT_OK with *got = 0 at the
  * end of the input. */
 static int scan_fill(struct scan *s, size_t *got, struct mt_err *e)

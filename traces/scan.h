@@ -46,9 +46,6 @@ int scan_next(struct scan *s, struct scan_item *it, struct mt_err *e);
 void scan_where(const struct scan_item *it, size_t off, long *line, long *col);
 /* The name given to scan_open / scan_open_mem. */
 const char *scan_name(const struct scan *s);
-bool scan_is_gzip(const struct scan *s);
-/* Bytes of JSON consumed so far (after decompression). */
-size_t scan_bytes(const struct scan *s);
 void scan_close(struct scan *s);
 
 #endif
