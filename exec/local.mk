@@ -16,9 +16,8 @@ pkgdata_DATA = data/corpus.txt
 
 # The CUDA backend, when configure found CUDA (+ NCCL): the model's CUDA twin is compiled by
 # nvcc into its own library (no per-target flags, so the suffix rule applies, STYLE 2.9);
-# libmt_exec.a comes again after it for the CPU code it calls.
-NVCC_ARCH = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
-	-gencode arch=compute_90,code=compute_90
+# libmt_exec.a comes again after it for the CPU code it calls. The architectures come from
+# configure's --with-cuda-arch (NVCC_ARCH).
 NVCCFLAGS = -O2 -std=c++17 $(NVCC_ARCH) -Xcompiler -Wall
 SUFFIXES = .cu
 .cu.o:

@@ -171,6 +171,9 @@ extern "C" {
 int xformer_cuda_init(int local_rank, struct mt_err *e);
 void xformer_cuda_fini(void);
 int xformer_cuda_sync(struct mt_err *e);
+/* NULL when the device refuses (no abort: running out of memory is an expected outcome):
+ * the next xformer_cuda_* call that returns an rc fails with MT_EINFEASIBLE "out of device
+ * memory: cudaMalloc of N bytes refused ...", the functions that allocate included. */
 void *xformer_cuda_alloc(size_t bytes);
 void xformer_cuda_free(void *p);
 size_t xformer_cuda_mem_current(void);

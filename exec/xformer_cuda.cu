@@ -39,6 +39,24 @@ static size_t xc_cur, xc_peak;
 static void (*xc_hook)(size_t, void *);
 static void *xc_hook_ctx;
 
+/* The first allocation that failed since the last xc_oom_check, 0 when none: running out of
+ * device memory is an expected outcome in a tool about memory caps, so it becomes an error
+ * of the call that allocated, not an abort. */
+static size_t xc_failed_bytes;
+
+/* MT_EINFEASIBLE naming the refused request when an allocation failed since the last check. */
+static int xc_oom_check(struct mt_err *e)
+{
+    if (xc_failed_bytes == 0)
+        return MT_OK;
+    size_t asked = xc_failed_bytes;
+    xc_failed_bytes = 0;
+    return err_set(e, MT_EINFEASIBLE,
+                   "out of device memory: cudaMalloc of %zu bytes refused with %zu bytes held by "
+                   "this rank",
+                   asked, xc_cur);
+}
+
 /* Live device blocks and their sizes, for the count (few: stages, activations, buffers). */
 struct xc_block {
     void *p;
@@ -79,6 +97,7 @@ extern "C" void xformer_cuda_fini(void)
 
 extern "C" int xformer_cuda_sync(struct mt_err *e)
 {
+    TRY(xc_oom_check(e)); /* a buffer handed out earlier may be missing */
     CUDA_TRY(e, cudaStreamSynchronize(xc_stream));
     CUDA_TRY(e, cudaGetLastError());
     return MT_OK;
@@ -88,8 +107,10 @@ extern "C" void *xformer_cuda_alloc(size_t bytes)
 {
     void *p = NULL;
     if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
-        fprintf(stderr, "mario-tui: out of device memory (%zu bytes)\n", bytes);
-        abort();
+        cudaGetLastError(); /* clear the sticky error: the device itself is fine */
+        if (xc_failed_bytes == 0)
+            xc_failed_bytes = bytes ? bytes : 1;
+        return NULL;
     }
     if (xc_nlive == xc_caplive) {
         xc_caplive = xc_caplive ? 2 * xc_caplive : 64;
@@ -147,6 +168,7 @@ extern "C" void xformer_cuda_mem_set_hook(void (*fn)(size_t, void *), void *ctx)
 extern "C" int xformer_cuda_copy(void *dst, const void *src, size_t bytes, int to_device,
                                  struct mt_err *e)
 {
+    TRY(xc_oom_check(e)); /* a buffer handed out earlier may be missing */
     CUDA_TRY(e, cudaMemcpyAsync(dst, src, bytes,
                                 to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
                                 xc_stream));
@@ -157,6 +179,7 @@ extern "C" int xformer_cuda_copy(void *dst, const void *src, size_t bytes, int t
 extern "C" int xformer_cuda_copy_device(void *dst, const void *src, size_t bytes,
                                         struct mt_err *e)
 {
+    TRY(xc_oom_check(e)); /* a buffer handed out earlier may be missing */
     CUDA_TRY(e, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, xc_stream));
     return MT_OK;
 }
@@ -626,7 +649,9 @@ extern "C" int xformer_cuda_stage_create(const struct xformer_dims *d, int first
     s->grads = (float *)xformer_cuda_alloc(bytes);
     s->m = (float *)xformer_cuda_alloc(bytes);
     s->v = (float *)xformer_cuda_alloc(bytes);
-    int rc = xformer_cuda_copy(s->params, base, bytes, 1, e);
+    int rc = xc_oom_check(e);
+    if (rc == MT_OK)
+        rc = xformer_cuda_copy(s->params, base, bytes, 1, e);
     xformer_stage_free(cpu);
     if (rc == MT_OK) {
         cudaMemsetAsync(s->grads, 0, bytes, xc_stream);
@@ -684,6 +709,7 @@ extern "C" float *xformer_cuda_stage_swap_params(struct xformer_cuda_stage *s, f
 extern "C" int xformer_cuda_extrapolate(float *out, const float *w, const float *v, float c,
                                         size_t n, struct mt_err *e)
 {
+    TRY(xc_oom_check(e)); /* a buffer handed out earlier may be missing */
     if (n == 0)
         return MT_OK;
     k_extrapolate<<<xc_blocks(n, 256), 256, 0, xc_stream>>>(out, w, v, c, n);
@@ -694,6 +720,7 @@ extern "C" int xformer_cuda_extrapolate(float *out, const float *w, const float 
 extern "C" int xformer_cuda_ema_delta(float *v, const float *w, const float *w_old, float g,
                                       size_t n, struct mt_err *e)
 {
+    TRY(xc_oom_check(e)); /* a buffer handed out earlier may be missing */
     if (n == 0)
         return MT_OK;
     k_ema_delta<<<xc_blocks(n, 256), 256, 0, xc_stream>>>(v, w, w_old, g, n);
@@ -805,8 +832,9 @@ static const float *xc_act_layer_input(const struct xformer_cuda_act *a, int l)
     return prev.res3;
 }
 
-/* The blocks of layers [from, to), in order, as exec/xformer_cpu.c allocates them. */
-static void xc_act_alloc(struct xformer_cuda_act *a, int from, int to)
+/* The blocks of layers [from, to), in order, as exec/xformer_cpu.c allocates them; an error
+ * when the device refused one (the blocks it did give stay with a, freed with it). */
+static int xc_act_alloc(struct xformer_cuda_act *a, int from, int to, struct mt_err *e)
 {
     const struct xformer_cuda_stage *s = a->s;
     size_t NC = (size_t)a->B * a->T * s->d.channels;
@@ -818,6 +846,7 @@ static void xc_act_alloc(struct xformer_cuda_act *a, int from, int to)
             (lf - (a->bnd != NULL && l == a->k - 1 ? NC : 0)) * sizeof(float));
     if (to == s->n && s->is_last)
         a->head = (float *)xformer_cuda_alloc(xc_head_floats(&s->d, a->B, a->T) * sizeof(float));
+    return xc_oom_check(e);
 }
 
 static void xc_encode(const struct xformer_cuda_act *a, float *enc)
@@ -931,6 +960,7 @@ extern "C" int xformer_cuda_forward(struct xformer_cuda_stage *s, const int *tok
                                     float *out_loss, struct xformer_cuda_act **out_act,
                                     struct mt_err *e)
 {
+    TRY(xc_oom_check(e)); /* a buffer handed out earlier may be missing */
     *out_act = NULL;
     const struct xformer_dims *d = &s->d;
     if (B < 1 || T < 1 || T > d->max_seq)
@@ -958,18 +988,22 @@ extern "C" int xformer_cuda_forward(struct xformer_cuda_stage *s, const int *tok
                                                                               : s->n;
     size_t in_bytes = s->is_first ? N * sizeof(int) : NC * sizeof(float);
     a->kept = xformer_cuda_alloc(in_bytes + (s->is_last ? N * sizeof(int) : 0));
-    int rc = s->is_first ? xformer_cuda_copy(a->kept, tokens, in_bytes, 1, e)
-                         : (cudaMemcpyAsync(a->kept, in_hidden, in_bytes, cudaMemcpyDeviceToDevice,
-                                            xc_stream) == cudaSuccess
-                                ? MT_OK
-                                : err_set(e, MT_EDEVICE, "forward: copy of the input failed"));
+    int rc = xc_oom_check(e);
+    if (rc == MT_OK)
+        rc = s->is_first
+                 ? xformer_cuda_copy(a->kept, tokens, in_bytes, 1, e)
+                 : (cudaMemcpyAsync(a->kept, in_hidden, in_bytes, cudaMemcpyDeviceToDevice,
+                                    xc_stream) == cudaSuccess
+                        ? MT_OK
+                        : err_set(e, MT_EDEVICE, "forward: copy of the input failed"));
     if (rc == MT_OK && s->is_last)
         rc = xformer_cuda_copy((char *)a->kept + in_bytes, targets, N * sizeof(int), 1, e);
     size_t E = s->is_first ? NC : 0, L = xc_layer_floats(d, B, T);
     if (rc != MT_OK) {
     } else if (a->k == 0) {
-        xc_act_alloc(a, 0, s->n);
-        rc = xc_act_run(a, 0, s->n, out_hidden, e);
+        rc = xc_act_alloc(a, 0, s->n, e);
+        if (rc == MT_OK)
+            rc = xc_act_run(a, 0, s->n, out_hidden, e);
         a->full = 1;
     } else if (a->k == s->n) {
         /* [enc] [one layer] [spare when n >= 2] [head], as the CPU's CFW scratch */
@@ -977,7 +1011,9 @@ extern "C" int xformer_cuda_forward(struct xformer_cuda_stage *s, const int *tok
         float *scratch = (float *)xformer_cuda_alloc(
             (E + L + spare + (s->is_last ? xc_head_floats(d, B, T) : 0)) * sizeof(float));
         const float *x = NULL;
-        rc = xc_run_scratch(a, scratch, spare ? scratch + E + L : NULL, s->n, &x, e);
+        rc = xc_oom_check(e);
+        if (rc == MT_OK)
+            rc = xc_run_scratch(a, scratch, spare ? scratch + E + L : NULL, s->n, &x, e);
         if (rc == MT_OK && s->is_last)
             rc = xc_run_head(a, x, scratch + E + L + spare, e);
         else if (rc == MT_OK)
@@ -991,13 +1027,16 @@ extern "C" int xformer_cuda_forward(struct xformer_cuda_stage *s, const int *tok
         a->bnd = (float *)xformer_cuda_alloc(NC * sizeof(float));
         float *scratch = (float *)xformer_cuda_alloc((E + L) * sizeof(float));
         const float *x = NULL;
-        rc = xc_run_scratch(a, scratch, a->bnd, a->k, &x, e);
+        rc = xc_oom_check(e);
+        if (rc == MT_OK)
+            rc = xc_run_scratch(a, scratch, a->bnd, a->k, &x, e);
         if (rc == MT_OK)
             rc = xformer_cuda_sync(e);
         xformer_cuda_free(scratch);
         if (rc == MT_OK) {
-            xc_act_alloc(a, a->k, s->n);
-            rc = xc_act_run(a, a->k, s->n, out_hidden, e);
+            rc = xc_act_alloc(a, a->k, s->n, e);
+            if (rc == MT_OK)
+                rc = xc_act_run(a, a->k, s->n, out_hidden, e);
         }
     }
     if (rc != MT_OK) {
@@ -1012,10 +1051,11 @@ extern "C" int xformer_cuda_forward(struct xformer_cuda_stage *s, const int *tok
 
 extern "C" int xformer_cuda_recompute(struct xformer_cuda_act *a, struct mt_err *e)
 {
+    TRY(xc_oom_check(e)); /* a buffer handed out earlier may be missing */
     if (a->full)
         return err_set(e, MT_EINVAL, "recompute: micro-batch already holds full activations");
     int to = a->k == a->s->n ? a->s->n : a->k;
-    xc_act_alloc(a, 0, to);
+    TRY(xc_act_alloc(a, 0, to, e));
     TRY(xc_act_run(a, 0, to, NULL, e));
     a->full = 1;
     return MT_OK;
@@ -1024,6 +1064,7 @@ extern "C" int xformer_cuda_recompute(struct xformer_cuda_act *a, struct mt_err 
 extern "C" int xformer_cuda_backward(struct xformer_cuda_act **act, const float *dout, float *din,
                                      struct mt_err *e)
 {
+    TRY(xc_oom_check(e)); /* a buffer handed out earlier may be missing */
     struct xformer_cuda_act *a = *act;
     struct xformer_cuda_stage *s = a->s;
     const struct xformer_dims *d = &s->d;
@@ -1038,6 +1079,7 @@ extern "C" int xformer_cuda_backward(struct xformer_cuda_act **act, const float 
     size_t NC = (size_t)N * C;
     size_t scratch_floats = 2 * NC + 3 * NC + (size_t)d->heads * T * T + (size_t)N * F;
     float *scratch = (float *)xformer_cuda_alloc(scratch_floats * sizeof(float));
+    TRY(xc_oom_check(e));
     float *q = scratch;
     float *dres = xc_take(&q, NC), *dbuf = xc_take(&q, NC), *dqkv = xc_take(&q, 3 * NC);
     float *datt = xc_take(&q, (size_t)d->heads * T * T), *dgelu = xc_take(&q, (size_t)N * F);

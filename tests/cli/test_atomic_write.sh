@@ -91,4 +91,6 @@ if has export --output; then
     try export-png png -o export $small
 fi
 echo "$checked writers checked"
+# every writer above exists: a --help that stopped naming its flag must not skip it silently
+check "all 7 writers were tried (got $checked)" "[ $checked -eq 7 ]"
 exit $fail
