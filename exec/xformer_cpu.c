@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "exec/memcount.h"
+#include "model/xformer_layout.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -169,64 +170,28 @@ size_t xformer_param_count(const struct xformer_dims *d, int first, int n)
     return p;
 }
 
+/* The layout's sizes (model/xformer_layout.h) for these dims. */
 static size_t layer_act_floats(const struct xformer_dims *d, size_t B, size_t T)
 {
-    size_t N = B * T, C = (size_t)d->channels, F = (size_t)d->ffn;
-    /* ln1 qkv atty res2 ln2 res3: 8 x (N,C); 4 x (N) stats; att; fch + fch_gelu */
-    return 8 * N * C + 4 * N + B * (size_t)d->heads * T * T + 2 * N * F;
+    return xl_layer_floats(B, T, (size_t)d->channels, (size_t)d->heads, (size_t)d->ffn);
 }
 
 static size_t final_act_floats(const struct xformer_dims *d, size_t B, size_t T)
 {
-    size_t N = B * T;
-    return N * (size_t)d->channels + 2 * N + N * (size_t)d->vocab + N;
+    return xl_head_floats(B, T, (size_t)d->channels, (size_t)d->vocab);
 }
 
-/* kept = input (+ targets): 4-byte ints or floats */
-static size_t kept_bytes(const struct xformer_dims *d, int is_first, int is_last, size_t B,
-                         size_t T)
-{
-    size_t N = B * T;
-    size_t b = is_first ? N * sizeof(int) : N * (size_t)d->channels * sizeof(float);
-    if (is_last)
-        b += N * sizeof(int);
-    return b;
-}
-
-static size_t full_act_floats(const struct xformer_dims *d, int is_first, int is_last, int n,
-                              size_t B, size_t T)
-{
-    size_t f = (size_t)n * layer_act_floats(d, B, T);
-    if (is_first)
-        f += B * T * (size_t)d->channels;
-    if (is_last)
-        f += final_act_floats(d, B, T);
-    return f;
-}
-
-/* CFW: the embedding output, one layer, a second residual buffer when there are two or more
- * layers to alternate between, and the head. */
 static size_t cfw_scratch_floats(const struct xformer_dims *d, int is_first, int is_last, int n,
                                  size_t B, size_t T)
 {
-    size_t NC = B * T * (size_t)d->channels;
-    size_t f = 0;
-    if (is_first)
-        f += NC;
-    f += layer_act_floats(d, B, T);
-    if (n >= 2)
-        f += NC;
-    if (is_last)
-        f += final_act_floats(d, B, T);
-    return f;
+    return xl_cfw_scratch_floats(is_first, is_last, (size_t)n, B, T, (size_t)d->channels,
+                                 (size_t)d->heads, (size_t)d->ffn, (size_t)d->vocab);
 }
 
-/* BW, reused by every layer: dres and dbuf (N,C), dqkv (N,3C), datt (T,T) of one head at a
- * time, dgelu (N,F). The head's dlogits overwrite probs in place. */
+/* BW walks the attention one head at a time. */
 static size_t bw_scratch_floats(const struct xformer_dims *d, size_t B, size_t T)
 {
-    size_t N = B * T, C = (size_t)d->channels;
-    return 5 * N * C + T * T + N * (size_t)d->ffn;
+    return xl_bw_scratch_floats(B, T, (size_t)d->channels, (size_t)d->ffn, 1);
 }
 
 struct xformer_sel_size xformer_sel_bytes(const struct xformer_dims *d, int first, int n, int k,
@@ -253,9 +218,11 @@ struct xformer_act_size xformer_act_bytes(const struct xformer_dims *d, int firs
 {
     int is_first = first == 0, is_last = first + n == d->layers;
     size_t b = (size_t)B, t = (size_t)T;
-    size_t kept = kept_bytes(d, is_first, is_last, b, t);
+    size_t kept = xl_kept_bytes(is_first, is_last, b, t, (size_t)d->channels);
     struct xformer_act_size a;
-    a.full_bytes = kept + full_act_floats(d, is_first, is_last, n, b, t) * sizeof(float);
+    a.full_bytes = kept + xl_full_floats(is_first, is_last, (size_t)n, b, t, (size_t)d->channels,
+                                         (size_t)d->heads, (size_t)d->ffn, (size_t)d->vocab) *
+                              sizeof(float);
     a.ckpt_bytes = kept;
     a.cfw_scratch_bytes = cfw_scratch_floats(d, is_first, is_last, n, b, t) * sizeof(float);
     a.bw_scratch_bytes = bw_scratch_floats(d, b, t) * sizeof(float);
@@ -1049,7 +1016,8 @@ int xformer_forward(struct xformer_stage *s, const int *tokens, const float *in_
     a->layer = xcalloc((size_t)s->n, sizeof *a->layer);
     a->k = keep == XFORMER_KEEP_FULL ? 0 : ckpt_layers > 0 && ckpt_layers < s->n ? ckpt_layers
                                                                               : s->n;
-    a->kept = memcount_alloc(kept_bytes(d, s->is_first, s->is_last, (size_t)B, (size_t)T));
+    a->kept = memcount_alloc(xl_kept_bytes(s->is_first, s->is_last, (size_t)B, (size_t)T,
+                                           (size_t)d->channels));
     size_t in_bytes = s->is_first ? N * sizeof(int) : NC * sizeof(float);
     memcpy(a->kept, s->is_first ? (const void *)tokens : (const void *)in_hidden, in_bytes);
     if (s->is_last)

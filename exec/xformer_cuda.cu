@@ -25,6 +25,7 @@
 extern "C" {
 #include "exec/check.h"
 #include "exec/xformer.h"
+#include "model/xformer_layout.h"
 #include "util/err.h"
 }
 
@@ -569,16 +570,15 @@ struct xc_layer {
         *fch_gelu, *res3;
 };
 
+/* The layout's sizes (model/xformer_layout.h), as the CPU model has them. */
 static size_t xc_layer_floats(const struct xformer_dims *d, size_t B, size_t T)
 {
-    size_t N = B * T, C = (size_t)d->channels, F = (size_t)d->ffn;
-    return 8 * N * C + 4 * N + B * (size_t)d->heads * T * T + 2 * N * F;
+    return xl_layer_floats(B, T, (size_t)d->channels, (size_t)d->heads, (size_t)d->ffn);
 }
 
 static size_t xc_head_floats(const struct xformer_dims *d, size_t B, size_t T)
 {
-    size_t N = B * T;
-    return N * (size_t)d->channels + 2 * N + N * (size_t)d->vocab + N;
+    return xl_head_floats(B, T, (size_t)d->channels, (size_t)d->vocab);
 }
 
 static float *xc_take(float **p, size_t n)
@@ -987,7 +987,8 @@ extern "C" int xformer_cuda_forward(struct xformer_cuda_stage *s, const int *tok
     a->k = keep == XFORMER_KEEP_FULL ? 0 : ckpt_layers > 0 && ckpt_layers < s->n ? ckpt_layers
                                                                               : s->n;
     size_t in_bytes = s->is_first ? N * sizeof(int) : NC * sizeof(float);
-    a->kept = xformer_cuda_alloc(in_bytes + (s->is_last ? N * sizeof(int) : 0));
+    a->kept = xformer_cuda_alloc(xl_kept_bytes(s->is_first, s->is_last, (size_t)B, (size_t)T,
+                                               (size_t)d->channels));
     int rc = xc_oom_check(e);
     if (rc == MT_OK)
         rc = s->is_first
@@ -1009,7 +1010,10 @@ extern "C" int xformer_cuda_forward(struct xformer_cuda_stage *s, const int *tok
         /* [enc] [one layer] [spare when n >= 2] [head], as the CPU's CFW scratch */
         size_t spare = s->n >= 2 ? NC : 0;
         float *scratch = (float *)xformer_cuda_alloc(
-            (E + L + spare + (s->is_last ? xc_head_floats(d, B, T) : 0)) * sizeof(float));
+            xl_cfw_scratch_floats(s->is_first, s->is_last, (size_t)s->n, (size_t)B, (size_t)T,
+                                  (size_t)d->channels, (size_t)d->heads, (size_t)d->ffn,
+                                  (size_t)d->vocab) *
+            sizeof(float));
         const float *x = NULL;
         rc = xc_oom_check(e);
         if (rc == MT_OK)
@@ -1077,7 +1081,9 @@ extern "C" int xformer_cuda_backward(struct xformer_cuda_act **act, const float 
         return err_set(e, MT_EINVAL, "backward: stage needs an input-gradient buffer");
     int B = a->B, T = a->T, C = d->channels, F = d->ffn, N = B * T;
     size_t NC = (size_t)N * C;
-    size_t scratch_floats = 2 * NC + 3 * NC + (size_t)d->heads * T * T + (size_t)N * F;
+    /* the attention gradient of every head at once (the CPU model: one at a time) */
+    size_t scratch_floats = xl_bw_scratch_floats((size_t)B, (size_t)T, (size_t)C, (size_t)F,
+                                                 (size_t)d->heads);
     float *scratch = (float *)xformer_cuda_alloc(scratch_floats * sizeof(float));
     TRY(xc_oom_check(e));
     float *q = scratch;

@@ -9,6 +9,7 @@
 
 #include "model/config.h"
 #include "model/profile.h"
+#include "model/xformer_layout.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -40,26 +41,30 @@ double cost_layer_act_bytes(const struct config *c)
 double cost_layer_act_bytes_exec(const struct config *c, int seq)
 {
     const struct model_spec *m = &c->model;
-    double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
-    double a = m->num_attention_heads;
-    return 4 * (8 * b * s * h + 4 * b * s + a * b * s * s + 2 * b * s * f);
+    return 4.0 * (double)xl_layer_floats((size_t)c->micro_batch_size, (size_t)seq,
+                                         (size_t)m->hidden_size, (size_t)m->num_attention_heads,
+                                         (size_t)m->ffn_hidden_size);
 }
 
+/* The executor's bytes (fp32) from its layout, model/xformer_layout.h: what a FW keeps is the
+ * input it keeps anyway plus the full floats; a CFW keeps the input and runs in its scratch; a
+ * backward runs in the CPU model's scratch (one head at a time). */
 void cost_stage_bytes_exec(const struct config *c, int seq, struct stage_cost *st)
 {
     const struct model_spec *m = &c->model;
-    double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
-    double V = m->vocab_size, N = b * s, n = st->num_layers;
+    size_t B = (size_t)c->micro_batch_size, T = (size_t)seq, C = (size_t)m->hidden_size;
+    size_t H = (size_t)m->num_attention_heads, F = (size_t)m->ffn_hidden_size;
+    size_t V = (size_t)m->vocab_size, n = (size_t)st->num_layers;
     bool first = st->first_layer == 0, last = st->first_layer + st->num_layers == m->num_layers;
     double positions = c->seqlen.max_positions > 0 ? c->seqlen.max_positions : m->seq_length;
-    double layer = cost_layer_act_bytes_exec(c, seq);
-    double enc = first ? 4 * N * h : 0, head = last ? 4 * (N * h + 3 * N + N * V) : 0;
-    st->ckpt = (first ? 4 * N : 4 * N * h) + (last ? 4 * N : 0);
-    st->layer_act = layer;
-    st->act = st->ckpt + enc + n * layer + head;
-    st->sel_ckpt = 4 * N * h - enc;
-    st->cfw_peak_bytes = st->ckpt + enc + layer + (n >= 2 ? 4 * N * h : 0) + head;
-    st->bw_work_bytes = 4 * (5 * N * h + s * s + N * f);
+    double h = C, f = F, enc = first ? 4.0 * (double)(B * T * C) : 0;
+    st->ckpt = (double)xl_kept_bytes(first, last, B, T, C);
+    st->layer_act = cost_layer_act_bytes_exec(c, seq);
+    st->act = st->ckpt + 4.0 * (double)xl_full_floats(first, last, n, B, T, C, H, F, V);
+    st->sel_ckpt = 4.0 * (double)(B * T * C) - enc;
+    st->cfw_peak_bytes =
+        st->ckpt + 4.0 * (double)xl_cfw_scratch_floats(first, last, n, B, T, C, H, F, V);
+    st->bw_work_bytes = 4.0 * (double)xl_bw_scratch_floats(B, T, C, F, 1);
     st->fw_work_bytes = 0;
     double params = n * (4 * h * h + 2 * h * f + 9 * h + f);
     if (first)
