@@ -67,3 +67,6 @@ tests_unit_test_critical_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_
 check_PROGRAMS += tests/unit/test_postmortem
 TESTS += tests/unit/test_postmortem
 tests_unit_test_postmortem_LDADD = libmt_exec.a libmt_util.a
+# issue 16: includes point one way; each third-party library behind its module.
+TESTS += tests/check_layers.sh
+EXTRA_DIST += tests/check_layers.sh
