@@ -39,7 +39,7 @@ static bool pm_ended_itself(const struct capture_spool *s)
 static int pm_waiting_at(const struct capture_spool *s, double t)
 {
     return s->waiting_for != COMM_WAIT_NONE && s->wait_since_us <= t ? s->waiting_for
-                                                                      : COMM_WAIT_NONE;
+                                                                     : COMM_WAIT_NONE;
 }
 
 /* Follows "r waits for w" through the spools, as things stood at time t, from rank r to the
@@ -47,8 +47,7 @@ static int pm_waiting_at(const struct capture_spool *s, double t)
  * a collective, every rank that waits for nobody and did not end on its own. Marks them in
  * culprit[]; returns true when the chain comes back on itself (a deadlock: every rank in it
  * waits for the next). */
-static bool pm_follow_waits(const struct capture_spool *sp, int np, int r, double t,
-                             bool *culprit)
+static bool pm_follow_waits(const struct capture_spool *sp, int np, int r, double t, bool *culprit)
 {
     bool *seen = xcalloc((size_t)np, sizeof *seen);
     bool cycle = false;
@@ -88,8 +87,7 @@ static void pm_add(struct postmortem *pm, const char *fmt, ...)
     pm->line[pm->n++] = xstrdup(buf);
 }
 
-void postmortem_explain(const struct capture_spool *sp, int np, int status,
-                        struct postmortem *out)
+void postmortem_explain(const struct capture_spool *sp, int np, int status, struct postmortem *out)
 {
     memset(out, 0, sizeof *out);
     bool all_ended = true;

@@ -25,16 +25,15 @@
 #include "exec/capture.h"
 
 struct postmortem {
-    char **line;    /* what to print, cause before effect, without a prefix: first the
-                     * verdicts (a deadlock, then one line per rank named), then what followed */
+    char **line; /* what to print, cause before effect, without a prefix: first the
+                  * verdicts (a deadlock, then one line per rank named), then what followed */
     int n;
     int verdicts;   /* how many of the lines are verdicts (line[0] says why the job failed) */
     bool all_ended; /* every rank stopped on its own (then rank 0 wrote the trace itself) */
 };
 
 /* Explains the job from the np spools and mpirun's exit status. Free with postmortem_fini. */
-void postmortem_explain(const struct capture_spool *sp, int np, int status,
-                        struct postmortem *out);
+void postmortem_explain(const struct capture_spool *sp, int np, int status, struct postmortem *out);
 void postmortem_fini(struct postmortem *pm);
 
 #endif

@@ -45,8 +45,8 @@ static inline size_t xl_full_floats(int is_first, int is_last, size_t n, size_t 
 
 /* A checkpointed forward's scratch: the embedding output, one layer, a second residual buffer
  * when there are two or more layers to alternate between, and the head. */
-static inline size_t xl_cfw_scratch_floats(int is_first, int is_last, size_t n, size_t B,
-                                           size_t T, size_t C, size_t H, size_t F, size_t V)
+static inline size_t xl_cfw_scratch_floats(int is_first, int is_last, size_t n, size_t B, size_t T,
+                                           size_t C, size_t H, size_t F, size_t V)
 {
     size_t NC = B * T * C;
     return (is_first ? NC : 0) + xl_layer_floats(B, T, C, H, F) + (n >= 2 ? NC : 0) +

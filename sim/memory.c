@@ -8,7 +8,7 @@
 #include "util/xalloc.h"
 
 void mem_device_steps(const struct cost_model *cost, const struct instr *list, int len,
-                             struct mem_step *out)
+                      struct mem_step *out)
 {
     double pending = 0;
     for (int i = 0; i < len; i++) {
@@ -20,8 +20,8 @@ void mem_device_steps(const struct cost_model *cost, const struct instr *list, i
         out[len - 1].reap += pending;
 }
 
-void mem_device_take_give(const struct cost_model *cost, const struct instr *list, int len, double *take,
-                    double *give)
+void mem_device_take_give(const struct cost_model *cost, const struct instr *list, int len,
+                          double *take, double *give)
 {
     struct mem_step *m = xmalloc(((size_t)len + 1) * sizeof *m);
     mem_device_steps(cost, list, len, m);

@@ -70,7 +70,8 @@ static inline struct mem_step mem_step(const struct cost_model *cost, const stru
     case OP_BW: return (struct mem_step){first ? 0 : msg, sc->act + (last ? 0 : msg), 0};
     case OP_B: return (struct mem_step){first ? 0 : msg, last ? 0 : msg, 0};
     case OP_W: return (struct mem_step){0, sc->act, 0};
-    case OP_RA: case OP_RG: return (struct mem_step){msg, 0, 0};
+    case OP_RA:
+    case OP_RG: return (struct mem_step){msg, 0, 0};
     default: return (struct mem_step){0, 0, 0};
     }
 }
@@ -92,7 +93,9 @@ static inline double mem_transient(const struct cost_model *cost, const struct i
     switch (in->op) {
     case OP_FW: return cur + m.take - m.give + sc->fw_work_bytes;
     case OP_CFW: return cur + fmax(m.take, sc->cfw_peak_bytes);
-    case OP_BW: case OP_B: case OP_W: return cur + fmax(m.take, sc->bw_work_bytes);
+    case OP_BW:
+    case OP_B:
+    case OP_W: return cur + fmax(m.take, sc->bw_work_bytes);
     default: return cur + m.take;
     }
 }

@@ -2,8 +2,8 @@
  * costs (F = 1, B = 2, free p2p) the path of a synchronous pipeline is a chain of instructions
  * each starting when the previous ended, from 0 to the step time, so its compute durations
  * sum to the step: 21 for 1F1B and for GPipe with 4 devices and 4 micro-batches, (N+D-1)(F+B).
- * It starts at the first forward of device 0 and ends at the backward that ends the step, and crosses the
- * last stage (every backward of stage 0 waits on the last stage's). */
+ * It starts at the first forward of device 0 and ends at the backward that ends the step, and
+ * crosses the last stage (every backward of stage 0 waits on the last stage's). */
 #include <config.h>
 
 #include <stdio.h>

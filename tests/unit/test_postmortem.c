@@ -68,8 +68,8 @@ static void crashed(void)
     struct postmortem pm;
     postmortem_explain(sp, NP, 1, &pm);
     CHECK_EQ_INT(pm.verdicts, 1);
-    CHECK(pm.n >= 1 && strncmp(pm.line[0], "rank 3 (device 3, pid 103) crashed during step 1: ",
-                               50) == 0);
+    CHECK(pm.n >= 1 &&
+          strncmp(pm.line[0], "rank 3 (device 3, pid 103) crashed during step 1: ", 50) == 0);
     CHECK(pm.n >= 1 && strstr(pm.line[0], strsignal(SIGSEGV)) != NULL);
     postmortem_fini(&pm);
 }

@@ -1,0 +1,303 @@
+/* exec/interp_check.c: what is checked and derived before a plan runs (exec/interp.h): the
+ * model's dims from a config, the plan's fitness for the executor and for NCCL's in-order
+ * matching, the options, the fingerprint the ranks agree on, and the executor's exact costs.
+ * None of it touches a running rank's state (exec/interp.c). */
+#include <config.h>
+#include "exec/interp.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/dataset.h"
+#include "exec/xformer.h"
+#include "model/config.h"
+#include "model/cost.h"
+#include "sim/plan.h"
+#include "sim/scheme.h"
+#include "sim/validate.h"
+#include "sim/vpipe.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+#define INTERP_MAX_TAG 32767 /* the least MPI_TAG_UB the standard allows */
+
+void interp_opts_default(struct interp_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->steps = 1;
+    o->lr = 1e-3f;
+    o->beta1 = 0.9f;
+    o->beta2 = 0.95f;
+    o->eps = 1e-8f;
+    o->weight_decay = 0.1f;
+    o->seed = 1337;
+    o->timeout_s = 8.0;
+    const char *k = getenv("MT_FAULT_KILL_RANK"), *h = getenv("MT_FAULT_HANG_RANK");
+    const char *st = getenv("MT_FAULT_STOP_RANK"), *s = getenv("MT_FAULT_AT_STEP");
+    o->fault_kill_rank = k && *k ? atoi(k) : -1;
+    o->fault_hang_rank = h && *h ? atoi(h) : -1;
+    o->fault_stop_rank = st && *st ? atoi(st) : -1;
+    o->fault_step = s && *s ? atoi(s) : 1;
+}
+
+int interp_dims(const struct config *c, struct xformer_dims *d, int *B, int *T, struct mt_err *e)
+{
+    const struct model_spec *m = &c->model;
+    if (m->arch == ARCH_LLAMA2)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "model %s: the executor implements the GPT block (LayerNorm, GELU MLP), "
+                       "not LLaMA's (RMSNorm, SwiGLU, RoPE)",
+                       m->name);
+    if (c->cluster.tp != 1)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "cluster.tp %d: the executor runs pipeline and data parallelism only",
+                       c->cluster.tp);
+    if (m->vocab_size < DATASET_VOCAB)
+        return err_set(e, MT_EINVAL,
+                       "model.vocab_size %d: the executor trains on byte-level tokens and needs "
+                       "at least %d",
+                       m->vocab_size, DATASET_VOCAB);
+    /* the position table: the largest length the config allows (model/seqlen.h) */
+    *d = (struct xformer_dims){.vocab = m->vocab_size,
+                               .max_seq = c->seqlen.max_positions > 0 ? c->seqlen.max_positions
+                                                                      : m->seq_length,
+                               .channels = m->hidden_size,
+                               .heads = m->num_attention_heads,
+                               .ffn = m->ffn_hidden_size,
+                               .layers = m->num_layers};
+    *B = c->micro_batch_size;
+    *T = m->seq_length;
+    if (xformer_dims_check(d, e) != MT_OK)
+        return err_wrap(e, "model %s", m->name);
+    return MT_OK;
+}
+
+/* Whether a device's stage has more than one replica across the job. */
+static bool interp_replicated(const struct plan *p)
+{
+    return plan_geom(p)->scheme == SCHEME_X || plan_config(p)->cluster.dp > 1;
+}
+
+int interp_check(const struct plan *p, int ranks, struct mt_err *e)
+{
+    const struct config *c = plan_config(p);
+    const struct plan_geom *g = plan_geom(p);
+    struct plan_geom want;
+    TRY(scheme_geom(c, &want, e));
+    if (want.scheme != g->scheme || want.devices != g->devices || want.parts != g->parts ||
+        want.stages != g->stages || want.mbs != g->mbs)
+        return err_set(e, MT_EINVAL,
+                       "the plan (%s, %d devices, %d parts, %d stages, %d micro-batches) does not "
+                       "fit its config (%s, %d, %d, %d, %d)",
+                       config_scheme_name(g->scheme), g->devices, g->parts, g->stages, g->mbs,
+                       config_scheme_name(want.scheme), want.devices, want.parts, want.stages,
+                       want.mbs);
+    struct xformer_dims d;
+    int B, T;
+    TRY(interp_dims(c, &d, &B, &T, e));
+    TRY(validate_plan(p, e));
+    if (2L * g->stages * g->mbs > INTERP_MAX_TAG)
+        return err_set(e, MT_EINVAL,
+                       "%d stages x %d micro-batches: over the %d message tags MPI guarantees",
+                       g->stages, g->mbs, INTERP_MAX_TAG);
+    bool replicated = interp_replicated(p);
+    bool async = config_scheme_async(g->scheme);
+    int K = interp_plan_iterations(p), Nit = g->mbs / K;
+    int U = async && c->update_interval > 0 ? c->update_interval : 1;
+    for (int dv = 0; dv < g->devices; dv++) {
+        int os[CONFIG_MAX_CHUNKS] = {0}, ar[CONFIG_MAX_CHUNKS] = {0};
+        int since[CONFIG_MAX_CHUNKS] = {0}; /* backwards since the part's last OS */
+        for (int i = 0; i < plan_len(p, dv); i++) {
+            const struct instr *in = plan_at(p, dv, i);
+            char what[32];
+            plan_instr_label(p, in, what, sizeof what);
+            if (in->op == OP_B || in->op == OP_W)
+                return err_set(e, MT_EUNSUPPORTED,
+                               "device %d, instruction %d (%s): the executor has no split "
+                               "backward (B/W)",
+                               dv, i, what);
+            if (!async && in->step != 0)
+                return err_set(e, MT_EUNSUPPORTED,
+                               "device %d, instruction %d (%s): instructions of step %d in a "
+                               "synchronous plan (%s flushes every iteration)",
+                               dv, i, what, in->step, config_scheme_name(g->scheme));
+            if (async && in->mb >= 0 && in->step != in->mb / Nit)
+                return err_set(e, MT_EINVAL,
+                               "device %d, instruction %d (%s): step %d, but micro-batch %d "
+                               "belongs to iteration %d of %d micro-batches",
+                               dv, i, what, in->step, in->mb, in->mb / Nit, Nit);
+            if (in->op == OP_BW)
+                since[in->part]++;
+            if (in->op == OP_OS) {
+                /* an update's gradient is the mean of U backwards (the loss scale) */
+                if (async && since[in->part] != U)
+                    return err_set(e, MT_EINFEASIBLE,
+                                   "device %d, instruction %d (%s): the update covers %d "
+                                   "backwards; the executor needs exactly U = %d (its gradient "
+                                   "is their mean): make the plan's %d micro-batches (iterations "
+                                   "x micro-batches) a multiple of --update-interval",
+                                   dv, i, what, since[in->part], U, g->mbs);
+                since[in->part] = 0;
+                os[in->part]++;
+            }
+            if (in->op == OP_AR)
+                ar[in->part]++;
+        }
+        for (int part = 0; part < g->parts; part++) {
+            if (async ? os[part] < 1 || since[part] != 0 : os[part] != 1)
+                return err_set(e, MT_EINFEASIBLE,
+                               "device %d part %d: %d optimizer steps (OS) in the plan%s, the "
+                               "executor needs %s",
+                               dv, part, os[part],
+                               since[part] ? " and backwards after the last" : "",
+                               async ? "one after every U backwards" : "exactly one");
+            int want_ar = replicated ? (async ? os[part] : 1) : 0;
+            if (ar[part] != want_ar)
+                return err_set(e, MT_EINFEASIBLE,
+                               "device %d part %d: %d allreduces (AR); the stage has %s replica, "
+                               "so the executor needs %d",
+                               dv, part, ar[part], replicated ? "more than one" : "one", want_ar);
+        }
+    }
+    int need = g->devices * c->cluster.dp;
+    if (ranks != need)
+        return err_set(e, MT_EINVAL,
+                       "the plan needs %d MPI ranks (pp %d x dp %d), the job has %d; run with "
+                       "--np %d",
+                       need, g->devices, c->cluster.dp, ranks, need);
+    return MT_OK;
+}
+
+int interp_plan_iterations(const struct plan *p)
+{
+    const struct plan_geom *g = plan_geom(p);
+    if (!config_scheme_async(g->scheme))
+        return 1;
+    int N = config_microbatches(plan_config(p));
+    return N > 0 && g->mbs % N == 0 ? g->mbs / N : 1;
+}
+
+int interp_check_opts(const struct plan *p, const struct interp_opts *o, struct mt_err *e)
+{
+    const struct plan_geom *g = plan_geom(p);
+    int K = interp_plan_iterations(p);
+    const char *scheme = config_scheme_name(g->scheme);
+    if (o->steps < 1 || o->steps % K != 0)
+        return err_set(e, MT_EINVAL,
+                       "--steps %d: the %s plan spans %d iterations and runs whole; give a "
+                       "multiple of %d",
+                       o->steps, scheme, K, K);
+    bool async = config_scheme_async(g->scheme);
+    if (o->lr_warmup < 0 || (o->lr_warmup > 0 && !async))
+        return err_set(e, MT_EINVAL,
+                       "--lr-reschedule: PipeMare's learning-rate rescheduling is for "
+                       "asynchronous schemes (Async, PipeDream); %s has no stale weights",
+                       scheme);
+    if (o->correction_decay != 0 && g->scheme != SCHEME_ASYNC)
+        return err_set(e, MT_EINVAL,
+                       "--discrepancy-correction: PipeMare's discrepancy correction is for "
+                       "Async; %s",
+                       g->scheme == SCHEME_PIPEDREAM
+                           ? "PipeDream's backward already reads the weights its forward read"
+                           : "a synchronous scheme has no stale weights");
+    if (o->stream != NULL && async)
+        return err_set(e, MT_EINVAL,
+                       "variable-length batches (--lengths) run synchronous schemes; %s spans "
+                       "iterations",
+                       scheme);
+    if (o->correction_decay < 0 || o->correction_decay >= 1)
+        return err_set(e, MT_EINVAL, "--discrepancy-correction %g: the decay D is in (0, 1)",
+                       o->correction_decay);
+    return MT_OK;
+}
+
+/* FNV-1a, 64 bits: a fingerprint, not a defence against forgery. */
+static uint64_t interp_fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+uint64_t interp_fingerprint(const struct plan *p, const struct interp_opts *o, const char *backend)
+{
+    char *json = plan_to_json(p);
+    uint64_t h = interp_fnv(14695981039346656037ull, json, strlen(json));
+    free(json);
+    /* the options that change what is computed, each as text so padding plays no part */
+    char opts[512];
+    int n = snprintf(opts, sizeof opts, "%d %.9g %.9g %.9g %.9g %.9g %llu %d %.17g %s", o->steps,
+                     (double)o->lr, (double)o->beta1, (double)o->beta2, (double)o->eps,
+                     (double)o->weight_decay, (unsigned long long)o->seed, o->lr_warmup,
+                     o->correction_decay, backend ? backend : "");
+    return interp_fnv(h, opts, (size_t)n < sizeof opts ? (size_t)n : sizeof opts - 1);
+}
+
+int interp_check_nccl(const struct plan *p, struct mt_err *e)
+{
+    const struct plan_geom *g = plan_geom(p);
+    /* NCCL matches the messages between two ranks in issue order, without tags */
+    for (int a = 0; a < g->devices; a++)
+        for (int b = 0; b < g->devices; b++) {
+            if (a == b)
+                continue;
+            int i = 0, j = 0;
+            for (;;) {
+                const struct instr *s = NULL, *r = NULL;
+                for (; i < plan_len(p, a); i++) {
+                    s = plan_at(p, a, i);
+                    if (vpipe_is_send(s->op) && s->peer == b)
+                        break;
+                }
+                for (; j < plan_len(p, b); j++) {
+                    r = plan_at(p, b, j);
+                    if (vpipe_is_recv(r->op) && r->peer == a)
+                        break;
+                }
+                bool more_s = i < plan_len(p, a), more_r = j < plan_len(p, b);
+                if (!more_s && !more_r)
+                    break;
+                enum op want = OP__COUNT;
+                int want_stage = -1;
+                if (more_s)
+                    vpipe_peer(s->op, s->stage, &want, &want_stage);
+                bool same =
+                    more_s && more_r && s->mb == r->mb && r->op == want && r->stage == want_stage;
+                if (!same)
+                    return err_set(e, MT_EUNSUPPORTED,
+                                   "device %d sends to device %d in another order than it "
+                                   "receives (instruction %d there, %d here): NCCL matches "
+                                   "messages in order; use --backend cuda (MPI, tagged)",
+                                   a, b, i, j);
+                i++;
+                j++;
+            }
+        }
+    return MT_OK;
+}
+
+int interp_costs(const struct plan *p, struct cost_model *out, struct mt_err *e)
+{
+    const struct config *c = plan_config(p);
+    struct xformer_dims d;
+    int B, T;
+    TRY(interp_dims(c, &d, &B, &T, e));
+    TRY(scheme_costs(c, out, e));
+    out->unit = false;
+    for (int s = 0; s < out->num_stages; s++)
+        cost_stage_bytes_exec(c, T, &out->stage[s]);
+    return MT_OK;
+}
+
+void interp_result_fini(struct interp_result *r)
+{
+    if (r == NULL)
+        return;
+    free(r->loss);
+    free(r->step_s);
+    free(r->dev);
+    memset(r, 0, sizeof *r);
+}
