@@ -5,7 +5,6 @@
 #include <config.h>
 #include "exec/interp.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +13,10 @@
 #include "exec/xformer.h"
 #include "model/config.h"
 #include "model/cost.h"
-#include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/validate.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
-#include "util/xalloc.h"
 
 #define INTERP_MAX_TAG 32767 /* the least MPI_TAG_UB the standard allows */
 

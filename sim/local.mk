@@ -3,7 +3,8 @@ libmt_sim_a_SOURCES = sim/plan.c sim/plan.h sim/plan_json.c sim/vpipe.c sim/vpip
 	sim/scheme.c sim/scheme.h sim/scheme_1f1b.c sim/scheme_gpipe.c sim/scheme_chimera.c \
 	sim/scheme_interleaved.c sim/simulate.c sim/simulate.h sim/validate.c sim/validate.h sim/tune.c sim/tune.h \
 	sim/pass.c sim/pass.h sim/pass_checkpoint.c sim/pass_overlap.c sim/pass_redundancy.c \
-	sim/pass_prepose.c sim/ckpt_plan.c sim/ckpt_plan.h sim/memory.c sim/memory.h \
+	sim/pass_prepose.c sim/ckpt_plan.c sim/ckpt_plan.h sim/ckpt_plan_internal.h \
+	sim/ckpt_solve.c sim/ckpt_cache.c sim/memory.c sim/memory.h \
 	sim/critical.c sim/critical.h
 libmt_sim_a_SOURCES += sim/scheme_async.c sim/async.c sim/async.h
 libmt_sim_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
