@@ -144,7 +144,8 @@ int str_read_file(const char *path, size_t max_bytes, char **out, size_t *out_le
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return err_set(e, MT_EIO, "%s: %s", path, strerror(errno));
-    size_t cap = 4096, len = 0;
+    /* the first buffer no larger than the limit either, or a small limit would go unchecked */
+    size_t cap = max_bytes < 4096 ? max_bytes : 4096, len = 0;
     char *buf = xmalloc(cap + 1);
     for (;;) {
         if (len == cap) {
