@@ -15,19 +15,12 @@
 #include "sim/scheme.h"
 #include "sim/simulate.h"
 #include "tests/check.h"
+#include "tests/unit_config.h"
 #include "util/err.h"
 
 static void check_path(enum scheme_id scheme, int D, int N, double want_step)
 {
-    struct config c;
-    config_default(&c);
-    c.scheme = scheme;
-    c.num_device = D;
-    c.num_microbatches = N;
-    c.unit.enabled = true;
-    c.unit.f = 1;
-    c.unit.b = 2;
-    c.unit.rc = 1;
+    struct config c = test_unit_config(scheme, D, N, 1, 2, 1);
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r = {0};

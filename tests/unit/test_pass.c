@@ -19,21 +19,8 @@
 #include "sim/simulate.h"
 #include "sim/validate.h"
 #include "tests/check.h"
+#include "tests/unit_config.h"
 #include "util/err.h"
-
-static struct config unit_config(enum scheme_id scheme, int D, int N, double f, double b, double rc)
-{
-    struct config c;
-    config_default(&c);
-    c.scheme = scheme;
-    c.num_device = D;
-    c.num_microbatches = N;
-    c.unit.enabled = true;
-    c.unit.f = f;
-    c.unit.b = b;
-    c.unit.rc = rc;
-    return c;
-}
 
 static bool plan_equal(const struct plan *a, const struct plan *b)
 {
@@ -92,7 +79,7 @@ static double start_of(const struct pass_step *st, int dev, enum op op, int mb)
  *   preposes the matching forward, so both sends stay (the paper's case 2). */
 static void test_figure2(void)
 {
-    struct config c = unit_config(SCHEME_V, 4, 4, 1, 2, 1);
+    struct config c = test_unit_config(SCHEME_V, 4, 4, 1, 2, 1);
     struct plan *base = NULL;
     struct mt_err e = {0};
     CHECK(scheme_build(&c, &base, &e) == MT_OK);
@@ -183,7 +170,7 @@ static void test_table1_mario(void)
         for (int k = 0; k < 3; k++) {
             int D = Ds[i];
             enum scheme_id s = schemes[k];
-            struct config c = unit_config(s, D, 2 * D, 1, 2, 1);
+            struct config c = test_unit_config(s, D, 2 * D, 1, 2, 1);
             c.chunks = 2;
             double m_theta = s == SCHEME_W ? 0.5 : 1;
             int inflight = s == SCHEME_W ? 3 * D - 1 : D;
@@ -295,7 +282,7 @@ static void test_random_properties(void)
         enum scheme_id s = (enum scheme_id)(rand() % 4);
         int D = 1 + rand() % 8, N = 1 + rand() % 16;
         struct config c =
-            unit_config(s, D, N, 0.5 + rand() % 3, 0.5 + rand() % 5, 0.5 * (rand() % 4));
+            test_unit_config(s, D, N, 0.5 + rand() % 3, 0.5 + rand() % 5, 0.5 * (rand() % 4));
         c.unit.enabled = rand() % 3 != 0;
         c.cluster.dp = 1 + rand() % 2;
         c.blocking_send = rand() % 8 == 0;
@@ -398,7 +385,7 @@ static void test_table_and_errors(void)
     CHECK(pass_find("nope") == NULL);
     CHECK(strcmp(pass_row_name(PASS_ROW_REDUNDANCY), "redundancy") == 0);
     /* A plan that does not run is refused with the simulator's message. */
-    struct config c = unit_config(SCHEME_V, 2, 2, 1, 2, 1);
+    struct config c = test_unit_config(SCHEME_V, 2, 2, 1, 2, 1);
     struct plan *p = NULL, *out = NULL;
     struct mt_err e = {0};
     CHECK(scheme_build(&c, &p, &e) == MT_OK);

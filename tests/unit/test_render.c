@@ -21,18 +21,13 @@
 #include "sim/simulate.h"
 #include "sim/validate.h"
 #include "tests/check.h"
+#include "tests/unit_config.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
 static struct config unit_config(enum scheme_id scheme, int D, int N)
 {
-    struct config c;
-    config_default(&c);
-    c.scheme = scheme;
-    c.num_device = D;
-    c.num_microbatches = N;
-    c.unit = (struct unit_costs){true, 1, 2, 1};
-    return c;
+    return test_unit_config(scheme, D, N, 1, 2, 1);
 }
 
 struct fixture {

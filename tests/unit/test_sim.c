@@ -18,20 +18,12 @@
 #include "sim/validate.h"
 #include "sim/vpipe.h"
 #include "tests/check.h"
+#include "tests/unit_config.h"
 #include "util/err.h"
 
 static struct config unit_config(enum scheme_id scheme, int D, int N, double f, double b)
 {
-    struct config c;
-    config_default(&c);
-    c.scheme = scheme;
-    c.num_device = D;
-    c.num_microbatches = N;
-    c.unit.enabled = true;
-    c.unit.f = f;
-    c.unit.b = b;
-    c.unit.rc = f;
-    return c;
+    return test_unit_config(scheme, D, N, f, b, f);
 }
 
 static int simulate(const struct config *c, struct plan **pp, struct sim_result *r)
