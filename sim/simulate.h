@@ -72,6 +72,10 @@ int sim_run_costs(const struct plan *p, const struct cost_model *cost, struct si
  * MT_EUNSUPPORTED for any other config (build the plan and call sim_run). */
 int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err *e);
 void sim_result_fini(struct sim_result *r);
+/* The figures of r for plan p (its config and geometry) as JSON text, malloc'd: the
+ * `simulate --json` report (step time and throughput, memory cap and OOM device, utilization,
+ * staleness, per-device busy, bubble and memory). */
+char *sim_report_json(const struct plan *p, const struct sim_result *r);
 /* Latency of one instruction under a cost model. */
 double sim_instr_latency(const struct cost_model *cost, const struct instr *in);
 

@@ -60,6 +60,9 @@ int tune_optimize_mario(const struct plan *in, struct plan **out, struct mt_err 
 void tune_opts_default(struct tune_opts *o);
 /* "V-8-2" (scheme-pp-mbs, as the paper's Figure 11), "W-8-2x4" with chunks. */
 void tune_label(const struct tune_candidate *c, char *buf, int n);
+/* The whole grid as JSON text, malloc'd: `tune --json` (best, every candidate with its
+ * status and why, the Pareto front of throughput and peak memory). */
+char *tune_report_json(const struct tune_result *r);
 /* The config of a candidate, made from base. */
 void tune_candidate_config(const struct config *base, const struct tune_candidate *c,
                            struct config *out);

@@ -4,7 +4,6 @@
 #include <config.h>
 #include "tui/cmd.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,39 +82,6 @@ static void tune_mem(const struct config *c, double v, char *buf, size_t n)
         snprintf(buf, n, "%.3g M_θ", v);
     else
         str_format_bytes(v, buf, n);
-}
-
-static const char *tune_status_name(enum tune_status s)
-{
-    return s == TUNE_OK ? "ok" : s == TUNE_OOM ? "out of memory" : "invalid";
-}
-
-static cJSON *tune_candidate_json(const struct config *c, const struct tune_candidate *k)
-{
-    char label[48];
-    tune_label(k, label, sizeof label);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "label", label);
-    cJSON_AddStringToObject(o, "scheme", config_scheme_name(k->scheme));
-    cJSON_AddNumberToObject(o, "pp", k->pp);
-    cJSON_AddNumberToObject(o, "dp", k->dp);
-    cJSON_AddNumberToObject(o, "micro_batch_size", k->mbs);
-    cJSON_AddNumberToObject(o, "chunks", k->chunks);
-    cJSON_AddBoolToObject(o, "ckpt", k->ckpt);
-    cJSON_AddBoolToObject(o, "feasible", k->status == TUNE_OK);
-    cJSON_AddStringToObject(o, "status", tune_status_name(k->status));
-    cJSON_AddNumberToObject(o, "throughput", k->throughput);
-    cJSON_AddNumberToObject(o, "step_time", k->step_time);
-    cJSON_AddNumberToObject(o, "peak_memory", k->peak_mem);
-    if (k->status == TUNE_OOM) {
-        cJSON_AddNumberToObject(o, "oom_device", k->oom_device);
-        cJSON_AddNumberToObject(o, "over_bytes", k->over_bytes);
-    }
-    if (k->status == TUNE_INVALID)
-        cJSON_AddStringToObject(o, "why", k->why);
-    cJSON_AddBoolToObject(o, "pareto", k->pareto);
-    (void)c;
-    return o;
 }
 
 static void tune_print(const struct config *c, const struct tune_result *r, int top)
@@ -257,28 +223,9 @@ int cmd_tune(int argc, char **argv)
         return cmd_fail("tune", &e);
     int status = r.best >= 0 ? 0 : 1;
     if (json) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddItemToObject(root, "best", r.best >= 0 ? tune_candidate_json(&c, &r.cand[r.best])
-                                                        : cJSON_CreateNull());
-        cJSON *all = cJSON_AddArrayToObject(root, "candidates");
-        cJSON *front = cJSON_AddArrayToObject(root, "pareto");
-        for (int i = 0; i < r.n; i++) {
-            cJSON_AddItemToArray(all, tune_candidate_json(&c, &r.cand[i]));
-            if (r.cand[i].pareto) {
-                char label[48];
-                tune_label(&r.cand[i], label, sizeof label);
-                cJSON *f = cJSON_CreateObject();
-                cJSON_AddStringToObject(f, "label", label);
-                cJSON_AddBoolToObject(f, "ckpt", r.cand[i].ckpt);
-                cJSON_AddNumberToObject(f, "throughput", r.cand[i].throughput);
-                cJSON_AddNumberToObject(f, "peak_memory", r.cand[i].peak_mem);
-                cJSON_AddItemToArray(front, f);
-            }
-        }
-        char *text = cJSON_Print(root);
+        char *text = tune_report_json(&r);
         puts(text);
-        cJSON_free(text);
-        cJSON_Delete(root);
+        free(text);
     } else {
         tune_print(&c, &r, (int)top);
     }

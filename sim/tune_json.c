@@ -1,0 +1,64 @@
+/* sim/tune_json.c: the tuner's grid as JSON (`mario-tui tune --json`). */
+#include <config.h>
+#include "sim/tune.h"
+
+#include <cjson/cJSON.h>
+
+#include "model/config.h"
+
+static const char *tune_status_name(enum tune_status s)
+{
+    return s == TUNE_OK ? "ok" : s == TUNE_OOM ? "out of memory" : "invalid";
+}
+
+static cJSON *tune_candidate_json(const struct tune_candidate *k)
+{
+    char label[48];
+    tune_label(k, label, sizeof label);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "label", label);
+    cJSON_AddStringToObject(o, "scheme", config_scheme_name(k->scheme));
+    cJSON_AddNumberToObject(o, "pp", k->pp);
+    cJSON_AddNumberToObject(o, "dp", k->dp);
+    cJSON_AddNumberToObject(o, "micro_batch_size", k->mbs);
+    cJSON_AddNumberToObject(o, "chunks", k->chunks);
+    cJSON_AddBoolToObject(o, "ckpt", k->ckpt);
+    cJSON_AddBoolToObject(o, "feasible", k->status == TUNE_OK);
+    cJSON_AddStringToObject(o, "status", tune_status_name(k->status));
+    cJSON_AddNumberToObject(o, "throughput", k->throughput);
+    cJSON_AddNumberToObject(o, "step_time", k->step_time);
+    cJSON_AddNumberToObject(o, "peak_memory", k->peak_mem);
+    if (k->status == TUNE_OOM) {
+        cJSON_AddNumberToObject(o, "oom_device", k->oom_device);
+        cJSON_AddNumberToObject(o, "over_bytes", k->over_bytes);
+    }
+    if (k->status == TUNE_INVALID)
+        cJSON_AddStringToObject(o, "why", k->why);
+    cJSON_AddBoolToObject(o, "pareto", k->pareto);
+    return o;
+}
+
+char *tune_report_json(const struct tune_result *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddItemToObject(
+        root, "best", r->best >= 0 ? tune_candidate_json(&r->cand[r->best]) : cJSON_CreateNull());
+    cJSON *all = cJSON_AddArrayToObject(root, "candidates");
+    cJSON *front = cJSON_AddArrayToObject(root, "pareto");
+    for (int i = 0; i < r->n; i++) {
+        cJSON_AddItemToArray(all, tune_candidate_json(&r->cand[i]));
+        if (r->cand[i].pareto) {
+            char label[48];
+            tune_label(&r->cand[i], label, sizeof label);
+            cJSON *f = cJSON_CreateObject();
+            cJSON_AddStringToObject(f, "label", label);
+            cJSON_AddBoolToObject(f, "ckpt", r->cand[i].ckpt);
+            cJSON_AddNumberToObject(f, "throughput", r->cand[i].throughput);
+            cJSON_AddNumberToObject(f, "peak_memory", r->cand[i].peak_mem);
+            cJSON_AddItemToArray(front, f);
+        }
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
