@@ -67,4 +67,24 @@ double accuracy_mape(const double *pred, const double *actual, int n);
  * one side is constant. */
 double accuracy_kendall_tau(const double *a, const double *b, int n);
 
+/* What `compare --json` reports: the simulated side (its plan, the name it came from, whether
+ * a simulated trace stood for it, unit costs), the measured files and what the trace says of
+ * itself, the alignment and the figures; gate < 0 when no --gate was given. */
+struct trace_info;
+struct accuracy_report {
+    const struct plan *plan;
+    const char *sim_name; /* NULL: the config's source */
+    bool from_trace, unit;
+    const char *const *files;
+    int nfiles;
+    const struct trace_info *info;
+    const struct align_result *m;
+    const struct accuracy *a;
+    int top;
+    double gate;
+    int gate_failed;
+};
+/* The report as JSON text, malloc'd. */
+char *accuracy_report_json(const struct accuracy_report *r);
+
 #endif

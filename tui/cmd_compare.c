@@ -8,7 +8,6 @@
 #include <config.h>
 #include "tui/cmd.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,102 +227,6 @@ static void compare_print(const struct compare_side *s, const char *const *files
     }
 }
 
-static void compare_json_num(cJSON *o, const char *key, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
-static char *compare_json(const struct compare_side *s, const char *const *files, int nfiles,
-                          const struct trace_info *ti, const struct align_result *m,
-                          const struct accuracy *a, int top, double gate, int gate_failed)
-{
-    const struct plan *p = s->plan;
-    const struct config *c = plan_config(p);
-    cJSON *o = cJSON_CreateObject();
-    cJSON *sim = cJSON_AddObjectToObject(o, "simulated");
-    cJSON_AddStringToObject(sim, "source", s->name ? s->name : c->source);
-    cJSON_AddStringToObject(sim, "scheme", config_scheme_name(c->scheme));
-    cJSON_AddStringToObject(sim, "model", c->model.name);
-    cJSON_AddBoolToObject(sim, "from_trace", s->from_trace);
-    cJSON_AddBoolToObject(sim, "unit_costs", s->sim.unit);
-    cJSON *meas = cJSON_AddObjectToObject(o, "measured");
-    cJSON *fl = cJSON_AddArrayToObject(meas, "files");
-    for (int i = 0; i < nfiles; i++)
-        cJSON_AddItemToArray(fl, cJSON_CreateString(files[i]));
-    cJSON_AddStringToObject(meas, "source", ti->source);
-    cJSON_AddStringToObject(meas, "backend", ti->backend);
-    cJSON_AddNumberToObject(meas, "steps_in_trace", m->steps_in_trace);
-    cJSON_AddNumberToObject(meas, "first_step", m->first_step);
-    cJSON_AddNumberToObject(meas, "steps_used", m->steps_used);
-    cJSON *st = cJSON_AddArrayToObject(meas, "step_times_us");
-    for (int i = 0; i < m->steps_used; i++)
-        cJSON_AddItemToArray(st, cJSON_CreateNumber(m->step_times_us[i]));
-    cJSON_AddNumberToObject(o, "matched", m->matched);
-    cJSON_AddNumberToObject(o, "missing", m->missing);
-    cJSON_AddNumberToObject(o, "extra", (double)m->extra);
-    cJSON_AddNumberToObject(o, "unkeyed", (double)m->unkeyed);
-    compare_json_num(o, "step_time_sim_us", a->step_sim_us);
-    compare_json_num(o, "step_time_measured_us", a->step_meas_us);
-    compare_json_num(o, "step_time_error_pct", a->step_err_pct);
-    compare_json_num(o, "time_mape_pct", a->time_mape_pct);
-    compare_json_num(o, "peak_memory_error_pct", a->peak_mape_pct);
-    compare_json_num(o, "peak_memory_max_error_pct", a->peak_max_err_pct);
-    cJSON_AddStringToObject(o, "memory_unit", s->sim.unit ? "M_theta" : "bytes");
-    cJSON *ops = cJSON_AddObjectToObject(o, "per_op");
-    for (int op = 0; op < OP__COUNT; op++) {
-        const struct accuracy_op *x = &a->op[op];
-        if (x->n == 0)
-            continue;
-        cJSON *j = cJSON_AddObjectToObject(ops, plan_op_name((enum op)op));
-        cJSON_AddNumberToObject(j, "n", x->n);
-        compare_json_num(j, "sim_us", x->sim_us);
-        compare_json_num(j, "measured_us", x->meas_us);
-        cJSON_AddBoolToObject(j, "scored", accuracy_scored((enum op)op));
-        compare_json_num(j, "mape_pct", x->mape_pct);
-    }
-    cJSON *devs = cJSON_AddArrayToObject(o, "per_device");
-    for (int d = 0; d < a->devices; d++) {
-        const struct accuracy_dev *dv = &a->dev[d];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddNumberToObject(j, "device", d);
-        cJSON_AddNumberToObject(j, "n", dv->n);
-        compare_json_num(j, "mape_pct", dv->mape_pct);
-        compare_json_num(j, "busy_sim_us", dv->busy_sim_us);
-        compare_json_num(j, "busy_measured_us", dv->busy_meas_us);
-        compare_json_num(j, "peak_memory_sim", dv->peak_sim);
-        compare_json_num(j, "peak_memory_measured", dv->peak_meas);
-        compare_json_num(j, "peak_memory_error_pct", dv->peak_err_pct);
-        cJSON_AddItemToArray(devs, j);
-    }
-    cJSON *worst = cJSON_AddArrayToObject(o, "largest_errors");
-    for (int k = 0; k < a->n_worst && k < top; k++) {
-        const struct accuracy_worst *w = &a->worst[k];
-        int d, i;
-        plan_locate_id(p, w->id, &d, &i);
-        const struct instr *in = plan_at(p, d, i);
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddNumberToObject(j, "device", d);
-        cJSON_AddStringToObject(j, "op", plan_op_name(in->op));
-        cJSON_AddNumberToObject(j, "mb", in->mb);
-        cJSON_AddNumberToObject(j, "part", in->part);
-        cJSON_AddNumberToObject(j, "stage", in->stage);
-        compare_json_num(j, "sim_us", w->sim_us);
-        compare_json_num(j, "measured_us", w->meas_us);
-        compare_json_num(j, "error_pct", w->err_pct);
-        cJSON_AddItemToArray(worst, j);
-    }
-    if (gate >= 0) {
-        cJSON_AddNumberToObject(o, "gate_pct", gate);
-        cJSON_AddBoolToObject(o, "gate_passed", !gate_failed);
-    }
-    char *text = cJSON_Print(o);
-    cJSON_Delete(o);
-    return text;
-}
-
 static int compare_svg(const struct compare_side *s, const struct align_result *m, const char *path,
                        struct mt_err *e)
 {
@@ -439,7 +342,10 @@ int cmd_compare(int argc, char **argv)
     bool gate_failed = gate >= 0 && !(fabs(a.step_err_pct) <= gate);
     if (json) {
         char *text =
-            compare_json(&s, files, nfiles, trace_info(t), &m, &a, (int)top, gate, gate_failed);
+            accuracy_report_json(&(struct accuracy_report){
+                .plan = s.plan, .sim_name = s.name, .from_trace = s.from_trace,
+                .unit = s.sim.unit, .files = files, .nfiles = nfiles, .info = trace_info(t),
+                .m = &m, .a = &a, .top = (int)top, .gate = gate, .gate_failed = gate_failed});
         puts(text);
         free(text);
     } else {
