@@ -257,3 +257,11 @@ int seqlen_bucket_len(int bucket, int width, int max_len)
         hi = max_len;
     return hi > INT_MAX ? INT_MAX : (int)hi;
 }
+
+double seqlen_sample_mean(const struct seqlen_sample *s)
+{
+    double sum = 0;
+    for (int i = 0; i < s->n; i++)
+        sum += s->len[i] * s->weight[i];
+    return s->total_weight > 0 ? sum / s->total_weight : 0;
+}

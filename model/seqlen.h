@@ -40,6 +40,8 @@ int seqlen_read_file(const char *path, int limit, struct seqlen_sample *out, str
  * again, and checked against seqlen_limit). */
 int seqlen_sample_load(const struct config *c, struct seqlen_sample *out, struct mt_err *e);
 void seqlen_sample_fini(struct seqlen_sample *s);
+/* The mean length, weighted (the expected tokens of a batch). */
+double seqlen_sample_mean(const struct seqlen_sample *s);
 /* Makes c's lengths the file's (what `--lengths FILE` does): checks them against
  * seqlen_limit(c), keeps that limit in seqlen.max_positions and sets model.seq_length to the
  * longest. *sample (may be NULL) receives the lengths read. */
