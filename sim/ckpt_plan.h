@@ -174,7 +174,6 @@ void ckpt_plan_report_fini(struct ckpt_plan_report *r);
  * read from src), each bucket's layers checkpointed per stage with its peak, step time and
  * throughput beside full checkpointing and the static plan, the plan cache's figures and,
  * with exact, greedy against the exact search. */
-struct seqlen_sample;
 char *ckpt_plan_report_json(const struct ckpt_plan *cp, const struct ckpt_plan_report *r,
                             const struct seqlen_sample *smp, const char *src, bool exact);
 

@@ -154,4 +154,32 @@ const struct pass_step *pass_pipeline_row(const struct pass_pipeline *pl, enum p
 const char *pass_row_name(enum pass_row row);
 const struct pass_step *pass_pipeline_final(const struct pass_pipeline *pl);
 
+/* ---- sim/pass_summary.c, sim/pass_json.c: the summary `optimize` prints ---- */
+/* One row of a pipeline's summary (`optimize`). */
+struct pass_summary {
+    const char *name;
+    double step_time, throughput; /* us (t), samples/s (samples/t) */
+    double mem_min, mem_max;      /* per-device peak memory: bytes (M_θ) */
+    int changes;                  /* instructions the step changed */
+    bool over_cap;
+    int micro_batch_size, microbatches;
+};
+
+/* The lmbs variant: asked for, made, and its row. */
+struct pass_lmbs {
+    bool asked, made;
+    char note[256]; /* why no row, or why it does not fit */
+    struct pass_summary row;
+};
+
+/* The summary rows of a pipeline (rows[PASS_ROW__COUNT]); the prepose row counts the changes of
+ * every round. */
+void pass_summaries(const struct pass_pipeline *pl, struct pass_summary *rows);
+/* The paper's lmbs: twice the micro-batch size, half the micro-batches, same global batch,
+ * through the whole pipeline; out->note says why there is no row or why it does not fit. */
+void pass_lmbs(const struct config *c, struct pass_lmbs *out);
+/* The summary as JSON text, malloc'd (`optimize --json`). */
+char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
+                       const struct pass_summary *rows, const struct pass_lmbs *lm);
+
 #endif

@@ -8,7 +8,6 @@
 #include <config.h>
 #include "tui/cmd.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,96 +38,6 @@ static const char optimize_usage[] =
     "Exit status: 0 ok, 1 the optimized plan is over the memory cap or a file could not be\n"
     "written, 2 bad usage or input.\n";
 
-struct optimize_row {
-    const char *name;
-    double step_time, throughput; /* us (t), samples/s (samples/t) */
-    double mem_min, mem_max;      /* per-device peak memory: bytes (M_θ) */
-    int changes;                  /* instructions the step changed */
-    bool over_cap;
-    int micro_batch_size, microbatches;
-};
-
-struct optimize_lmbs {
-    bool asked, made;
-    char note[256]; /* why no row, or why it does not fit */
-    struct optimize_row row;
-};
-
-static struct optimize_row optimize_row_of(const char *name, const struct plan *p,
-                                           const struct sim_result *r, int changes)
-{
-    struct optimize_row row = {
-        .name = name,
-        .step_time = r->step_time,
-        .throughput = r->throughput,
-        .changes = changes,
-        .over_cap = r->oom_device >= 0,
-        .micro_batch_size = plan_config(p)->micro_batch_size,
-        .microbatches = plan_geom(p)->mbs,
-    };
-    row.mem_min = r->devices ? r->dev[0].peak_mem : 0;
-    for (int d = 0; d < r->devices; d++) {
-        double m = r->dev[d].peak_mem;
-        row.mem_min = m < row.mem_min ? m : row.mem_min;
-        row.mem_max = m > row.mem_max ? m : row.mem_max;
-    }
-    return row;
-}
-
-/* The summary rows of a pipeline; the prepose row counts the changes of every round. */
-static void optimize_rows(const struct pass_pipeline *pl, struct optimize_row *rows)
-{
-    for (int k = 0; k < PASS_ROW__COUNT; k++) {
-        const struct pass_step *st = pass_pipeline_row(pl, (enum pass_row)k);
-        int changes = st->changes.n;
-        if (k == PASS_ROW_PREPOSE) {
-            changes = 0;
-            for (int i = 0; i < pl->n; i++)
-                if (pl->step[i].pass == PASS_PREPOSE)
-                    changes += pl->step[i].changes.n;
-        }
-        rows[k] = optimize_row_of(pass_row_name((enum pass_row)k), st->plan, &st->sim, changes);
-    }
-}
-
-/* The paper's lmbs: twice the micro-batch size, half the micro-batches, same global batch. */
-static void optimize_lmbs(const struct config *c, struct optimize_lmbs *out)
-{
-    struct config big = *c;
-    struct mt_err e = {0};
-    int n = config_microbatches(c);
-    if (c->unit.enabled) {
-        snprintf(out->note, sizeof out->note,
-                 "needs the analytic costs: unit costs do not grow with the micro-batch size");
-        return;
-    }
-    if (n % 2 != 0) {
-        snprintf(out->note, sizeof out->note,
-                 "%d micro-batches cannot be halved at the same global batch", n);
-        return;
-    }
-    big.micro_batch_size = c->micro_batch_size * 2;
-    if (big.num_microbatches > 0)
-        big.num_microbatches = n / 2;
-    struct plan *p = NULL;
-    struct pass_pipeline pl;
-    if (scheme_build(&big, &p, &e) != MT_OK || pass_pipeline_run(p, &pl, &e) != MT_OK) {
-        snprintf(out->note, sizeof out->note, "micro-batch size %d: %.200s", big.micro_batch_size,
-                 e.msg);
-        plan_free(p);
-        return;
-    }
-    const struct pass_step *f = pass_pipeline_final(&pl);
-    out->made = true;
-    out->row = optimize_row_of("lmbs", f->plan, &f->sim, 0);
-    if (out->row.over_cap)
-        snprintf(out->note, sizeof out->note,
-                 "micro-batch size %d does not fit the memory cap (device %d)",
-                 big.micro_batch_size, f->sim.oom_device);
-    pass_pipeline_fini(&pl);
-    plan_free(p);
-}
-
 static void optimize_mem(bool unit, double v, char *buf, size_t n)
 {
     if (unit)
@@ -145,7 +54,7 @@ static int optimize_width(const char *s, int cols)
     return cols;
 }
 
-static void optimize_print_row(const struct optimize_row *row, const struct optimize_row *base,
+static void optimize_print_row(const struct pass_summary *row, const struct pass_summary *base,
                                bool unit)
 {
     char lo[32], hi[32];
@@ -158,7 +67,7 @@ static void optimize_print_row(const struct optimize_row *row, const struct opti
 }
 
 static void optimize_print_table(const struct plan *p, const struct pass_pipeline *pl,
-                                 const struct optimize_row *rows, const struct optimize_lmbs *lm)
+                                 const struct pass_summary *rows, const struct pass_lmbs *lm)
 {
     const struct config *c = plan_config(p);
     const struct plan_geom *g = plan_geom(p);
@@ -186,63 +95,6 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
         printf("lmbs: %s\n", lm->note);
 }
 
-static void optimize_json_row(cJSON *arr, const struct optimize_row *row,
-                              const struct optimize_row *base, bool unit)
-{
-    double ts = unit ? 1 : 1e-6;
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "name", row->name);
-    cJSON_AddNumberToObject(j, "step_time", row->step_time * ts);
-    cJSON_AddNumberToObject(j, "throughput", row->throughput);
-    cJSON_AddNumberToObject(j, "peak_memory_min", row->mem_min);
-    cJSON_AddNumberToObject(j, "peak_memory_max", row->mem_max);
-    cJSON_AddNumberToObject(j, "speedup",
-                            base->throughput > 0 ? row->throughput / base->throughput : 0);
-    cJSON_AddNumberToObject(j, "changes", row->changes);
-    cJSON_AddBoolToObject(j, "over_cap", row->over_cap);
-    cJSON_AddNumberToObject(j, "micro_batch_size", row->micro_batch_size);
-    cJSON_AddNumberToObject(j, "microbatches", row->microbatches);
-    cJSON_AddItemToArray(arr, j);
-}
-
-static char *optimize_json(const struct plan *p, const struct pass_pipeline *pl,
-                           const struct optimize_row *rows, const struct optimize_lmbs *lm)
-{
-    const struct config *c = plan_config(p);
-    const struct plan_geom *g = plan_geom(p);
-    bool unit = c->unit.enabled;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "scheme", config_scheme_name(c->scheme));
-    cJSON_AddStringToObject(o, "model", c->model.name);
-    cJSON_AddNumberToObject(o, "pp", g->devices);
-    cJSON_AddNumberToObject(o, "dp", c->cluster.dp);
-    cJSON_AddNumberToObject(o, "microbatches", g->mbs);
-    cJSON_AddNumberToObject(o, "micro_batch_size", c->micro_batch_size);
-    cJSON_AddStringToObject(o, "time_unit", unit ? "t" : "s");
-    cJSON_AddStringToObject(o, "memory_unit", unit ? "M_theta" : "bytes");
-    cJSON_AddNumberToObject(o, "memory_cap", unit ? 0 : c->memory_per_device);
-    int rounds = 0;
-    for (int i = 0; i < pl->n; i++)
-        rounds += pl->step[i].pass == PASS_PREPOSE;
-    cJSON_AddNumberToObject(o, "rounds", rounds);
-    cJSON *arr = cJSON_AddArrayToObject(o, "passes");
-    for (int k = 0; k < PASS_ROW__COUNT; k++)
-        optimize_json_row(arr, &rows[k], &rows[0], unit);
-    if (lm->made)
-        optimize_json_row(arr, &lm->row, &rows[0], unit);
-    if (lm->asked) {
-        cJSON *l = cJSON_AddObjectToObject(o, "lmbs");
-        cJSON_AddBoolToObject(l, "made", lm->made);
-        cJSON_AddBoolToObject(l, "fits", lm->made && !lm->row.over_cap);
-        cJSON_AddNumberToObject(l, "micro_batch_size", 2 * c->micro_batch_size);
-        if (lm->note[0])
-            cJSON_AddStringToObject(l, "note", lm->note);
-    }
-    char *text = cJSON_Print(o);
-    cJSON_Delete(o);
-    return text;
-}
-
 int cmd_optimize(int argc, char **argv)
 {
     enum { OPT_JSON = 1, OPT_PLAN_OUT, OPT_LMBS };
@@ -256,7 +108,7 @@ int cmd_optimize(int argc, char **argv)
     };
     struct cmd_plan cp = {0};
     bool json = false;
-    struct optimize_lmbs lm = {0};
+    struct pass_lmbs lm = {0};
     const char *plan_out = NULL;
     int opt;
     optind = 1;
@@ -283,12 +135,12 @@ int cmd_optimize(int argc, char **argv)
         plan_free(p);
         return cmd_fail("optimize", &e);
     }
-    struct optimize_row rows[PASS_ROW__COUNT];
-    optimize_rows(&pl, rows);
+    struct pass_summary rows[PASS_ROW__COUNT];
+    pass_summaries(&pl, rows);
     if (lm.asked)
-        optimize_lmbs(plan_config(p), &lm);
+        pass_lmbs(plan_config(p), &lm);
     if (json) {
-        char *text = optimize_json(p, &pl, rows, &lm);
+        char *text = pass_report_json(p, &pl, rows, &lm);
         puts(text);
         free(text);
     } else {

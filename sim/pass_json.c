@@ -1,0 +1,65 @@
+/* sim/pass_json.c: a pass pipeline's summary as JSON (`mario-tui optimize --json`). */
+#include <config.h>
+#include "sim/pass.h"
+
+#include <cjson/cJSON.h>
+
+#include "model/config.h"
+#include "sim/plan.h"
+
+static void pass_json_row(cJSON *arr, const struct pass_summary *row,
+                          const struct pass_summary *base, bool unit)
+{
+    double ts = unit ? 1 : 1e-6;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", row->name);
+    cJSON_AddNumberToObject(j, "step_time", row->step_time * ts);
+    cJSON_AddNumberToObject(j, "throughput", row->throughput);
+    cJSON_AddNumberToObject(j, "peak_memory_min", row->mem_min);
+    cJSON_AddNumberToObject(j, "peak_memory_max", row->mem_max);
+    cJSON_AddNumberToObject(j, "speedup",
+                            base->throughput > 0 ? row->throughput / base->throughput : 0);
+    cJSON_AddNumberToObject(j, "changes", row->changes);
+    cJSON_AddBoolToObject(j, "over_cap", row->over_cap);
+    cJSON_AddNumberToObject(j, "micro_batch_size", row->micro_batch_size);
+    cJSON_AddNumberToObject(j, "microbatches", row->microbatches);
+    cJSON_AddItemToArray(arr, j);
+}
+
+char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
+                       const struct pass_summary *rows, const struct pass_lmbs *lm)
+{
+    const struct config *c = plan_config(p);
+    const struct plan_geom *g = plan_geom(p);
+    bool unit = c->unit.enabled;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "scheme", config_scheme_name(c->scheme));
+    cJSON_AddStringToObject(o, "model", c->model.name);
+    cJSON_AddNumberToObject(o, "pp", g->devices);
+    cJSON_AddNumberToObject(o, "dp", c->cluster.dp);
+    cJSON_AddNumberToObject(o, "microbatches", g->mbs);
+    cJSON_AddNumberToObject(o, "micro_batch_size", c->micro_batch_size);
+    cJSON_AddStringToObject(o, "time_unit", unit ? "t" : "s");
+    cJSON_AddStringToObject(o, "memory_unit", unit ? "M_theta" : "bytes");
+    cJSON_AddNumberToObject(o, "memory_cap", unit ? 0 : c->memory_per_device);
+    int rounds = 0;
+    for (int i = 0; i < pl->n; i++)
+        rounds += pl->step[i].pass == PASS_PREPOSE;
+    cJSON_AddNumberToObject(o, "rounds", rounds);
+    cJSON *arr = cJSON_AddArrayToObject(o, "passes");
+    for (int k = 0; k < PASS_ROW__COUNT; k++)
+        pass_json_row(arr, &rows[k], &rows[0], unit);
+    if (lm->made)
+        pass_json_row(arr, &lm->row, &rows[0], unit);
+    if (lm->asked) {
+        cJSON *l = cJSON_AddObjectToObject(o, "lmbs");
+        cJSON_AddBoolToObject(l, "made", lm->made);
+        cJSON_AddBoolToObject(l, "fits", lm->made && !lm->row.over_cap);
+        cJSON_AddNumberToObject(l, "micro_batch_size", 2 * c->micro_batch_size);
+        if (lm->note[0])
+            cJSON_AddStringToObject(l, "note", lm->note);
+    }
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    return text;
+}
