@@ -89,4 +89,9 @@ const char *calibrate_qty_name(enum calibrate_qty q);
 int calibrate_lsq(const double *x, const double *y, int rows, int cols, double *coef, double *r2,
                   struct mt_err *e);
 
+/* Every observation the fits were made from ({"q", "run", "layers", "embed", "head",
+ * ["microbatches", "ckpt",] "y"}), a new cJSON array for profile_save's `extra`. */
+struct cJSON;
+struct cJSON *calibrate_observations_json(const struct calibrate *cal);
+
 #endif

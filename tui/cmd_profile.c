@@ -9,7 +9,6 @@
 #include <config.h>
 #include "tui/cmd.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -237,30 +236,6 @@ static void profile_print_fit(const char *name, const struct profile_fit *f, boo
                f->head, f->r2, f->points);
 }
 
-static cJSON *profile_observations(const struct calibrate *cal, const struct profile_run *runs)
-{
-    size_t n;
-    const struct calibrate_obs *obs = calibrate_observations(cal, &n);
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < n; i++) {
-        const struct calibrate_obs *o = &obs[i];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "q", calibrate_qty_name(o->q));
-        cJSON_AddNumberToObject(j, "run", o->run);
-        cJSON_AddNumberToObject(j, "layers", o->n);
-        cJSON_AddBoolToObject(j, "embed", o->embed);
-        cJSON_AddBoolToObject(j, "head", o->head);
-        if (o->q == CAL_PEAK) {
-            cJSON_AddNumberToObject(j, "microbatches", o->mbs);
-            cJSON_AddBoolToObject(j, "ckpt", o->ckpt);
-        }
-        cJSON_AddNumberToObject(j, "y", o->y);
-        (void)runs;
-        cJSON_AddItemToArray(a, j);
-    }
-    return a;
-}
-
 static void profile_cleanup(const char *dir, int nruns)
 {
     static const char *const what[] = {"plan.json", "trace.json", "log"};
@@ -462,7 +437,7 @@ int cmd_profile(int argc, char **argv)
     free(before);
     free(after);
 
-    if (profile_save(out, &prof, profile_observations(cal, runs), &e) != MT_OK) {
+    if (profile_save(out, &prof, calibrate_observations_json(cal), &e) != MT_OK) {
         status = cmd_fail("profile", &e);
         goto done;
     }
