@@ -418,3 +418,18 @@ void input_aware_report_fini(struct input_aware_report *r)
     free(r->k_static);
     memset(r, 0, sizeof *r);
 }
+
+/* --lengths: samples and tokens per second over the run (the slowest rank's step times). */
+void input_aware_rates(const struct plan *p, const struct seqlen_sample *smp,
+                       const struct interp_result *r, double *samples_s, double *tokens_s)
+{
+    const struct config *c = plan_config(p);
+    double per_step = (double)c->micro_batch_size * plan_geom(p)->mbs * c->cluster.dp;
+    double t = 0, tokens = 0;
+    for (int k = 0; k < r->steps; k++) {
+        t += r->step_s[k];
+        tokens += per_step * smp->len[k % smp->n];
+    }
+    *samples_s = t > 0 ? per_step * r->steps / t : 0;
+    *tokens_s = t > 0 ? tokens / t : 0;
+}

@@ -12,6 +12,7 @@ struct config;
 struct plan;
 struct comm;
 struct seqlen_sample;
+struct interp_result;
 struct interp_stream;
 struct mt_err;
 
@@ -95,5 +96,10 @@ int input_aware_gather(struct input_aware *ia, struct comm *cm, struct input_awa
                        struct mt_err *e);
 void input_aware_report_fini(struct input_aware_report *r);
 const char *input_aware_strategy_name(enum input_aware_strategy s);
+
+/* --lengths: samples and tokens per second over a run of one step per length of smp (the
+ * slowest rank's step times). */
+void input_aware_rates(const struct plan *p, const struct seqlen_sample *smp,
+                       const struct interp_result *r, double *samples_s, double *tokens_s);
 
 #endif

@@ -167,5 +167,28 @@ int interp_run(const struct plan *p, const struct backend_ops *b, struct comm *c
                struct capture *cap, const struct interp_opts *o, interp_progress_fn progress,
                void *ctx, struct interp_result *out, struct mt_err *e);
 void interp_result_fini(struct interp_result *r);
+/* The mean step time of a run, s: the first step (warm-up) left out when there are others. */
+double interp_mean_step(const struct interp_result *r);
+
+/* What `run --json` reports: the plan that ran, its backend and options, the result, the
+ * simulation beside it (NULL: none), the trace written (NULL: none), the error (NULL: none),
+ * and for a --lengths run the lengths file, its sample and the input-aware report (ir NULL
+ * otherwise). */
+struct sim_result;
+struct seqlen_sample;
+struct input_aware_report;
+struct interp_report {
+    const struct plan *plan;
+    const char *backend;
+    const struct interp_opts *o;
+    const struct interp_result *r;
+    const struct sim_result *sim;
+    const char *trace, *error;
+    const char *lengths;
+    const struct seqlen_sample *smp;
+    const struct input_aware_report *ir;
+};
+/* The report as JSON text, malloc'd (exec/run_json.c). */
+char *interp_report_json(const struct interp_report *rep);
 
 #endif

@@ -298,3 +298,12 @@ void interp_result_fini(struct interp_result *r)
     free(r->dev);
     memset(r, 0, sizeof *r);
 }
+
+double interp_mean_step(const struct interp_result *r)
+{
+    int from = r->steps > 1 ? 1 : 0;
+    double sum = 0.0;
+    for (int k = from; k < r->steps; k++)
+        sum += r->step_s[k];
+    return r->steps > from ? sum / (r->steps - from) : 0.0;
+}

@@ -11,7 +11,6 @@
 #include <config.h>
 #include "tui/cmd.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,30 +136,6 @@ static void run_progress(int step, int steps, double loss, double step_s, void *
 }
 
 /* Mean step time, leaving out the first (warm-up) step when there are more. */
-static double run_mean_step(const struct interp_result *r)
-{
-    int from = r->steps > 1 ? 1 : 0;
-    double sum = 0.0;
-    for (int k = from; k < r->steps; k++)
-        sum += r->step_s[k];
-    return r->steps > from ? sum / (r->steps - from) : 0.0;
-}
-
-/* --lengths: samples and tokens per second over the run (the slowest rank's step times). */
-static void run_inputs_rates(const struct plan *p, const struct run_args *a,
-                             const struct interp_result *r, double *samples_s, double *tokens_s)
-{
-    const struct config *c = plan_config(p);
-    double per_step = (double)c->micro_batch_size * plan_geom(p)->mbs * c->cluster.dp;
-    double t = 0, tokens = 0;
-    for (int k = 0; k < r->steps; k++) {
-        t += r->step_s[k];
-        tokens += per_step * a->smp.len[k % a->smp.n];
-    }
-    *samples_s = t > 0 ? per_step * r->steps / t : 0;
-    *tokens_s = t > 0 ? tokens / t : 0;
-}
-
 static double run_inputs_mean_len(const struct seqlen_sample *s)
 {
     double sum = 0;
@@ -174,7 +149,7 @@ static void run_print_inputs(const struct plan *p, const struct run_args *a,
 {
     const struct input_aware_report *ir = &a->ir;
     double sps, tps;
-    run_inputs_rates(p, a, r, &sps, &tps);
+    input_aware_rates(p, &a->smp, r, &sps, &tps);
     printf("lengths: %s, %d to %d tokens (mean %.1f); %d steps; checkpointing: %s", a->lengths,
            a->smp.min_len, a->smp.max_len, run_inputs_mean_len(&a->smp), r->steps,
            input_aware_strategy_name(ir->strategy));
@@ -228,7 +203,7 @@ static void run_print_summary(const struct plan *p, const struct run_args *a,
     if (r->steps > 0)
         printf("loss %.4f -> %.4f over %d steps; step time %.2f ms (mean of steps %d-%d), "
                "simulated %.2f ms\n",
-               r->loss[0], r->loss[r->steps - 1], r->steps, run_mean_step(r) * 1e3,
+               r->loss[0], r->loss[r->steps - 1], r->steps, interp_mean_step(r) * 1e3,
                r->steps > 1 ? 2 : 1, r->steps, sim ? sim->step_time * 1e-3 : NAN);
     printf("%6s %6s %12s %18s %18s %12s\n", "device", "rank", "static", "peak act measured",
            "peak act simulated", "peak");
@@ -246,144 +221,6 @@ static void run_print_summary(const struct plan *p, const struct run_args *a,
         run_print_inputs(p, a, r);
     if (trace_note)
         printf("%s\n", trace_note);
-}
-
-static void run_json_inputs(cJSON *o, const struct plan *p, const struct run_args *a,
-                            const struct interp_result *r)
-{
-    const struct input_aware_report *ir = &a->ir;
-    double sps, tps;
-    run_inputs_rates(p, a, r, &sps, &tps);
-    cJSON *j = cJSON_AddObjectToObject(o, "input_aware");
-    cJSON_AddStringToObject(j, "lengths", a->lengths);
-    cJSON_AddStringToObject(j, "checkpointing", input_aware_strategy_name(ir->strategy));
-    cJSON_AddNumberToObject(j, "batches", r->steps);
-    cJSON_AddNumberToObject(j, "min_length", a->smp.min_len);
-    cJSON_AddNumberToObject(j, "max_length", a->smp.max_len);
-    cJSON_AddNumberToObject(j, "bucket_width", ir->width);
-    cJSON_AddNumberToObject(j, "fit_batches", ir->fit_batches);
-    cJSON_AddNumberToObject(j, "memory_cap", ir->cap);
-    cJSON_AddNumberToObject(j, "plan_switches", (double)ir->switches);
-    cJSON *ch = cJSON_AddObjectToObject(j, "cache");
-    cJSON_AddNumberToObject(ch, "hits", (double)ir->hits);
-    cJSON_AddNumberToObject(ch, "misses", (double)ir->misses);
-    cJSON_AddNumberToObject(ch, "plan_ms_mean", ir->plan_ms_mean);
-    cJSON_AddNumberToObject(ch, "plan_ms_max", ir->plan_ms_max);
-    cJSON_AddNumberToObject(j, "fallbacks", ir->fallbacks);
-    if (ir->k_static != NULL) {
-        cJSON *ks = cJSON_AddArrayToObject(j, "static_checkpointed_counts");
-        for (int s = 0; s < ir->stages; s++)
-            cJSON_AddItemToArray(ks, cJSON_CreateNumber(ir->k_static[s]));
-    }
-    cJSON_AddNumberToObject(j, "samples_per_s", sps);
-    cJSON_AddNumberToObject(j, "tokens_per_s", tps);
-    cJSON_AddNumberToObject(j, "peak_memory", ir->peak_bytes);
-    cJSON_AddNumberToObject(j, "steps_over_cap", ir->over_cap);
-    cJSON_AddBoolToObject(j, "exceeded_cap", ir->over_cap > 0);
-    cJSON *pr = cJSON_AddObjectToObject(j, "predictor");
-    cJSON_AddNumberToObject(pr, "fitted_on", ir->fit_batches);
-    cJSON_AddNumberToObject(pr, "error_max", ir->err_max);
-    cJSON_AddNumberToObject(pr, "error_mean", ir->err_mean);
-    cJSON *devs = cJSON_AddArrayToObject(j, "devices");
-    for (int i = 0; i < ir->ranks; i++) {
-        const struct input_aware_device *d = &ir->dev[i];
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddNumberToObject(x, "rank", d->rank);
-        cJSON_AddNumberToObject(x, "device", d->dev);
-        cJSON_AddNumberToObject(x, "peak_memory", d->peak_bytes);
-        cJSON_AddNumberToObject(x, "steps_over_cap", d->over_cap);
-        cJSON_AddNumberToObject(x, "predicted_steps", d->predicted);
-        cJSON_AddNumberToObject(x, "predictor_error_max", d->err_max);
-        cJSON_AddNumberToObject(x, "predictor_error_mean", d->err_mean);
-        cJSON_AddNumberToObject(x, "predictor_under_max", d->under_max);
-        cJSON_AddNumberToObject(x, "p2p_buffers_reserved", d->p2p_buffers);
-        cJSON_AddItemToArray(devs, x);
-    }
-}
-
-static void run_print_json(const struct plan *p, const struct run_args *a,
-                           const struct interp_result *r, const struct sim_result *sim,
-                           const char *error)
-{
-    const struct config *c = plan_config(p);
-    const struct plan_geom *g = plan_geom(p);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "scheme", config_scheme_name(c->scheme));
-    cJSON_AddStringToObject(o, "model", c->model.name);
-    cJSON_AddNumberToObject(o, "pp", g->devices);
-    cJSON_AddNumberToObject(o, "dp", c->cluster.dp);
-    cJSON_AddNumberToObject(o, "ranks", r->ranks);
-    cJSON_AddNumberToObject(o, "microbatches", g->mbs);
-    cJSON_AddNumberToObject(o, "micro_batch_size", c->micro_batch_size);
-    cJSON_AddStringToObject(o, "backend", a->backend);
-    cJSON_AddNumberToObject(o, "steps", r->steps);
-    cJSON_AddNumberToObject(o, "iterations", interp_plan_iterations(p));
-    cJSON_AddNumberToObject(o, "update_interval",
-                            config_scheme_async(c->scheme) ? c->update_interval : 1);
-    cJSON_AddNumberToObject(o, "lr", a->o.lr);
-    if (a->o.lr_warmup > 0)
-        cJSON_AddNumberToObject(o, "lr_reschedule", a->o.lr_warmup);
-    else
-        cJSON_AddNullToObject(o, "lr_reschedule");
-    if (a->o.correction_decay > 0)
-        cJSON_AddNumberToObject(o, "discrepancy_correction", a->o.correction_decay);
-    else
-        cJSON_AddNullToObject(o, "discrepancy_correction");
-    if (sim) {
-        cJSON *stale = cJSON_AddArrayToObject(o, "simulated_staleness");
-        for (int s = 0; s < sim->stages; s++)
-            cJSON_AddItemToArray(stale, cJSON_CreateNumber(sim->staleness[s]));
-    }
-    cJSON_AddStringToObject(o, "time_unit", "s");
-    cJSON_AddStringToObject(o, "memory_unit", "bytes");
-    cJSON *loss = cJSON_AddArrayToObject(o, "loss");
-    cJSON *times = cJSON_AddArrayToObject(o, "step_times");
-    for (int k = 0; k < r->steps; k++) {
-        cJSON_AddItemToArray(loss, cJSON_CreateNumber(r->loss[k]));
-        cJSON_AddItemToArray(times, cJSON_CreateNumber(r->step_s[k]));
-    }
-    cJSON_AddNumberToObject(o, "step_time", run_mean_step(r));
-    if (sim)
-        cJSON_AddNumberToObject(o, "simulated_step_time", sim->step_time * 1e-6);
-    cJSON *peak = cJSON_AddArrayToObject(o, "peak_memory");
-    cJSON *devs = cJSON_AddArrayToObject(o, "devices");
-    for (int i = 0; i < r->ranks; i++) {
-        const struct interp_device *d = &r->dev[i];
-        cJSON_AddItemToArray(peak, cJSON_CreateNumber(d->peak_bytes));
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddNumberToObject(j, "rank", d->rank);
-        cJSON_AddNumberToObject(j, "device", d->dev);
-        cJSON_AddNumberToObject(j, "replica", d->dp_rank);
-        cJSON_AddNumberToObject(j, "static_memory", d->static_bytes);
-        cJSON_AddNumberToObject(j, "peak_memory", d->peak_bytes);
-        cJSON_AddNumberToObject(j, "peak_activation_memory", d->peak_act_bytes);
-        cJSON_AddNumberToObject(j, "stashed_weight_memory", d->peak_stash_bytes);
-        cJSON_AddNumberToObject(j, "stashed_versions", d->max_stashed);
-        cJSON_AddNumberToObject(j, "correction_memory", d->correction_bytes);
-        if (sim) {
-            cJSON_AddNumberToObject(j, "simulated_peak_activation_memory",
-                                    sim->dev[d->dev].peak_dynamic);
-            cJSON_AddNumberToObject(j, "simulated_static_memory", sim->dev[d->dev].static_mem);
-            cJSON_AddNumberToObject(j, "simulated_stashed_weight_memory",
-                                    sim->dev[d->dev].peak_stash);
-            cJSON_AddNumberToObject(j, "simulated_stashed_versions", sim->dev[d->dev].max_stashed);
-        }
-        cJSON_AddItemToArray(devs, j);
-    }
-    if (a->have_ir)
-        run_json_inputs(o, p, a, r);
-    if (a->trace_out)
-        cJSON_AddStringToObject(o, "trace", a->trace_out);
-    else
-        cJSON_AddNullToObject(o, "trace");
-    if (error)
-        cJSON_AddStringToObject(o, "error", error);
-    else
-        cJSON_AddNullToObject(o, "error");
-    char *text = cJSON_Print(o);
-    puts(text);
-    cJSON_free(text);
-    cJSON_Delete(o);
 }
 
 /* exec/capture.h records -> traces/chrome.h spans (the layers do not include each other). */
@@ -558,7 +395,14 @@ static int run_rank(struct plan *p, struct run_args *a, int argc, char **argv)
         /* a variable-length run has no one plan to simulate: its report says what it ran */
         struct sim_result *sim = a->lengths == NULL ? run_simulate(p) : NULL;
         if (a->json)
-            run_print_json(p, a, &res, sim, rc == MT_OK ? NULL : e.msg);
+            {
+                char *text = interp_report_json(&(struct interp_report){
+                    .plan = p, .backend = a->backend, .o = &a->o, .r = &res, .sim = sim,
+                    .trace = a->trace_out, .error = rc == MT_OK ? NULL : e.msg,
+                    .lengths = a->lengths, .smp = &a->smp, .ir = a->have_ir ? &a->ir : NULL});
+                puts(text);
+                free(text);
+            }
         else
             run_print_summary(p, a, &res, sim, note[0] ? note : NULL);
         if (sim) {
