@@ -33,12 +33,8 @@ for f in $files; do
         esac
     done
 done >"${TMPDIR:-/tmp}/check_layers.$$"
-# Debt, named so that it cannot grow: these commands still build their --json reports with
-# cJSON in tui/ instead of the owning module's *_json.c (issue 16, left open).
-legacy_tui_json=""
 # third-party headers: pattern | the files allowed to include it
 while IFS='|' read -r pat allowed; do
-    allowed=$(echo "$allowed" | sed "s|LEGACY_TUI_JSON|$(echo $legacy_tui_json)|")
     case "$pat" in '' | '#'*) continue ;; esac
     for f in $files; do
         grep -n "^#include <$pat" "$f" | while IFS= read -r hit; do
@@ -63,7 +59,7 @@ cblas\.h|exec/backend_cpu.c exec/xformer_cpu.c
 zlib\.h|traces/scan.c
 # JSON: the one reader, the *_json.c files, and the trace readers and writer (which stream
 # events through cJSON items)
-cjson/|util/json.c util/json.h */*_json.c traces/chrome.c traces/chrome_read.c traces/kineto.c LEGACY_TUI_JSON
+cjson/|util/json.c util/json.h */*_json.c traces/chrome.c traces/chrome_read.c traces/kineto.c
 RULES
 out="${TMPDIR:-/tmp}/check_layers.$$"
 if [ -s "$out" ]; then
