@@ -1,5 +1,5 @@
 # tests/: unit tests link only the layers they test; CLI tests drive the binary ($MT_BIN).
-EXTRA_DIST += tests/check.h tests/unit_config.h tests/cli/test_simulate.sh tests/tui/test_explore.sh
+EXTRA_DIST += tests/check.h tests/unit_config.h tests/lib.sh tests/cli/test_simulate.sh tests/tui/test_explore.sh
 check_PROGRAMS += tests/unit/test_sim tests/unit/test_plan_json
 TESTS += tests/unit/test_sim tests/unit/test_plan_json tests/cli/test_simulate.sh \
 	tests/tui/test_explore.sh
@@ -74,3 +74,7 @@ EXTRA_DIST += tests/check_layers.sh
 check_PROGRAMS += tests/unit/test_util
 TESTS += tests/unit/test_util
 tests_unit_test_util_LDADD = libmt_util.a $(CJSON_LIBS) -lm
+# issue 16: --help lists the presets model/presets.c has (presets_*_names).
+check_PROGRAMS += tests/unit/test_cmd_help
+TESTS += tests/unit/test_cmd_help
+tests_unit_test_cmd_help_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

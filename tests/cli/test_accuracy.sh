@@ -14,7 +14,7 @@ command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
+. "${top_srcdir:-.}/tests/lib.sh"
 
 sh "$top/scripts/accuracy.sh" --quick "$tmp/accuracy.md" 2>"$tmp/err"
 rc=$?

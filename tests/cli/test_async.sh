@@ -11,7 +11,7 @@ bin=${MT_BIN:-./mario-tui}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
+. "${top_srcdir:-.}/tests/lib.sh"
 
 "$bin" simulate --scheme Async --unit-costs 1,2,1 --devices 4 --microbatches 4 --iterations 3 \
     --json >"$tmp/j" 2>&1

@@ -16,7 +16,7 @@ tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 fail=0
 checked=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
+. "${top_srcdir:-.}/tests/lib.sh"
 
 # has CMD FLAG: the command exists and its --help mentions FLAG.
 has() { "$bin" "$1" --help 2>/dev/null | grep -q -e "$2"; }

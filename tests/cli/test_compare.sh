@@ -9,8 +9,7 @@ bin=${MT_BIN:-./mario-tui}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
-json() { python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"; }
+. "${top_srcdir:-.}/tests/lib.sh"
 
 "$bin" simulate --unit-costs 1,2,1 --devices 4 --microbatches 4 --plan-out "$tmp/p.json" \
     --trace-out "$tmp/sim.json" >/dev/null 2>&1

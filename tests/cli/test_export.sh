@@ -7,7 +7,7 @@ bin=${MT_BIN:-./mario-tui}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
+. "${top_srcdir:-.}/tests/lib.sh"
 png_width() { python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(24); print(struct.unpack(">I", d[16:20])[0] if d[:8]==b"\x89PNG\r\n\x1a\n" else -1)' "$1"; }
 pdf_pages() { python3 -c 'import re,sys; print(len(re.findall(rb"/Type\s*/Page(?!s)", open(sys.argv[1],"rb").read())))' "$1"; }
 unit="--unit-costs 1,2,1 --devices 4 --microbatches 4"

@@ -8,7 +8,7 @@ bin=${MT_BIN:-./mario-tui}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
+. "${top_srcdir:-.}/tests/lib.sh"
 fig2="--unit-costs 1,2,1 --devices 4 --microbatches 4"
 
 "$bin" optimize $fig2 >"$tmp/out" 2>&1

@@ -10,7 +10,7 @@ src=${top_srcdir:-.}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
+. "${top_srcdir:-.}/tests/lib.sh"
 lengths=$src/data/lengths.txt
 
 "$bin" plan-inputs --lengths "$lengths" --memory 12G >"$tmp/out" 2>&1

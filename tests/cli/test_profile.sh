@@ -13,8 +13,7 @@ command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
-json() { python3 -c "import json,sys; d=json.load(open('$1')); sys.exit(0 if ($2) else 1)"; }
+. "${top_srcdir:-.}/tests/lib.sh"
 
 "$bin" profile --help >"$tmp/h" 2>&1
 check "--help exits 0 and names --calibration" "[ \$? -eq 0 ] && grep -q -- '--calibration' $tmp/h"

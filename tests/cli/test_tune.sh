@@ -7,7 +7,7 @@ bin=${MT_BIN:-./mario-tui}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
+. "${top_srcdir:-.}/tests/lib.sh"
 
 "$bin" tune --devices 8 --global-batch 32 --top 3 >"$tmp/t" 2>&1
 check "table exits 0" "[ $? -eq 0 ]"

@@ -13,7 +13,7 @@ OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
+. "${top_srcdir:-.}/tests/lib.sh"
 
 # fault KIND RANK SCHEME: runs a 4-rank plan of 6 steps with the hook on step 2
 # no rank of the run may outlive it (the ranks' command lines name $tmp)

@@ -15,7 +15,7 @@ export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
+. "${top_srcdir:-.}/tests/lib.sh"
 
 cat >"$tmp/tiny.json" <<'EOF'
 {

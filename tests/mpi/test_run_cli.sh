@@ -11,7 +11,7 @@ export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { if eval "$2"; then :; else echo "FAIL: $1"; fail=1; fi; }
+. "${top_srcdir:-.}/tests/lib.sh"
 
 "$bin" run --help >"$tmp/h" 2>&1
 check "--help exits 0 and lists the flags" "[ \$? -eq 0 ] && grep -q -- '--backend' $tmp/h && grep -q MT_FAULT_KILL_RANK $tmp/h"
