@@ -30,15 +30,9 @@ char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
                        const struct pass_summary *rows, const struct pass_lmbs *lm)
 {
     const struct config *c = plan_config(p);
-    const struct plan_geom *g = plan_geom(p);
     bool unit = c->unit.enabled;
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "scheme", config_scheme_name(c->scheme));
-    cJSON_AddStringToObject(o, "model", c->model.name);
-    cJSON_AddNumberToObject(o, "pp", g->devices);
-    cJSON_AddNumberToObject(o, "dp", c->cluster.dp);
-    cJSON_AddNumberToObject(o, "microbatches", g->mbs);
-    cJSON_AddNumberToObject(o, "micro_batch_size", c->micro_batch_size);
+    plan_json_add_shape(o, p);
     cJSON_AddStringToObject(o, "time_unit", unit ? "t" : "s");
     cJSON_AddStringToObject(o, "memory_unit", unit ? "M_theta" : "bytes");
     cJSON_AddNumberToObject(o, "memory_cap", unit ? 0 : c->memory_per_device);

@@ -88,6 +88,10 @@ int plan_instr_label(const struct plan *p, const struct instr *in, char *buf, in
 /* Plan files (sim/plan_json.c): versioned JSON {"format":"mario-plan","version":1,
  * "config":{...},"geometry":{...},"devices":[[{"op":"FW","mb":0,...},...],...]}. */
 char *plan_to_json(const struct plan *p);
+/* Adds what every report opens with to the JSON object o: scheme, model, pp, dp,
+ * microbatches, micro_batch_size (sim/plan_json.c). */
+struct cJSON;
+void plan_json_add_shape(struct cJSON *o, const struct plan *p);
 int plan_save(const struct plan *p, const char *path, struct mt_err *e);
 int plan_load(const char *path, struct plan **out, struct mt_err *e);
 int plan_load_string(const char *text, size_t len, const char *name, struct plan **out,

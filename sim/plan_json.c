@@ -239,3 +239,15 @@ int plan_load(const char *path, struct plan **out, struct mt_err *e)
     free(text);
     return rc;
 }
+
+void plan_json_add_shape(struct cJSON *o, const struct plan *p)
+{
+    const struct config *c = plan_config(p);
+    const struct plan_geom *g = plan_geom(p);
+    cJSON_AddStringToObject(o, "scheme", config_scheme_name(c->scheme));
+    cJSON_AddStringToObject(o, "model", c->model.name);
+    cJSON_AddNumberToObject(o, "pp", g->devices);
+    cJSON_AddNumberToObject(o, "dp", c->cluster.dp);
+    cJSON_AddNumberToObject(o, "microbatches", g->mbs);
+    cJSON_AddNumberToObject(o, "micro_batch_size", c->micro_batch_size);
+}

@@ -10,15 +10,9 @@
 char *sim_report_json(const struct plan *p, const struct sim_result *r)
 {
     const struct config *c = plan_config(p);
-    const struct plan_geom *g = plan_geom(p);
     double ts = r->unit ? 1 : 1e-6; /* seconds, or t */
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "scheme", config_scheme_name(c->scheme));
-    cJSON_AddStringToObject(o, "model", c->model.name);
-    cJSON_AddNumberToObject(o, "pp", g->devices);
-    cJSON_AddNumberToObject(o, "dp", c->cluster.dp);
-    cJSON_AddNumberToObject(o, "microbatches", g->mbs);
-    cJSON_AddNumberToObject(o, "micro_batch_size", c->micro_batch_size);
+    plan_json_add_shape(o, p);
     cJSON_AddNumberToObject(o, "iterations", c->iterations);
     cJSON_AddNumberToObject(o, "update_interval", c->update_interval);
     cJSON_AddStringToObject(o, "time_unit", r->unit ? "t" : "s");
