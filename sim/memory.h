@@ -82,6 +82,38 @@ static inline double mem_send_buffer(const struct cost_model *cost, const struct
     return vpipe_is_send(in->op) ? cost->stage[in->stage].msg_bytes : 0;
 }
 
+/* The step of the next instruction of a device's list in program order: mem_step with the
+ * buffer of the send before it (*pending) reaped after it; *pending becomes its own. */
+static inline struct mem_step mem_step_next(const struct cost_model *cost,
+                                            const struct instr *in, double *pending)
+{
+    struct mem_step m = mem_step(cost, in);
+    m.reap = *pending;
+    *pending = mem_send_buffer(cost, in);
+    return m;
+}
+
+/* A stashed weight version (PipeDream, sim/async.h) keeps the stage's fp16 weights, the copy
+ * its forward read: 2 bytes per parameter (per tp rank); gradients and optimizer state are not
+ * versioned. Under unit costs a copy is 0 bytes (static memory is 0): versions still count. */
+#define MEM_STASH_BYTES_PER_PARAM 2.0
+
+static inline double mem_stash_copy_bytes(const struct cost_model *cost, int stage)
+{
+    return cost->unit ? 0 : cost->stage[stage].params * MEM_STASH_BYTES_PER_PARAM;
+}
+
+/* Adds a change of stashed bytes to an instruction's step (async_walk_step's answer): a copy
+ * kept (> 0) is taken at its start (the OS that replaces the version), one released (< 0) is
+ * given back at its end (the backward of the last micro-batch that read it). */
+static inline void mem_step_add_stash(struct mem_step *m, double stash)
+{
+    if (stash > 0)
+        m->take += stash;
+    else
+        m->give -= stash;
+}
+
 /* The most memory `in` is seen to hold while it runs, from cur (what the device held before
  * it) and m (what it takes and gives back): the calibrated transients of model/cost.h. A FW's
  * is over what it leaves held at its end (before the reap of a send's buffer); a CFW's and a
