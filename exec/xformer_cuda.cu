@@ -27,6 +27,7 @@ extern "C" {
 #include "exec/xformer.h"
 #include "model/xformer_layout.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -115,9 +116,8 @@ extern "C" void *xformer_cuda_alloc(size_t bytes)
     }
     if (xc_nlive == xc_caplive) {
         xc_caplive = xc_caplive ? 2 * xc_caplive : 64;
-        xc_live = (struct xc_block *)realloc(xc_live, xc_caplive * sizeof *xc_live);
-        if (xc_live == NULL)
-            abort();
+        /* host memory: exhaustion aborts with a message, as everywhere (util/xalloc.h) */
+        xc_live = (struct xc_block *)xreallocarray(xc_live, xc_caplive, sizeof *xc_live);
     }
     xc_live[xc_nlive++] = (struct xc_block){p, bytes};
     xc_cur += bytes;

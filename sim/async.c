@@ -20,6 +20,7 @@
 
 #include "model/config.h"
 #include "model/cost.h"
+#include "sim/memory.h"
 #include "sim/plan.h"
 #include "sim/simulate.h"
 #include "util/xalloc.h"
@@ -88,16 +89,9 @@ void async_walk_device(struct async_walk *w, int dev)
     w->peak_stash = 0;
 }
 
-static double async_copy_bytes(const struct async_walk *w, int stage)
-{
-    if (w->cost->unit)
-        return 0;
-    return w->cost->stage[stage].params * ASYNC_STASH_BYTES_PER_PARAM;
-}
-
 static double async_stash_change(struct async_walk *w, int n, int stage)
 {
-    double b = n * async_copy_bytes(w, stage);
+    double b = n * mem_stash_copy_bytes(w->cost, stage);
     w->stashed += n;
     w->stash_bytes += b;
     if (w->stashed > w->max_stashed)

@@ -14,17 +14,13 @@ struct cost_model;
 struct sim_result;
 struct sim_device;
 
-/* A stashed weight version keeps the stage's fp16 weights, the copy its forward read (2 bytes
- * per parameter, per tp rank); gradients and optimizer state are not versioned. Under unit
- * costs static memory is 0, and so is a copy: versions are still counted. */
-#define ASYNC_STASH_BYTES_PER_PARAM 2.0
-
 /* A walk over each device's list in program order (the simulator's memory walk). For each
  * stage it counts the updates (OS) between a micro-batch's forward (FW/CFW) and its backward
  * (BW/B): the staleness. When the scheme stashes weights (PipeDream) it also tracks which
  * weight versions micro-batches in flight still need: an OS that replaces a version some
- * micro-batch in flight read keeps that version as a copy, and the backward of the last
- * micro-batch that read it gives the copy back. */
+ * micro-batch in flight read keeps that version as a copy (its bytes: sim/memory.h
+ * mem_stash_copy_bytes), and the backward of the last micro-batch that read it gives the copy
+ * back. */
 struct async_walk;
 
 struct async_walk *async_walk_new(const struct plan *p, const struct cost_model *cost);

@@ -111,9 +111,20 @@ static void cp_point_add(int m, const int *x, const int *y, const int *u, int ki
     (*npts)++;
 }
 
-/* Profile points of device d: its memory walk in program order (sim_memory: what each
- * instruction takes at its start and gives back at its end, a send's buffer reaped after
- * the instruction that follows it: mem_device_take_give). */
+/* Adds the counts of t to stage j's (x: checkpoints, y: full activations, u: buffers). */
+static void cp_terms_add(int j, struct mem_terms t, int sign, int *x, int *y, int *u)
+{
+    x[j] += sign * t.keep;
+    y[j] += sign * t.act;
+    u[j] += sign * t.msg;
+}
+
+/* Profile points of device d: its memory walk in program order (sim_memory) in counts: what
+ * each instruction takes at its start and gives back at its end (sim/memory.h mem_rule), a
+ * send's buffer reaped after the instruction that follows it (mem_step_next). The points are
+ * where the walk can peak: after a take, and a running instruction's transient (FW: after its
+ * give; CFW, BW, B, W: before it, the transient covering their take; a CFW also after its
+ * take, as it is a FW when its stage checkpoints nothing). */
 static void cp_profile_device(const struct ckpt_plan *cp, int d, int **pts, int *npts, int *cap)
 {
     const struct plan *p = cp->tmpl;
@@ -131,47 +142,27 @@ static void cp_profile_device(const struct ckpt_plan *cp, int d, int **pts, int 
         sent = -1;
         if (j == m)
             continue;
-        int in_msg = in->stage > 0, out_msg = in->stage < cp->stages - 1;
-        switch (in->op) {
-        case OP_FW:
-            y[j]++;
-            u[j] += out_msg;
+        enum op op = in->op;
+        struct mem_rule r = mem_rule(op, in->stage == 0, in->stage == cp->stages - 1);
+        int kind = -1; /* the transient measured before the instruction */
+        if (op == OP_CFW)
+            kind = CP_PT_CFW;
+        else if (op == OP_BW || op == OP_B)
+            kind = CP_PT_BW;
+        else if (op == OP_W)
+            kind = CP_PT_W;
+        if (kind >= 0)
+            cp_point_add(m, x, y, u, 1 + CP_PT__COUNT * j + kind, pts, npts, cap);
+        cp_terms_add(j, r.take, +1, x, y, u);
+        if (op == OP_FW || op == OP_CFW || op == OP_RC || vpipe_is_recv(op))
             cp_point_add(m, x, y, u, CP_PT_PLAIN, pts, npts, cap);
-            u[j] -= in_msg;
+        cp_terms_add(j, r.give, -1, x, y, u);
+        if (op == OP_FW)
             cp_point_add(m, x, y, u, 1 + CP_PT__COUNT * j + CP_PT_FW, pts, npts, cap);
-            break;
-        case OP_CFW:
-            cp_point_add(m, x, y, u, 1 + CP_PT__COUNT * j + CP_PT_CFW, pts, npts, cap);
-            x[j]++;
-            u[j] += out_msg;
-            cp_point_add(m, x, y, u, CP_PT_PLAIN, pts, npts, cap);
-            u[j] -= in_msg;
-            break;
-        case OP_RC:
-            x[j]--, y[j]++;
-            cp_point_add(m, x, y, u, CP_PT_PLAIN, pts, npts, cap);
-            break;
-        case OP_BW:
-        case OP_B:
-        case OP_W:
-            cp_point_add(m, x, y, u, 1 + CP_PT__COUNT * j + (in->op == OP_W ? CP_PT_W : CP_PT_BW),
-                         pts, npts, cap);
-            if (in->op != OP_B) /* BW and W free the activations (mem_device_take_give) */
-                y[j]--;
-            if (in->op != OP_W) /* its input gradient's buffer, its received gradient's */
-                u[j] += in_msg - out_msg;
-            break;
-        case OP_RA:
-        case OP_RG:
-            u[j]++;
-            cp_point_add(m, x, y, u, CP_PT_PLAIN, pts, npts, cap);
-            break;
-        case OP_SA:
-        case OP_SG: sent = j; break;
-        default: break;
-        }
+        if (vpipe_is_send(op))
+            sent = j;
         if (reap >= 0)
-            u[reap]--;
+            u[reap] -= 1; /* mem_send_buffer: one buffer of the sender's stage */
     }
 }
 
@@ -404,35 +395,43 @@ int ckpt_plan_costs(const struct ckpt_plan *cp, int s, struct cost_model *out, s
     return MT_OK;
 }
 
+/* What the running instruction of point kind t (1 + CP_PT__COUNT j + t) holds beyond the
+ * point's own count: mem_transient over nothing held, for a FW with its take and give already
+ * in the count (the point is after them), for the others with their whole step (the point is
+ * before them; a CFW of a stage that checkpoints nothing is a FW). */
+static double cp_transient(const struct ckpt_plan *cp, const struct cp_mem *mm, int j, int t)
+{
+    const struct stage_cost *sc = &mm->cost->stage[j];
+    enum op op = t == CP_PT_FW || (t == CP_PT_CFW && mm->none[j]) ? OP_FW
+                 : t == CP_PT_CFW                               ? OP_CFW
+                 : t == CP_PT_BW                                ? OP_BW
+                                                                : OP_W;
+    struct instr in = {.op = op, .stage = j};
+    struct mem_step step = {0, 0, 0};
+    if (t != CP_PT_FW) {
+        struct mem_rule r = mem_rule(op, j == 0, j == cp->stages - 1);
+        step.take = mem_terms_bytes(r.take, mm->keep[j], sc->act, sc->msg_bytes);
+        step.give = mem_terms_bytes(r.give, mm->keep[j], sc->act, sc->msg_bytes);
+    }
+    return mem_transient(mm->cost, &in, 0, step);
+}
+
 /* Dynamic peak of device d (>= 0, as sim_memory starts from nothing held). */
 double cp_dev_dyn(const struct ckpt_plan *cp, int d, const struct cp_mem *mm)
 {
     int m = cp->dev_nst[d];
     const int *st = &cp->dev_st[d * cp->parts];
     const int *p = cp->pt + cp->pt_off[d];
+    const struct stage_cost *sc = mm->cost->stage;
     double best = 0;
     for (int i = 0; i < cp->pt_n[d]; i++, p += 3 * m + 1) {
         double v = 0;
         for (int j = 0; j < m; j++)
-            v += p[j] * mm->keep[st[j]] + p[m + j] * mm->sc[st[j]].act +
-                 p[2 * m + j] * mm->sc[st[j]].msg_bytes;
-        if (p[3 * m] != CP_PT_PLAIN) {
-            int j = st[(p[3 * m] - 1) / CP_PT__COUNT], t = (p[3 * m] - 1) % CP_PT__COUNT;
-            const struct stage_cost *sc = &mm->sc[j];
-            /* the buffers of its input and output (mem_device_take_give) */
-            double in_msg = j > 0 ? sc->msg_bytes : 0;
-            double out_msg = j < cp->stages - 1 ? sc->msg_bytes : 0;
-            if (t == CP_PT_FW)
-                v += sc->fw_work_bytes;
-            else if (t == CP_PT_BW)
-                v += fmax(in_msg, sc->bw_work_bytes);
-            else if (t == CP_PT_W)
-                v += sc->bw_work_bytes;
-            else if (mm->none[j])
-                v += sc->act + out_msg - in_msg + sc->fw_work_bytes;
-            else
-                v += fmax(mm->keep[j] + out_msg, sc->cfw_peak_bytes);
-        }
+            v += p[j] * mm->keep[st[j]] + p[m + j] * sc[st[j]].act +
+                 p[2 * m + j] * sc[st[j]].msg_bytes;
+        if (p[3 * m] != CP_PT_PLAIN)
+            v += cp_transient(cp, mm, st[(p[3 * m] - 1) / CP_PT__COUNT],
+                              (p[3 * m] - 1) % CP_PT__COUNT);
         if (v > best)
             best = v;
     }
@@ -457,7 +456,7 @@ void ckpt_plan_peaks(const struct ckpt_plan *cp, const struct cost_model *cost, 
         keep[j] = mem_forward_keep(&cost->stage[j], k[j]);
         none[j] = k[j] <= 0;
     }
-    struct cp_mem mm = {keep, none, cost->stage};
+    struct cp_mem mm = {keep, none, cost};
     for (int d = 0; d < cp->devices; d++)
         peak[d] = cp_dev_static(cp, cost, d) + cp_dev_dyn(cp, d, &mm);
     free(keep);

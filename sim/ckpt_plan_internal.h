@@ -36,11 +36,11 @@ struct ckpt_plan {
 };
 
 /* What a choice makes of every stage's memory: keep[j] (what a forward keeps), none[j] (k = 0:
- * its forwards are FWs), and the costs (act and the transients). */
+ * its forwards are FWs), and the costs (act, msg_bytes and the transients). */
 struct cp_mem {
     const double *keep;
     const unsigned char *none;
-    const struct stage_cost *sc; /* [stages] */
+    const struct cost_model *cost;
 };
 
 /* Dynamic peak of device d under a choice (>= 0, as sim_memory starts from nothing held). */

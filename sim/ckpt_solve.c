@@ -47,7 +47,7 @@ static int cp_solve_init(struct cp_solve *w, const struct ckpt_plan *cp, int s, 
     int S = cp->stages, D = cp->devices;
     w->keep = xmalloc((size_t)S * sizeof(double));
     w->none = xcalloc((size_t)S, 1);
-    w->mm = (struct cp_mem){w->keep, w->none, w->cost.stage};
+    w->mm = (struct cp_mem){w->keep, w->none, &w->cost};
     w->stat = xmalloc((size_t)D * 2 * sizeof(double));
     w->dyn = w->stat + D;
     w->rc1 = xmalloc((size_t)S * sizeof(double));
@@ -212,7 +212,7 @@ static void cp_solution(const struct cp_solve *w, const int *k, struct ckpt_plan
         keep[j] = mem_forward_keep(&w->cost.stage[j], k[j]);
         none[j] = k[j] <= 0;
     }
-    struct cp_mem mm = {keep, none, w->cost.stage};
+    struct cp_mem mm = {keep, none, &w->cost};
     sol->s = w->s;
     sol->peak_bytes = 0;
     sol->peak_device = 0;

@@ -11,11 +11,8 @@ void mem_device_steps(const struct cost_model *cost, const struct instr *list, i
                       struct mem_step *out)
 {
     double pending = 0;
-    for (int i = 0; i < len; i++) {
-        out[i] = mem_step(cost, &list[i]);
-        out[i].reap = pending;
-        pending = mem_send_buffer(cost, &list[i]);
-    }
+    for (int i = 0; i < len; i++)
+        out[i] = mem_step_next(cost, &list[i], &pending);
     if (len > 0)
         out[len - 1].reap += pending;
 }

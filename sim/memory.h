@@ -50,7 +50,49 @@ static inline double mem_forward_keep(const struct stage_cost *sc, int layers)
  * (backward) on the same device. A send's buffer is reaped, not given back by the send
  * itself: the executor frees a finished send's buffer between instructions, so it goes right
  * after the end of the instruction after the send (mem_device_steps). Split backward: B keeps
- * the activations for its W, which frees them. */
+ * the activations for its W, which frees them.
+ *
+ * The rule itself is mem_rule, in counts of its stage's byte figures, so that a walk can
+ * carry counts (the input-aware planner's profile, sim/ckpt_plan.c, whose keep varies with
+ * the choice of k) as well as bytes (mem_step). */
+struct mem_terms {
+    signed char keep; /* what its forward keeps: mem_ckpt_keep */
+    signed char act;  /* the stage's full activations */
+    signed char msg;  /* message buffers */
+};
+struct mem_rule {
+    struct mem_terms take, give; /* at the start, at the end */
+};
+
+static inline struct mem_rule mem_rule(enum op op, bool first, bool last)
+{
+    signed char in = !first, out = !last; /* the stage has an input (output) buffer */
+    switch (op) {
+    case OP_FW: return (struct mem_rule){{0, 1, out}, {0, 0, in}};
+    case OP_CFW: return (struct mem_rule){{1, 0, out}, {0, 0, in}};
+    case OP_RC: return (struct mem_rule){{-1, 1, 0}, {0, 0, 0}};
+    case OP_BW: return (struct mem_rule){{0, 0, in}, {0, 1, out}};
+    case OP_B: return (struct mem_rule){{0, 0, in}, {0, 0, out}};
+    case OP_W: return (struct mem_rule){{0, 0, 0}, {0, 1, 0}};
+    case OP_RA:
+    case OP_RG: return (struct mem_rule){{0, 0, 1}, {0, 0, 0}};
+    default: return (struct mem_rule){{0, 0, 0}, {0, 0, 0}};
+    }
+}
+
+/* Bytes of t: keep, act and msg summed in that order, terms of count 0 left out. */
+static inline double mem_terms_bytes(struct mem_terms t, double keep, double act, double msg)
+{
+    double v = 0;
+    if (t.keep != 0)
+        v += t.keep * keep;
+    if (t.act != 0)
+        v += t.act * act;
+    if (t.msg != 0)
+        v += t.msg * msg;
+    return v;
+}
+
 struct mem_step {
     double take, give; /* at the start, at the end */
     double reap;       /* right after the end: the previous instruction's send buffer */
@@ -59,27 +101,48 @@ struct mem_step {
 static inline struct mem_step mem_step(const struct cost_model *cost, const struct instr *in)
 {
     const struct stage_cost *sc = &cost->stage[in->stage];
-    bool first = in->stage == 0, last = in->stage == cost->num_stages - 1;
-    double msg = sc->msg_bytes;
-    switch (in->op) {
-    case OP_FW: return (struct mem_step){sc->act + (last ? 0 : msg), first ? 0 : msg, 0};
-    case OP_CFW:
-        return (struct mem_step){mem_ckpt_keep(sc, in->ckpt_layers) + (last ? 0 : msg),
-                                 first ? 0 : msg, 0};
-    case OP_RC: return (struct mem_step){sc->act - mem_ckpt_keep(sc, in->ckpt_layers), 0, 0};
-    case OP_BW: return (struct mem_step){first ? 0 : msg, sc->act + (last ? 0 : msg), 0};
-    case OP_B: return (struct mem_step){first ? 0 : msg, last ? 0 : msg, 0};
-    case OP_W: return (struct mem_step){0, sc->act, 0};
-    case OP_RA:
-    case OP_RG: return (struct mem_step){msg, 0, 0};
-    default: return (struct mem_step){0, 0, 0};
-    }
+    struct mem_rule r = mem_rule(in->op, in->stage == 0, in->stage == cost->num_stages - 1);
+    double keep = r.take.keep != 0 ? mem_ckpt_keep(sc, in->ckpt_layers) : 0;
+    return (struct mem_step){mem_terms_bytes(r.take, keep, sc->act, sc->msg_bytes),
+                             mem_terms_bytes(r.give, keep, sc->act, sc->msg_bytes), 0};
 }
 
 /* The buffer a send leaves behind, reaped by the instruction after it; 0 for any other. */
 static inline double mem_send_buffer(const struct cost_model *cost, const struct instr *in)
 {
     return vpipe_is_send(in->op) ? cost->stage[in->stage].msg_bytes : 0;
+}
+
+/* The step of the next instruction of a device's list in program order: mem_step with the
+ * buffer of the send before it (*pending) reaped after it; *pending becomes its own. */
+static inline struct mem_step mem_step_next(const struct cost_model *cost,
+                                            const struct instr *in, double *pending)
+{
+    struct mem_step m = mem_step(cost, in);
+    m.reap = *pending;
+    *pending = mem_send_buffer(cost, in);
+    return m;
+}
+
+/* A stashed weight version (PipeDream, sim/async.h) keeps the stage's fp16 weights, the copy
+ * its forward read: 2 bytes per parameter (per tp rank); gradients and optimizer state are not
+ * versioned. Under unit costs a copy is 0 bytes (static memory is 0): versions still count. */
+#define MEM_STASH_BYTES_PER_PARAM 2.0
+
+static inline double mem_stash_copy_bytes(const struct cost_model *cost, int stage)
+{
+    return cost->unit ? 0 : cost->stage[stage].params * MEM_STASH_BYTES_PER_PARAM;
+}
+
+/* Adds a change of stashed bytes to an instruction's step (async_walk_step's answer): a copy
+ * kept (> 0) is taken at its start (the OS that replaces the version), one released (< 0) is
+ * given back at its end (the backward of the last micro-batch that read it). */
+static inline void mem_step_add_stash(struct mem_step *m, double stash)
+{
+    if (stash > 0)
+        m->take += stash;
+    else
+        m->give -= stash;
 }
 
 /* The most memory `in` is seen to hold while it runs, from cur (what the device held before

@@ -265,11 +265,7 @@ static void sim_memory(struct sim_state *st, struct sim_result *r)
             int id = st->base[d] + i;
             const struct instr *in = &st->ins[d][i];
             struct mem_step m = steps[i];
-            double stash = async_walk_step(w, in); /* stashed weights: taken or given back */
-            if (stash > 0)
-                m.take += stash;
-            else
-                m.give -= stash;
+            mem_step_add_stash(&m, async_walk_step(w, in)); /* stashed weight versions */
             double held[3];
             mem_walk_step(st->cost, in, m, &mw, held);
             if (m.take != 0) {
@@ -587,9 +583,7 @@ static void direct_mem_walk(const struct cost_model *cost, const struct instr *i
                             struct direct_mem *st)
 {
     for (int i = 0; i < n; i++) {
-        struct mem_step m = mem_step(cost, &ins[i]);
-        m.reap = st->pending;
-        st->pending = mem_send_buffer(cost, &ins[i]);
+        struct mem_step m = mem_step_next(cost, &ins[i], &st->pending);
         double held[3];
         mem_walk_step(cost, &ins[i], m, &st->w, held);
     }

@@ -4,7 +4,8 @@
  * and one AdamW step must give the CPU's outputs, input gradients, parameter gradients and
  * updated parameters within fp32 tolerance (relative to each tensor's largest value: 1e-4;
  * cuBLAS and atomicAdd sum in other orders). Also: the device bytes a FW keeps equal the CPU's
- * closed form. Exits 77 (Automake's SKIP) with "SKIP: ..." without CUDA or a device. */
+ * closed form; running out of device memory is an error naming the bytes, not an abort. Exits
+ * 77 (Automake's SKIP) with "SKIP: ..." without CUDA or a device. */
 #include <config.h>
 
 #include <math.h>
@@ -224,6 +225,26 @@ static void run_async_helpers(void)
     xformer_cuda_free(dcopy);
 }
 
+/* Running out of device memory is an error of the next call that returns an rc, naming the
+ * bytes asked for (exec/xformer.h), not an abort: the count is unchanged, and the device
+ * works on after it. */
+static void run_out_of_memory(void)
+{
+    struct mt_err e = {0};
+    size_t held = xformer_cuda_mem_current();
+    size_t huge = (size_t)1 << 50; /* 1 PiB: more than any device holds */
+    CHECK(xformer_cuda_alloc(huge) == NULL);
+    CHECK(xformer_cuda_mem_current() == held);
+    CHECK_EQ_INT(xformer_cuda_sync(&e), MT_EINFEASIBLE);
+    CHECK_STR_CONTAINS(e.msg, "out of device memory");
+    CHECK_STR_CONTAINS(e.msg, "1125899906842624 bytes");
+    CHECK_EQ_INT(xformer_cuda_sync(&e), MT_OK); /* reported once */
+    float *small = xformer_cuda_alloc(16 * sizeof(float));
+    CHECK(small != NULL);
+    xformer_cuda_free(small);
+    CHECK_EQ_INT(xformer_cuda_sync(&e), MT_OK);
+}
+
 int main(void)
 {
     struct mt_err e = {0};
@@ -246,6 +267,7 @@ int main(void)
     run_kind(&d, 0, 3, XFORMER_KEEP_CHECKPOINT, 2, "first, CFW of 2 layers + RC");
     run_kind(&d, 1, 3, XFORMER_KEEP_CHECKPOINT, 2, "last, CFW of 2 layers + RC");
     run_async_helpers();
+    run_out_of_memory();
     printf("cuda vs cpu: worst relative difference %.3g (tolerance %g)\n", worst_seen, TOL);
     xformer_cuda_fini();
     return check_report("test_xformer_cuda");

@@ -443,7 +443,8 @@ static void test_bad_input(void)
 }
 
 /* sim_run_direct (the timeline straight from the config) against sim_run on the built plan:
- * every figure equal, bit for bit, over shapes with few and many micro-batches (M < D, M = D,
+ * every figure of struct sim_result and struct sim_device equal, bit for bit (the
+ * per-instruction ones, start, end, mem_after and the memory curves, left out as documented), over shapes with few and many micro-batches (M < D, M = D,
  * M > D; up to 21 micro-batches, so that the memory walk's jump over repeating pairs is taken),
  * update intervals that do and do not divide M, unit and analytic costs, an uneven layer
  * split, a cap some devices are over; other configs are refused so that the caller builds the
@@ -480,7 +481,10 @@ static void test_direct_equals_sim_run(void)
                             bad += q.steady_t0 != r.steady_t0 || q.steady_t1 != r.steady_t1;
                             bad += q.oom_device != r.oom_device || q.cap != r.cap;
                             bad += q.stages != r.stages || q.devices != r.devices;
-                            bad += q.start != NULL || q.end != NULL || q.mem_after != NULL;
+                            bad += q.unit != r.unit;
+                            /* the per-instruction figures it leaves out */
+                            bad += q.total != 0 || q.start != NULL || q.end != NULL ||
+                                   q.mem_after != NULL;
                             for (int s = 0; s < r.stages && q.stages == r.stages; s++)
                                 bad += q.staleness[s] != r.staleness[s];
                             for (int d = 0; d < r.devices && q.devices == r.devices; d++) {
@@ -491,6 +495,10 @@ static void test_direct_equals_sim_run(void)
                                 bad += x->static_mem != y->static_mem;
                                 bad += x->peak_dynamic != y->peak_dynamic;
                                 bad += x->peak_mem != y->peak_mem;
+                                bad += x->peak_stash != y->peak_stash;
+                                bad += x->max_stashed != y->max_stashed;
+                                bad += x->curve_len != 0 || x->curve_t != NULL ||
+                                       x->curve_mem != NULL;
                             }
                             if (bad)
                                 fprintf(stderr, "direct != sim_run: D=%d N=%d K=%d U=%d unit=%d "

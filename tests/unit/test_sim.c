@@ -209,6 +209,61 @@ static void test_message_buffers(void)
     }
 }
 
+/* The memory model's one rule (sim/memory.h mem_rule, as DESIGN.md "Simulator semantics"
+ * states it) on a middle stage of three (act 100, checkpoint 5, 4 layers of 20 with a
+ * selective checkpoint of 7, message 10), by hand: FW takes act and its output's buffer and
+ * gives back its input's; CFW keeps only the checkpoint (k = 0: all layers), or with k = 1
+ * act less one layer plus the selective checkpoint (87); RC adds the rest back; BW frees act; B keeps act for its W, which frees
+ * it; a receive takes its buffer; a send leaves one behind for the instruction after it. Every
+ * forward and its backward (and RC) net to zero; the first and last stages have no input
+ * (output) buffer. */
+static void test_memory_rule(void)
+{
+    struct stage_cost st[3] = {0};
+    for (int s = 0; s < 3; s++)
+        st[s] = (struct stage_cost){.num_layers = 4, .act = 100, .ckpt = 5, .layer_act = 20,
+                                    .sel_ckpt = 7, .msg_bytes = 10};
+    struct cost_model cm = {.num_stages = 3, .parts_per_device = 1, .stage = st};
+    struct {
+        enum op op;
+        int stage, k;
+        double take, give, send;
+    } want[] = {
+        {OP_FW, 1, 0, 110, 10, 0},  {OP_CFW, 1, 0, 15, 10, 0},  {OP_CFW, 1, 1, 97, 10, 0},
+        {OP_RC, 1, 0, 95, 0, 0},    {OP_RC, 1, 1, 13, 0, 0},    {OP_BW, 1, 0, 10, 110, 0},
+        {OP_B, 1, 0, 10, 10, 0},    {OP_W, 1, 0, 0, 100, 0},    {OP_RA, 1, 0, 10, 0, 0},
+        {OP_RG, 1, 0, 10, 0, 0},    {OP_SA, 1, 0, 0, 0, 10},    {OP_SG, 1, 0, 0, 0, 10},
+        {OP_FW, 0, 0, 110, 0, 0},   {OP_FW, 2, 0, 100, 10, 0},  {OP_BW, 0, 0, 0, 110, 0},
+        {OP_BW, 2, 0, 10, 100, 0},  {OP_AR, 1, 0, 0, 0, 0},     {OP_OS, 1, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        struct instr in = {.op = want[i].op, .stage = want[i].stage, .ckpt_layers = want[i].k};
+        struct mem_step m = mem_step(&cm, &in);
+        CHECK_NEAR(m.take, want[i].take, 0);
+        CHECK_NEAR(m.give, want[i].give, 0);
+        CHECK_NEAR(mem_send_buffer(&cm, &in), want[i].send, 0);
+    }
+    /* a send's buffer is reaped by the next instruction, and a stashed copy is taken at its
+     * start or given back at its end */
+    struct instr list[] = {{.op = OP_SA, .stage = 1}, {.op = OP_BW, .stage = 1}};
+    double pending = 0;
+    struct mem_step a = mem_step_next(&cm, &list[0], &pending);
+    struct mem_step b = mem_step_next(&cm, &list[1], &pending);
+    CHECK(a.reap == 0 && b.reap == 10 && pending == 0);
+    mem_step_add_stash(&b, 40);
+    CHECK(b.take == 50 && b.give == 110);
+    mem_step_add_stash(&b, -40);
+    CHECK(b.take == 50 && b.give == 150);
+    /* the counts agree with the bytes: keep 5, act 100, msg 10 */
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (want[i].k != 0)
+            continue;
+        struct mem_rule r = mem_rule(want[i].op, want[i].stage == 0, want[i].stage == 2);
+        CHECK_NEAR(mem_terms_bytes(r.take, 5, 100, 10), want[i].take, 0);
+        CHECK_NEAR(mem_terms_bytes(r.give, 5, 100, 10), want[i].give, 0);
+    }
+}
+
 /* Chimera's bubbles (Li & Hoefler, SC'21, Table 2): with equal forward and backward costs
  * and N = D, each device idles D - 2 slots: step = 2N + D - 2. 1F1B idles 2(D - 1). */
 static void test_chimera_bubbles(void)
@@ -399,6 +454,7 @@ int main(void)
     test_hand_worked_v2();
     test_table1_memory();
     test_message_buffers();
+    test_memory_rule();
     test_chimera_bubbles();
     test_interleaved_bubbles();
     test_deadlock();
