@@ -78,3 +78,8 @@ tests_unit_test_util_LDADD = libmt_util.a $(CJSON_LIBS) -lm
 check_PROGRAMS += tests/unit/test_cmd_help
 TESTS += tests/unit/test_cmd_help
 tests_unit_test_cmd_help_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+
+# issue 16 (h1-pairing): send/receive pairing on hand-worked placements and built plans
+check_PROGRAMS += tests/unit/test_vpipe
+TESTS += tests/unit/test_vpipe
+tests_unit_test_vpipe_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
