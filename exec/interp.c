@@ -47,8 +47,8 @@
  *     BW of the last micro-batch that read a version frees its copy. So the extra bytes are
  *     one weight copy per version kept, the versions sim/async.c counts; they are reported as
  *     peak_stash_bytes and max_stashed. The executor's copies are fp32 (4 bytes a parameter);
- *     the simulator charges 2 (fp16 weights, MEM_STASH_BYTES_PER_PARAM, sim/memory.h): the versions agree,
- *     the bytes differ by that factor.
+ *     the simulator charges 2 (fp16 weights, sim/memory.h MEM_STASH_BYTES_PER_PARAM): the
+ *     versions agree, the bytes differ by that factor.
  *
  * PipeMare's two techniques (Yang et al., "PipeMare: Asynchronous Pipeline Parallel DNN
  * Training", MLSys 2021, arXiv:1910.05124). RECONSTRUCTED, NOT QUOTED: the paper's text could
