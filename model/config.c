@@ -67,8 +67,8 @@ int config_microbatches(const struct config *c)
     return per > 0 ? (int)(c->global_batch_size / per) : 0;
 }
 
-static const char *const scheme_names[SCHEME__COUNT] = {"V",    "X",     "W",        "GPipe",
-                                                        "Auto", "Async", "PipeDream"};
+static const char *const scheme_names[SCHEME__COUNT] = {
+    "V", "X", "W", "GPipe", "Auto", "Async", "PipeDream", "ZB-H1", "ZB-H2", "ZB-V", "ZB-W", "DualPipeV"};
 
 const char *config_scheme_name(enum scheme_id s)
 {
@@ -78,6 +78,23 @@ const char *config_scheme_name(enum scheme_id s)
 bool config_scheme_async(enum scheme_id s)
 {
     return s == SCHEME_ASYNC || s == SCHEME_PIPEDREAM;
+}
+
+bool config_scheme_split(enum scheme_id s)
+{
+    return s == SCHEME_ZBH1 || s == SCHEME_ZBH2 || s == SCHEME_ZBV || s == SCHEME_ZBW ||
+           s == SCHEME_DUALPIPEV;
+}
+
+int config_stages_per_device(const struct config *c)
+{
+    switch (c->scheme) {
+    case SCHEME_W:
+    case SCHEME_ZBW: return c->chunks;
+    case SCHEME_ZBV:
+    case SCHEME_DUALPIPEV: return 2;
+    default: return 1;
+    }
 }
 
 int config_scheme_parse(const char *s, enum scheme_id *out, struct mt_err *e)
@@ -90,6 +107,11 @@ int config_scheme_parse(const char *s, enum scheme_id *out, struct mt_err *e)
         {"Chimera", SCHEME_X},     {"W", SCHEME_W},          {"Interleave", SCHEME_W},
         {"Interleaved", SCHEME_W}, {"GPipe", SCHEME_GPIPE},  {"Auto", SCHEME_AUTO},
         {"Async", SCHEME_ASYNC},   {"PipeMare", SCHEME_ASYNC}, {"PipeDream", SCHEME_PIPEDREAM},
+        {"ZB-H1", SCHEME_ZBH1},    {"ZBH1", SCHEME_ZBH1},    {"ZB1P", SCHEME_ZBH1},
+        {"ZB-H2", SCHEME_ZBH2},    {"ZBH2", SCHEME_ZBH2},    {"ZB-V", SCHEME_ZBV},
+        {"ZBV", SCHEME_ZBV},       {"ZBVZeroBubble", SCHEME_ZBV}, {"ZB-W", SCHEME_ZBW},
+        {"ZBW", SCHEME_ZBW},       {"InterleavedZeroBubble", SCHEME_ZBW},
+        {"DualPipeV", SCHEME_DUALPIPEV},
     };
     for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
         if (strcasecmp(alias[i].name, s) == 0) {
@@ -97,7 +119,9 @@ int config_scheme_parse(const char *s, enum scheme_id *out, struct mt_err *e)
             return MT_OK;
         }
     return err_set(e, MT_EINVAL,
-                   "unknown scheme '%s' (expected V, X, W, GPipe, Async, PipeDream or Auto)", s);
+                   "unknown scheme '%s' (expected V, X, W, GPipe, Async, PipeDream, ZB-H1, ZB-H2, "
+                   "ZB-V, ZB-W, DualPipeV or Auto)",
+                   s);
 }
 
 const char *config_arch_name(enum model_arch a)
@@ -192,6 +216,10 @@ int config_validate(const struct config *c, struct mt_err *e)
                  c->unit.f > 0 && c->unit.b > 0 && c->unit.rc >= 0,
              "unit_costs: F and B must be > 0 and RC >= 0 (got %g,%g,%g)", c->unit.f, c->unit.b,
              c->unit.rc);
+    if (c->unit.enabled)
+        NEED(isfinite(c->unit.w) && c->unit.w >= 0 && c->unit.w < c->unit.b,
+             "unit_costs: W must be in [0, B) (B is the whole backward, B - W its input-gradient "
+             "part; got W = %g, B = %g)", c->unit.w, c->unit.b);
 
     NEED(c->iterations >= 1 && c->iterations <= CONFIG_MAX_ITERATIONS,
          "iterations: must be in [1, %d] (got %d)", CONFIG_MAX_ITERATIONS, c->iterations);
@@ -227,6 +255,32 @@ int config_validate(const struct config *c, struct mt_err *e)
         NEED(n % pp == 0,
              "num_microbatches: interleaved 1F1B (W) needs a multiple of pp = %d (got %d)", pp, n);
         stages = pp * c->chunks;
+        break;
+    case SCHEME_ZBH1:
+        NEED(n >= pp, "num_microbatches: ZB-H1 needs at least pp = %d micro-batches (got %d)", pp,
+             n);
+        break;
+    case SCHEME_ZBW: {
+        NEED(c->chunks >= 2 && c->chunks <= CONFIG_MAX_CHUNKS,
+             "chunks: interleaved zero bubble (ZB-W) needs 2 to %d chunks per device (got %d)",
+             CONFIG_MAX_CHUNKS, c->chunks);
+        int rounds = n / pp > 1 ? n / pp : 1; /* torch: micro-batches come in rounds of ~pp */
+        NEED(n % rounds == 0,
+             "num_microbatches: ZB-W runs rounds of n / (n / pp) micro-batches, so %d must be a "
+             "multiple of %d",
+             n, rounds);
+        stages = pp * c->chunks;
+        break;
+    }
+    case SCHEME_ZBV:
+        stages = 2 * pp;
+        break;
+    case SCHEME_DUALPIPEV:
+        NEED(n >= 2 * pp,
+             "num_microbatches: DualPipeV needs at least as many micro-batches as stages, 2 pp = "
+             "%d (got %d)",
+             2 * pp, n);
+        stages = 2 * pp;
         break;
     default:
         break;

@@ -20,6 +20,12 @@ enum scheme_id {
     SCHEME_AUTO,
     SCHEME_ASYNC,     /* PipeMare: 1F1B with no flush, a stage steps every U backwards */
     SCHEME_PIPEDREAM, /* the same order with weight stashing (PipeDream) */
+    /* Split backward (B: input gradient, W: weight gradient; the zero-bubble family) */
+    SCHEME_ZBH1,      /* ZB-H1: 1F1B with W deferred, 1F1B's memory (arXiv 2401.10241) */
+    SCHEME_ZBH2,      /* ZB-H2: more warm-up forwards, W at the tail, ~2x 1F1B's memory */
+    SCHEME_ZBV,       /* ZB-V: two chunks in a V (torch ScheduleZBVZeroBubble) */
+    SCHEME_ZBW,       /* interleaved zero bubble (torch ScheduleInterleavedZeroBubble) */
+    SCHEME_DUALPIPEV, /* DualPipeV (DeepSeek; torch ScheduleDualPipeV) */
     SCHEME__COUNT
 };
 
@@ -87,7 +93,8 @@ struct seqlen_spec {
  * a chunk op of a W plan with v chunks costs F/v; p2p is free; memory is in units of M_θ. */
 struct unit_costs {
     bool enabled;
-    double f, b, rc;
+    double f, b, rc; /* forward, whole backward, recompute */
+    double w;        /* split backward: W's share of b (B = b - w); 0 = half of b */
 };
 
 struct config {
@@ -126,8 +133,14 @@ int config_validate(const struct config *c, struct mt_err *e);
 const char *config_scheme_name(enum scheme_id s);
 /* Async and PipeDream: no flush between iterations, an OS per stage every U backwards. */
 bool config_scheme_async(enum scheme_id s);
+/* Schemes that split the backward into B and W (the zero-bubble family). */
+bool config_scheme_split(enum scheme_id s);
+/* Stages a device holds: W's and ZB-W's chunks, 2 for ZB-V and DualPipeV, else 1 (Chimera's two
+ * parts are replicas of one stage). */
+int config_stages_per_device(const struct config *c);
 /* Accepts V|1F1B, X|Chimera, W|Interleave|Interleaved, GPipe, Auto, Async|PipeMare,
- * PipeDream (case-insensitive). */
+ * PipeDream, ZB-H1|ZBH1|ZB1P, ZB-H2|ZBH2, ZB-V|ZBV|ZBVZeroBubble, ZB-W|ZBW|
+ * InterleavedZeroBubble, DualPipeV (case-insensitive). */
 int config_scheme_parse(const char *s, enum scheme_id *out, struct mt_err *e);
 const char *config_arch_name(enum model_arch a);
 

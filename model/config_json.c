@@ -229,12 +229,12 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
 
 int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err *e)
 {
-    double v[3];
+    static const char what[] = "F,B,RC or F,B,RC,W (e.g. 1,2,1 or 1,2,1,1)";
+    double v[4] = {0, 0, 0, 0};
     const char *p = s;
-    for (int i = 0; i < 3; i++) {
+    int n = 0;
+    for (;;) {
         const char *end = strchr(p, ',');
-        if ((i < 2) != (end != NULL))
-            return err_set(e, MT_EINVAL, "'%s' is not F,B,RC (three numbers, e.g. 1,2,1)", s);
         if (end == NULL)
             end = p + strlen(p);
         char tok[64];
@@ -243,29 +243,40 @@ int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err
         size_t len = (size_t)(end - p);
         while (len > 0 && p[len - 1] == ' ')
             len--;
-        if (len == 0 || len >= sizeof tok)
-            return err_set(e, MT_EINVAL, "'%s' is not F,B,RC (three numbers, e.g. 1,2,1)", s);
+        if (n == 4 || len == 0 || len >= sizeof tok)
+            return err_set(e, MT_EINVAL, "'%s' is not %s", s, what);
         memcpy(tok, p, len);
         tok[len] = '\0';
-        if (str_parse_double(tok, &v[i], NULL) != MT_OK)
-            return err_set(e, MT_EINVAL, "'%s' is not F,B,RC (three numbers, e.g. 1,2,1)", s);
+        if (str_parse_double(tok, &v[n++], NULL) != MT_OK)
+            return err_set(e, MT_EINVAL, "'%s' is not %s", s, what);
+        if (*end == '\0')
+            break;
         p = end + 1;
     }
+    if (n < 3)
+        return err_set(e, MT_EINVAL, "'%s' is not %s", s, what);
     if (!(v[0] > 0 && v[1] > 0 && v[2] >= 0))
         return err_set(e, MT_EINVAL, "F and B must be > 0 and RC >= 0 (got %g,%g,%g)", v[0], v[1],
                        v[2]);
+    if (!(v[3] >= 0 && v[3] < v[1]))
+        return err_set(e, MT_EINVAL,
+                       "W must be in [0, B): B is the whole backward, B - W its input-gradient "
+                       "part (got B = %g, W = %g)",
+                       v[1], v[3]);
     out->enabled = true;
     out->f = v[0];
     out->b = v[1];
     out->rc = v[2];
+    out->w = v[3];
     return MT_OK;
 }
 
 
-enum { U_F, U_B, U_RC, U_ENABLED, U__COUNT };
-static const char *const unit_keys[U__COUNT] = {"F", "B", "RC", "enabled"};
+enum { U_F, U_B, U_RC, U_W, U_ENABLED, U__COUNT };
+static const char *const unit_keys[U__COUNT] = {"F", "B", "RC", "W", "enabled"};
 
-/* {"F": 1, "B": 2, "RC": 1} (optionally "enabled": false), "1,2,1", or true/false. */
+/* {"F": 1, "B": 2, "RC": 1} (optionally "W": W's share of B, "enabled": false), "1,2,1", or
+ * true/false. */
 static int load_unit(struct json_doc *d, const struct json_value *um, struct unit_costs *out)
 {
     struct unit_costs u = *out;
@@ -284,9 +295,9 @@ static int load_unit(struct json_doc *d, const struct json_value *um, struct uni
         return json_type_fail(d, um, "an object {\"F\": 1, \"B\": 2, \"RC\": 1} or \"F,B,RC\"");
     struct json_value f[U__COUNT];
     TRY(json_fields(d, um, unit_keys, U__COUNT, f));
-    double *dst[] = {&u.f, &u.b, &u.rc};
+    double *dst[] = {&u.f, &u.b, &u.rc, &u.w};
     u.enabled = true;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (f[i].item != NULL)
             TRY(json_double(d, &f[i], dst[i]));
     if (f[U_ENABLED].item != NULL)

@@ -118,6 +118,8 @@ struct cJSON *config_to_cjson(const struct config *c)
             write_number(u, "F", c->unit.f);
             write_number(u, "B", c->unit.b);
             write_number(u, "RC", c->unit.rc);
+            if (c->unit.w != 0)
+                write_number(u, "W", c->unit.w);
         }
     }
 

@@ -26,6 +26,24 @@ double cost_layer_fw_flops_at(const struct config *c, int seq)
     return (8 * b * s * h * h + 4 * b * s * s * h + mlp) / c->cluster.tp;
 }
 
+double cost_layer_w_flops_at(const struct config *c, int seq)
+{
+    const struct model_spec *m = &c->model;
+    double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
+    double mlp = (m->arch == ARCH_LLAMA2 ? 6 : 4) * b * s * h * f;
+    return (8 * b * s * h * h + mlp) / c->cluster.tp;
+}
+
+double cost_layer_w_keep_bytes_at(const struct config *c, int seq)
+{
+    const struct model_spec *m = &c->model;
+    double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
+    double t = c->cluster.tp, sbh = s * b * h, sbf = s * b * f;
+    double inputs = 2 * sbh + 2 * sbh / t + 2 * sbh + 2 * sbf / t;
+    double grads = 6 * sbh / t + 2 * sbh + (m->arch == ARCH_LLAMA2 ? 4 : 2) * sbf / t + 2 * sbh;
+    return inputs + grads;
+}
+
 double cost_efficiency(const struct config *c)
 {
     double tokens = (double)c->micro_batch_size * c->model.seq_length;
@@ -121,6 +139,8 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
     double flops_per_us = k->device.peak_flops * cost_efficiency(c) * 1e-6;
     double layer_fw_us = cost_layer_fw_flops(c) / flops_per_us;
     double layer_act = cost_layer_act_bytes(c);
+    double layer_w_us = cost_layer_w_flops_at(c, m->seq_length) / flops_per_us;
+    double layer_w_keep = cost_layer_w_keep_bytes_at(c, m->seq_length);
     double ckpt_bytes = 2 * s * b * h;
     double p2p_us = ckpt_bytes / (k->p2p_gbps * 1e3) + k->p2p_lat_us;
 
@@ -143,19 +163,25 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         st->has_head = i == num_stages - 1;
         double n = st->num_layers;
         double fw = n * layer_fw_us, act = n * layer_act;
+        double w_us = n * layer_w_us, w_keep = n * layer_w_keep;
         double params = cost_stage_params(c, st->num_layers, st->has_embed, st->has_head);
         if (st->has_head) {
             fw += 2 * b * s * h * V / t / flops_per_us;
+            w_us += 2 * b * s * h * V / t / flops_per_us;
             act += 4 * s * b * V / t;
+            w_keep += 2 * s * b * h + 2 * s * b * V / t;
         }
         st->params = params;
         if (c->unit.enabled) {
-            /* W's chunks split a device's share; Chimera's two parts are whole replicas. */
-            double v = c->scheme == SCHEME_W ? parts_per_device : 1;
+            /* Chunks split a device's share; Chimera's two parts are whole replicas. */
+            double v = config_stages_per_device(c);
             st->fw = c->unit.f / v;
             st->bw = c->unit.b / v;
+            st->w = (c->unit.w > 0 ? c->unit.w : c->unit.b / 2) / v;
+            st->b = st->bw - st->w;
             st->rc = c->unit.rc / v;
             st->act = 1.0 / v;
+            st->w_keep = st->act * w_keep / act;
             st->ckpt = st->act * ckpt_bytes / act;
             st->layer_act = st->act * layer_act / act;
             st->sel_ckpt = st->ckpt;
@@ -165,6 +191,7 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         st->bw = 2 * fw;
         st->rc = fw;
         st->act = act;
+        st->w_keep = w_keep;
         st->ckpt = ckpt_bytes;
         st->layer_act = layer_act;
         st->static_bytes = params * COST_BYTES_PER_PARAM;
@@ -177,6 +204,11 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         st->os = 32 * params / (k->device.hbm_gbps * 1e3);
         double act_analytic = st->act;
         profile_apply(&c->profile, c, st); /* a calibration replaces what it measured */
+        /* W's share of the backward as the FLOPs give it, of the measured backward too */
+        st->w = st->bw * (w_us / (2 * fw));
+        st->b = st->bw - st->w;
+        if (act_analytic > 0 && st->act != act_analytic)
+            st->w_keep *= st->act / act_analytic;
         if (act_analytic > 0 && st->act != act_analytic) /* measured: its per-layer share */
             st->layer_act *= st->act / act_analytic;
         st->sel_ckpt = st->ckpt; /* the input of the checkpointed layers, measured or not */

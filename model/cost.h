@@ -18,14 +18,28 @@
  *   Static bytes = 16 per parameter / t (fp16 weights + fp16 grads + fp32 master, m, v;
  *   Rajbhandari et al., ZeRO, §3.1). Params per layer GPT: 4h^2+2hf + 9h+f, LLaMA 4h^2+3hf+2h;
  *   embedding Vh (+ sh positions for GPT) on the first stage, head Vh + norm on the last.
+ *   Split backward (zero-bubble schemes; Qi et al., arXiv 2401.10241, §2 and Table 1): W, the
+ *   weight gradients, costs the forward's weight GEMMs again, GPT 8bsh^2 + 4bshf (LLaMA
+ *   8bsh^2 + 6bshf), + 2bshV for the LM head; B, the input gradient, is the rest of the
+ *   backward. After B a stage keeps for its W the inputs of its weight GEMMs and their output
+ *   gradients, w_keep per layer (2-byte values):
+ *     GPT:   inputs 2sbh (ln1) + 2sbh/t (attention out) + 2sbh (ln2) + 2sbf/t (gelu out),
+ *            gradients 6sbh/t (qkv) + 2sbh (proj) + 2sbf/t (fc1) + 2sbh (fc2)
+ *            = 32sbh at f = 4h, t = 1: the paper's M_W beside M_B = 34sbh + 5as^2b;
+ *     LLaMA: the same with SwiGLU's gate and up gradients, 4sbf/t in place of 2sbf/t;
+ *   + the head's input 2sbh and logit gradients 2sbV/t on the last stage. B frees the rest of
+ *   the activations, W frees w_keep.
  *   p2p: 2sbh bytes / bandwidth + latency. Allreduce (ring): 2(n-1)/n x 2 bytes/param / bw.
  *   Optimizer step: 32 bytes/param of HBM traffic / hbm bandwidth.
  *
- * Unit-cost mode (DESIGN.md): F, B, RC are a device's whole share of the layers; a chunk
- * of a W device holding v chunks costs F/v, B/v, RC/v (a Chimera part is a whole replica
- * of the share and costs F); p2p, allreduce and optimizer are free; activation
- * memory is in units of M_θ (a device share's activations): a W chunk keeps 1/v, its
- * checkpoint the analytic fraction ckpt/act of that. Static memory is 0. */
+ * Unit-cost mode (DESIGN.md): F, B, RC are a device's whole share of the layers (B the whole
+ * backward; split, W is the fourth number or B/2, and the input gradient B - W); a chunk
+ * of a device holding v stages (W, ZB-W: chunks; ZB-V, DualPipeV: 2) costs F/v, B/v, RC/v
+ * (a Chimera part is a whole replica of the share and costs F); p2p, allreduce and
+ * optimizer are free; activation
+ * memory is in units of M_θ (a device share's activations): a chunk keeps 1/v, its
+ * checkpoint and w_keep the analytic fractions ckpt/act and w_keep/act of that. Static
+ * memory is 0. */
 #ifndef MT_MODEL_COST_H
 #define MT_MODEL_COST_H
 
@@ -41,6 +55,7 @@ struct stage_cost {
     bool has_embed, has_head;
     double params;               /* parameter count (per tp rank) */
     double fw, bw, rc;           /* time of one micro-batch: us (t in unit mode) */
+    double b, w;                 /* split backward: input gradient, weight gradient; b + w = bw */
     double act;                  /* bytes (M_θ units) a full forward keeps, one mb */
     double ckpt;                 /* bytes (units) a checkpointed forward keeps */
     double layer_act;            /* bytes (units) one transformer block keeps, one mb: what
@@ -51,6 +66,8 @@ struct stage_cost {
                                   * layer counts its own input); the executor's act already holds
                                   * its stage input, so there it is the input of layer k less the
                                   * embedding output the first stage recomputes */
+    double w_keep;               /* bytes (units) a B leaves for its W: the weight GEMMs' inputs
+                                  * and output gradients (split backward) */
     double static_bytes;         /* weights + grads + optimizer state (0 in unit mode) */
     /* Transients: what an instruction holds while it runs, beyond what it leaves kept
      * (measured by a calibration, model/profile.h; 0 analytic). They raise the peak, not the
@@ -102,6 +119,9 @@ double cost_stage_params(const struct config *c, int n, bool embed, bool head);
 double cost_layer_fw_flops_at(const struct config *c, int s);
 double cost_layer_act_bytes_at(const struct config *c, int s);
 double cost_layer_act_bytes_exec(const struct config *c, int s);
+/* Split backward: the FLOPs of one block's W and the bytes its B keeps for W (header). */
+double cost_layer_w_flops_at(const struct config *c, int s);
+double cost_layer_w_keep_bytes_at(const struct config *c, int s);
 /* Every byte figure of a stage of the executor's own model at s tokens per sample, exactly
  * (exec/xformer_cpu.c's blocks, fp32; b = micro_batch_size and h, f, V of c; st->first_layer
  * and num_layers say which stage of c's model.num_layers; N = bs, E = 4Nh on the first stage,

@@ -272,9 +272,11 @@ int ckpt_plan_new(const struct config *c, int template_len, struct ckpt_plan **o
         return err_set(e, MT_EUNSUPPORTED,
                        "unit costs do not depend on the sequence length: input-aware planning "
                        "needs the analytic costs (drop --unit-costs)");
-    if (config_scheme_async(c->scheme))
+    if (config_scheme_async(c->scheme) || config_scheme_split(c->scheme))
         return err_set(e, MT_EUNSUPPORTED,
-                       "%s: input-aware planning covers the synchronous schemes (V, X, W, GPipe)",
+                       "%s: input-aware planning covers the synchronous schemes with a whole "
+                       "backward (V, X, W, GPipe); its memory profile has no term for what a "
+                       "split B keeps for its W",
                        config_scheme_name(c->scheme));
     struct ckpt_plan *cp = xcalloc(1, sizeof *cp);
     cp->cfg = *c;
@@ -410,8 +412,8 @@ static double cp_transient(const struct ckpt_plan *cp, const struct cp_mem *mm, 
     struct mem_step step = {0, 0, 0};
     if (t != CP_PT_FW) {
         struct mem_rule r = mem_rule(op, j == 0, j == cp->stages - 1);
-        step.take = mem_terms_bytes(r.take, mm->keep[j], sc->act, sc->msg_bytes);
-        step.give = mem_terms_bytes(r.give, mm->keep[j], sc->act, sc->msg_bytes);
+        step.take = mem_terms_bytes(r.take, mm->keep[j], sc->act, sc->msg_bytes, sc->w_keep);
+        step.give = mem_terms_bytes(r.give, mm->keep[j], sc->act, sc->msg_bytes, sc->w_keep);
     }
     return mem_transient(mm->cost, &in, 0, step);
 }

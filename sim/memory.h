@@ -49,16 +49,18 @@ static inline double mem_forward_keep(const struct stage_cost *sc, int layers)
  * (backward) that consumes it gives it back at its end, as does the next stage's forward
  * (backward) on the same device. A send's buffer is reaped, not given back by the send
  * itself: the executor frees a finished send's buffer between instructions, so it goes right
- * after the end of the instruction after the send (mem_device_steps). Split backward: B keeps
- * the activations for its W, which frees them.
+ * after the end of the instruction after the send (mem_device_steps). Split backward: B takes
+ * what its W will need (the weight GEMMs' inputs and output gradients, w_keep) and frees the
+ * activations at its end; W frees w_keep.
  *
  * The rule itself is mem_rule, in counts of its stage's byte figures, so that a walk can
  * carry counts (the input-aware planner's profile, sim/ckpt_plan.c, whose keep varies with
  * the choice of k) as well as bytes (mem_step). */
 struct mem_terms {
-    signed char keep; /* what its forward keeps: mem_ckpt_keep */
-    signed char act;  /* the stage's full activations */
-    signed char msg;  /* message buffers */
+    signed char keep;  /* what its forward keeps: mem_ckpt_keep */
+    signed char act;   /* the stage's full activations */
+    signed char msg;   /* message buffers */
+    signed char wkeep; /* split backward: what B leaves for W (model/cost.h w_keep) */
 };
 struct mem_rule {
     struct mem_terms take, give; /* at the start, at the end */
@@ -68,20 +70,21 @@ static inline struct mem_rule mem_rule(enum op op, bool first, bool last)
 {
     signed char in = !first, out = !last; /* the stage has an input (output) buffer */
     switch (op) {
-    case OP_FW: return (struct mem_rule){{0, 1, out}, {0, 0, in}};
-    case OP_CFW: return (struct mem_rule){{1, 0, out}, {0, 0, in}};
-    case OP_RC: return (struct mem_rule){{-1, 1, 0}, {0, 0, 0}};
-    case OP_BW: return (struct mem_rule){{0, 0, in}, {0, 1, out}};
-    case OP_B: return (struct mem_rule){{0, 0, in}, {0, 0, out}};
-    case OP_W: return (struct mem_rule){{0, 0, 0}, {0, 1, 0}};
+    case OP_FW: return (struct mem_rule){{0, 1, out, 0}, {0, 0, in, 0}};
+    case OP_CFW: return (struct mem_rule){{1, 0, out, 0}, {0, 0, in, 0}};
+    case OP_RC: return (struct mem_rule){{-1, 1, 0, 0}, {0, 0, 0, 0}};
+    case OP_BW: return (struct mem_rule){{0, 0, in, 0}, {0, 1, out, 0}};
+    case OP_B: return (struct mem_rule){{0, 0, in, 1}, {0, 1, out, 0}};
+    case OP_W: return (struct mem_rule){{0, 0, 0, 0}, {0, 0, 0, 1}};
     case OP_RA:
-    case OP_RG: return (struct mem_rule){{0, 0, 1}, {0, 0, 0}};
-    default: return (struct mem_rule){{0, 0, 0}, {0, 0, 0}};
+    case OP_RG: return (struct mem_rule){{0, 0, 1, 0}, {0, 0, 0, 0}};
+    default: return (struct mem_rule){{0, 0, 0, 0}, {0, 0, 0, 0}};
     }
 }
 
-/* Bytes of t: keep, act and msg summed in that order, terms of count 0 left out. */
-static inline double mem_terms_bytes(struct mem_terms t, double keep, double act, double msg)
+/* Bytes of t: keep, act, msg and wkeep summed in that order, terms of count 0 left out. */
+static inline double mem_terms_bytes(struct mem_terms t, double keep, double act, double msg,
+                                     double wkeep)
 {
     double v = 0;
     if (t.keep != 0)
@@ -90,6 +93,8 @@ static inline double mem_terms_bytes(struct mem_terms t, double keep, double act
         v += t.act * act;
     if (t.msg != 0)
         v += t.msg * msg;
+    if (t.wkeep != 0)
+        v += t.wkeep * wkeep;
     return v;
 }
 
@@ -103,8 +108,9 @@ static inline struct mem_step mem_step(const struct cost_model *cost, const stru
     const struct stage_cost *sc = &cost->stage[in->stage];
     struct mem_rule r = mem_rule(in->op, in->stage == 0, in->stage == cost->num_stages - 1);
     double keep = r.take.keep != 0 ? mem_ckpt_keep(sc, in->ckpt_layers) : 0;
-    return (struct mem_step){mem_terms_bytes(r.take, keep, sc->act, sc->msg_bytes),
-                             mem_terms_bytes(r.give, keep, sc->act, sc->msg_bytes), 0};
+    return (struct mem_step){mem_terms_bytes(r.take, keep, sc->act, sc->msg_bytes, sc->w_keep),
+                             mem_terms_bytes(r.give, keep, sc->act, sc->msg_bytes, sc->w_keep),
+                             0};
 }
 
 /* The buffer a send leaves behind, reaped by the instruction after it; 0 for any other. */

@@ -20,6 +20,12 @@ static const struct scheme scheme_table[] = {
     {SCHEME_ASYNC, "Async", "PipeMare (asynchronous 1F1B)", scheme_order_async},
     {SCHEME_PIPEDREAM, "PipeDream", "PipeDream (asynchronous 1F1B, weight stashing)",
      scheme_order_async},
+    {SCHEME_ZBH1, "ZB-H1", "Zero Bubble H1 (1F1B memory)", scheme_order_zbh1},
+    {SCHEME_ZBH2, "ZB-H2", "Zero Bubble H2 (about 2x 1F1B memory)", scheme_order_zbh2},
+    {SCHEME_ZBV, "ZB-V", "Zero Bubble V (two chunks in a V)", scheme_order_zbv},
+    {SCHEME_ZBW, "ZB-W", "Interleaved Zero Bubble (ZB1P with chunks)", scheme_order_zbw},
+    {SCHEME_DUALPIPEV, "DualPipeV", "DualPipeV (DeepSeek, a V with overlapped F and B)",
+     scheme_order_dualpipev},
 };
 
 const struct scheme *scheme_find(enum scheme_id id)
@@ -41,8 +47,9 @@ int scheme_geom(const struct config *c, struct plan_geom *g, struct mt_err *e)
     g->mbs = config_microbatches(c);
     if (config_scheme_async(c->scheme)) /* K iterations of N: micro-batch k * N + m */
         g->mbs *= c->iterations;
-    g->parts = c->scheme == SCHEME_X ? 2 : c->scheme == SCHEME_W ? c->chunks : 1;
-    g->stages = c->scheme == SCHEME_W ? g->devices * c->chunks : g->devices;
+    /* Chimera's two parts are replicas of the device's stage; the others' parts are stages. */
+    g->parts = c->scheme == SCHEME_X ? 2 : config_stages_per_device(c);
+    g->stages = g->devices * config_stages_per_device(c);
     if ((double)g->mbs * g->stages * g->parts > SCHEME_MAX_CELLS)
         return err_set(e, MT_EINVAL,
                        "num_microbatches: %d micro-batches x %d stages is over the limit of %d",

@@ -34,7 +34,8 @@ double sim_instr_latency(const struct cost_model *cost, const struct instr *in)
     case OP_FW: case OP_CFW: return sc->fw;
     case OP_RC: return sc->rc * part;
     case OP_BW: return sc->bw;
-    case OP_B: case OP_W: return sc->bw / 2;
+    case OP_B: return sc->b;
+    case OP_W: return sc->w;
     case OP_SA: case OP_SG: return sc->p2p;
     case OP_AR: return sc->ar;
     case OP_OS: return sc->os;

@@ -4,8 +4,11 @@
  *  X (Chimera): part 0 (down) runs stage s on device s; part 1 (up) runs it on D-1-s, so
  *     Algorithm 1's step is +/-1 for part 0 and -/+1 for part 1. A micro-batch's pipeline
  *     is fixed: in each group of D micro-batches the first half goes down, the rest up.
- *  W (interleaved): stage s = part * D + device; crossing from device D-1 to 0 moves to the
- *     next part (Algorithm 1 lines 9-10).
+ *  W, ZB-W (interleaved): stage s = part * D + device; crossing from device D-1 to 0 moves
+ *     to the next part (Algorithm 1 lines 9-10).
+ *  ZB-V, DualPipeV (a V): part 0 of device d runs stage d, part 1 stage 2D-1-d, so a
+ *     micro-batch goes down the devices and back up; stages D-1 and D share device D-1.
+ *  ZB-H1, ZB-H2: placed as V.
  *  Async, PipeDream: placed as V. Their AR/OS come every U backwards, so they are keyed by
  *     (mb, stage), mb being the micro-batch whose backward completes the update. A forward
  *     also needs the update its schedule reads its weights after, so that no rewrite (Mario's
@@ -19,6 +22,21 @@
 #include "util/err.h"
 #include "util/xalloc.h"
 
+/* How a scheme places its stages on the devices. */
+enum vpipe_place { PLACE_LINE, PLACE_CHIMERA, PLACE_LOOP, PLACE_V };
+
+static inline enum vpipe_place vpipe_place(const struct plan_geom *g)
+{
+    switch (g->scheme) {
+    case SCHEME_X: return PLACE_CHIMERA;
+    case SCHEME_W:
+    case SCHEME_ZBW: return PLACE_LOOP;
+    case SCHEME_ZBV:
+    case SCHEME_DUALPIPEV: return PLACE_V;
+    default: return PLACE_LINE;
+    }
+}
+
 int vpipe_mb_part(const struct plan_geom *g, int mb)
 {
     if (g->scheme != SCHEME_X)
@@ -30,14 +48,18 @@ int vpipe_mb_part(const struct plan_geom *g, int mb)
 
 void vpipe_locate(const struct plan_geom *g, int mb, int stage, int *dev, int *part)
 {
-    switch (g->scheme) {
-    case SCHEME_X:
+    switch (vpipe_place(g)) {
+    case PLACE_CHIMERA:
         *part = vpipe_mb_part(g, mb);
         *dev = *part == 0 ? stage : g->devices - 1 - stage;
         break;
-    case SCHEME_W:
+    case PLACE_LOOP:
         *part = stage / g->devices;
         *dev = stage % g->devices;
+        break;
+    case PLACE_V:
+        *part = stage < g->devices ? 0 : 1;
+        *dev = stage < g->devices ? stage : 2 * g->devices - 1 - stage;
         break;
     default:
         *part = 0;
@@ -48,11 +70,13 @@ void vpipe_locate(const struct plan_geom *g, int mb, int stage, int *dev, int *p
 
 int vpipe_stage(const struct plan_geom *g, int dev, int mb, int part)
 {
-    switch (g->scheme) {
-    case SCHEME_X:
+    switch (vpipe_place(g)) {
+    case PLACE_CHIMERA:
         return part == 0 ? dev : g->devices - 1 - dev;
-    case SCHEME_W:
+    case PLACE_LOOP:
         return part * g->devices + dev;
+    case PLACE_V:
+        return part == 0 ? dev : 2 * g->devices - 1 - dev;
     default:
         return dev;
     }
@@ -95,9 +119,10 @@ struct vpipe_index {
 static inline int vpipe_dev_of(const struct plan_geom *g, const struct vpipe_index *x, int mb,
                                int stage)
 {
-    switch (g->scheme) {
-    case SCHEME_X: return x->mb_part[mb] == 0 ? stage : g->devices - 1 - stage;
-    case SCHEME_W: return stage % g->devices;
+    switch (vpipe_place(g)) {
+    case PLACE_CHIMERA: return x->mb_part[mb] == 0 ? stage : g->devices - 1 - stage;
+    case PLACE_LOOP: return stage % g->devices;
+    case PLACE_V: return stage < g->devices ? stage : 2 * g->devices - 1 - stage;
     default: return stage;
     }
 }
@@ -180,10 +205,8 @@ int vpipe_index_build(const struct plan *p, struct vpipe_index **out, struct mt_
                                i, what, in->mb, in->stage);
             }
             if (!keyed_by_dev) {
-                int want_dev = vpipe_dev_of(g, x, in->mb, in->stage);
-                int want_part = g->scheme == SCHEME_X   ? x->mb_part[in->mb]
-                                : g->scheme == SCHEME_W ? in->stage / g->devices
-                                                        : 0;
+                int want_dev, want_part;
+                vpipe_locate(g, in->mb, in->stage, &want_dev, &want_part);
                 if (want_dev != d || want_part != in->part) {
                     plan_instr_label(p, in, what, sizeof what);
                     vpipe_index_free(x);
