@@ -10,16 +10,18 @@
  * i deferred Ws' w_keep; with T_F = T_B = T_W the step is N(T_F+T_B+T_W) + (D-1)(T_F+T_B-T_W)
  * against 1F1B's (N + D - 1)(T_F+T_B+T_W).
  *
- * ZB-H2 (the paper's Figure 4): device i runs 2(D - i) - 1 warm-up forwards, which fill the
- * bubble before its first B, then (B, W, F) rounds; in the drain it runs (B, W) and defers the
- * Ws of its last 2i micro-batches to the end, which turns the tail into a parallelogram:
- * with T_F = T_B = T_W every device is busy from its first forward to its last W. Its peak
- * is 2(D - i) - 1 micro-batches in flight, about twice 1F1B's. */
+ * ZB-H2 (the paper's Figure 4): up to 2(D - i) - 1 micro-batches in flight on device i, about
+ * twice 1F1B's memory: the extra warm-up forwards fill the bubble before the first B, and the
+ * Ws move to wherever a device would wait, the tail becoming a parallelogram. With T_F = T_B =
+ * T_W device i is busy without a gap from i to 3N + i once N >= 2D - 1. */
 #include <config.h>
 #include "sim/scheme.h"
 
+#include <stdlib.h>
+
 #include "sim/vpipe.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 
 static void zb_put(struct plan *p, int d, enum op op, int mb)
 {
@@ -57,27 +59,55 @@ int scheme_order_zbh1(struct plan *p, const struct cost_model *cost, struct mt_e
     return MT_OK;
 }
 
+/* ZB-H2's order: the paper's layout for T_F = T_B = T_W, built by running the pipeline in unit
+ * slots. A device free at slot t runs, of what is ready: its oldest B (the critical path), else
+ * its next forward while fewer than 2(D-i) - 1 micro-batches are in flight, else its oldest
+ * waiting W. Fixed for (D, N), whatever the cost model says, like the handcrafted schedule. */
 int scheme_order_zbh2(struct plan *p, const struct cost_model *cost, struct mt_err *e)
 {
     (void)cost;
     (void)e;
     const struct plan_geom *g = plan_geom(p);
     int D = g->devices, N = g->mbs;
-    for (int i = 0; i < D; i++) {
-        int warm = 2 * (D - i) - 1 < N ? 2 * (D - i) - 1 : N;
-        int defer_from = N - 2 * i > 0 ? N - 2 * i : 0; /* Ws of these mbs go to the end */
-        int f = 0;
-        while (f < warm)
-            zb_put(p, i, OP_FW, f++);
-        for (int b = 0; b < N; b++) {
-            zb_put(p, i, OP_B, b);
-            if (b < defer_from)
-                zb_put(p, i, OP_W, b);
-            if (f < N)
-                zb_put(p, i, OP_FW, f++);
+    /* done[k][i * N + mb]: the slot after which F (k 0), B (1) or W (2) of (mb, i) is done */
+    int *done = xmalloc((size_t)3 * D * N * sizeof(int));
+    for (int k = 0; k < 3 * D * N; k++)
+        done[k] = -1;
+    int *nf = xcalloc((size_t)D, sizeof(int)), *nb = xcalloc((size_t)D, sizeof(int));
+    int *nw = xcalloc((size_t)D, sizeof(int));
+#define ZB_DONE(k, i, mb) done[((k) * D + (i)) * N + (mb)]
+    int left = 3 * D * N;
+    for (int t = 0; left > 0; t++) {
+        for (int i = 0; i < D; i++) {
+            int limit = 2 * (D - i) - 1;
+            int b = nb[i], f = nf[i], w = nw[i];
+            bool b_ready = b < f && ZB_DONE(0, i, b) >= 0 && ZB_DONE(0, i, b) <= t &&
+                           (i == D - 1 || (ZB_DONE(1, i + 1, b) >= 0 && ZB_DONE(1, i + 1, b) <= t));
+            bool f_ready = f < N && f - b < limit &&
+                           (i == 0 || (ZB_DONE(0, i - 1, f) >= 0 && ZB_DONE(0, i - 1, f) <= t));
+            bool w_ready = w < b && ZB_DONE(1, i, w) <= t;
+            if (b_ready) {
+                ZB_DONE(1, i, b) = t + 1;
+                nb[i]++;
+                zb_put(p, i, OP_B, b);
+            } else if (f_ready) {
+                ZB_DONE(0, i, f) = t + 1;
+                nf[i]++;
+                zb_put(p, i, OP_FW, f);
+            } else if (w_ready) {
+                ZB_DONE(2, i, w) = t + 1;
+                nw[i]++;
+                zb_put(p, i, OP_W, w);
+            } else {
+                continue;
+            }
+            left--;
         }
-        for (int b = defer_from; b < N; b++)
-            zb_put(p, i, OP_W, b);
     }
+#undef ZB_DONE
+    free(done);
+    free(nf);
+    free(nb);
+    free(nw);
     return MT_OK;
 }

@@ -83,3 +83,7 @@ tests_unit_test_cmd_help_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 check_PROGRAMS += tests/unit/test_vpipe
 TESTS += tests/unit/test_vpipe
 tests_unit_test_vpipe_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+
+check_PROGRAMS += tests/unit/test_zb
+TESTS += tests/unit/test_zb
+tests_unit_test_zb_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -1,0 +1,265 @@
+/* tests/unit/test_zb.c: the zero-bubble family (split backward) against what is known
+ * independently of the code:
+ *  - orders: small cases worked by hand from the reference rules (PaddlePaddle's ZBH1; torch's
+ *    ScheduleZBVZeroBubble, ScheduleInterleavedZeroBubble, ScheduleDualPipeV) and from the
+ *    ZB-H2 rule of sim/scheme_zb.c;
+ *  - times: the closed forms, with F, B, W the forward, input-gradient and weight-gradient
+ *    times: ZB-H1 steps N(F+B+W) + (D-1)(F+B-W) (Qi et al., arXiv 2401.10241, §3.1); with
+ *    F = B = W every ZB-H2 device is busy without a gap from its first forward to its last W
+ *    (the paper's parallelogram), ZB-V and ZB-W leave only the fill, (D-1) chunk forwards, and
+ *    DualPipeV (D-1)(F&B + B - 3W) with F&B = F + B + W (DeepSeek's DualPipe README, PP/2 - 1 =
+ *    D - 1 for the 2D stages of the V);
+ *  - memory: 1F1B's in-flight bound for ZB-H1 (D - i micro-batches on device i), 2(D-i) - 1 for
+ *    ZB-H2, and DualPipeV's PP + 1 = 2D + 1 chunk activations on every device;
+ *  - Mario's passes keep every split plan valid, each RC before its B.
+ * Unit costs F,B,RC,W = 1,2,1,1: B = W = 1 for one stage per device, halves for two. */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "model/config.h"
+#include "sim/pass.h"
+#include "sim/plan.h"
+#include "sim/scheme.h"
+#include "sim/simulate.h"
+#include "sim/validate.h"
+#include "tests/check.h"
+#include "tests/unit_config.h"
+#include "util/err.h"
+
+static struct plan *build(enum scheme_id s, int D, int N, double f, double b, double w)
+{
+    struct config c = test_unit_config(s, D, N, f, b, 1);
+    c.unit.w = w;
+    c.chunks = 2;
+    c.model.num_layers = 64;
+    struct mt_err e = {0};
+    struct plan *p = NULL;
+    if (scheme_build(&c, &p, &e) != MT_OK) {
+        fprintf(stderr, "%s D=%d N=%d: %s\n", config_scheme_name(s), D, N, e.msg);
+        CHECK(0);
+    }
+    return p;
+}
+
+/* Device d's compute order as "F0.0 B0.1 W0.1 BW2.0 ..." (op, mb, part); F for FW. */
+static void order_text(const struct plan *p, int d, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < plan_len(p, d); i++) {
+        const struct instr *in = plan_at(p, d, i);
+        const char *op = in->op == OP_FW ? "F" : in->op == OP_B ? "B" : in->op == OP_W ? "W"
+                       : in->op == OP_BW ? "BW" : NULL;
+        if (op == NULL)
+            continue;
+        len += (size_t)snprintf(buf + len, n - len, "%s%s%d.%d", len ? " " : "", op, in->mb,
+                                in->part);
+    }
+}
+
+static void check_order(enum scheme_id s, int D, int N, const char *const *want)
+{
+    struct plan *p = build(s, D, N, 1, 2, 1);
+    if (p == NULL)
+        return;
+    char got[4096];
+    for (int d = 0; d < D; d++) {
+        order_text(p, d, got, sizeof got);
+        if (strcmp(got, want[d]) != 0) {
+            fprintf(stderr, "%s D=%d N=%d device %d:\n  got  %s\n  want %s\n",
+                    config_scheme_name(s), D, N, d, got, want[d]);
+            CHECK(0);
+        } else {
+            CHECK(1);
+        }
+    }
+    plan_free(p);
+}
+
+static void test_orders(void)
+{
+    /* Paddle's ZBH1 with pp = 2, 3 micro-batches (one part: .0 everywhere). */
+    check_order(SCHEME_ZBH1, 2, 3,
+                (const char *const[]){"F0.0 F1.0 B0.0 W0.0 F2.0 B1.0 W1.0 B2.0 W2.0",
+                                      "F0.0 B0.0 F1.0 B1.0 W1.0 F2.0 B2.0 W2.0 W0.0"});
+    /* ZB-H2, pp 2, 4, worked slot by slot (F = B = W = 1; B first, then F while fewer than
+     * 2(D-i) - 1 are in flight, then W): device 0 busy in [0, 12], device 1 in [1, 13]. */
+    check_order(SCHEME_ZBH2, 2, 4,
+                (const char *const[]){"F0.0 F1.0 F2.0 B0.0 F3.0 B1.0 W0.0 B2.0 W1.0 B3.0 W2.0 W3.0",
+                                      "F0.0 B0.0 F1.0 B1.0 F2.0 B2.0 F3.0 B3.0 W0.0 W1.0 W2.0 W3.0"});
+    /* torch ScheduleZBVZeroBubble, pp 2, 4 micro-batches (.1 = the V's second chunk). */
+    check_order(SCHEME_ZBV, 2, 4,
+                (const char *const[]){
+                    "F0.0 F1.0 F2.0 F0.1 B0.1 W0.1 F1.1 B1.1 W1.1 F3.0 B0.0 W0.0 F2.1 B2.1 W2.1 "
+                    "B1.0 W1.0 F3.1 B3.1 W3.1 B2.0 W2.0 B3.0 W3.0",
+                    "F0.0 F0.1 F1.0 F1.1 B0.1 W0.1 F2.0 B0.0 W0.0 F2.1 B1.1 W1.1 F3.0 B1.0 W1.0 "
+                    "F3.1 B2.1 W2.1 B2.0 B3.1 B3.0 W2.0 W3.1 W3.0"});
+    /* torch ScheduleInterleavedZeroBubble, pp 2, 2 chunks, 4 micro-batches (rounds of 2). */
+    check_order(SCHEME_ZBW, 2, 4,
+                (const char *const[]){
+                    "F0.0 F1.0 F0.1 F1.1 B0.1 W0.1 F2.0 B1.1 W1.1 F3.0 B0.0 W0.0 F2.1 B1.0 W1.0 "
+                    "F3.1 B2.1 W2.1 B3.1 W3.1 B2.0 W2.0 B3.0 W3.0",
+                    "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 W0.1 F2.0 B0.0 W1.1 F3.0 B1.0 W0.0 F2.1 B2.1 "
+                    "W1.0 F3.1 B3.1 W2.1 B2.0 W3.1 B3.0 W2.0 W3.0"});
+    /* torch ScheduleDualPipeV, pp 2, 4 micro-batches: overlapped F&B run as F then BW. */
+    check_order(SCHEME_DUALPIPEV, 2, 4,
+                (const char *const[]){
+                    "F0.0 F1.0 F2.0 F0.1 B0.1 W0.1 F1.1 F3.0 BW1.1 F2.1 BW0.0 BW2.1 F3.1 BW1.0 "
+                    "BW3.1 B2.0 W2.0 B3.0 W3.0",
+                    "F0.0 F0.1 F1.0 F1.1 F2.0 BW0.1 F2.1 BW0.0 F3.0 BW1.1 F3.1 BW1.0 BW2.1 BW2.0 "
+                    "B3.1 B3.0 W3.1 W3.0"});
+}
+
+static double step_of(enum scheme_id s, int D, int N, double f, double b, double w,
+                      struct sim_result *keep)
+{
+    struct plan *p = build(s, D, N, f, b, w);
+    struct sim_result r = {0};
+    struct mt_err e = {0};
+    double step = -1;
+    if (p != NULL && validate_plan_sim(p, &r, &e) == MT_OK)
+        step = r.step_time;
+    else if (p != NULL) {
+        fprintf(stderr, "%s D=%d N=%d: %s\n", config_scheme_name(s), D, N, e.msg);
+        CHECK(0);
+    }
+    if (keep != NULL)
+        *keep = r;
+    else
+        sim_result_fini(&r);
+    plan_free(p);
+    return step;
+}
+
+static void test_closed_forms(void)
+{
+    static const int shapes[][2] = {{2, 4}, {4, 4}, {4, 8}, {4, 16}, {8, 16}, {8, 32}};
+    /* F, whole backward, W: B = backward - W */
+    static const double costs[][3] = {{1, 2, 1}, {1, 2, 0.5}, {1, 3, 1}, {2, 2, 1}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        int D = shapes[k][0], N = shapes[k][1];
+        for (size_t u = 0; u < sizeof costs / sizeof costs[0]; u++) {
+            double F = costs[u][0], W = costs[u][2], B = costs[u][1] - W;
+            CHECK_NEAR(step_of(SCHEME_ZBH1, D, N, F, costs[u][1], W, NULL),
+                       N * (F + B + W) + (D - 1) * (F + B - W), 1e-9);
+            /* 1F1B for comparison: (N + D - 1)(F + B + W) */
+            CHECK_NEAR(step_of(SCHEME_V, D, N, F, costs[u][1], W, NULL),
+                       (N + D - 1) * (F + B + W), 1e-9);
+        }
+        /* F = B = W = 1 (chunks of two-stage devices 1/2 each). ZB-V fills its pipeline from
+         * 2D - 1 micro-batches on (torch pads shorter runs with bubbles). */
+        if (N >= 2 * D - 1)
+            CHECK_NEAR(step_of(SCHEME_ZBV, D, N, 1, 2, 1, NULL), 3.0 * N + (D - 1) * 0.5, 1e-9);
+        CHECK_NEAR(step_of(SCHEME_ZBW, D, N, 1, 2, 1, NULL), 3.0 * N + (D - 1) * 0.5, 1e-9);
+        if (N >= 2 * D) /* F&B = 1.5, B = W = 0.5 per chunk */
+            CHECK_NEAR(step_of(SCHEME_DUALPIPEV, D, N, 1, 2, 1, NULL),
+                       3.0 * N + (D - 1) * (1.5 + 0.5 - 3 * 0.5), 1e-9);
+        /* ZB-H2: device i busy from i to i + 3N, no gap, once its warm-up is whole */
+        if (N < 2 * D - 1)
+            continue;
+        struct sim_result r;
+        double step = step_of(SCHEME_ZBH2, D, N, 1, 2, 1, &r);
+        CHECK_NEAR(step, 3.0 * N + D - 1, 1e-9);
+        for (int d = 0; d < r.devices && step > 0; d++) {
+            CHECK_NEAR(r.dev[d].busy, 3.0 * N, 1e-9);
+            CHECK_NEAR(r.dev[d].finish, 3.0 * N + d, 1e-9);
+        }
+        sim_result_fini(&r);
+    }
+}
+
+/* Most micro-batches whose forward ran and whose B has not, and most Ws waiting, over device
+ * d's order (one part). */
+static void in_flight(const struct plan *p, int d, int *fwd, int *wait_w)
+{
+    int f = 0, w = 0;
+    *fwd = *wait_w = 0;
+    for (int i = 0; i < plan_len(p, d); i++) {
+        enum op op = plan_at(p, d, i)->op;
+        f += plan_op_is_forward(op) ? 1 : op == OP_B || op == OP_BW ? -1 : 0;
+        w += op == OP_B ? 1 : op == OP_W ? -1 : 0;
+        *fwd = f > *fwd ? f : *fwd;
+        *wait_w = w > *wait_w ? w : *wait_w;
+    }
+}
+
+static void test_memory(void)
+{
+    for (int D = 2; D <= 8; D *= 2) {
+        int N = 4 * D;
+        struct plan *h1 = build(SCHEME_ZBH1, D, N, 1, 2, 1);
+        struct plan *h2 = build(SCHEME_ZBH2, D, N, 1, 2, 1);
+        for (int d = 0; h1 && h2 && d < D; d++) {
+            int f, w;
+            in_flight(h1, d, &f, &w);
+            CHECK_EQ_INT(f, D - d); /* 1F1B's bound */
+            CHECK_EQ_INT(w, d + 1); /* the d deferred Ws and the current one */
+            in_flight(h2, d, &f, &w);
+            CHECK_EQ_INT(f, 2 * (D - d) - 1);
+        }
+        plan_free(h1);
+        plan_free(h2);
+        /* DualPipeV: 2D + 1 chunks' activations (1/2 M_theta each) at the peak of every device,
+         * the transients of its Bs aside (w_keep under the chunk's act) */
+        struct sim_result r;
+        if (step_of(SCHEME_DUALPIPEV, D, N, 1, 2, 1, &r) > 0)
+            for (int d = 0; d < D; d++)
+                CHECK_NEAR(r.dev[d].peak_mem, (2 * D + 1) * 0.5, 1e-9);
+        sim_result_fini(&r);
+    }
+}
+
+/* Mario's passes on split plans: every step valid (the pass pipeline validates), every RC
+ * before the B of its micro-batch and stage on the same device, and checkpointing saves
+ * memory. */
+static void test_passes(void)
+{
+    static const enum scheme_id schemes[] = {SCHEME_ZBH1, SCHEME_ZBH2, SCHEME_ZBV, SCHEME_ZBW,
+                                             SCHEME_DUALPIPEV};
+    for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
+        struct plan *base = build(schemes[k], 4, 8, 1, 2, 1);
+        struct pass_pipeline pl;
+        struct mt_err e = {0};
+        if (base == NULL || pass_pipeline_run(base, &pl, &e) != MT_OK) {
+            fprintf(stderr, "%s: %s\n", config_scheme_name(schemes[k]), e.msg);
+            CHECK(0);
+            plan_free(base);
+            continue;
+        }
+        const struct pass_step *last = &pl.step[pl.n - 1];
+        int rcs = 0;
+        for (int d = 0; d < plan_devices(last->plan); d++)
+            for (int i = 0; i < plan_len(last->plan, d); i++) {
+                const struct instr *in = plan_at(last->plan, d, i);
+                if (in->op != OP_RC)
+                    continue;
+                rcs++;
+                int b = plan_find(last->plan, d, OP_B, in->mb, in->stage);
+                if (b < 0)
+                    b = plan_find(last->plan, d, OP_BW, in->mb, in->stage);
+                CHECK(b > i);
+            }
+        CHECK(rcs > 0);
+        double base_peak = 0, last_peak = 0;
+        for (int d = 0; d < 4; d++) {
+            base_peak = pl.step[0].sim.dev[d].peak_mem > base_peak ? pl.step[0].sim.dev[d].peak_mem
+                                                                  : base_peak;
+            last_peak = last->sim.dev[d].peak_mem > last_peak ? last->sim.dev[d].peak_mem
+                                                              : last_peak;
+        }
+        CHECK(last_peak < base_peak);
+        pass_pipeline_fini(&pl);
+        plan_free(base);
+    }
+}
+
+int main(void)
+{
+    test_orders();
+    test_closed_forms();
+    test_memory();
+    test_passes();
+    return check_report("test_zb");
+}
