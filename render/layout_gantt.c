@@ -580,7 +580,7 @@ static double layout_title(struct layout *l, const struct geo *g, const struct l
         else
             len += snprintf(buf + len, sizeof buf - (size_t)len, " \xc2\xb7 %d micro-batches",
                             pg->mbs);
-        if (c->scheme == SCHEME_W)
+        if (c->scheme == SCHEME_W || c->scheme == SCHEME_ZBW)
             snprintf(buf + len, sizeof buf - (size_t)len, " \xc2\xb7 %d chunks", pg->parts);
     }
     layout_add_text(l, LAYOUT_ROLE_TITLE, PAL_TEXT, MARGIN, y + FS_TITLE, FS_TITLE, LAYOUT_START,

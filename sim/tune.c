@@ -42,7 +42,7 @@ void tune_opts_default(struct tune_opts *o)
 
 void tune_label(const struct tune_candidate *c, char *buf, int n)
 {
-    if (c->scheme == SCHEME_W)
+    if (c->scheme == SCHEME_W || c->scheme == SCHEME_ZBW)
         snprintf(buf, (size_t)n, "%s-%d-%dx%d", config_scheme_name(c->scheme), c->pp, c->mbs,
                  c->chunks);
     else
@@ -57,13 +57,16 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
     out->cluster.dp = c->dp;
     out->micro_batch_size = c->mbs;
     out->num_microbatches = 0;
-    out->chunks = c->scheme == SCHEME_W ? c->chunks : base->chunks;
+    out->chunks = c->scheme == SCHEME_W || c->scheme == SCHEME_ZBW ? c->chunks : base->chunks;
 }
 
 static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                           struct tune_candidate **out)
 {
-    static const enum scheme_id schemes[] = {SCHEME_V, SCHEME_X, SCHEME_W, SCHEME_GPIPE};
+    /* The paper's four, then the zero-bubble family (split backward). */
+    static const enum scheme_id schemes[] = {SCHEME_V,    SCHEME_X,    SCHEME_W,
+                                             SCHEME_GPIPE, SCHEME_ZBH1, SCHEME_ZBH2,
+                                             SCHEME_ZBV,  SCHEME_ZBW,  SCHEME_DUALPIPEV};
     int D = base->num_device, G = base->global_batch_size;
     int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
     int cap = 64, n = 0;
@@ -80,7 +83,7 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                     if ((G / dp) % mbs != 0 || (o->max_mbs > 0 && mbs > o->max_mbs))
                         continue;
                     int v_lo = 1, v_hi = 1;
-                    if (schemes[s] == SCHEME_W)
+                    if (schemes[s] == SCHEME_W || schemes[s] == SCHEME_ZBW)
                         v_lo = 2, v_hi = o->max_chunks < 2 ? 2 : o->max_chunks;
                     for (int v = v_lo; v <= v_hi; v *= 2) {
                         if (n == cap)

@@ -225,8 +225,9 @@ static int a_tune(struct explore *x)
 
 static int a_scheme(struct explore *x)
 {
-    static const enum scheme_id cycle[] = {SCHEME_V,     SCHEME_X,     SCHEME_W,
-                                           SCHEME_GPIPE, SCHEME_ASYNC, SCHEME_PIPEDREAM};
+    static const enum scheme_id cycle[] = {
+        SCHEME_V,    SCHEME_X,    SCHEME_W,   SCHEME_GPIPE, SCHEME_ASYNC,    SCHEME_PIPEDREAM,
+        SCHEME_ZBH1, SCHEME_ZBH2, SCHEME_ZBV, SCHEME_ZBW,   SCHEME_DUALPIPEV};
     int n = (int)(sizeof cycle / sizeof cycle[0]), i = 0;
     while (i < n && cycle[i] != x->cfg.scheme)
         i++;

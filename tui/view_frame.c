@@ -35,7 +35,7 @@ static void frame_title(struct explore *x, struct cells *g)
         cells_put(g, cx, 0, ' ', PAL_BG, PAL_TEXT, 0);
     char chunks[40] = "";
     int n_mb = geo->mbs;
-    if (geo->scheme == SCHEME_W)
+    if (geo->scheme == SCHEME_W || geo->scheme == SCHEME_ZBW)
         snprintf(chunks, sizeof chunks, " v%d", geo->parts);
     if (config_scheme_async(geo->scheme)) { /* K iterations x N, an update every U */
         snprintf(chunks, sizeof chunks, " K %d U %d", c->iterations, c->update_interval);
