@@ -92,9 +92,21 @@ char *plan_to_json(const struct plan *p);
  * microbatches, micro_batch_size (sim/plan_json.c). */
 struct cJSON;
 void plan_json_add_shape(struct cJSON *o, const struct plan *p);
+/* Writes JSON, or torch's schedule CSV when the path ends in .csv (plan_to_torch_csv). */
 int plan_save(const struct plan *p, const char *path, struct mt_err *e);
 int plan_load(const char *path, struct plan **out, struct mt_err *e);
 int plan_load_string(const char *text, size_t len, const char *name, struct plan **out,
                      struct mt_err *e);
+
+/* torch.distributed.pipelining's schedule CSV (sim/plan_csv.c): one row per rank of actions
+ * "0F1" (stage, F | I | W | B, micro-batch). Writing refuses CFW/RC, naming the first. Loading
+ * takes the model, cluster and costs from base and the geometry from the file, names
+ * file:line:column of a bad cell, and returns a validated plan. */
+char *plan_to_torch_csv(const struct plan *p, struct mt_err *e);
+int plan_load_torch_csv(const char *text, size_t len, const char *name, const struct config *base,
+                        struct plan **out, struct mt_err *e);
+int plan_load_torch_csv_file(const char *path, const struct config *base, struct plan **out,
+                             struct mt_err *e);
+bool plan_path_is_csv(const char *path);
 
 #endif

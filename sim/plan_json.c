@@ -67,6 +67,14 @@ char *plan_to_json(const struct plan *p)
 
 int plan_save(const struct plan *p, const char *path, struct mt_err *e)
 {
+    if (plan_path_is_csv(path)) {
+        char *csv = plan_to_torch_csv(p, e);
+        if (csv == NULL)
+            return err_wrap(e, "%s", path);
+        int rc = str_write_file_atomic(path, csv, strlen(csv), e);
+        free(csv);
+        return rc;
+    }
     char *text = plan_to_json(p);
     size_t n = strlen(text);
     text = xreallocarray(text, n + 2, 1);

@@ -32,7 +32,9 @@ static const char export_usage[] =
     "  --passes WHICH           run Mario's passes and draw their steps: 'all' (base, ckpt,\n"
     "                           overlap, redundancy, prepose) or a list of 0..4 such as 0,4\n"
     "                           (0 = base, 1 = after apply-checkpoint, ..., 4 = final)\n"
-    "  -o, --output FILE        write FILE; the format follows its extension (.svg .pdf .png)\n"
+    "  -o, --output FILE        write FILE; the format follows its extension: .svg .pdf .png\n"
+    "                           pictures; .json the plan, .csv the plan as torch's schedule\n"
+    "                           CSV (torch.distributed.pipelining _load_csv; no CFW/RC)\n"
     "  --svg FILE, --pdf FILE, --png FILE   write that format whatever the extension\n"
     "  --width PX               picture width: pixels for PNG, points for PDF, user units for\n"
     "                           SVG (default 1200, from 320 to 32768)\n"
@@ -47,7 +49,8 @@ static const char export_usage[] =
     "per step. All panels and pages share one time axis (t under unit costs, else ms).\n"
     "Exit status: 0 ok, 1 a file could not be written, 2 bad usage or input.\n";
 
-enum export_fmt { EXPORT_SVG, EXPORT_PDF, EXPORT_PNG };
+/* EXPORT_PLAN: the plan itself, JSON or torch's schedule CSV by extension (plan_save). */
+enum export_fmt { EXPORT_SVG, EXPORT_PDF, EXPORT_PNG, EXPORT_PLAN };
 
 #define EXPORT_MAX_OUT 16
 
@@ -67,6 +70,8 @@ static int export_fmt_of(const char *path, enum export_fmt *fmt)
         *fmt = EXPORT_PDF;
     else if (strcasecmp(dot, ".png") == 0)
         *fmt = EXPORT_PNG;
+    else if (strcasecmp(dot, ".json") == 0 || strcasecmp(dot, ".csv") == 0)
+        *fmt = EXPORT_PLAN;
     else
         return -1;
     return 0;
@@ -96,7 +101,7 @@ static int export_parse_passes(const char *s, bool rows[PASS_ROW__COUNT], struct
 
 static const char *export_fmt_name(enum export_fmt f)
 {
-    return f == EXPORT_SVG ? "SVG" : f == EXPORT_PDF ? "PDF" : "PNG";
+    return f == EXPORT_SVG ? "SVG" : f == EXPORT_PDF ? "PDF" : f == EXPORT_PNG ? "PNG" : "plan";
 }
 
 /* Lays out and writes every output. panels[n] share one time axis. */
@@ -114,6 +119,7 @@ static int export_write(const struct layout_panel *panels, int n, const struct l
         err_clear(e);
         switch (outs[k].fmt) {
         case EXPORT_SVG: rc = paint_svg_file(all, outs[k].path, e); break;
+        case EXPORT_PLAN: rc = plan_save(panels[n - 1].plan, outs[k].path, e); break;
         case EXPORT_PNG: rc = paint_cairo_png(all, outs[k].path, e); break;
         case EXPORT_PDF:
             if (n == 1) {
@@ -140,6 +146,10 @@ static int export_write(const struct layout_panel *panels, int n, const struct l
             status = cmd_fail("export", e);
             if (status == 2)
                 status = 1;
+        } else if (outs[k].fmt == EXPORT_PLAN) {
+            printf("wrote %s (%s, %s)\n", outs[k].path,
+                   plan_path_is_csv(outs[k].path) ? "torch schedule CSV" : "plan JSON",
+                   n > 1 ? panels[n - 1].name : "the base plan");
         } else if (outs[k].fmt == EXPORT_PDF && n > 1) {
             printf("wrote %s (PDF, %d pages)\n", outs[k].path, n);
         } else {
@@ -217,7 +227,8 @@ int cmd_export(int argc, char **argv)
             if (export_fmt_of(optarg, &fmt) != 0)
                 return cmd_usage_error("export",
                                        "-o %s: cannot tell the format from the extension "
-                                       "(.svg, .pdf or .png; or use --svg/--pdf/--png)",
+                                       "(.svg, .pdf, .png; .json or .csv for the plan; or "
+                                       "use --svg/--pdf/--png)",
                                        optarg);
             break;
         case OPT_SVG: fmt = EXPORT_SVG; break;
@@ -236,7 +247,7 @@ int cmd_export(int argc, char **argv)
     if (plan_path && optind < argc)
         return cmd_usage_error("export", "give a CONFIG or --plan FILE, not both");
     if (n_out == 0)
-        return cmd_usage_error("export", "no output file: give -o FILE.svg|.pdf|.png");
+        return cmd_usage_error("export", "no output file: give -o FILE.svg|.pdf|.png|.json|.csv");
     bool rows[PASS_ROW__COUNT] = {true};
     if (passes && export_parse_passes(passes, rows, &e) != MT_OK)
         return cmd_usage_error("export", "%s", e.msg);

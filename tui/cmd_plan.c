@@ -116,6 +116,16 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
                          struct mt_err *e)
 {
     *loaded = NULL;
+    if (cp->path != NULL && plan_path_is_csv(cp->path)) {
+        /* torch's schedule CSV holds only the order: the model, cluster and costs come from
+         * the flags, the geometry from the file */
+        config_default(out);
+        for (int i = 0; i < cp->n_over; i++)
+            TRY(cmd_plan_apply(out, cp->over[i].opt, cp->over[i].arg, e));
+        TRY(plan_load_torch_csv_file(cp->path, out, loaded, e));
+        *out = *plan_config(*loaded);
+        return MT_OK;
+    }
     if (cp->path == NULL) {
         config_default(out);
     } else if (cmd_plan_is_plan_file(cp->path)) {
@@ -196,7 +206,7 @@ int cmd_plan_config(const struct cmd_plan *cp, struct config *out, struct plan *
     /* --calibration changes the costs, not the instructions: a loaded plan is kept, with the
      * calibrated config */
     int changing = 0;
-    for (int i = 0; i < cp->n_over; i++)
+    for (int i = 0; i < cp->n_over && !(cp->path && plan_path_is_csv(cp->path)); i++)
         changing += cp->over[i].opt != CMD_OPT_CALIBRATION;
     if (plan_out && loaded && changing == 0 && cp->n_over > 0) {
         struct plan *q = plan_new(out, plan_geom(loaded));
