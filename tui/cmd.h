@@ -23,7 +23,8 @@ struct cmd_entry {
     "                           (default: GPT3-1.6B on 8 x A100-40G, V, global batch 128)\n"     \
     "  --model NAME             model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny\n"    \
     "  --scheme S               V (1F1B) | X (Chimera) | W (interleaved) | GPipe |\n"           \
-    "                           Async (PipeMare) | PipeDream (no flush between iterations)\n"    \
+    "                           Async (PipeMare) | PipeDream (no flush between iterations) |\n" \
+    "                           split backward: ZB-H1 | ZB-H2 | ZB-V | ZB-W | DualPipeV\n"      \
     "  --devices D              devices (pp x dp)\n"                                             \
     "  --dp N                   data-parallel degree (default 1)\n"                              \
     "  --microbatches N         micro-batches per iteration (overrides the global batch)\n"      \
@@ -32,7 +33,8 @@ struct cmd_entry {
     "  --chunks V               chunks per device for W (default 2)\n"                           \
     "  --memory SIZE            memory cap per device, e.g. 40G\n"                               \
     "  --device NAME            device preset: A100-40G A100-80G H100-80G H200\n"               \
-    "  --unit-costs F,B,RC      unit costs: times in t, memory in units of M_theta\n"            \
+    "  --unit-costs F,B,RC[,W]  unit costs: times in t, memory in units of M_theta; B is the\n"  \
+    "                           whole backward, W its weight-gradient part (default B/2)\n"    \
     "  --blocking-send          rendezvous p2p: a send waits for its receive\n"                 \
     "  --iterations K           iterations one plan spans (Async, PipeDream; default 1)\n"      \
     "  --update-interval U      backwards per optimizer step of a stage (Async, PipeDream;\n"   \
