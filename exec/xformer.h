@@ -150,6 +150,16 @@ int xformer_recompute(struct xformer_act *a, struct mt_err *e);
  * stage input, NULL on the first stage. Adds the parameter gradients into the stage's
  * gradient buffer. On success frees the handle and sets *act to NULL. */
 int xformer_backward(struct xformer_act **act, const float *dout, float *din, struct mt_err *e);
+/* Split backward (zero-bubble plans). B: the input gradient, as xformer_backward computes it,
+ * and the layer norms' and embedding's parameter gradients; the weight GEMMs' inputs and
+ * output gradients go into *out_w (xl_w_keep_floats, allocated first), the activations are
+ * freed. W: adds the GEMMs' weight and bias gradients from *w, bit-identical to what
+ * xformer_backward adds, and frees it. */
+struct xformer_wgrad;
+int xformer_backward_input(struct xformer_act **act, const float *dout, float *din,
+                           struct xformer_wgrad **out_w, struct mt_err *e);
+int xformer_backward_weight(struct xformer_wgrad **w, struct mt_err *e);
+void xformer_wgrad_free(struct xformer_wgrad *w);
 /* Drops a handle without backward (error paths). NULL is a no-op. */
 void xformer_act_free(struct xformer_act *a);
 int xformer_act_is_full(const struct xformer_act *a);

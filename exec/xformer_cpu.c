@@ -389,11 +389,18 @@ static void matmul_forward(float *out, const float *inp, const float *weight, co
 }
 
 /* dinp (N,C) = dout @ weight (written); dweight (OC,C) += dout^T @ inp; dbias += sum of rows */
-static void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
-                            const float *inp, const float *weight, size_t N, int C, int OC)
+/* The two halves of a matmul's backward: the input gradient (split backward's B) and the
+ * weight and bias gradients, added into dweight and dbias (its W). */
+static void matmul_backward_input(float *dinp, const float *dout, const float *weight, size_t N,
+                                  int C, int OC)
 {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, C, OC, 1.0f, dout, OC, weight, C,
                 0.0f, dinp, C);
+}
+
+static void matmul_backward_weight(float *dweight, float *dbias, const float *dout,
+                                   const float *inp, size_t N, int C, int OC)
+{
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, (int)N, 1.0f, dout, OC, inp, C,
                 1.0f, dweight, C);
     if (dbias == NULL)
@@ -403,6 +410,22 @@ static void matmul_backward(float *dinp, float *dweight, float *dbias, const flo
         for (int j = 0; j < OC; j++)
             dbias[j] += g[j];
     }
+}
+
+/* Fused (BW): the input gradient, then the weight's. Split (B): the input gradient, and the
+ * GEMM's input and output gradient saved at *wk (advanced) for W. */
+static void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                            const float *inp, const float *weight, size_t N, int C, int OC,
+                            float **wk)
+{
+    matmul_backward_input(dinp, dout, weight, N, C, OC);
+    if (wk == NULL) {
+        matmul_backward_weight(dweight, dbias, dout, inp, N, C, OC);
+        return;
+    }
+    memcpy(*wk, inp, N * (size_t)C * sizeof(float));
+    memcpy(*wk + N * (size_t)C, dout, N * (size_t)OC * sizeof(float));
+    *wk += N * (size_t)(C + OC);
 }
 
 /* out[i] += inp[i] */
@@ -825,23 +848,45 @@ static void layer_forward(struct layer_acts *la, const float *x, const struct la
 }
 
 /* dres holds d(res3) on entry and d(x) on return. */
+/* One layer's backward. wk NULL: whole (BW). Else split (B): the layer norms' gradients here,
+ * the four GEMMs' (input, output gradient) pairs saved at *wk in this order for W
+ * (layer_backward_weight): fcproj, fc, attproj, qkv. */
 static void layer_backward(float *dres, float *dbuf, float *dqkv, float *datt, float *dgelu,
                            struct layer_params *gp, const struct layer_acts *la, const float *x,
                            const struct layer_params *lp, const struct xformer_dims *d, int B,
-                           int T)
+                           int T, float **wk)
 {
     size_t N = (size_t)B * T;
     int C = d->channels, F = d->ffn;
-    matmul_backward(dgelu, gp->fcprojw, gp->fcprojb, dres, la->fch_gelu, lp->fcprojw, N, F, C);
+    matmul_backward(dgelu, gp->fcprojw, gp->fcprojb, dres, la->fch_gelu, lp->fcprojw, N, F, C, wk);
     gelu_backward(dgelu, la->fch, dgelu, N * F);
-    matmul_backward(dbuf, gp->fcw, gp->fcb, dgelu, la->ln2, lp->fcw, N, C, F);
+    matmul_backward(dbuf, gp->fcw, gp->fcb, dgelu, la->ln2, lp->fcw, N, C, F, wk);
     layernorm_backward(dres, gp->ln2w, gp->ln2b, dbuf, la->res2, lp->ln2w, la->ln2_mean,
                        la->ln2_rstd, N, C);
-    matmul_backward(dbuf, gp->attprojw, gp->attprojb, dres, la->atty, lp->attprojw, N, C, C);
+    matmul_backward(dbuf, gp->attprojw, gp->attprojb, dres, la->atty, lp->attprojw, N, C, C, wk);
     attention_backward(dqkv, datt, dbuf, la->qkv, la->att, B, T, C, d->heads);
-    matmul_backward(dbuf, gp->qkvw, gp->qkvb, dqkv, la->ln1, lp->qkvw, N, C, 3 * C);
+    matmul_backward(dbuf, gp->qkvw, gp->qkvb, dqkv, la->ln1, lp->qkvw, N, C, 3 * C, wk);
     layernorm_backward(dres, gp->ln1w, gp->ln1b, dbuf, x, lp->ln1w, la->ln1_mean, la->ln1_rstd, N,
                        C);
+}
+
+/* W of one layer from what its B saved at *wk (advanced past it). */
+static void layer_backward_weight(struct layer_params *gp, const struct xformer_dims *d, size_t N,
+                                  const float **wk)
+{
+    int C = d->channels, F = d->ffn;
+    struct {
+        float *w, *b;
+        int in, out;
+    } g[4] = {{gp->fcprojw, gp->fcprojb, F, C},
+              {gp->fcw, gp->fcb, C, F},
+              {gp->attprojw, gp->attprojb, C, C},
+              {gp->qkvw, gp->qkvb, C, 3 * C}};
+    for (int i = 0; i < 4; i++) {
+        const float *inp = *wk, *dout = *wk + N * (size_t)g[i].in;
+        matmul_backward_weight(g[i].w, g[i].b, dout, inp, N, g[i].in, g[i].out);
+        *wk += N * (size_t)(g[i].in + g[i].out);
+    }
 }
 
 /* ---- the blocks of a handle (header comment) ---- */
@@ -1069,7 +1114,80 @@ int xformer_recompute(struct xformer_act *a, struct mt_err *e)
     return MT_OK;
 }
 
+/* What a B keeps for its W: the stage, the micro-batch's shape, and the saved GEMM inputs and
+ * output gradients (model/xformer_layout.h xl_w_keep_floats), layers last to first, then the
+ * head's. */
+struct xformer_wgrad {
+    struct xformer_stage *s;
+    int B, T;
+    float *buf; /* memcount */
+};
+
+static int backward_run(struct xformer_act **act, const float *dout, float *din, float *wk,
+                        struct mt_err *e);
+
 int xformer_backward(struct xformer_act **act, const float *dout, float *din, struct mt_err *e)
+{
+    return backward_run(act, dout, din, NULL, e);
+}
+
+int xformer_backward_input(struct xformer_act **act, const float *dout, float *din,
+                           struct xformer_wgrad **out_w, struct mt_err *e)
+{
+    struct xformer_act *a = *act;
+    const struct xformer_dims *d = &a->s->d;
+    *out_w = NULL;
+    struct xformer_wgrad *w = xcalloc(1, sizeof *w);
+    w->s = a->s;
+    w->B = a->B;
+    w->T = a->T;
+    w->buf = memcount_alloc(xl_w_keep_floats(a->s->is_last, (size_t)a->s->n, (size_t)a->B,
+                                             (size_t)a->T, (size_t)d->channels, (size_t)d->ffn,
+                                             (size_t)d->vocab) *
+                            sizeof(float));
+    int rc = backward_run(act, dout, din, w->buf, e);
+    if (rc != MT_OK) {
+        xformer_wgrad_free(w);
+        return rc;
+    }
+    *out_w = w;
+    return MT_OK;
+}
+
+int xformer_backward_weight(struct xformer_wgrad **wg, struct mt_err *e)
+{
+    (void)e;
+    struct xformer_wgrad *w = *wg;
+    struct xformer_stage *s = w->s;
+    const struct xformer_dims *d = &s->d;
+    size_t N = (size_t)w->B * w->T;
+    const float *wk = w->buf;
+    if (s->is_last) { /* the head first, as B saved it */
+        float *fg = s->grads + s->final_off;
+        matmul_backward_weight(fg + 2 * d->channels, NULL, wk + N * (size_t)d->channels, wk, N,
+                               d->channels, d->vocab);
+        wk += N * (size_t)(d->channels + d->vocab);
+    }
+    for (int l = s->n - 1; l >= 0; l--) {
+        struct layer_params gp;
+        layer_params_point(&gp, s->grads + s->layer_off + (size_t)l * s->layer_numel, d);
+        layer_backward_weight(&gp, d, N, &wk);
+    }
+    xformer_wgrad_free(w);
+    *wg = NULL;
+    return MT_OK;
+}
+
+void xformer_wgrad_free(struct xformer_wgrad *w)
+{
+    if (w == NULL)
+        return;
+    memcount_free(w->buf);
+    free(w);
+}
+
+static int backward_run(struct xformer_act **act, const float *dout, float *din, float *wk,
+                        struct mt_err *e)
 {
     struct xformer_act *a = *act;
     struct xformer_stage *s = a->s;
@@ -1101,7 +1219,8 @@ int xformer_backward(struct xformer_act **act, const float *dout, float *din, st
         const float *fp = s->params + s->final_off;
         memset(dres, 0, NC * sizeof(float));
         crossentropy_backward(fa.probs, act_targets(a), s->loss_scale / (float)N, N, d->vocab);
-        matmul_backward(dbuf, fg + 2 * C, NULL, fa.probs, fa.lnf, fp + 2 * C, N, C, d->vocab);
+        matmul_backward(dbuf, fg + 2 * C, NULL, fa.probs, fa.lnf, fp + 2 * C, N, C, d->vocab,
+                        wk ? &wk : NULL);
         layernorm_backward(dres, fg, fg + C, dbuf, xlast, fp, fa.lnf_mean, fa.lnf_rstd, N, C);
     } else {
         memcpy(dres, dout, NC * sizeof(float));
@@ -1113,7 +1232,7 @@ int xformer_backward(struct xformer_act **act, const float *dout, float *din, st
         struct layer_acts la;
         act_layer(a, l, &la);
         layer_backward(dres, dbuf, dqkv, datt, dgelu, &gp, &la, act_layer_input(a, l), &lp, d, B,
-                       T);
+                       T, wk ? &wk : NULL);
     }
     if (s->is_first)
         encoder_backward(s->grads, s->grads + tensor_numel(d, XFORMER_WTE), dres, act_tokens(a), B,

@@ -64,4 +64,15 @@ static inline size_t xl_bw_scratch_floats(size_t B, size_t T, size_t C, size_t F
     return 5 * N * C + heads_at_once * T * T + N * F;
 }
 
+/* Split backward: what a B keeps for its W (exec/xformer_cpu.c xformer_backward_input), per
+ * layer each weight GEMM's input and output gradient: fcproj (fch_gelu (N, F), (N, C)), fc
+ * (ln2 (N, C), (N, F)), attproj (atty, (N, C) each), qkv (ln1 (N, C), dqkv (N, 3C)): 8NC + 2NF;
+ * and the last stage's head, its input lnf (N, C) and dlogits (N, V). */
+static inline size_t xl_w_keep_floats(int is_last, size_t n, size_t B, size_t T, size_t C,
+                                      size_t F, size_t V)
+{
+    size_t N = B * T;
+    return n * (8 * N * C + 2 * N * F) + (is_last ? N * C + N * V : 0);
+}
+
 #endif

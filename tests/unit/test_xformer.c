@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "exec/dataset.h"
 #include "exec/memcount.h"
 #include "exec/xformer.h"
+#include "model/xformer_layout.h"
 #include "tests/check.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -988,6 +990,78 @@ static void test_selective(void)
     free(d2);
 }
 
+/* Split backward (zero-bubble plans): on a first, a middle and a last stage, B then W of every
+ * micro-batch gives the same input gradients and the same parameter gradients as BW, bit for
+ * bit; W runs after all the Bs in any order of micro-batches that is also BW's (ascending
+ * here); the bytes a B keeps for its W are model/xformer_layout.h's xl_w_keep_floats, and
+ * B frees the activations. */
+static void test_split_backward(void)
+{
+    struct xformer_dims d = {
+        .vocab = 64, .max_seq = 16, .channels = 32, .heads = 4, .ffn = 128, .layers = 6};
+    enum { M = 3 };
+    int B = 2, T = 12;
+    size_t N = (size_t)B * T, NC = N * (size_t)d.channels;
+    static const int first[3] = {0, 2, 4};
+    for (int k = 0; k < 3; k++) {
+        struct xformer_stage *fused = stage_new(&d, first[k], 2), *split = stage_new(&d, first[k], 2);
+        struct xformer_act *af[M], *as[M];
+        struct xformer_wgrad *wg[M];
+        float *dout = xmalloc(NC * sizeof(float)), *dinf = xmalloc(NC * sizeof(float));
+        float *dins = xmalloc(NC * sizeof(float)), *in = xmalloc(NC * sizeof(float));
+        int *tok = xmalloc(N * sizeof(int)), *tgt = xmalloc(N * sizeof(int));
+        bool is_first = k == 0, is_last = k == 2;
+        struct mt_err e = {0};
+        bool same_din = true;
+        for (int mb = 0; mb < M; mb++) {
+            fill_tokens(tok, N, d.vocab);
+            fill_tokens(tgt, N, d.vocab);
+            fill_normal(in, NC, 1.0);
+            float *out = is_last ? NULL : xmalloc(NC * sizeof(float));
+            float loss;
+            must(xformer_forward(fused, is_first ? tok : NULL, is_first ? NULL : in,
+                                 is_last ? tgt : NULL, B, T, XFORMER_KEEP_FULL, 0, out,
+                                 is_last ? &loss : NULL, &af[mb], &e), &e, "forward");
+            must(xformer_forward(split, is_first ? tok : NULL, is_first ? NULL : in,
+                                 is_last ? tgt : NULL, B, T, XFORMER_KEEP_FULL, 0, out,
+                                 is_last ? &loss : NULL, &as[mb], &e), &e, "forward");
+            free(out);
+        }
+        for (int mb = 0; mb < M; mb++) {
+            fill_normal(dout, NC, 0.1);
+            must(xformer_backward(&af[mb], is_last ? NULL : dout, is_first ? NULL : dinf, &e), &e,
+                 "backward");
+            size_t before = memcount_current();
+            must(xformer_backward_input(&as[mb], is_last ? NULL : dout, is_first ? NULL : dins,
+                                        &wg[mb], &e), &e, "backward_input");
+            CHECK(as[mb] == NULL && wg[mb] != NULL);
+            size_t act = xformer_act_bytes(&d, first[k], 2, B, T).full_bytes;
+            CHECK_EQ_INT((long)(memcount_current() + act - before),
+                         (long)(xl_w_keep_floats(is_last, 2, (size_t)B, (size_t)T,
+                                                 (size_t)d.channels, (size_t)d.ffn,
+                                                 (size_t)d.vocab) * sizeof(float)));
+            if (!is_first)
+                same_din &= memcmp(dinf, dins, NC * sizeof(float)) == 0;
+        }
+        for (int mb = 0; mb < M; mb++) {
+            must(xformer_backward_weight(&wg[mb], &e), &e, "backward_weight");
+            CHECK(wg[mb] == NULL);
+        }
+        CHECK(same_din);
+        size_t np = xformer_stage_nparams(fused);
+        CHECK(memcmp(xformer_stage_grads(fused), xformer_stage_grads(split), np * sizeof(float)) ==
+              0);
+        xformer_stage_free(fused);
+        xformer_stage_free(split);
+        free(dout);
+        free(dinf);
+        free(dins);
+        free(in);
+        free(tok);
+        free(tgt);
+    }
+}
+
 int main(void)
 {
     test_errors_and_init();
@@ -995,6 +1069,7 @@ int main(void)
     test_split_and_checkpoint();
     test_memcount();
     test_selective();
+    test_split_backward();
     test_dataset();
     test_training();
     report_timing();
