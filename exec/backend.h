@@ -45,6 +45,11 @@ struct backend_ops {
      * input-aware runs reads each layer's bytes off the allocator's count (exec/interp.c). */
     int (*recompute)(void *act, struct mt_err *e);
     int (*backward)(void **act, const float *dout, float *din, struct mt_err *e);
+    /* Split backward (exec/xformer.h): B leaves *out_w, what its W needs; W consumes it. */
+    int (*backward_input)(void **act, const float *dout, float *din, void **out_w,
+                          struct mt_err *e);
+    int (*backward_weight)(void **w, struct mt_err *e);
+    void (*wgrad_free)(void *w);
     void (*act_free)(void *act);
     /* Activation / gradient buffers between instructions, counted in the memory figures. */
     float *(*buf_alloc)(size_t floats);

@@ -93,6 +93,30 @@ static int cpu_backward(void **act, const float *dout, float *din, struct mt_err
     return rc;
 }
 
+static int cpu_backward_input(void **act, const float *dout, float *din, void **out_w,
+                              struct mt_err *e)
+{
+    struct xformer_act *a = *act;
+    struct xformer_wgrad *w = NULL;
+    int rc = xformer_backward_input(&a, dout, din, &w, e);
+    *act = a;
+    *out_w = w;
+    return rc;
+}
+
+static int cpu_backward_weight(void **w, struct mt_err *e)
+{
+    struct xformer_wgrad *g = *w;
+    int rc = xformer_backward_weight(&g, e);
+    *w = g;
+    return rc;
+}
+
+static void cpu_wgrad_free(void *w)
+{
+    xformer_wgrad_free(w);
+}
+
 static void cpu_act_free(void *act)
 {
     xformer_act_free(act);
@@ -176,6 +200,9 @@ const struct backend_ops backend_cpu_ops = {
     .forward = cpu_forward,
     .recompute = cpu_recompute,
     .backward = cpu_backward,
+    .backward_input = cpu_backward_input,
+    .backward_weight = cpu_backward_weight,
+    .wgrad_free = cpu_wgrad_free,
     .act_free = cpu_act_free,
     .buf_alloc = cpu_buf_alloc,
     .buf_free = cpu_buf_free,

@@ -88,6 +88,30 @@ static int cuda_backward(void **act, const float *dout, float *din, struct mt_er
     return rc;
 }
 
+static int cuda_backward_input(void **act, const float *dout, float *din, void **out_w,
+                              struct mt_err *e)
+{
+    struct xformer_cuda_act *a = *act;
+    struct xformer_cuda_wgrad *w = NULL;
+    int rc = xformer_cuda_backward_input(&a, dout, din, &w, e);
+    *act = a;
+    *out_w = w;
+    return rc;
+}
+
+static int cuda_backward_weight(void **w, struct mt_err *e)
+{
+    struct xformer_cuda_wgrad *g = *w;
+    int rc = xformer_cuda_backward_weight(&g, e);
+    *w = g;
+    return rc;
+}
+
+static void cuda_wgrad_free(void *w)
+{
+    xformer_cuda_wgrad_free(w);
+}
+
 static void cuda_act_free(void *act)
 {
     xformer_cuda_act_free(act);
@@ -156,6 +180,9 @@ const struct backend_ops backend_cuda_ops = {
     .forward = cuda_forward,
     .recompute = cuda_recompute,
     .backward = cuda_backward,
+    .backward_input = cuda_backward_input,
+    .backward_weight = cuda_backward_weight,
+    .wgrad_free = cuda_wgrad_free,
     .act_free = cuda_act_free,
     .buf_alloc = cuda_buf_alloc,
     .buf_free = cuda_buf_free,

@@ -186,12 +186,15 @@ static void interp_fini(struct interp *x)
         for (size_t i = 0; i < n; i++) {
             if (x->act[i])
                 x->b->act_free(x->act[i]);
+            if (x->wk[i])
+                x->b->wgrad_free(x->wk[i]);
             interp_free_buf(x, &x->out[i]);
             interp_free_buf(x, &x->in[i]);
             interp_free_buf(x, &x->dout[i]);
             interp_free_buf(x, &x->din[i]);
         }
     free(x->act);
+    free(x->wk);
     free(x->out);
     free(x->in);
     free(x->dout);
@@ -257,6 +260,7 @@ static int interp_setup(struct interp *x, struct mt_err *e)
     if (x->async)
         TRY(interp_setup_async(x, e));
     x->act = xcalloc(n, sizeof *x->act);
+    x->wk = xcalloc(n, sizeof *x->wk);
     x->out = xcalloc(n, sizeof *x->out);
     x->in = xcalloc(n, sizeof *x->in);
     x->dout = xcalloc(n, sizeof *x->dout);
@@ -431,11 +435,14 @@ struct interp_bw {
     void **act;
     const float *dout;
     float *din;
+    void **wk; /* split backward's B: where its W's handle goes; NULL for BW */
 };
 
 static int interp_run_backward(struct interp *x, void *arg, struct mt_err *e)
 {
     struct interp_bw *a = arg;
+    if (a->wk != NULL)
+        return x->b->backward_input(a->act, a->dout, a->din, a->wk, e);
     return x->b->backward(a->act, a->dout, a->din, e);
 }
 
@@ -465,14 +472,19 @@ static int interp_backward(struct interp *x, const struct instr *in, int pos,
         x->b->stage_zero_grad(ip->st);
         ip->zero_pending = false;
     }
-    struct interp_bw a = {&x->act[k], src ? *src : NULL, ip->is_first ? NULL : x->din[k]};
+    bool split = in->op == OP_B;
+    struct interp_bw a = {&x->act[k], src ? *src : NULL, ip->is_first ? NULL : x->din[k],
+                          split ? &x->wk[k] : NULL};
     double before = interp_measure_begin(x);
+    double held = (double)x->b->mem_current();
     x->rec_on = false;
     int rc = interp_on_weights(x, ip, ip->t - x->ver[k], x->ver[k], interp_run_backward, &a, e);
     if (rc != MT_OK)
         return interp_fail(x, in, pos, e, rc, e->msg);
     struct interp_stage_bytes *sb = &x->sb[ip - x->part];
-    sb->bw_work_bytes = fmax(sb->bw_work_bytes, (double)x->b->mem_peak() - before);
+    /* a B's scratch is over what it keeps for its W, which it took first (sim/memory.h) */
+    double kept = split ? (double)x->b->mem_current() - held + sb->act_bytes : 0;
+    sb->bw_work_bytes = fmax(sb->bw_work_bytes, (double)x->b->mem_peak() - before - kept);
     if (src != NULL)
         interp_free_buf(x, src);
     if (x->stash)
@@ -508,7 +520,20 @@ static int interp_exec(struct interp *x, const struct instr *in, int pos, struct
         }
         break;
     }
-    case OP_BW: return interp_backward(x, in, pos, ip, e);
+    case OP_BW:
+    case OP_B: return interp_backward(x, in, pos, ip, e);
+    case OP_W: {
+        size_t k = interp_slot(x, mb, s);
+        if (x->wk[k] == NULL)
+            return interp_fail(x, in, pos, e, MT_EINFEASIBLE, "no B before this W");
+        if (ip->zero_pending) {
+            x->b->stage_zero_grad(ip->st);
+            ip->zero_pending = false;
+        }
+        x->rec_on = false;
+        rc = x->b->backward_weight(&x->wk[k], e);
+        break;
+    }
     case OP_SA: {
         float **slot = &x->out[interp_slot(x, mb, s)];
         if (*slot == NULL)
@@ -572,6 +597,7 @@ static int interp_step_clean(struct interp *x, struct mt_err *e)
     for (size_t i = 0; i < n; i++) {
         int mb = (int)(i / (size_t)x->S), s = (int)(i % (size_t)x->S);
         const char *left = x->act[i]    ? "activations (no backward)"
+                           : x->wk[i]   ? "a B's gradients (no W)"
                            : x->out[i]  ? "a forward output nobody consumed"
                            : x->in[i]   ? "a received activation nobody consumed"
                            : x->dout[i] ? "a received gradient nobody consumed"

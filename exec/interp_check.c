@@ -110,10 +110,11 @@ int interp_check(const struct plan *p, int ranks, struct mt_err *e)
             const struct instr *in = plan_at(p, dv, i);
             char what[32];
             plan_instr_label(p, in, what, sizeof what);
-            if (in->op == OP_B || in->op == OP_W)
+            if ((in->op == OP_B || in->op == OP_W) && async)
                 return err_set(e, MT_EUNSUPPORTED,
-                               "device %d, instruction %d (%s): the executor has no split "
-                               "backward (B/W)",
+                               "device %d, instruction %d (%s): split backward (B/W) in an "
+                               "asynchronous plan: the executor's weight versions follow whole "
+                               "backwards",
                                dv, i, what);
             if (!async && in->step != 0)
                 return err_set(e, MT_EUNSUPPORTED,

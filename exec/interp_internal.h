@@ -61,6 +61,7 @@ struct interp {
     struct interp_part part[CONFIG_MAX_CHUNKS];
     int *part_of_stage;               /* [S]: index into part[], -1 when not held */
     void **act;                       /* [N * S] */
+    void **wk;                        /* [N * S]: split backward, what a B left for its W */
     float **out, **in, **dout, **din; /* [N * S] */
     int *ver;                         /* [N * S]: weight version FW/CFW read */
     struct interp_send *sends;

@@ -221,6 +221,11 @@ int xformer_cuda_forward(struct xformer_cuda_stage *s, const int *tokens, const 
 int xformer_cuda_recompute(struct xformer_cuda_act *a, struct mt_err *e);
 int xformer_cuda_backward(struct xformer_cuda_act **act, const float *dout, float *din,
                           struct mt_err *e);
+struct xformer_cuda_wgrad;
+int xformer_cuda_backward_input(struct xformer_cuda_act **act, const float *dout, float *din,
+                                struct xformer_cuda_wgrad **out_w, struct mt_err *e);
+int xformer_cuda_backward_weight(struct xformer_cuda_wgrad **w, struct mt_err *e);
+void xformer_cuda_wgrad_free(struct xformer_cuda_wgrad *w);
 void xformer_cuda_act_free(struct xformer_cuda_act *a);
 int xformer_cuda_act_is_full(const struct xformer_cuda_act *a);
 #ifdef __cplusplus

@@ -453,16 +453,32 @@ static int xc_matmul_fw(float *out, const float *inp, const float *w, const floa
 }
 
 /* dinp (N,C) = dout @ w (written); dw (OC,C) += dout^T @ inp; dbias += column sums */
-static int xc_matmul_bw(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
-                        const float *w, int N, int C, int OC, struct mt_err *e)
+/* The weight half of a matmul's backward (split backward's W): dw += dout^T inp, dbias. */
+static int xc_matmul_bw_weight(float *dw, float *dbias, const float *dout, const float *inp,
+                               int N, int C, int OC, struct mt_err *e)
 {
-    const float one = 1.0f, zero = 0.0f;
-    CUBLAS_TRY(e, cublasSgemm(xc_blas, CUBLAS_OP_N, CUBLAS_OP_N, C, N, OC, &one, w, C, dout, OC,
-                              &zero, dinp, C));
+    const float one = 1.0f;
     CUBLAS_TRY(e, cublasSgemm(xc_blas, CUBLAS_OP_N, CUBLAS_OP_T, C, OC, N, &one, inp, C, dout, OC,
                               &one, dw, C));
     if (dbias)
         k_bias_bw<<<xc_blocks((size_t)OC, 128), 128, 0, xc_stream>>>(dbias, dout, (size_t)N, OC);
+    return MT_OK;
+}
+
+/* Whole (wk NULL): the input gradient, then the weight's. Split (B): the input gradient, and
+ * the GEMM's input and output gradient copied to *wk (advanced) for W, as the CPU model. */
+static int xc_matmul_bw(float *dinp, float *dw, float *dbias, const float *dout, const float *inp,
+                        const float *w, int N, int C, int OC, float **wk, struct mt_err *e)
+{
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_TRY(e, cublasSgemm(xc_blas, CUBLAS_OP_N, CUBLAS_OP_N, C, N, OC, &one, w, C, dout, OC,
+                              &zero, dinp, C));
+    if (wk == NULL)
+        return xc_matmul_bw_weight(dw, dbias, dout, inp, N, C, OC, e);
+    cudaMemcpyAsync(*wk, inp, (size_t)N * C * sizeof(float), cudaMemcpyDeviceToDevice, xc_stream);
+    cudaMemcpyAsync(*wk + (size_t)N * C, dout, (size_t)N * OC * sizeof(float),
+                    cudaMemcpyDeviceToDevice, xc_stream);
+    *wk += (size_t)N * (C + OC);
     return MT_OK;
 }
 
@@ -1065,8 +1081,98 @@ extern "C" int xformer_cuda_recompute(struct xformer_cuda_act *a, struct mt_err 
     return MT_OK;
 }
 
+static int xc_backward_run(struct xformer_cuda_act **act, const float *dout, float *din, float *wk,
+                           struct mt_err *e);
+
 extern "C" int xformer_cuda_backward(struct xformer_cuda_act **act, const float *dout, float *din,
                                      struct mt_err *e)
+{
+    return xc_backward_run(act, dout, din, NULL, e);
+}
+
+/* What a B keeps for its W (the CPU model's struct xformer_wgrad, in device memory). */
+struct xformer_cuda_wgrad {
+    struct xformer_cuda_stage *s;
+    int B, T;
+    float *buf;
+};
+
+extern "C" void xformer_cuda_wgrad_free(struct xformer_cuda_wgrad *w)
+{
+    if (w == NULL)
+        return;
+    xformer_cuda_free(w->buf);
+    free(w);
+}
+
+extern "C" int xformer_cuda_backward_input(struct xformer_cuda_act **act, const float *dout,
+                                           float *din, struct xformer_cuda_wgrad **out_w,
+                                           struct mt_err *e)
+{
+    struct xformer_cuda_act *a = *act;
+    const struct xformer_dims *d = &a->s->d;
+    *out_w = NULL;
+    struct xformer_cuda_wgrad *w = (struct xformer_cuda_wgrad *)calloc(1, sizeof *w);
+    if (w == NULL)
+        return err_set(e, MT_ENOMEM, "backward_input: out of host memory");
+    w->s = a->s;
+    w->B = a->B;
+    w->T = a->T;
+    w->buf = (float *)xformer_cuda_alloc(
+        xl_w_keep_floats(a->s->is_last, (size_t)a->s->n, (size_t)a->B, (size_t)a->T,
+                         (size_t)d->channels, (size_t)d->ffn, (size_t)d->vocab) *
+        sizeof(float));
+    int rc = xc_oom_check(e);
+    if (rc == MT_OK)
+        rc = xc_backward_run(act, dout, din, w->buf, e);
+    if (rc != MT_OK) {
+        xformer_cuda_wgrad_free(w);
+        return rc;
+    }
+    *out_w = w;
+    return MT_OK;
+}
+
+extern "C" int xformer_cuda_backward_weight(struct xformer_cuda_wgrad **wg, struct mt_err *e)
+{
+    struct xformer_cuda_wgrad *w = *wg;
+    struct xformer_cuda_stage *s = w->s;
+    const struct xformer_dims *d = &s->d;
+    int N = w->B * w->T, C = d->channels, F = d->ffn;
+    const float *wk = w->buf;
+    int rc = MT_OK;
+    if (s->is_last) {
+        rc = xc_matmul_bw_weight(s->grads + s->off[XFORMER_HEADW], NULL, wk + (size_t)N * C, wk, N,
+                                 C, d->vocab, e);
+        wk += (size_t)N * (C + d->vocab);
+    }
+    const size_t *o = s->loff;
+    for (int l = s->n - 1; rc == MT_OK && l >= 0; l--) {
+        float *gp = s->grads + s->off[XFORMER_LN1W] + (size_t)l * s->layer_numel;
+        const struct {
+            size_t w, b;
+            int in, out;
+        } g[4] = {{o[XL_FCPROJW], o[XL_FCPROJB], F, C},
+                  {o[XL_FCW], o[XL_FCB], C, F},
+                  {o[XL_PROJW], o[XL_PROJB], C, C},
+                  {o[XL_QKVW], o[XL_QKVB], C, 3 * C}};
+        for (int i = 0; rc == MT_OK && i < 4; i++) {
+            rc = xc_matmul_bw_weight(gp + g[i].w, gp + g[i].b, wk + (size_t)N * g[i].in, wk, N,
+                                     g[i].in, g[i].out, e);
+            wk += (size_t)N * (g[i].in + g[i].out);
+        }
+    }
+    if (rc == MT_OK)
+        rc = xformer_cuda_sync(e);
+    if (rc != MT_OK)
+        return rc;
+    xformer_cuda_wgrad_free(w);
+    *wg = NULL;
+    return MT_OK;
+}
+
+static int xc_backward_run(struct xformer_cuda_act **act, const float *dout, float *din, float *wk,
+                           struct mt_err *e)
 {
     TRY(xc_oom_check(e)); /* a buffer handed out earlier may be missing */
     struct xformer_cuda_act *a = *act;
@@ -1098,7 +1204,7 @@ extern "C" int xformer_cuda_backward(struct xformer_cuda_act **act, const float 
         k_crossentropy_bw<<<xc_blocks((size_t)N * d->vocab, 256), 256, 0, xc_stream>>>(
             probs, xc_act_targets(a), s->loss_scale / (float)N, N, d->vocab);
         rc = xc_matmul_bw(dbuf, s->grads + s->off[XFORMER_HEADW], NULL, probs, lnf,
-                          s->params + s->off[XFORMER_HEADW], N, C, d->vocab, e);
+                          s->params + s->off[XFORMER_HEADW], N, C, d->vocab, wk ? &wk : NULL, e);
         xc_layernorm_bw(dres, s->grads + s->off[XFORMER_LNFW], s->grads + s->off[XFORMER_LNFB],
                         dbuf, xc_act_layer_input(a, s->n), s->params + s->off[XFORMER_LNFW], mean,
                         rstd, N, C);
@@ -1113,23 +1219,24 @@ extern "C" int xformer_cuda_backward(struct xformer_cuda_act **act, const float 
         struct xc_layer la;
         xc_act_layer(a, l, &la);
         const float *x = xc_act_layer_input(a, l);
+        float **w = wk ? &wk : NULL;
         if ((rc = xc_matmul_bw(dgelu, gp + o[XL_FCPROJW], gp + o[XL_FCPROJB], dres, la.fch_gelu,
-                               lp + o[XL_FCPROJW], N, F, C, e)) != MT_OK)
+                               lp + o[XL_FCPROJW], N, F, C, w, e)) != MT_OK)
             break;
         k_gelu_bw<<<xc_blocks((size_t)N * F, 256), 256, 0, xc_stream>>>(dgelu, la.fch, dgelu,
                                                                         (size_t)N * F);
         if ((rc = xc_matmul_bw(dbuf, gp + o[XL_FCW], gp + o[XL_FCB], dgelu, la.ln2, lp + o[XL_FCW],
-                               N, C, F, e)) != MT_OK)
+                               N, C, F, w, e)) != MT_OK)
             break;
         xc_layernorm_bw(dres, gp + o[XL_LN2W], gp + o[XL_LN2B], dbuf, la.res2, lp + o[XL_LN2W],
                         la.ln2_mean, la.ln2_rstd, N, C);
         if ((rc = xc_matmul_bw(dbuf, gp + o[XL_PROJW], gp + o[XL_PROJB], dres, la.atty,
-                               lp + o[XL_PROJW], N, C, C, e)) != MT_OK)
+                               lp + o[XL_PROJW], N, C, C, w, e)) != MT_OK)
             break;
         if ((rc = xc_attention_bw(dqkv, datt, dbuf, la.qkv, la.att, B, T, C, d->heads, e)) != MT_OK)
             break;
         if ((rc = xc_matmul_bw(dbuf, gp + o[XL_QKVW], gp + o[XL_QKVB], dqkv, la.ln1,
-                               lp + o[XL_QKVW], N, C, 3 * C, e)) != MT_OK)
+                               lp + o[XL_QKVW], N, C, 3 * C, w, e)) != MT_OK)
             break;
         xc_layernorm_bw(dres, gp + o[XL_LN1W], gp + o[XL_LN1B], dbuf, x, lp + o[XL_LN1W],
                         la.ln1_mean, la.ln1_rstd, N, C);

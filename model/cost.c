@@ -83,6 +83,7 @@ void cost_stage_bytes_exec(const struct config *c, int seq, struct stage_cost *s
     st->cfw_peak_bytes =
         st->ckpt + 4.0 * (double)xl_cfw_scratch_floats(first, last, n, B, T, C, H, F, V);
     st->bw_work_bytes = 4.0 * (double)xl_bw_scratch_floats(B, T, C, F, 1);
+    st->w_keep = 4.0 * (double)xl_w_keep_floats(last, n, B, T, C, F, V);
     st->fw_work_bytes = 0;
     double params = n * (4 * h * h + 2 * h * f + 9 * h + f);
     if (first)

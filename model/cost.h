@@ -129,7 +129,9 @@ double cost_layer_w_keep_bytes_at(const struct config *c, int s);
  *   ckpt = 4N (tokens) or 4Nh (hidden input), + 4N (targets) on the last stage;
  *   layer_act = l;  act = ckpt + E + n l + H;  sel_ckpt = 4Nh - E (the kept input of layer k);
  *   cfw_peak_bytes = ckpt + E + l + 4Nh (a second residual stream, n >= 2) + H: the whole-stage
- *   CFW's input and scratch; bw_work_bytes = 4(5Nh + s^2 + Nf); fw_work_bytes = 0 (a FW
+ *   CFW's input and scratch; bw_work_bytes = 4(5Nh + s^2 + Nf); w_keep = 4 xl_w_keep_floats
+ *   (per layer the weight GEMMs' inputs and output gradients, 8Nh + 2Nf, and the head's lnf
+ *   and dlogits, Nh + NV); fw_work_bytes = 0 (a FW
  *   allocates only what it keeps); static_bytes = 16 per parameter (weights, gradients, AdamW
  *   m and v; the position table has seqlen.max_positions rows, else model.seq_length).
  * What the counting allocator measures (tests/unit/test_inputs.c), p2p buffers aside. */

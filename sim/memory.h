@@ -154,7 +154,7 @@ static inline void mem_step_add_stash(struct mem_step *m, double stash)
 /* The most memory `in` is seen to hold while it runs, from cur (what the device held before
  * it) and m (what it takes and gives back): the calibrated transients of model/cost.h. A FW's
  * is over what it leaves held at its end (before the reap of a send's buffer); a CFW's and a
- * backward's over what was held before it. */
+ * BW's over what was held before it; a B's over what it took (its W's buffer), a W's none. */
 static inline double mem_transient(const struct cost_model *cost, const struct instr *in,
                                    double cur, struct mem_step m)
 {
@@ -162,10 +162,9 @@ static inline double mem_transient(const struct cost_model *cost, const struct i
     switch (in->op) {
     case OP_FW: return cur + m.take - m.give + sc->fw_work_bytes;
     case OP_CFW: return cur + fmax(m.take, sc->cfw_peak_bytes);
-    case OP_BW:
-    case OP_B:
-    case OP_W: return cur + fmax(m.take, sc->bw_work_bytes);
-    default: return cur + m.take;
+    case OP_BW: return cur + fmax(m.take, sc->bw_work_bytes);
+    case OP_B: return cur + m.take + sc->bw_work_bytes; /* its scratch over the W buffer it took */
+    default: return cur + m.take; /* W adds into the gradients in place */
     }
 }
 

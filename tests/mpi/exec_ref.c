@@ -41,6 +41,10 @@
  *       size lr * tau^-(1 - min(k/W, 1)) for the update of step k (tau: the stage's largest
  *       delay in the plan). Writes OUTDIR/loss (one line per step) and OUTDIR/param (every
  *       stage's parameters after the last step, in stage order).
+ *   exec_ref replay PLAN DATA OUTDIR
+ *       The single-process replay of a synchronous plan, split backward included (B, W): one
+ *       stage per pipeline stage, every device's compute instructions in the plan's order,
+ *       one step; writes OUTDIR/loss and OUTDIR/grad (see cmd_replay).
  *   exec_ref cmp A B TOL
  *       Compares two such float files tensor by tensor (the tiny model's tensor list):
  *       relative difference = max |a - b| / max |b| per tensor. Prints the worst and whether
@@ -99,7 +103,7 @@ static int cmd_plans(char **argv)
     c.num_microbatches = mbs;
     c.micro_batch_size = 1;
     c.chunks = 2;
-    c.unit = (struct unit_costs){true, 1, 2, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
     snprintf(c.source, sizeof c.source, "exec_ref plans");
     struct plan *base = NULL, *ckpt = NULL;
     if (scheme_build(&c, &base, &e) != MT_OK)
@@ -572,6 +576,182 @@ static int cmd_async(char **argv)
     return 0;
 }
 
+/* ---- exec_ref replay ---------------------------------------------------------------- */
+
+/* The single-process replay of a synchronous plan (issue 17: split backward): one xformer
+ * stage per pipeline stage (the tiny model's 8 layers split evenly), each device's compute
+ * instructions (FW, CFW, RC, BW, B, W) run in the plan's order, interleaved by their data
+ * dependencies alone; one step; the loss scale 1/N. Its own bookkeeping, the executor's model
+ * functions. Writes OUTDIR/loss and OUTDIR/grad (every stage's gradients in stage order). */
+struct replay {
+    int D, S, N;
+    struct xformer_stage *st[64];
+    const struct instr *ops[64];
+    int len[64], pc[64];
+    struct xformer_act **act;     /* [N * S] */
+    struct xformer_wgrad **wk;    /* [N * S] */
+    float **h, **g;               /* [N * S]: stage outputs, input gradients in flight */
+    struct dataset *ds;
+    int *tok, *tgt;
+    double loss;
+};
+
+/* Runs device d's next instruction if its inputs are there: 1 ran, 0 waiting, -1 error. */
+static int replay_step(struct replay *r, int d, struct mt_err *e)
+{
+    const struct instr *in = &r->ops[d][r->pc[d]];
+    int mb = in->mb, s = in->stage, S = r->S;
+    size_t k = (size_t)mb * S + s, NC = (size_t)TINY_B * TINY_T * tiny.channels;
+    struct xformer_stage *st = s >= 0 && s < S ? r->st[s] : NULL;
+    switch (in->op) {
+    case OP_FW:
+    case OP_CFW: {
+        float **src = s > 0 ? &r->h[k - 1] : NULL;
+        if (src && *src == NULL)
+            return 0;
+        if (dataset_batch(r->ds, mb, TINY_B, TINY_T, r->tok, r->tgt, e) != MT_OK)
+            return -1;
+        float *out = s < S - 1 ? xmalloc(NC * sizeof(float)) : NULL;
+        float loss = 0.0f;
+        if (xformer_forward(st, s == 0 ? r->tok : NULL, src ? *src : NULL,
+                            s == S - 1 ? r->tgt : NULL, TINY_B, TINY_T,
+                            in->op == OP_CFW ? XFORMER_KEEP_CHECKPOINT : XFORMER_KEEP_FULL,
+                            in->ckpt_layers, out, s == S - 1 ? &loss : NULL, &r->act[k],
+                            e) != MT_OK)
+            return -1;
+        if (src) {
+            free(*src);
+            *src = NULL;
+        }
+        if (out)
+            r->h[k] = out;
+        else
+            r->loss += (double)loss;
+        break;
+    }
+    case OP_RC:
+        if (xformer_recompute(r->act[k], e) != MT_OK)
+            return -1;
+        break;
+    case OP_BW:
+    case OP_B: {
+        float **src = s < S - 1 ? &r->g[k + 1] : NULL;
+        if (src && *src == NULL)
+            return 0;
+        float *din = s > 0 ? xmalloc(NC * sizeof(float)) : NULL;
+        int rc = in->op == OP_BW
+                     ? xformer_backward(&r->act[k], src ? *src : NULL, din, e)
+                     : xformer_backward_input(&r->act[k], src ? *src : NULL, din, &r->wk[k], e);
+        if (rc != MT_OK)
+            return -1;
+        if (src) {
+            free(*src);
+            *src = NULL;
+        }
+        if (din)
+            r->g[k] = din;
+        break;
+    }
+    case OP_W:
+        if (xformer_backward_weight(&r->wk[k], e) != MT_OK)
+            return -1;
+        break;
+    default: break; /* SA / RA / SG / RG / AR / OS: data moves through h and g here */
+    }
+    r->pc[d]++;
+    return 1;
+}
+
+static int cmd_replay(char **argv)
+{
+    struct mt_err e = {0};
+    struct plan *p = NULL;
+    struct replay r = {0};
+    if (plan_load(argv[0], &p, &e) != MT_OK)
+        return fail(&e, argv[0]);
+    const struct plan_geom *g = plan_geom(p);
+    const struct config *c = plan_config(p);
+    r.D = g->devices;
+    r.S = g->stages;
+    r.N = g->mbs;
+    if (config_scheme_async(g->scheme) || g->scheme == SCHEME_X || r.S > 64 ||
+        tiny.layers % r.S != 0 || c->cluster.dp != 1 || strcmp(c->model.name, "tiny") != 0) {
+        fprintf(stderr, "exec_ref replay: wants a synchronous plan of the tiny model, dp 1, one "
+                        "replica of each stage, stages dividing 8 layers\n");
+        return 1;
+    }
+    openblas_set_num_threads(1);
+    if (dataset_open(argv[1], &r.ds, &e) != MT_OK)
+        return fail(&e, "dataset");
+    size_t cells = (size_t)r.N * r.S;
+    r.act = xcalloc(cells, sizeof *r.act);
+    r.wk = xcalloc(cells, sizeof *r.wk);
+    r.h = xcalloc(cells, sizeof *r.h);
+    r.g = xcalloc(cells, sizeof *r.g);
+    r.tok = xmalloc(TINY_B * TINY_T * sizeof(int));
+    r.tgt = xmalloc(TINY_B * TINY_T * sizeof(int));
+    int per = tiny.layers / r.S;
+    for (int s = 0; s < r.S; s++) {
+        if (xformer_stage_create(&tiny, s * per, per, 1337, &r.st[s], &e) != MT_OK)
+            return fail(&e, "stage");
+        xformer_stage_set_loss_scale(r.st[s], (float)(1.0 / r.N));
+        xformer_stage_zero_grad(r.st[s]);
+    }
+    for (int d = 0; d < r.D; d++) {
+        r.ops[d] = plan_instrs(p, d);
+        r.len[d] = plan_len(p, d);
+    }
+    for (;;) {
+        int ran = 0, left = 0;
+        for (int d = 0; d < r.D; d++) {
+            while (r.pc[d] < r.len[d]) {
+                int k = replay_step(&r, d, &e);
+                if (k < 0)
+                    return fail(&e, "replay");
+                if (k == 0)
+                    break;
+                ran++;
+            }
+            left += r.pc[d] < r.len[d];
+        }
+        if (left == 0)
+            break;
+        if (ran == 0) {
+            fprintf(stderr, "exec_ref replay: the plan deadlocks\n");
+            return 1;
+        }
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/loss", argv[2]);
+    FILE *lf = fopen(path, "w");
+    if (lf == NULL)
+        return 1;
+    fprintf(lf, "%.17g\n", r.loss / r.N);
+    fclose(lf);
+    snprintf(path, sizeof path, "%s/grad", argv[2]);
+    FILE *gf = fopen(path, "wb");
+    if (gf == NULL)
+        return 1;
+    for (int s = 0; s < r.S; s++) {
+        size_t n = xformer_stage_nparams(r.st[s]);
+        if (fwrite(xformer_stage_grads(r.st[s]), sizeof(float), n, gf) != n)
+            return 1;
+    }
+    if (fclose(gf) != 0)
+        return 1;
+    for (int s = 0; s < r.S; s++)
+        xformer_stage_free(r.st[s]);
+    free(r.act);
+    free(r.wk);
+    free(r.h);
+    free(r.g);
+    free(r.tok);
+    free(r.tgt);
+    dataset_close(r.ds);
+    plan_free(p);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 7 && strcmp(argv[1], "plans") == 0)
@@ -582,9 +762,12 @@ int main(int argc, char **argv)
         return cmd_cmp(argv + 2);
     if (argc == 8 && strcmp(argv[1], "async") == 0)
         return cmd_async(argv + 2);
+    if (argc == 5 && strcmp(argv[1], "replay") == 0)
+        return cmd_replay(argv + 2);
     fprintf(stderr, "usage: exec_ref plans SCHEME DEVICES MBS DP OUTDIR\n"
                     "       exec_ref ref MBS STEPS DATA OUTDIR [PER_REPLICA [CHIMERA_D]]\n"
                     "       exec_ref cmp A B TOL\n"
-                    "       exec_ref async PLAN STEPS W DECAY DATA OUTDIR\n");
+                    "       exec_ref async PLAN STEPS W DECAY DATA OUTDIR\n"
+                    "       exec_ref replay PLAN DATA OUTDIR\n");
     return 2;
 }

@@ -37,7 +37,7 @@ static void test_sizes(void)
         c.scheme = schemes[s];
         c.num_device = 4;
         c.num_microbatches = 8;
-        c.unit = (struct unit_costs){true, 1, 2, 1};
+        c.unit = (struct unit_costs){true, 1, 2, 1, 0};
         c.iterations = schemes[s] == SCHEME_ASYNC ? 3 : 1; /* iteration marks, staleness */
         struct explore x;
         struct mt_err e = {0};
@@ -84,7 +84,7 @@ static void test_box_position(void)
     config_default(&c);
     c.num_device = 4;
     c.num_microbatches = 4;
-    c.unit = (struct unit_costs){true, 1, 2, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
     struct explore x;
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
@@ -112,7 +112,7 @@ static void test_keys(void)
     config_default(&c);
     c.num_device = 4;
     c.num_microbatches = 4;
-    c.unit = (struct unit_costs){true, 1, 2, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
     struct explore x;
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);

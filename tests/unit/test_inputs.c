@@ -416,6 +416,34 @@ static void test_selective_exec(void)
                     CHECK_EQ_INT((long long)sel.rc_bytes, (long long)(full - keep));
                     cases++;
                 }
+                { /* split backward: FW, B (keeps its W's buffer, frees the activations), W */
+                    size_t base = memcount_current();
+                    memcount_reset_peak();
+                    struct xformer_act *a = NULL;
+                    struct xformer_wgrad *w = NULL;
+                    float loss;
+                    must(xformer_forward(st, is_first ? tok : NULL, is_first ? NULL : in,
+                                         is_last ? tgt : NULL, B, T, XFORMER_KEEP_FULL, 0,
+                                         is_last ? NULL : out, is_last ? &loss : NULL, &a, &e),
+                         &e, "fw");
+                    double full = (double)(memcount_current() - base);
+                    must(xformer_backward_input(&a, is_last ? NULL : dout, is_first ? NULL : din,
+                                                &w, &e),
+                         &e, "b");
+                    double kept = (double)(memcount_current() - base);
+                    must(xformer_backward_weight(&w, &e), &e, "w");
+                    double peak = (double)(memcount_peak() - base);
+                    CHECK_EQ_INT((long long)memcount_current(), (long long)base);
+                    int split[] = {OP_FW, OP_B, OP_W};
+                    double after[3];
+                    double walk_peak = walk(&c, &sc, split, 3, 0, after);
+                    CHECK_EQ_INT((long long)after[0], (long long)full);
+                    CHECK_EQ_INT((long long)after[1], (long long)kept);
+                    CHECK_EQ_INT((long long)sc.w_keep, (long long)kept);
+                    CHECK_EQ_INT((long long)after[2], 0);
+                    CHECK_EQ_INT((long long)walk_peak, (long long)peak);
+                    cases++;
+                }
                 xformer_stage_free(st);
                 free(tok);
                 free(tgt);

@@ -211,10 +211,12 @@ static void test_message_buffers(void)
 
 /* The memory model's one rule (sim/memory.h mem_rule, as DESIGN.md "Simulator semantics"
  * states it) on a middle stage of three (act 100, checkpoint 5, 4 layers of 20 with a
- * selective checkpoint of 7, message 10), by hand: FW takes act and its output's buffer and
- * gives back its input's; CFW keeps only the checkpoint (k = 0: all layers), or with k = 1
- * act less one layer plus the selective checkpoint (87); RC adds the rest back; BW frees act; B keeps act for its W, which frees
- * it; a receive takes its buffer; a send leaves one behind for the instruction after it. Every
+ * selective checkpoint of 7, message 10, 30 kept by a B for its W), by hand: FW takes act and
+ * its output's buffer and gives back its input's; CFW keeps only the checkpoint (k = 0: all
+ * layers), or with k = 1 act less one layer plus the selective checkpoint (87); RC adds the
+ * rest back; BW frees act; B takes its W's 30 with its input-gradient buffer and frees act at
+ * its end, W frees the 30; a receive takes its buffer; a send leaves one behind for the
+ * instruction after it. Every
  * forward and its backward (and RC) net to zero; the first and last stages have no input
  * (output) buffer. */
 static void test_memory_rule(void)
@@ -222,7 +224,7 @@ static void test_memory_rule(void)
     struct stage_cost st[3] = {0};
     for (int s = 0; s < 3; s++)
         st[s] = (struct stage_cost){.num_layers = 4, .act = 100, .ckpt = 5, .layer_act = 20,
-                                    .sel_ckpt = 7, .msg_bytes = 10};
+                                    .sel_ckpt = 7, .msg_bytes = 10, .w_keep = 30};
     struct cost_model cm = {.num_stages = 3, .parts_per_device = 1, .stage = st};
     struct {
         enum op op;
@@ -231,7 +233,7 @@ static void test_memory_rule(void)
     } want[] = {
         {OP_FW, 1, 0, 110, 10, 0},  {OP_CFW, 1, 0, 15, 10, 0},  {OP_CFW, 1, 1, 97, 10, 0},
         {OP_RC, 1, 0, 95, 0, 0},    {OP_RC, 1, 1, 13, 0, 0},    {OP_BW, 1, 0, 10, 110, 0},
-        {OP_B, 1, 0, 10, 10, 0},    {OP_W, 1, 0, 0, 100, 0},    {OP_RA, 1, 0, 10, 0, 0},
+        {OP_B, 1, 0, 40, 110, 0},   {OP_W, 1, 0, 0, 30, 0},     {OP_RA, 1, 0, 10, 0, 0},
         {OP_RG, 1, 0, 10, 0, 0},    {OP_SA, 1, 0, 0, 0, 10},    {OP_SG, 1, 0, 0, 0, 10},
         {OP_FW, 0, 0, 110, 0, 0},   {OP_FW, 2, 0, 100, 10, 0},  {OP_BW, 0, 0, 0, 110, 0},
         {OP_BW, 2, 0, 10, 100, 0},  {OP_AR, 1, 0, 0, 0, 0},     {OP_OS, 1, 0, 0, 0, 0},
@@ -254,13 +256,13 @@ static void test_memory_rule(void)
     CHECK(b.take == 50 && b.give == 110);
     mem_step_add_stash(&b, -40);
     CHECK(b.take == 50 && b.give == 150);
-    /* the counts agree with the bytes: keep 5, act 100, msg 10 */
+    /* the counts agree with the bytes: keep 5, act 100, msg 10, wkeep 30 */
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         if (want[i].k != 0)
             continue;
         struct mem_rule r = mem_rule(want[i].op, want[i].stage == 0, want[i].stage == 2);
-        CHECK_NEAR(mem_terms_bytes(r.take, 5, 100, 10), want[i].take, 0);
-        CHECK_NEAR(mem_terms_bytes(r.give, 5, 100, 10), want[i].give, 0);
+        CHECK_NEAR(mem_terms_bytes(r.take, 5, 100, 10, 30), want[i].take, 0);
+        CHECK_NEAR(mem_terms_bytes(r.give, 5, 100, 10, 30), want[i].give, 0);
     }
 }
 

@@ -35,7 +35,7 @@ static void test_unit_grid(void)
     config_default(&c);
     c.num_device = 4;
     c.global_batch_size = 16;
-    c.unit = (struct unit_costs){true, 1, 1, 1};
+    c.unit = (struct unit_costs){true, 1, 1, 1, 0};
     struct tune_opts o;
     tune_opts_default(&o);
     o.min_pp = 2;
