@@ -26,7 +26,7 @@ ok = [x for x in c if x['feasible']]
 assert d['best']['throughput'] == max(x['throughput'] for x in ok)
 assert all(x['pp'] * x['dp'] == 8 for x in c)
 assert any(x['ckpt'] for x in c) and any(not x['ckpt'] for x in c)
-assert set(x['scheme'] for x in c) == {'V', 'X', 'W', 'GPipe'}
+assert set(x['scheme'] for x in c) == {'V', 'X', 'W', 'GPipe', 'ZB-H1', 'ZB-H2', 'ZB-V', 'ZB-W', 'DualPipeV'}
 assert all(x['throughput'] == 0 for x in c if not x['feasible'])
 assert len(d['pareto']) >= 1
 PY"
@@ -41,7 +41,7 @@ check "nothing fits: exit 1 with a message" "[ $? -eq 1 ] && grep -q 'no candida
 printf '{"pipeline_scheme": "Auto", "num_device": 8, "global_batch_size": 32}\n' >"$tmp/auto.json"
 "$bin" simulate "$tmp/auto.json" --json >"$tmp/a" 2>&1
 check "Auto: simulate runs the tuner's best" \
-    "python3 -c 'import json; d=json.load(open(\"$tmp/a\")); assert d[\"scheme\"] in (\"V\",\"X\",\"W\",\"GPipe\")'"
+    "python3 -c 'import json; d=json.load(open(\"$tmp/a\")); assert d[\"scheme\"] in (\"V\",\"X\",\"W\",\"GPipe\",\"ZB-H1\",\"ZB-H2\",\"ZB-V\",\"ZB-W\",\"DualPipeV\")'"
 best=$(python3 -c "import json; print(json.load(open('$tmp/j'))['best']['scheme'])")
 check "Auto picks the tuner's best scheme ($best)" \
     "python3 -c 'import json; assert json.load(open(\"$tmp/a\"))[\"scheme\"] == \"$best\"'"

@@ -25,7 +25,9 @@ static double closed_form_step(const struct tune_candidate *k, int G, double F, 
     case SCHEME_GPIPE: return (N + D - 1) * (F + B);
     case SCHEME_X: return 2 * N * F + (D - 2) * F; /* F == B, N == D multiples */
     case SCHEME_W: return N * (F + B) + (D - 1) * (F + B) / k->chunks;
-    default: return -1;
+    /* B = W = half the backward: N(F + B + W) + (D - 1)(F + B - W), N >= D (tests/unit/test_zb) */
+    case SCHEME_ZBH1: return N >= D ? N * (F + B) + (D - 1) * F : -1;
+    default: return -1; /* the other split schemes: their closed forms in tests/unit/test_zb */
     }
 }
 
@@ -45,9 +47,10 @@ static void test_unit_grid(void)
     struct mt_err e = {0};
     CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
     /* pp in {2, 4} (dp 2, 1); mbs in {1, 2, 4, 8} dividing 16/dp (16/2 = 8: 1,2,4,8; 16: 1..16);
-     * V, X, GPipe one each, W with chunks 2 and 4. pp 2: 4 mbs; pp 4: 5 mbs. */
+     * V, X, GPipe, ZB-H1, ZB-H2, ZB-V, DualPipeV one each, W and ZB-W with chunks 2 and 4.
+     * pp 2: 4 mbs; pp 4: 5 mbs. */
     int per_scheme = 4 + 5;
-    CHECK_EQ_INT(r.n, per_scheme * 3 + per_scheme * 2);
+    CHECK_EQ_INT(r.n, per_scheme * 7 + per_scheme * 2 * 2);
     int checked = 0;
     for (int i = 0; i < r.n; i++) {
         const struct tune_candidate *k = &r.cand[i];
@@ -57,6 +60,8 @@ static void test_unit_grid(void)
         if (k->status != TUNE_OK || !x_ok || !w_ok)
             continue;
         double step = closed_form_step(k, c.global_batch_size, 1, 1);
+        if (step < 0)
+            continue;
         CHECK_NEAR(k->step_time, step, 1e-9);
         /* dp_efficiency scales the data-parallel throughput. */
         double eff = k->dp > 1 ? c.cluster.dp_efficiency : 1;
@@ -67,13 +72,21 @@ static void test_unit_grid(void)
     /* The best: the largest micro-batch on the deepest... by the closed forms, V/GPipe/X with
      * pp 4, mbs 16 (N = 1) take (1 + 3) x 2 = 8 t; X needs N even, W needs N % pp == 0. Every
      * N = 1 pp-4 candidate of V and GPipe ties at 16 / 8; with pp 2, dp 2, mbs 8, N = 1:
-     * (1 + 1) x 2 = 4 t for 16 samples x 0.95. So V-2-8 is best (the first in grid order). */
+     * (1 + 1) x 2 = 4 t for 16 samples x 0.95: V-2-8, the best of the paper's four. Split
+     * backward does better on one micro-batch: ZB-W with v chunks runs the forward chain
+     * (D F), the input-gradient chain (D B/2) and then only stage 0's W (B/2 / v) after it,
+     * 2 + 1 + 1/8 = 3.125 t with pp 2 and v = 4: ZB-W-2-8x4 is best. */
     CHECK(r.best >= 0);
     if (r.best >= 0) {
-        CHECK_EQ_INT(r.cand[r.best].scheme, SCHEME_V);
+        CHECK_EQ_INT(r.cand[r.best].scheme, SCHEME_ZBW);
         CHECK_EQ_INT(r.cand[r.best].pp, 2);
         CHECK_EQ_INT(r.cand[r.best].mbs, 8);
+        CHECK_EQ_INT(r.cand[r.best].chunks, 4);
+        CHECK_NEAR(r.cand[r.best].step_time, 2 * (1 + 0.5) + 0.5 / 4, 1e-12);
     }
+    for (int i = 0; i < r.n; i++) /* and V-2-8 at 4 t, as before */
+        if (r.cand[i].scheme == SCHEME_V && r.cand[i].pp == 2 && r.cand[i].mbs == 8)
+            CHECK_NEAR(r.cand[i].step_time, 4, 1e-12);
     tune_result_fini(&r);
 }
 
