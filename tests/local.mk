@@ -83,3 +83,15 @@ tests_unit_test_cmd_help_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 check_PROGRAMS += tests/unit/test_vpipe
 TESTS += tests/unit/test_vpipe
 tests_unit_test_vpipe_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 16/20 (h-paint): the terminal painter of render/'s layout, cell by cell against 1F1B
+# and GPipe worked out by hand (21, 10 and 7 columns), with and without UTF-8.
+check_PROGRAMS += tests/unit/test_paint_cells
+TESTS += tests/unit/test_paint_cells
+tests_unit_test_paint_cells_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_util.a \
+	$(CAIRO_LIBS) $(CJSON_LIBS) -lm
+# ... and the explorer's Gantt drawn by it (what --dump-screen prints), cell by cell.
+check_PROGRAMS += tests/unit/test_view_gantt
+TESTS += tests/unit/test_view_gantt
+tests_unit_test_view_gantt_CPPFLAGS = $(AM_CPPFLAGS) $(NCURSES_CFLAGS)
+tests_unit_test_view_gantt_LDADD = libmt_tui.a libmt_render.a libmt_traces.a libmt_sim.a \
+	libmt_model.a libmt_util.a $(NCURSES_LIBS) $(CAIRO_LIBS) $(CJSON_LIBS) $(ZLIB_LIBS) -lm
