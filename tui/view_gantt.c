@@ -222,9 +222,13 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     int *row_y = xmalloc(((size_t)nrows + 1) * sizeof *row_y);
     for (int i = 0; i < nrows; i++) {
         int k = lr[i].dev * parts + lr[i].lane - x->lane_top;
-        row_y[i] = k >= 0 && k < rows ? top + k * rpl + lr[i].sub : -1;
+        row_y[i] = k >= 0 && k < rows && top + k * rpl + lr[i].sub < g->h
+                       ? top + k * rpl + lr[i].sub
+                       : -1;
     }
     int *owner = xmalloc((size_t)g->w * g->h * sizeof *owner);
+    for (int i = 0; i < g->w * g->h; i++)
+        owner[i] = -1;
     struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
     cells_paint_gantt(g, l, &v);
 
