@@ -380,8 +380,14 @@ void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cel
         }
     }
     free(off);
-    /* Over the boxes: where an iteration starts on a device (async plans), a heavy bar. */
-    for (int k = 0; k < n; k++) {
+}
+
+void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v)
+{
+    if (v->w <= 0 || !(v->tpc > 0))
+        return;
+    const struct layout_item *items = layout_items(l);
+    for (int k = 0; k < layout_count(l); k++) {
         const struct layout_item *it = &items[k];
         if (it->role != LAYOUT_ROLE_ITERATION || it->panel != v->panel)
             continue;

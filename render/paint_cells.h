@@ -67,16 +67,19 @@ struct cells_gantt {
                  * -1; cells not painted are left alone */
 };
 
-/* Paints the panel's instruction boxes, bubbles and iteration marks of l into their rows,
+/* Paints the panel's instruction boxes and bubbles of l into their rows,
  * every cell of [x, x + w) of a shown row. A cell takes the colour of what covers it:
  * PAL_BUBBLE when idle time covers more than half of it, else the op colour covering the most
  * of it (ties: the one that starts first), else (no op, little idle: the lane of another
  * part, the time past the end of the step) PAL_DEFAULT, the terminal's own background, never
  * the page's. That colour is the cell's background, with UTF-8 and without; with UTF-8 a cell
  * of two parts also shows where the other part lies: a left block ▏..▉ in its colour when it
- * is on the left (in eighths), ▕ or ▐ when it is on the right. Labels, selection and marks
- * are the caller's, over this. */
+ * is on the left (in eighths), ▕ or ▐ when it is on the right. Labels and selection are the
+ * caller's, over this. */
 void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v);
+/* Over that and over the caller's labels: where an iteration starts on a device (async plans),
+ * a heavy bar ┃ (| without UTF-8) in PAL_CAP, bold, in the cell of its time. */
+void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v);
 
 /* The grid as text, one line per row, trailing blanks trimmed. */
 void cells_dump(const struct cells *g, FILE *f);

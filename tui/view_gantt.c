@@ -259,6 +259,7 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
             continue;
         gantt_box_marks(x, g, owner, row_y[it->row], it, it->id == sel_id);
     }
+    cells_paint_gantt_marks(g, l, &v); /* over the labels */
     free(owner);
     free(row_y);
     layout_free(l);

@@ -362,6 +362,9 @@ static void test_iteration_marks(void)
     double tpc = 0.25;
     int w = (int)ceil(f.r.step_time / tpc) + 1;
     struct cells *g = paint(f.l, 0, 4, w, tpc, true, NULL);
+    int row_y[4] = {0, 1, 2, 3};
+    struct cells_gantt v = {0, 0, w, 0.0, tpc, row_y, 4, NULL};
+    cells_paint_gantt_marks(g, f.l, &v);
     int marks = 0, bad = 0;
     const struct layout_item *it = layout_items(f.l);
     for (int k = 0; k < layout_count(f.l); k++) {
