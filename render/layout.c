@@ -171,6 +171,7 @@ void layout_free(struct layout *l)
         free((double *)l->items[i].py);
     }
     free(l->items);
+    free(l->rows);
     free(l);
 }
 
@@ -198,6 +199,18 @@ void layout_time_axis(const struct layout *l, double *x0, double *scale)
 {
     *x0 = l->x0;
     *scale = l->scale;
+}
+
+const struct layout_row *layout_rows(const struct layout *l, int panel, int *n)
+{
+    int first = 0;
+    while (first < l->nrows && l->rows[first].panel != panel)
+        first++;
+    int last = first;
+    while (last < l->nrows && l->rows[last].panel == panel)
+        last++;
+    *n = last - first;
+    return last > first ? &l->rows[first] : NULL;
 }
 
 void layout_paint(const struct layout *l, const struct painter *pt)

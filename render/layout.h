@@ -114,6 +114,16 @@ struct painter {
 
 struct layout;
 
+/* One Gantt row of a panel, top to bottom: lane `lane` (the instruction's part) of device `dev`,
+ * sub 0 = the simulation, 1 = the measured timeline. An instruction box (and an iteration
+ * mark) names its row by (panel, row), row indexing its panel's rows; a bubble, idle time of
+ * the device, covers every lane of its (panel, dev, sub: LAYOUT_MEASURED). Painters that do not
+ * place rows by y (the terminal's, render/paint_cells.h) place them by this list. */
+struct layout_row {
+    int panel, dev, sub, lane;
+    double y, h; /* the lane's band, in units */
+};
+
 /* Lays out n panels stacked on one time axis. Every panel's sim must come from its plan;
  * measured timelines must cover plan_total ids. MT_EINVAL for a width outside
  * [LAYOUT_MIN_WIDTH, LAYOUT_MAX_WIDTH] or an empty panel list. *out is owned by the caller. */
@@ -143,6 +153,9 @@ int layout_count(const struct layout *l);
 const struct layout_item *layout_items(const struct layout *l);
 /* The time axis shared by all panels: x = x0 + t * scale (t in the simulation's unit). */
 void layout_time_axis(const struct layout *l, double *x0, double *scale);
+/* Borrowed view of panel's Gantt rows (*n of them; none for a panel that does not exist or a
+ * layout not made by layout_build). */
+const struct layout_row *layout_rows(const struct layout *l, int panel, int *n);
 /* Calls the painter for every item in order. */
 void layout_paint(const struct layout *l, const struct painter *pt);
 /* The extent of an item; for texts an estimate from the font size (LAYOUT_EM per char). */

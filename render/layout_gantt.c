@@ -290,6 +290,7 @@ static void layout_instr_boxes(struct layout *l, const struct geo *g, const stru
             it = layout_add_line(l, LAYOUT_ROLE_ITERATION, PAL_CAP, x, y - g->pad, x,
                              y + h + g->pad, 1.6, 0);
             it->panel = pi, it->dev = d, it->id = id, it->mb = in->mb, it->stage = in->stage;
+            it->part = in->part, it->row = (d * r->subrows + sub) * r->lanes + lane;
             it->t0 = it->t1 = t0;
         }
         if (o->no_labels || in->mb < 0 || !plan_op_is_compute(in->op) || label_fs > h + 1)
@@ -508,6 +509,17 @@ static double layout_panel(struct layout *l, const struct geo *g, const struct l
         y += r.subrows * r.sub_h + (r.subrows - 1) + g->dev_gap;
     }
     r.y1 = y - g->dev_gap;
+    /* The rows in the order items number them: (d * subrows + sub) * lanes + lane. */
+    for (int d = 0; d < r.devices; d++)
+        for (int sub = 0; sub < r.subrows; sub++)
+            for (int lane = 0; lane < r.lanes; lane++) {
+                if (l->nrows == l->rows_cap) {
+                    l->rows_cap = l->rows_cap ? 2 * l->rows_cap : 16;
+                    l->rows = xreallocarray(l->rows, (size_t)l->rows_cap, sizeof *l->rows);
+                }
+                l->rows[l->nrows++] = (struct layout_row){
+                    pi, d, sub, lane, layout_row_y(g, &r, d, sub, lane), g->lane_h};
+            }
 
     /* Bands, labels, bubbles. */
     for (int d = 0; d < r.devices; d++) {

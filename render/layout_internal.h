@@ -10,6 +10,8 @@ struct layout {
     double x0, scale, t_max;
     int n, cap;
     struct layout_item *items;
+    int nrows, rows_cap;
+    struct layout_row *rows; /* every panel's Gantt rows, panel by panel */
 };
 
 /* Font sizes and spacing, in units. */

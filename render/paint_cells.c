@@ -1,15 +1,24 @@
-/* render/paint_cells.c: the cell canvas. Spans are drawn in eighths: a cell fully covered
- * takes the span's colour as background; the cell where a span ends shows a left block of
- * the covered eighths in the span's colour over what was there; the cell where it starts
- * shows the uncovered eighths as a left block of the old background over the span's
- * colour. */
+/* render/paint_cells.c: the cell canvas and the terminal painter of render/layout.h.
+ *
+ * Spans (bars) are drawn in eighths over what a cell holds: its glyph is read back as eight
+ * slots (a left block of n eighths = n slots of its ink, the rest its background), the span
+ * is laid over them and the cell is written back, so a cell two spans share keeps both
+ * colours and never shows a colour neither had.
+ *
+ * The Gantt rows are painted from the layout's instruction boxes and bubbles, not from the
+ * plan: every cell weighs what covers it (time per colour over the cell's interval) and
+ * takes one colour, the same with and without UTF-8, so a box narrower than a cell still
+ * counts, a bubble is drawn only where idle time is most of a cell, and an empty cell is the
+ * terminal's own background (PAL_DEFAULT), never the page's white. */
 #include <config.h>
 #include "render/paint_cells.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/layout.h"
 #include "util/xalloc.h"
 
 /* ▏▎▍▌▋▊▉ for 1..7 eighths. */
@@ -102,44 +111,92 @@ int cells_printf(struct cells *g, int x, int y, int max_w, enum pal fg, enum pal
     return cells_text(g, x, y, max_w, buf, fg, bg, attr);
 }
 
+/* ---- spans: a cell as eight slots ----------------------------------------------------- */
+
+/* The colours of a cell's eight eighths, read back from its glyph. */
+static void cells_slots(const struct cell *c, unsigned char slot[8])
+{
+    int n = 0; /* eighths of fg from the left */
+    bool right = false;
+    if (c->ch >= 0x2589 && c->ch <= 0x258F)
+        n = 0x258F - (int)c->ch + 1;
+    else if (c->ch == 0x2588)
+        n = 8;
+    else if (c->ch == 0x2590) /* ▐ */
+        n = 4, right = true;
+    else if (c->ch == 0x2595) /* ▕ */
+        n = 1, right = true;
+    for (int i = 0; i < 8; i++)
+        slot[i] = (right ? i >= 8 - n : i < n) ? c->fg : c->bg;
+}
+
+/* Writes the slots back as the blank cell or left block (a colour on [0, k), another on
+ * [k, 8)) that gets the fewest slots wrong; of equals, one that shows the colour just laid
+ * (keep), so a span narrower than a cell still shows. */
+static void cells_from_slots(struct cell *c, const unsigned char slot[8], unsigned char keep)
+{
+    unsigned char col[8], best_a = slot[0], best_b = slot[0];
+    int n = 0, best_k = 8, best_bad = 9;
+    bool best_keeps = false;
+    for (int i = 0; i < 8; i++) {
+        int j = 0;
+        while (j < n && col[j] != slot[i])
+            j++;
+        if (j == n)
+            col[n++] = slot[i];
+    }
+    for (int k = 1; k <= 8; k++)
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) {
+                unsigned char a = col[i], b = col[j];
+                if ((k == 8) != (a == b))
+                    continue; /* a blank cell (k = 8) has one colour, a block two */
+                int bad = 0;
+                for (int s = 0; s < 8; s++)
+                    bad += slot[s] != (s < k ? a : b);
+                bool keeps = a == keep || (k < 8 && b == keep);
+                if (bad < best_bad || (bad == best_bad && keeps && !best_keeps))
+                    best_a = a, best_b = b, best_k = k, best_bad = bad, best_keeps = keeps;
+            }
+    if (best_k == 8)
+        *c = (struct cell){' ', PAL_TEXT, best_a, 0};
+    else
+        *c = (struct cell){cells_left_block[best_k], best_a, best_b, 0};
+}
+
 void cells_span(struct cells *g, int y, int x0_8, int x1_8, enum pal color)
 {
     if (x1_8 <= x0_8 || y < 0 || y >= g->h)
         return;
-    if (!g->utf8) { /* whole cells: those whose middle the span covers, at least one */
+    int cx0 = x0_8 >> 3, cx1 = (x1_8 - 1) >> 3;
+    if (!g->utf8) { /* whole cells: those the span covers at least half of, at least one */
+        int best = cx0, best_n = 0;
         bool any = false;
-        for (int x = x0_8 >> 3; x * 8 < x1_8; x++) {
-            int mid = x * 8 + 4;
+        for (int x = cx0; x <= cx1; x++) {
+            int lo = x0_8 > x * 8 ? x0_8 - x * 8 : 0, hi = x1_8 < x * 8 + 8 ? x1_8 - x * 8 : 8;
             struct cell *c = cells_at(g, x, y);
-            if (c != NULL && mid >= x0_8 && mid < x1_8) {
+            if (hi - lo > best_n)
+                best = x, best_n = hi - lo;
+            if (c != NULL && hi - lo >= 4) {
                 *c = (struct cell){' ', PAL_TEXT, (unsigned char)color, 0};
                 any = true;
             }
         }
-        struct cell *c = cells_at(g, x0_8 >> 3, y);
+        struct cell *c = cells_at(g, best, y);
         if (!any && c != NULL)
             *c = (struct cell){' ', PAL_TEXT, (unsigned char)color, 0};
         return;
     }
-    int cx0 = x0_8 >> 3, cx1 = (x1_8 - 1) >> 3;
     for (int x = cx0; x <= cx1; x++) {
         struct cell *c = cells_at(g, x, y);
         if (c == NULL)
             continue;
-        int lo = x * 8 > x0_8 ? 0 : x0_8 - x * 8;       /* uncovered eighths on the left */
-        int hi = x * 8 + 8 < x1_8 ? 8 : x1_8 - x * 8;   /* covered up to */
-        if (lo == 0 && hi == 8) {
-            *c = (struct cell){' ', PAL_TEXT, (unsigned char)color, 0};
-        } else if (lo == 0) { /* the span ends inside: left block of hi eighths */
-            unsigned char under = c->bg;
-            *c = (struct cell){cells_left_block[hi], (unsigned char)color, under, 0};
-        } else if (hi == 8) { /* the span starts inside: old colour on the left lo eighths */
-            unsigned char under = c->bg;
-            *c = (struct cell){cells_left_block[lo], under, (unsigned char)color, 0};
-        } else { /* starts and ends inside one cell: the larger part wins */
-            if (hi - lo >= 4)
-                *c = (struct cell){' ', PAL_TEXT, (unsigned char)color, 0};
-        }
+        int lo = x0_8 > x * 8 ? x0_8 - x * 8 : 0, hi = x1_8 < x * 8 + 8 ? x1_8 - x * 8 : 8;
+        unsigned char slot[8];
+        cells_slots(c, slot);
+        for (int i = lo; i < hi; i++)
+            slot[i] = (unsigned char)color;
+        cells_from_slots(c, slot, (unsigned char)color);
     }
 }
 
@@ -153,6 +210,196 @@ void cells_bar(struct cells *g, int x, int y, int width, double from, double to,
     t = t < 0 ? 0 : t > 1 ? 1 : t;
     cells_span(g, y, x * 8 + (int)(f * width * 8 + 0.5), x * 8 + (int)(t * width * 8 + 0.5),
                color);
+}
+
+/* ---- the Gantt rows of a layout ------------------------------------------------------ */
+
+/* One interval of a row: an instruction box or a bubble, from the layout. */
+struct cells_seg {
+    double t0, t1;
+    int id; /* plan id; -1 for a bubble */
+    unsigned char color;
+};
+
+static int cells_seg_cmp(const void *a, const void *b)
+{
+    const struct cells_seg *p = a, *q = b;
+    if (p->t0 != q->t0)
+        return p->t0 < q->t0 ? -1 : 1;
+    return (p->id > q->id) - (p->id < q->id);
+}
+
+/* What covers one cell: time per colour, where each colour starts, the instruction of each
+ * colour covering the most, and the cell's first two runs (maximal same-colour stretches). */
+struct cells_acc {
+    double cov[PAL__COUNT], first[PAL__COUNT], best_len[PAL__COUNT];
+    int best_id[PAL__COUNT];
+    int runs;
+    unsigned char run_color[2], last;
+    double run_len[2];
+};
+
+static void cells_acc_add(struct cells_acc *a, unsigned char color, double pos, double len, int id)
+{
+    if (a->cov[color] == 0)
+        a->first[color] = pos;
+    a->cov[color] += len;
+    if (id >= 0 && len > a->best_len[color])
+        a->best_len[color] = len, a->best_id[color] = id;
+    if (a->runs > 0 && a->last == color) {
+        if (a->runs <= 2)
+            a->run_len[a->runs - 1] += len;
+        return;
+    }
+    if (a->runs < 2)
+        a->run_color[a->runs] = color, a->run_len[a->runs] = len;
+    a->runs++;
+    a->last = color;
+}
+
+/* The colour of a cell of length tpc (module comment in render/paint_cells.h). */
+static unsigned char cells_acc_color(const struct cells_acc *a, double tpc, double eps)
+{
+    if (a->cov[PAL_BUBBLE] > tpc / 2 + eps)
+        return PAL_BUBBLE;
+    int best = -1;
+    for (int c = 0; c < PAL__COUNT; c++) {
+        if (c == PAL_BUBBLE || c == PAL_DEFAULT || a->cov[c] <= eps)
+            continue;
+        if (best < 0 || a->cov[c] > a->cov[best] + eps ||
+            (a->cov[c] >= a->cov[best] - eps && a->first[c] < a->first[best]))
+            best = c;
+    }
+    return best >= 0 ? (unsigned char)best : PAL_DEFAULT;
+}
+
+/* Paints one row: segs sorted by start, columns [v->x, v->x + v->w) of grid row y. */
+static void cells_gantt_row(struct cells *g, const struct cells_gantt *v, int y,
+                            const struct cells_seg *segs, int n)
+{
+    const double tpc = v->tpc, eps = tpc * 1e-9;
+    int lo = 0;
+    for (int i = 0; i < v->w; i++) {
+        struct cell *c = cells_at(g, v->x + i, y);
+        if (c == NULL)
+            continue;
+        double c0 = v->t0 + i * tpc, c1 = c0 + tpc, pos = c0;
+        struct cells_acc a;
+        memset(&a, 0, sizeof a);
+        while (lo < n && segs[lo].t1 <= c0)
+            lo++;
+        for (int j = lo; j < n && segs[j].t0 < c1; j++) {
+            double s = segs[j].t0 > pos ? segs[j].t0 : pos, e = segs[j].t1 < c1 ? segs[j].t1 : c1;
+            if (e - s <= eps)
+                continue;
+            if (s - pos > eps) /* nothing between: another lane's time, or past the end */
+                cells_acc_add(&a, PAL_DEFAULT, pos, s - pos, -1);
+            cells_acc_add(&a, segs[j].color, s, e - s, segs[j].id);
+            pos = e;
+        }
+        if (c1 - pos > eps)
+            cells_acc_add(&a, PAL_DEFAULT, pos, c1 - pos, -1);
+        unsigned char bg = cells_acc_color(&a, tpc, eps);
+        *c = (struct cell){' ', PAL_TEXT, bg, 0};
+        if (g->utf8 && a.runs == 2) { /* where the other part lies */
+            double f = a.run_len[0] / tpc;
+            if (bg == a.run_color[1]) {
+                long k = lround(8 * f);
+                if (k >= 1)
+                    c->ch = cells_left_block[k > 7 ? 7 : k], c->fg = a.run_color[0];
+            } else if (bg == a.run_color[0]) {
+                long k = lround(8 * (1 - f));
+                if (k >= 1)
+                    c->ch = k >= 3 ? 0x2590 : 0x2595, c->fg = a.run_color[1]; /* ▐ ▕ */
+            }
+        }
+        if (v->owner != NULL)
+            v->owner[(size_t)y * g->w + v->x + i] =
+                bg != PAL_BUBBLE && bg != PAL_DEFAULT && a.best_len[bg] > 0 ? a.best_id[bg] : -1;
+    }
+}
+
+/* The grid row of panel row r, or -1. */
+static int cells_gantt_y(const struct cells *g, const struct cells_gantt *v, int r)
+{
+    if (r < 0 || r >= v->rows || v->row_y[r] < 0 || v->row_y[r] >= g->h)
+        return -1;
+    return v->row_y[r];
+}
+
+void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v)
+{
+    int nr;
+    const struct layout_row *rows = layout_rows(l, v->panel, &nr);
+    if (rows == NULL || v->w <= 0 || !(v->tpc > 0))
+        return;
+    const struct layout_item *items = layout_items(l);
+    int n = layout_count(l);
+    /* Segments per row: count, place (arena), sort. A bubble goes to every lane of its sub-row. */
+    int *off = xcalloc((size_t)nr + 1, sizeof *off);
+    for (int pass = 0; pass < 2; pass++) {
+        struct cells_seg *segs = NULL;
+        int *fill = NULL;
+        if (pass == 1) {
+            for (int r = 0; r < nr; r++)
+                off[r + 1] += off[r];
+            segs = xmalloc(((size_t)off[nr] + 1) * sizeof *segs);
+            fill = xcalloc((size_t)nr, sizeof *fill);
+        }
+        for (int k = 0; k < n; k++) {
+            const struct layout_item *it = &items[k];
+            if (it->kind != LAYOUT_BOX || it->panel != v->panel ||
+                (it->role != LAYOUT_ROLE_INSTR && it->role != LAYOUT_ROLE_BUBBLE))
+                continue;
+            int sub = it->style & LAYOUT_MEASURED ? 1 : 0;
+            for (int r = 0; r < nr; r++) {
+                bool mine = it->role == LAYOUT_ROLE_INSTR
+                                ? r == it->row
+                                : rows[r].dev == it->dev && rows[r].sub == sub;
+                if (!mine || cells_gantt_y(g, v, r) < 0)
+                    continue;
+                if (pass == 0) {
+                    off[r + 1]++;
+                } else {
+                    segs[off[r] + fill[r]++] = (struct cells_seg){
+                        it->t0, it->t1, it->role == LAYOUT_ROLE_INSTR ? it->id : -1,
+                        (unsigned char)(it->role == LAYOUT_ROLE_INSTR ? it->color : PAL_BUBBLE)};
+                }
+            }
+        }
+        if (pass == 1) {
+            for (int r = 0; r < nr; r++) {
+                int y = cells_gantt_y(g, v, r);
+                if (y < 0)
+                    continue;
+                qsort(segs + off[r], (size_t)(off[r + 1] - off[r]), sizeof *segs, cells_seg_cmp);
+                cells_gantt_row(g, v, y, segs + off[r], off[r + 1] - off[r]);
+            }
+            free(segs);
+            free(fill);
+        }
+    }
+    free(off);
+}
+
+void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v)
+{
+    if (v->w <= 0 || !(v->tpc > 0))
+        return;
+    const struct layout_item *items = layout_items(l);
+    for (int k = 0; k < layout_count(l); k++) {
+        const struct layout_item *it = &items[k];
+        if (it->role != LAYOUT_ROLE_ITERATION || it->panel != v->panel)
+            continue;
+        int y = cells_gantt_y(g, v, it->row);
+        double s = (it->t0 - v->t0) / v->tpc;
+        struct cell *c = cells_at(g, v->x + (int)floor(s), y);
+        if (y < 0 || s < 0 || s >= v->w || c == NULL)
+            continue;
+        c->ch = g->utf8 ? 0x2503 : '|'; /* ┃ */
+        c->fg = PAL_CAP;
+        c->attr |= CELL_BOLD;
+    }
 }
 
 static void cells_put_utf8(uint32_t cp, FILE *f)

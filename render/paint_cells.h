@@ -1,9 +1,8 @@
-/* render/paint_cells.h: the terminal painter's canvas: a grid of character cells, each a
- * code point with a foreground and background colour from render/palette.h and bold /
- * reverse / underline bits. Views of the explorer draw here; tui/screen.c copies the grid
- * to curses, and --dump-screen prints it, so golden tests need no terminal. The Gantt row
- * painter places instruction boxes with ⅛-cell edges (Unicode left blocks) or, without
- * UTF-8, whole cells. */
+/* render/paint_cells.h: the terminal painter: a grid of character cells, each a code point
+ * with a foreground and background colour from render/palette.h and bold / reverse /
+ * underline bits, and the painter of render/layout.h's Gantt rows into it (the same layout
+ * the Cairo and SVG painters draw). Views of the explorer draw here; tui/screen.c copies the
+ * grid to curses, and --dump-screen prints it, so golden tests need no terminal. */
 #ifndef MT_RENDER_PAINT_CELLS_H
 #define MT_RENDER_PAINT_CELLS_H
 
@@ -42,12 +41,46 @@ int cells_text(struct cells *g, int x, int y, int max_w, const char *s, enum pal
                unsigned attr);
 int cells_printf(struct cells *g, int x, int y, int max_w, enum pal fg, enum pal bg,
                  unsigned attr, const char *fmt, ...) __attribute__((format(printf, 8, 9)));
-/* Fills [x0, x1) of row y, in eighths of a cell (x0_8 = 8 * x0). Partial cells at either end
- * use ▏▎▍▌▋▊▉ (or whole cells without UTF-8). */
+/* Fills [x0, x1) of row y, in eighths of a cell (x0_8 = 8 * x0), over what is there: a cell
+ * the span shares with earlier spans or the row's background keeps both colours as a left
+ * block ▏▎▍▌▋▊▉ of the left colour over the right one; a cell of more than two parts is
+ * drawn as the block that gets the fewest eighths wrong, showing the span where that ties.
+ * Without UTF-8 a cell takes the span's colour when the span covers at least half of it (a
+ * span inside one cell: that cell). */
 void cells_span(struct cells *g, int y, int x0_8, int x1_8, enum pal color);
 /* A horizontal bar of value in [0, max] over width cells, in eighths. */
 void cells_bar(struct cells *g, int x, int y, int width, double from, double to, double max,
                enum pal color);
+struct layout;
+
+/* Where a Gantt layout lands: columns [x, x + w) show the layout's times [t0, t0 + w * tpc)
+ * (its time unit: t or us); row r of the panel (layout_rows) goes to grid row row_y[r], or
+ * nowhere where that is -1 or r >= rows. */
+struct cells_gantt {
+    int panel;
+    int x, w;
+    double t0, tpc;
+    const int *row_y; /* [rows] */
+    int rows;
+    int *owner; /* NULL, or [g->w * g->h]: for each painted cell the plan id of the instruction
+                 * that gave it its colour (the one of that colour covering most of it), else
+                 * -1; cells not painted are left alone */
+};
+
+/* Paints the panel's instruction boxes and bubbles of l into their rows,
+ * every cell of [x, x + w) of a shown row. A cell takes the colour of what covers it:
+ * PAL_BUBBLE when idle time covers more than half of it, else the op colour covering the most
+ * of it (ties: the one that starts first), else (no op, little idle: the lane of another
+ * part, the time past the end of the step) PAL_DEFAULT, the terminal's own background, never
+ * the page's. That colour is the cell's background, with UTF-8 and without; with UTF-8 a cell
+ * of two parts also shows where the other part lies: a left block ▏..▉ in its colour when it
+ * is on the left (in eighths), ▕ or ▐ when it is on the right. Labels and selection are the
+ * caller's, over this. */
+void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v);
+/* Over that and over the caller's labels: where an iteration starts on a device (async plans),
+ * a heavy bar ┃ (| without UTF-8) in PAL_CAP, bold, in the cell of its time. */
+void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v);
+
 /* The grid as text, one line per row, trailing blanks trimmed. */
 void cells_dump(const struct cells *g, FILE *f);
 

@@ -31,6 +31,7 @@ static const struct {
     [PAL_GRID] = {"grid", {0xdc, 0xdc, 0xdc}},
     [PAL_ROW] = {"row", {0xf6, 0xf6, 0xf6}},
     [PAL_BG] = {"bg", {0xff, 0xff, 0xff}},
+    [PAL_DEFAULT] = {"default", {0xff, 0xff, 0xff}}, /* a page painter has only the page */
 };
 
 struct rgb palette_rgb(enum pal p)

@@ -28,6 +28,8 @@ enum pal {
     PAL_GRID,       /* faint gridlines */
     PAL_ROW,        /* alternate device row band */
     PAL_BG,         /* page, and the thin borders between adjacent boxes */
+    PAL_DEFAULT,    /* terminal cells only: the terminal's own colour (curses -1), not the page's
+                     * white; what an empty Gantt cell shows on a light or a dark theme */
     PAL__COUNT
 };
 

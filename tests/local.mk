@@ -88,3 +88,15 @@ check_PROGRAMS += tests/unit/test_zb
 TESTS += tests/unit/test_zb tests/cli/test_zb.sh
 EXTRA_DIST += tests/cli/test_zb.sh
 tests_unit_test_zb_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 16/20 (h-paint): the terminal painter of render/'s layout, cell by cell against 1F1B
+# and GPipe worked out by hand (21, 10 and 7 columns), with and without UTF-8.
+check_PROGRAMS += tests/unit/test_paint_cells
+TESTS += tests/unit/test_paint_cells
+tests_unit_test_paint_cells_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_util.a \
+	$(CAIRO_LIBS) $(CJSON_LIBS) -lm
+# ... and the explorer's Gantt drawn by it (what --dump-screen prints), cell by cell.
+check_PROGRAMS += tests/unit/test_view_gantt
+TESTS += tests/unit/test_view_gantt
+tests_unit_test_view_gantt_CPPFLAGS = $(AM_CPPFLAGS) $(NCURSES_CFLAGS)
+tests_unit_test_view_gantt_LDADD = libmt_tui.a libmt_render.a libmt_traces.a libmt_sim.a \
+	libmt_model.a libmt_util.a $(NCURSES_LIBS) $(CAIRO_LIBS) $(CJSON_LIBS) $(ZLIB_LIBS) -lm

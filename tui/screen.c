@@ -1,8 +1,10 @@
 /* tui/screen.c: curses setup, the colour mapping and the main loop. The canvas is redrawn
- * whole on every reaction and copied cell by cell; curses sends only what changed. */
+ * whole on every reaction and copied cell by cell; curses sends only what changed. The page,
+ * idle time and empty cells are the terminal's default background (use_default_colors). */
 #include <config.h>
 #include "tui/screen.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@ struct screen_colors {
     int mode;                     /* 0 monochrome, 8, 16 or 256 */
     short color[PAL__COUNT];      /* curses colour of each palette entry */
     short pair[PAL__COUNT][PAL__COUNT];
+    short pair_rev[PAL__COUNT];   /* page-inked blocks over a fill, drawn reversed */
     int next_pair;
 };
 
@@ -79,9 +82,25 @@ static void screen_colors_init(void)
     screen_col.next_pair = 1;
 }
 
-/* The attributes of a cell: its pair, or reverse video for fills on a monochrome terminal.
- * Text on the page keeps the terminal's own colours, so light and dark themes both read. */
-static attr_t screen_attr(const struct cell *c, short *pair_out)
+/* Colours that mean "the terminal's own background": the page (PAL_BG, the alternate row
+ * band), idle time and empty Gantt cells. Drawn as curses colour -1, so light and dark themes
+ * both read; never as the page's white. */
+static bool screen_is_page(unsigned char p)
+{
+    return p == PAL_BG || p == PAL_ROW || p == PAL_BUBBLE || p == PAL_DEFAULT;
+}
+
+/* Block elements (▀..▟): their ink is a share of the cell, not a letter. */
+static bool screen_is_block(uint32_t ch)
+{
+    return ch >= 0x2580 && ch <= 0x259F;
+}
+
+/* The attributes and the character of a cell: its pair, or reverse video for fills on a
+ * monochrome terminal. Text on the page keeps the terminal's own colours. A block whose ink
+ * is the page (a sub-cell edge between a box and idle time) over a fill cannot be inked with
+ * the default background, so it is drawn reversed: the fill as ink, the default as paper. */
+static attr_t screen_attr(const struct cell *c, short *pair_out, wchar_t *ch_out)
 {
     attr_t a = 0;
     if (c->attr & CELL_BOLD)
@@ -91,7 +110,12 @@ static attr_t screen_attr(const struct cell *c, short *pair_out)
     if (c->attr & CELL_UNDERLINE)
         a |= A_UNDERLINE;
     *pair_out = 0;
-    bool page = c->bg == PAL_BG || c->bg == PAL_ROW;
+    *ch_out = (wchar_t)c->ch;
+    bool page = screen_is_page(c->bg);
+    bool page_ink = c->fg == PAL_DEFAULT || c->fg == PAL_BUBBLE ||
+                    (screen_is_page(c->fg) && screen_is_block(c->ch));
+    if (page && page_ink) /* page on page: nothing to see */
+        *ch_out = ' ';
     if (screen_col.mode == 0) {
         if (!page)
             a ^= A_REVERSE;
@@ -99,19 +123,23 @@ static attr_t screen_attr(const struct cell *c, short *pair_out)
             a |= A_DIM;
         return a;
     }
-    if (page && (c->fg == PAL_TEXT || c->fg == PAL_TEXT_DIM || c->fg == PAL_BG)) {
+    if (page && (c->fg == PAL_TEXT || c->fg == PAL_TEXT_DIM || c->fg == PAL_BG || page_ink)) {
         if (c->fg == PAL_TEXT_DIM)
             a |= A_DIM;
         return a;
     }
-    short *pp = &screen_col.pair[c->fg][c->bg];
+    short *pp = page_ink ? &screen_col.pair_rev[c->bg] : &screen_col.pair[c->fg][c->bg];
     if (*pp == 0 && screen_col.next_pair < COLOR_PAIRS && screen_col.next_pair < 32767) {
         short fg = screen_col.color[c->fg], bg = page ? -1 : screen_col.color[c->bg];
         if (page && c->fg == PAL_BG)
             fg = -1;
+        if (page_ink)
+            fg = screen_col.color[c->bg], bg = -1;
         init_pair((short)screen_col.next_pair, fg, bg);
         *pp = (short)screen_col.next_pair++;
     }
+    if (page_ink)
+        a ^= A_REVERSE;
     *pair_out = *pp;
     return a;
 }
@@ -122,8 +150,8 @@ static void screen_blit(const struct cells *g)
         for (int x = 0; x < g->w; x++) {
             const struct cell *c = &g->c[(size_t)y * g->w + x];
             short pair;
-            attr_t a = screen_attr(c, &pair);
-            wchar_t wc[2] = {(wchar_t)c->ch, 0};
+            wchar_t wc[2] = {0, 0};
+            attr_t a = screen_attr(c, &pair, &wc[0]);
             cchar_t cc;
             setcchar(&cc, wc, a, pair, NULL);
             mvadd_wch(y, x, &cc);

@@ -1,21 +1,27 @@
-/* tui/view_gantt.c: the Gantt view: a lane per (device, part), a box per compute
- * instruction in its op's colour with the micro-batch number when it fits, ⅛-cell edges,
- * the selected instruction in reverse video, what the shown pass changed underlined and
- * marked, the critical path in bold; beside each device its peak memory bar (static,
- * activations, the cap; red over the cap); a time axis below. Async plans (issue 11) mark
- * where each iteration starts on every device (a heavy bar at the left edge of the first
- * forward of iteration k) and print each stage's weight staleness τ beside its bar. */
+/* tui/view_gantt.c: the Gantt view, a painter of render/'s layout (render/layout.h, the
+ * picture `export` writes): the layout gives the boxes, bubbles, lanes (one per device and
+ * part; a measured row under each when a trace is shown) and iteration marks of async plans,
+ * render/paint_cells.h maps them to cells (each cell the colour of what covers most of it).
+ * Drawn here over them: lane names, micro-batch numbers where they fit, the selected
+ * instruction in reverse video, what the shown pass changed underlined and marked, the
+ * critical path in bold; beside each device its peak memory bar (static, activations, the
+ * cap; red over the cap) and, for async plans, each stage's weight staleness τ; a time axis
+ * below. */
 #include <config.h>
 #include "tui/explore.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "render/layout.h"
 #include "render/paint_cells.h"
 #include "sim/plan.h"
 #include "sim/simulate.h"
+#include "util/err.h"
 #include "util/str.h"
+#include "util/xalloc.h"
 
 static void gantt_mem_text(const struct explore *x, double v, char *buf, size_t n)
 {
@@ -93,33 +99,75 @@ static void gantt_axis(struct explore *x, struct cells *g, int y, int gx, int gw
     cells_printf(g, 0, y + 1, gx - 1, PAL_TEXT_DIM, PAL_BG, 0, "%*s", gx - 2, unit ? "t" : "ms");
 }
 
-/* The measured row of a lane: each instruction the trace matched, at its measured time (the
- * trace's us; a unit-cost plan's trace writes 1 t as 1000 us), in its op's colour. */
-static void gantt_measured_row(struct explore *x, struct cells *g, int y, const struct plan *p,
-                               int dev, int part)
+/* The measured timeline of the shown step in the simulation's unit (the trace's us; a
+ * unit-cost plan's trace writes 1 t as 1000 us), as render/layout.h takes it. Owned arrays. */
+static void gantt_measured(const struct explore *x, int total, double **start, double **end)
 {
-    int gx = EXPLORE_GUTTER, gw = explore_gantt_width(x, g->w);
     double to_sim = explore_step(x)->sim.unit ? 1e-3 : 1.0;
-    cells_text(g, 0, y, EXPLORE_GUTTER - 1, " meas", PAL_TEXT_DIM, PAL_BG, 0);
-    for (int i = 0; i < plan_len(p, dev); i++) {
-        const struct instr *in = plan_at(p, dev, i);
-        if (in->part != part ||
-            !(plan_op_is_compute(in->op) || in->op == OP_AR || in->op == OP_OS))
-            continue;
-        int id = plan_id(p, dev, i);
-        double ms = x->meas.start[id], me = x->meas.end[id];
-        if (!(me >= ms)) /* NaN: not measured */
-            continue;
-        double s = (ms * to_sim - x->t0) / x->tpc, e = (me * to_sim - x->t0) / x->tpc;
-        if (e <= 0 || s >= gw)
-            continue;
-        s = s < 0 ? 0 : s;
-        e = e > gw ? gw : e;
-        int x0 = gx * 8 + (int)lround(s * 8), x1 = gx * 8 + (int)lround(e * 8);
-        cells_span(g, y, x0, x1 > x0 ? x1 : x0 + 1, palette_of_op(in->op));
+    *start = xmalloc(2 * ((size_t)total + 1) * sizeof(double));
+    *end = *start + total + 1;
+    for (int id = 0; id < total; id++) {
+        (*start)[id] = x->meas.start[id] * to_sim; /* NaN (not measured) stays NaN */
+        (*end)[id] = x->meas.end[id] * to_sim;
     }
 }
 
+/* Labels and marks of one instruction box over the painted cells it owns (those it gave
+ * their colour): its micro-batch (with * when the shown pass changed it) where the owned
+ * cells hold it and the box is as long as the label, the selection in reverse video, the
+ * change underlined, the critical path in bold (• where no label fits). A box that owns no
+ * cell marks the cell under its middle, so the cursor never disappears. */
+static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner, int y,
+                            const struct layout_item *it, bool selected)
+{
+    const struct pass_step *st = explore_step(x);
+    int gx = EXPLORE_GUTTER, gw = explore_gantt_width(x, g->w);
+    double s = (it->t0 - x->t0) / x->tpc, e = (it->t1 - x->t0) / x->tpc;
+    if (e <= 0 || s >= gw)
+        return;
+    int lo = gx + (s < 0 ? 0 : (int)floor(s)), hi = gx + (e > gw ? gw : (int)ceil(e));
+    int c0 = -1, c1 = -1; /* owned cells [c0, c1) */
+    for (int cx = lo; cx < hi && cx < g->w; cx++)
+        if (owner[(size_t)y * g->w + cx] == it->id) {
+            if (c0 < 0)
+                c0 = cx;
+            c1 = cx + 1;
+        }
+    const struct pass_change *ch = pass_changes_find(&st->changes, it->dev, it->op, it->mb,
+                                                     it->stage);
+    bool crit = x->critical && x->on_path && x->on_path[it->id];
+    unsigned attr = (selected ? CELL_REVERSE : 0) | (ch ? CELL_UNDERLINE : 0) |
+                    (crit ? CELL_BOLD : 0);
+    if (c0 < 0) { /* too small to own a cell */
+        double mid = (s + e) / 2;
+        struct cell *c = cells_at(g, gx + (int)floor(mid < 0 ? 0 : mid), y);
+        if (c != NULL && attr != 0 && mid < gw)
+            c->attr |= (unsigned char)attr;
+        return;
+    }
+    enum pal color = it->color;
+    char label[16];
+    if (it->mb >= 0)
+        snprintf(label, sizeof label, "%s%d", ch ? "*" : "", it->mb);
+    else
+        snprintf(label, sizeof label, "%s", plan_op_name(it->op));
+    int len = (int)strlen(label);
+    if (c1 - c0 >= len && e - s >= len) /* on its own cells, and no wider than the box */
+        cells_text(g, c0 + (c1 - c0 - len) / 2, y, len, label, palette_text_on(color), color,
+                   (ch || crit) ? CELL_BOLD : 0);
+    else if (crit) {
+        struct cell *c = cells_at(g, c0, y);
+        c->ch = x->utf8 ? 0x2022 : '*';
+        c->fg = (unsigned char)palette_text_on(color);
+    }
+    for (int cx = c0; cx < c1; cx++)
+        cells_at(g, cx, y)->attr |= (unsigned char)attr;
+}
+
+/* The lanes are painted from render/'s layout of the shown step (layout_build, the picture
+ * `export` writes): its boxes, bubbles, lanes and iteration marks, by render/paint_cells.h
+ * into the columns of the time window [t0, t0 + gw * tpc). What is drawn over them here is
+ * the explorer's own: lane names, labels, cursor, pass changes, critical path, memory bars. */
 void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
 {
     const struct pass_step *st = explore_step(x);
@@ -132,7 +180,8 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     int mem_col = gx + gw + 1;
     /* With a measured trace loaded, each lane gets a second row under it. */
     int rpl = x->show_meas && x->have_meas ? 2 : 1;
-    int lanes = geo->devices * geo->parts, rows = (height - 2) / rpl;
+    int parts = geo->parts > 0 ? geo->parts : 1;
+    int lanes = geo->devices * parts, rows = (height - 2) / rpl;
     if (x->fitted) { /* the width may have changed since the fit */
         double longest = 0;
         for (int i = 0; i < x->pl.n; i++)
@@ -149,91 +198,73 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     if (scale <= 0)
         scale = 1;
     bool stale = gantt_shows_staleness(p, r);
-    /* Async plans spanning several iterations: where each one starts on a device. */
     const struct config *cfg = plan_config(p);
     int iter_n = config_scheme_async(geo->scheme) && cfg->iterations > 1
                      ? config_microbatches(cfg)
                      : 0;
 
-    for (int row = 0; row < rows && x->lane_top + row < lanes; row++) {
-        int lane = x->lane_top + row, dev = lane / geo->parts, part = lane % geo->parts;
-        int y = top + row * rpl;
-        bool sel_lane = lane == x->sel_lane;
-        enum pal band = (dev % 2) ? PAL_ROW : PAL_BG;
-        for (int cx = gx; cx < gx + gw; cx++)
-            cells_put(g, cx, y, ' ', PAL_TEXT, band, 0);
-        if (geo->parts > 1)
+    double *ms = NULL, *me = NULL;
+    if (rpl == 2)
+        gantt_measured(x, plan_total(p), &ms, &me);
+    struct layout_timeline tl = {"meas", ms, me};
+    struct layout_panel panel = {NULL, p, r, rpl == 2 ? &tl : NULL};
+    struct layout_opts lo = {.no_labels = true, .no_legend = true};
+    struct layout *l = NULL;
+    struct mt_err e = {0};
+    if (layout_build(&panel, 1, &lo, &l, &e) != MT_OK) {
+        cells_text(g, gx, top, gw, e.msg, PAL_MEM_OVER, PAL_BG, 0);
+        free(ms);
+        return;
+    }
+    /* Screen rows: lane (dev * parts + part) from lane_top, its measured row under it. */
+    int nrows;
+    const struct layout_row *lr = layout_rows(l, 0, &nrows);
+    int *row_y = xmalloc(((size_t)nrows + 1) * sizeof *row_y);
+    for (int i = 0; i < nrows; i++) {
+        int k = lr[i].dev * parts + lr[i].lane - x->lane_top;
+        row_y[i] = k >= 0 && k < rows && top + k * rpl + lr[i].sub < g->h
+                       ? top + k * rpl + lr[i].sub
+                       : -1;
+    }
+    int *owner = xmalloc((size_t)g->w * g->h * sizeof *owner);
+    for (int i = 0; i < g->w * g->h; i++)
+        owner[i] = -1;
+    struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
+    cells_paint_gantt(g, l, &v);
+
+    for (int i = 0; i < nrows; i++) {
+        int y = row_y[i], dev = lr[i].dev, part = lr[i].lane;
+        if (y < 0)
+            continue;
+        bool sel_lane = dev * parts + part == x->sel_lane;
+        if (lr[i].sub == 1)
+            cells_text(g, 0, y, EXPLORE_GUTTER - 1, " meas", PAL_TEXT_DIM, PAL_BG, 0);
+        else if (parts > 1)
             cells_printf(g, 0, y, EXPLORE_GUTTER - 1, PAL_TEXT_DIM, PAL_BG,
                          sel_lane ? CELL_BOLD | CELL_REVERSE : 0, "d%d.%d", dev, part);
         else
             cells_printf(g, 0, y, EXPLORE_GUTTER - 1, PAL_TEXT_DIM, PAL_BG,
                          sel_lane ? CELL_BOLD | CELL_REVERSE : 0, "dev %d", dev);
-        for (int i = 0; i < plan_len(p, dev); i++) {
-            const struct instr *in = plan_at(p, dev, i);
-            if (in->part != part ||
-                !(plan_op_is_compute(in->op) || in->op == OP_AR || in->op == OP_OS))
-                continue;
-            int id = plan_id(p, dev, i);
-            double s = (r->start[id] - x->t0) / x->tpc, e = (r->end[id] - x->t0) / x->tpc;
-            if (e <= 0 || s >= gw)
-                continue;
-            s = s < 0 ? 0 : s;
-            e = e > gw ? gw : e;
-            int x0 = gx * 8 + (int)lround(s * 8), x1 = gx * 8 + (int)lround(e * 8);
-            if (x1 <= x0)
-                x1 = x0 + 1;
-            enum pal color = palette_of_op(in->op);
-            cells_span(g, y, x0, x1, color);
-            bool selected = sel_lane && i == x->sel_idx;
-            const struct pass_change *ch =
-                pass_changes_find(&st->changes, dev, in->op, in->mb, in->stage);
-            bool crit = x->critical && x->on_path && x->on_path[id];
-            unsigned attr = (selected ? CELL_REVERSE : 0) | (ch ? CELL_UNDERLINE : 0) |
-                            (crit ? CELL_BOLD : 0);
-            int c0 = (x0 + 7) / 8, c1 = x1 / 8; /* whole cells of the box */
-            char label[16];
-            if (in->mb >= 0)
-                snprintf(label, sizeof label, "%s%d", ch ? "*" : "", in->mb);
-            else
-                snprintf(label, sizeof label, "%s", plan_op_name(in->op));
-            int len = (int)strlen(label);
-            if (c1 - c0 >= len) {
-                int lx = c0 + (c1 - c0 - len) / 2;
-                cells_text(g, lx, y, len, label, palette_text_on(color), color,
-                           (ch || crit) ? CELL_BOLD : 0);
-            }
-            for (int cx = x0 / 8; cx <= (x1 - 1) / 8; cx++) {
-                struct cell *c = cells_at(g, cx, y);
-                if (c != NULL && cx >= gx && cx < gx + gw)
-                    c->attr |= (unsigned char)attr;
-            }
-            if (crit && c1 - c0 < len && c1 > c0) {
-                struct cell *c = cells_at(g, c0, y);
-                if (c != NULL)
-                    c->ch = x->utf8 ? 0x2022 : '*';
-            }
-        }
-        /* Over the boxes: where iteration mb / N starts on this lane (its first forward). */
-        for (int i = 0; iter_n > 0 && i < plan_len(p, dev); i++) {
-            const struct instr *in = plan_at(p, dev, i);
-            if (in->part != part || !plan_op_is_forward(in->op) || in->mb <= 0 ||
-                in->mb % iter_n != 0)
-                continue;
-            double s = (r->start[plan_id(p, dev, i)] - x->t0) / x->tpc;
-            int cx = gx + (int)floor(s);
-            struct cell *c = cells_at(g, cx, y);
-            if (s < 0 || s >= gw || c == NULL)
-                continue;
-            c->ch = x->utf8 ? 0x2503 : '|';
-            c->fg = PAL_CAP;
-            c->bg = palette_of_op(in->op);
-            c->attr |= CELL_BOLD;
-        }
-        if (part == 0)
+        if (lr[i].sub == 0 && part == 0)
             gantt_mem_bar(x, g, y, mem_col, r, dev, scale, stale);
-        if (rpl == 2)
-            gantt_measured_row(x, g, y + 1, p, dev, part);
     }
+    int sel_id = -1;
+    if (x->sel_lane / parts < plan_devices(p) && x->sel_idx < plan_len(p, x->sel_lane / parts))
+        sel_id = plan_id(p, x->sel_lane / parts, x->sel_idx);
+    const struct layout_item *items = layout_items(l);
+    for (int k = 0; k < layout_count(l); k++) {
+        const struct layout_item *it = &items[k];
+        if (it->role != LAYOUT_ROLE_INSTR || (it->style & LAYOUT_MEASURED) || it->row < 0 ||
+            it->row >= nrows || row_y[it->row] < 0)
+            continue;
+        gantt_box_marks(x, g, owner, row_y[it->row], it, it->id == sel_id);
+    }
+    cells_paint_gantt_marks(g, l, &v); /* over the labels */
+    free(owner);
+    free(row_y);
+    layout_free(l);
+    free(ms);
+
     int used = (rows < lanes ? rows : lanes) * rpl;
     if (lanes > rows)
         cells_printf(g, 0, top + used - 1, EXPLORE_GUTTER - 1, PAL_TEXT_DIM, PAL_BG, 0,
