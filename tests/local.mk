@@ -78,6 +78,11 @@ tests_unit_test_util_LDADD = libmt_util.a $(CJSON_LIBS) -lm
 check_PROGRAMS += tests/unit/test_cmd_help
 TESTS += tests/unit/test_cmd_help
 tests_unit_test_cmd_help_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 16: the one option parser of the command line (tui/cmd_options.c) on a made-up table.
+check_PROGRAMS += tests/unit/test_cmd_options
+TESTS += tests/unit/test_cmd_options
+tests_unit_test_cmd_options_LDADD = libmt_tui.a libmt_render.a libmt_traces.a libmt_sim.a \
+	libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 
 # issue 16 (h1-pairing): send/receive pairing on hand-worked placements and built plans
 check_PROGRAMS += tests/unit/test_vpipe

@@ -1,4 +1,4 @@
-/* tui/main.c: `mario-tui COMMAND [ARGS]`. The command table (tmux cmd_table); the only
+/* tui/main.c: `mario-tui COMMAND [ARGS]`. The command table (tmux main_table); the only
  * place besides each command's entry that turns errors into exit statuses. */
 #include <config.h>
 
@@ -10,7 +10,13 @@
 #include "tui/cmd.h"
 #include "util/xalloc.h"
 
-static const struct cmd_entry cmd_table[] = {
+/* until every command has its entry (tui/cmd.h) */
+struct main_cmd {
+    const char *name, *summary;
+    int (*exec)(int argc, char **argv);
+};
+
+static const struct main_cmd main_table[] = {
     {"explore", "the interactive explorer (the default command)", cmd_explore},
     {"simulate", "simulate a plan: per-device time, bubbles, memory", cmd_simulate},
     {"optimize", "Mario's four passes, step by step: time, throughput, memory", cmd_optimize},
@@ -23,7 +29,7 @@ static const struct cmd_entry cmd_table[] = {
     {"chart", "draw a grouped bar chart from a JSON spec (the docs' figures)", cmd_chart},
 };
 
-#define CMD_COUNT (sizeof cmd_table / sizeof cmd_table[0])
+#define CMD_COUNT (sizeof main_table / sizeof main_table[0])
 
 static void main_usage(FILE *f)
 {
@@ -31,7 +37,7 @@ static void main_usage(FILE *f)
                "Pipeline-parallel schedules with near zero-cost activation checkpointing\n"
                "(Mario, PPoPP'25): see, fix, tune and run them.\n\nCommands:\n");
     for (size_t i = 0; i < CMD_COUNT; i++)
-        fprintf(f, "  %-10s %s\n", cmd_table[i].name, cmd_table[i].summary);
+        fprintf(f, "  %-10s %s\n", main_table[i].name, main_table[i].summary);
     fprintf(f, "\n  --version  print the version\n");
 }
 
@@ -56,8 +62,8 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < CMD_COUNT; i++)
-        if (strcmp(argv[1], cmd_table[i].name) == 0)
-            return cmd_table[i].exec(argc - 1, argv + 1);
+        if (strcmp(argv[1], main_table[i].name) == 0)
+            return main_table[i].exec(argc - 1, argv + 1);
     fprintf(stderr, "mario-tui: unknown command '%s'\n", argv[1]);
     main_usage(stderr);
     return 2;
