@@ -94,16 +94,15 @@ int cmd_options_int(const char *arg, long lo, long hi, long *out, struct mt_err 
     return str_parse_int(arg, lo, hi, out, e);
 }
 
-/* "[0, 10]", "(0, 1)", ">= 0" */
-static void cmd_options_range(const struct cmd_option *o, char *buf, size_t n)
+/* Out of o's range: "is out of range (0, 1]", or "is not >= 0" where one end is infinite. */
+static int cmd_options_range_error(const struct cmd_option *o, const char *arg, struct mt_err *e)
 {
     if (isinf(o->max))
-        snprintf(buf, n, "%s %g", o->open_min ? ">" : ">=", o->min);
-    else if (isinf(o->min))
-        snprintf(buf, n, "%s %g", o->open_max ? "<" : "<=", o->max);
-    else
-        snprintf(buf, n, "%c%g, %g%c", o->open_min ? '(' : '[', o->min, o->max,
-                 o->open_max ? ')' : ']');
+        return err_set(e, MT_EINVAL, "%s is not %s %g", arg, o->open_min ? ">" : ">=", o->min);
+    if (isinf(o->min))
+        return err_set(e, MT_EINVAL, "%s is not %s %g", arg, o->open_max ? "<" : "<=", o->max);
+    return err_set(e, MT_EINVAL, "%s is out of range %c%g, %g%c", arg, o->open_min ? '(' : '[',
+                   o->min, o->max, o->open_max ? ')' : ']');
 }
 
 static int cmd_options_double(const struct cmd_option *o, const char *arg, double *out,
@@ -116,11 +115,8 @@ static int cmd_options_double(const struct cmd_option *o, const char *arg, doubl
         return err_set(e, MT_EINVAL, "'%s' is not a number", arg);
     TRY(str_parse_double(arg, &v, e));
     if (v < o->min || v > o->max || (o->open_min && v == o->min) ||
-        (o->open_max && v == o->max)) {
-        char r[64];
-        cmd_options_range(o, r, sizeof r);
-        return err_set(e, MT_EINVAL, "%s is out of range %s", arg, r);
-    }
+        (o->open_max && v == o->max))
+        return cmd_options_range_error(o, arg, e);
     *out = v;
     return MT_OK;
 }
@@ -194,16 +190,16 @@ static int cmd_options_unknown(const struct cmd_entry *ce, const struct cmd_opts
 /* The positional arguments: how many the command takes. */
 static int cmd_options_args(const struct cmd_entry *ce, int n)
 {
+    bool over = ce->args_max >= 0 && n > ce->args_max;
+    if (ce->args_max == 1 && (over || n < ce->args_min)) /* "one CONFIG at most (got 2)" */
+        return cmd_usage_error(ce->name, "one %s%s (got %d)", ce->args,
+                               ce->args_min ? "" : " at most", n);
     if (n < ce->args_min)
         return cmd_usage_error(ce->name, "need %s (got %d argument%s)", ce->args, n,
                                n == 1 ? "" : "s");
-    if (ce->args_max >= 0 && n > ce->args_max) {
-        if (ce->args_max == 1)
-            return cmd_usage_error(ce->name, "one %s%s (got %d)", ce->args,
-                                   ce->args_min ? "" : " at most", n);
+    if (over)
         return cmd_usage_error(ce->name, "at most %d arguments: %s (got %d)", ce->args_max,
                                ce->args, n);
-    }
     return CMD_OPTIONS_RUN;
 }
 

@@ -81,18 +81,6 @@ bool cmd_plan_given(const struct cmd_plan *cp, int opt)
     return false;
 }
 
-bool cmd_plan_flag(struct cmd_plan *cp, int opt, const char *arg)
-{
-    if (opt < 1000 || opt > 1000 + CMD_PLAN_CALIBRATION)
-        return false;
-    if (cp->n_over < CMD_PLAN_MAX_OVERRIDES) {
-        cp->over[cp->n_over].opt = opt - 1000;
-        cp->over[cp->n_over].arg = arg;
-        cp->n_over++;
-    }
-    return true;
-}
-
 static int cmd_plan_int(const char *flag, const char *arg, long lo, long hi, int *out,
                         struct mt_err *e)
 {
@@ -312,15 +300,6 @@ int cmd_plan_build(const struct cmd_plan *cp, struct plan **out, struct mt_err *
     *out = NULL;
     TRY(cmd_plan_config(cp, &c, &loaded, e));
     return cmd_plan_finish(cp, &c, loaded, out, e);
-}
-
-int cmd_plan_positional(struct cmd_plan *cp, int argc, char **argv, const char *cmd,
-                        const char *what)
-{
-    if (argc - optind > 1)
-        return cmd_usage_error(cmd, "one %s at most (got %d)", what, argc - optind);
-    cp->path = optind < argc ? argv[optind] : NULL;
-    return 0;
 }
 
 int cmd_fail(const char *cmd, const struct mt_err *e)

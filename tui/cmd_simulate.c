@@ -153,11 +153,6 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, struct pl
     return sim_run(*p, r, e);
 }
 
-int cmd_simulate(int argc, char **argv)
-{
-    return simulate_exec(argc, argv);
-}
-
 static int simulate_exec(int argc, char **argv)
 {
     struct simulate_opts o = {0};

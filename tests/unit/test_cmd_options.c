@@ -16,7 +16,7 @@
 struct demo {
     bool flag;
     int mode, count, kind, level;
-    double ratio;
+    double ratio, floor;
     const char *name;
     int calls;
     char seen[32];
@@ -43,6 +43,8 @@ static const struct cmd_option demo_options[] = {
      .help = "a count\nin [1, 10]"},
     {.name = "ratio", .arg = "R", CMD_TO_DOUBLE(struct demo, ratio, 0, 1), .open_min = true,
      .help = "a ratio in (0, 1]"},
+    {.name = "floor", .arg = "F", CMD_TO_DOUBLE(struct demo, floor, 0, INFINITY),
+     .help = "0 or more"},
     {.name = "kind", .arg = "K", CMD_TO_CHOICE(struct demo, kind, demo_kinds),
      .heading = "More:\n", .help = "a, b or c"},
     {.name = "level", .arg = "L", .optional = true, CMD_TO_INT(struct demo, level, 1, 9),
@@ -150,7 +152,8 @@ static void test_values(void)
 
     /* --opt=value, abbreviations, -nVALUE, an optional argument given, negative numbers */
     CHECK_EQ_INT(parse(&demo_plan_entry, &d, &cp,
-                       ARGS("--count=10", "--rat", "1", "-ny", "--level=9", "--fl", "--kind=a")),
+                       ARGS("--count=10", "--rat", "1", "-ny", "--level=9", "--fla", "--kind=a",
+                            "--floor", "1e3")),
                  CMD_OPTIONS_RUN);
     CHECK_EQ_INT(d.count, 10);
     CHECK_NEAR(d.ratio, 1, 0);
@@ -158,8 +161,9 @@ static void test_values(void)
     CHECK_EQ_INT(d.level, 9);
     CHECK(d.flag);
     CHECK_EQ_INT(d.kind, 0);
+    CHECK_NEAR(d.floor, 1000, 0);
     CHECK(cp.path == NULL);
-    CHECK_EQ_INT(first, 8);
+    CHECK_EQ_INT(first, 10);
     /* "--" ends the options */
     CHECK_EQ_INT(parse(&demo_plan_entry, &d, &cp, ARGS("--", "--flag")), CMD_OPTIONS_RUN);
     CHECK(!d.flag && cp.path && strcmp(cp.path, "--flag") == 0);
@@ -179,6 +183,7 @@ static void test_errors(void)
     fails(ARGS("--ratio", "inf"), "--ratio: 'inf' is not a number");
     fails(ARGS("--ratio", "0x1"), "--ratio: '0x1' is not a number");
     fails(ARGS("--ratio", "0.5s"), "--ratio: '0.5s' is not a number");
+    fails(ARGS("--floor", "-0.5"), "--floor: -0.5 is not >= 0");
     fails(ARGS("--kind", "d"), "--kind: 'd' is not one of a, b, c");
     fails(ARGS("--a-very-long-option-name", "bad"), "--a-very-long-option-name: 'bad' is bad");
     fails(ARGS("--nope"), "--nope: unknown option");
@@ -219,6 +224,7 @@ static void test_help(void)
                        "  --count N                a count\n"
                        "                           in [1, 10]\n"
                        "  --ratio R                a ratio in (0, 1]\n"
+                       "  --floor F                0 or more\n"
                        "More:\n"
                        "  --kind K                 a, b or c\n"
                        "  --level[=L]              a level, 5 when L is left out\n"
