@@ -6,9 +6,17 @@
 #include <string.h>
 
 const struct cmd_entry *const cmd_table[] = {
-    &cmd_explore_entry, &cmd_simulate_entry,    &cmd_optimize_entry, &cmd_tune_entry,
-    &cmd_export_entry,  &cmd_run_entry,         &cmd_plan_inputs_entry, &cmd_compare_entry,
-    &cmd_profile_entry, &cmd_chart_entry,       NULL,
+    &cmd_explore_entry,
+    &cmd_simulate_entry,
+    &cmd_optimize_entry,
+    &cmd_tune_entry,
+    &cmd_export_entry,
+    &cmd_run_entry,
+    &cmd_plan_inputs_entry,
+    &cmd_compare_entry,
+    &cmd_profile_entry,
+    &cmd_chart_entry,
+    NULL,
 };
 
 const struct cmd_entry *cmd_find(const char *name)

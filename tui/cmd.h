@@ -37,9 +37,9 @@ struct cmd_option {
     bool optional;   /* --name[=ARG]: the argument may be left out, which gives .dflt */
     size_t at;       /* where the value goes: an offset into the options struct (CMD_AT) */
     double min, max; /* CMD_INT, CMD_DOUBLE: the range */
-    bool open_min, open_max; /* CMD_DOUBLE: the range leaves out min / max */
-    double dflt;             /* an optional argument left out */
-    int value;               /* CMD_SET: what is stored; CMD_PLAN: which flag; CMD_CALL: free */
+    bool open_min, open_max;    /* CMD_DOUBLE: the range leaves out min / max */
+    double dflt;                /* an optional argument left out */
+    int value;                  /* CMD_SET: what is stored; CMD_PLAN: which flag; CMD_CALL: free */
     const char *const *choices; /* CMD_CHOICE: the names, NULL-terminated */
     int (*call)(void *opts, const struct cmd_option *o, const char *arg, struct mt_err *e);
     const char *heading; /* printed as it is before the option's help line */
@@ -63,10 +63,10 @@ struct cmd_entry {
     const char *summary; /* its line in `mario-tui --help` */
     const char *usage;   /* --help before the options: usage lines, what the command does */
     bool plan_flags;     /* takes the plan flags (listed before its own options) */
-    const struct cmd_option *options; /* its own options, in the order --help lists them */
-    const char *footer;  /* --help after the options (exit statuses), or NULL */
-    int args_min, args_max; /* positional arguments; args_max < 0: no limit */
-    const char *args;       /* what they are, in the usage errors ("CONFIG") */
+    const struct cmd_option *options;   /* its own options, in the order --help lists them */
+    const char *footer;                 /* --help after the options (exit statuses), or NULL */
+    int args_min, args_max;             /* positional arguments; args_max < 0: no limit */
+    const char *args;                   /* what they are, in the usage errors ("CONFIG") */
     int (*exec)(int argc, char **argv); /* returns the exit status: 0 ok, 1 failure, 2 usage */
 };
 

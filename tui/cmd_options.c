@@ -58,9 +58,9 @@ static void cmd_optset_init(struct cmd_optset *s, const struct cmd_entry *ce)
     *sh++ = 'h';
     for (int i = 0; i < s->n; i++) {
         const struct cmd_option *o = s->opt[i];
-        int has = o->arg == NULL  ? no_argument
-                  : o->optional ? optional_argument
-                                : required_argument;
+        int has = o->arg == NULL ? no_argument
+                  : o->optional  ? optional_argument
+                                 : required_argument;
         s->lo[i] = (struct option){o->name, has, NULL, CMD_VAL(o, i)};
         if (o->letter) {
             *sh++ = o->letter;
@@ -114,8 +114,7 @@ static int cmd_options_double(const struct cmd_option *o, const char *arg, doubl
     if (!(isdigit((unsigned char)*p) || *p == '.') || strpbrk(p, "xX") != NULL)
         return err_set(e, MT_EINVAL, "'%s' is not a number", arg);
     TRY(str_parse_double(arg, &v, e));
-    if (v < o->min || v > o->max || (o->open_min && v == o->min) ||
-        (o->open_max && v == o->max))
+    if (v < o->min || v > o->max || (o->open_min && v == o->min) || (o->open_max && v == o->max))
         return cmd_options_range_error(o, arg, e);
     *out = v;
     return MT_OK;
@@ -179,11 +178,10 @@ static int cmd_options_unknown(const struct cmd_entry *ce, const struct cmd_opts
     int n = 0;
     for (int i = 0; i <= s->n; i++) /* with --help */
         if (strncmp(s->lo[i].name, word + 2, len) == 0)
-            snprintf(could + strlen(could), sizeof could - strlen(could), "%s--%s",
-                     n++ ? ", " : "", s->lo[i].name);
+            snprintf(could + strlen(could), sizeof could - strlen(could), "%s--%s", n++ ? ", " : "",
+                     s->lo[i].name);
     if (n > 1)
-        return cmd_usage_error(ce->name, "%.*s: ambiguous option: %s", (int)len + 2, word,
-                               could);
+        return cmd_usage_error(ce->name, "%.*s: ambiguous option: %s", (int)len + 2, word, could);
     return cmd_usage_error(ce->name, "%.*s: unknown option", (int)len + 2, word);
 }
 
