@@ -74,10 +74,18 @@ EXTRA_DIST += tests/check_layers.sh
 check_PROGRAMS += tests/unit/test_util
 TESTS += tests/unit/test_util
 tests_unit_test_util_LDADD = libmt_util.a $(CJSON_LIBS) -lm
-# issue 16: --help lists the presets model/presets.c has (presets_*_names).
+# issue 16: every command's --help made from its option table and naming each option, its
+# usage errors (exit 2, one message), and the presets model/presets.c has (presets_*_names).
 check_PROGRAMS += tests/unit/test_cmd_help
 TESTS += tests/unit/test_cmd_help
-tests_unit_test_cmd_help_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+tests_unit_test_cmd_help_LDADD = libmt_tui.a libmt_exec.a libmt_render.a libmt_traces.a \
+	libmt_sim.a libmt_model.a libmt_util.a $(NCURSES_LIBS) $(CAIRO_LIBS) $(CJSON_LIBS) \
+	$(MPI_LIBS) $(BLAS_LIBS) $(EXEC_CUDA_LIBS) $(ZLIB_LIBS) -lm
+# issue 16: the one option parser of the command line (tui/cmd_options.c) on a made-up table.
+check_PROGRAMS += tests/unit/test_cmd_options
+TESTS += tests/unit/test_cmd_options
+tests_unit_test_cmd_options_LDADD = libmt_tui.a libmt_render.a libmt_traces.a libmt_sim.a \
+	libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 
 # issue 16 (h1-pairing): send/receive pairing on hand-worked placements and built plans
 check_PROGRAMS += tests/unit/test_vpipe

@@ -1,82 +1,115 @@
-/* tui/cmd.h: the mario-tui command line: one file per command (tmux cmd-*.c), one table in
- * tui/main.c, and the plan flags every plan-making command shares (tui/cmd_plan.c). */
+/* tui/cmd.h: the mario-tui command line (tmux's cmd-*.c). One file per command, each declaring
+ * its entry: a one-line summary, the help text around its options, and one table of those
+ * options (name, short letter, argument, help line, and where the value goes). tui/cmd.c
+ * lists the entries; tui/cmd_options.c is the one parser that reads argv by a table and makes
+ * the --help text from it, so that what a command accepts and what its help lists cannot
+ * drift; tui/cmd_plan.c holds the plan flags every plan-making command shares. */
 #ifndef MT_TUI_CMD_H
 #define MT_TUI_CMD_H
 
-#include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 #include "model/config.h"
 
+struct cmd_plan;
 struct plan;
 struct mt_err;
 
+/* What an option's value is, and how it is stored in the command's options struct. */
+enum cmd_type {
+    CMD_BOOL,   /* a switch: true into a bool */
+    CMD_SET,    /* a switch: .value into an int */
+    CMD_STRING, /* the argument into a const char * (it points into argv) */
+    CMD_INT,    /* a whole number in [min, max] into an int */
+    CMD_DOUBLE, /* a finite number in [min, max] (an end left out with open_min / open_max) */
+    CMD_CHOICE, /* one of .choices into an int: its index */
+    CMD_CALL,   /* .call(opts, option, argument, e) does what the table cannot say */
+    CMD_PLAN,   /* a plan flag (.value: enum cmd_plan_flag), recorded in struct cmd_plan */
+};
+
+struct cmd_option {
+    const char *name; /* the long name without "--"; NULL ends a table */
+    char letter;      /* the short option, or 0 */
+    enum cmd_type type;
+    const char *arg; /* the argument's name in the help (FILE, N); NULL: the option takes none */
+    bool optional;   /* --name[=ARG]: the argument may be left out, which gives .dflt */
+    size_t at;       /* where the value goes: an offset into the options struct (CMD_AT) */
+    double min, max; /* CMD_INT, CMD_DOUBLE: the range */
+    bool open_min, open_max;    /* CMD_DOUBLE: the range leaves out min / max */
+    double dflt;                /* an optional argument left out */
+    int value;                  /* CMD_SET: what is stored; CMD_PLAN: which flag; CMD_CALL: free */
+    const char *const *choices; /* CMD_CHOICE: the names, NULL-terminated */
+    int (*call)(void *opts, const struct cmd_option *o, const char *arg, struct mt_err *e);
+    const char *heading; /* printed as it is before the option's help line */
+    const char *help;    /* one line, or several separated by '\n' (no final '\n') */
+};
+
+/* The offset of member m of struct T, and a compile error unless m is of type C. */
+#define CMD_AT(T, m, C) (offsetof(T, m) + 0 * sizeof((C *){0} = &((T *)0)->m))
+/* The designators of each kind of option, for the tables. */
+#define CMD_TO_BOOL(T, m) .type = CMD_BOOL, .at = CMD_AT(T, m, bool)
+#define CMD_TO_SET(T, m, v) .type = CMD_SET, .at = CMD_AT(T, m, int), .value = (v)
+#define CMD_TO_STRING(T, m) .type = CMD_STRING, .at = CMD_AT(T, m, const char *)
+#define CMD_TO_INT(T, m, lo, hi) .type = CMD_INT, .at = CMD_AT(T, m, int), .min = (lo), .max = (hi)
+#define CMD_TO_DOUBLE(T, m, lo, hi)                                                                \
+    .type = CMD_DOUBLE, .at = CMD_AT(T, m, double), .min = (lo), .max = (hi)
+#define CMD_TO_CHOICE(T, m, names) .type = CMD_CHOICE, .at = CMD_AT(T, m, int), .choices = (names)
+#define CMD_TO_CALL(fn, v) .type = CMD_CALL, .call = (fn), .value = (v)
+
 struct cmd_entry {
-    const char *name;
-    const char *summary;
+    const char *name;    /* mario-tui NAME */
+    const char *summary; /* its line in `mario-tui --help` */
+    const char *usage;   /* --help before the options: usage lines, what the command does */
+    bool plan_flags;     /* takes the plan flags (listed before its own options) */
+    const struct cmd_option *options;   /* its own options, in the order --help lists them */
+    const char *footer;                 /* --help after the options (exit statuses), or NULL */
+    int args_min, args_max;             /* positional arguments; args_max < 0: no limit */
+    const char *args;                   /* what they are, in the usage errors ("CONFIG") */
     int (*exec)(int argc, char **argv); /* returns the exit status: 0 ok, 1 failure, 2 usage */
 };
 
-/* The plan flags, the same on every command that makes a plan. */
-#define CMD_PLAN_FLAGS_HELP                                                                        \
-    "  CONFIG                   a config JSON, a Hugging Face config.json or a plan JSON\n"      \
-    "                           (default: GPT3-1.6B on 8 x A100-40G, V, global batch 128)\n"     \
-    "  --model NAME             model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny\n"    \
-    "  --scheme S               V (1F1B) | X (Chimera) | W (interleaved) | GPipe |\n"           \
-    "                           Async (PipeMare) | PipeDream (no flush between iterations) |\n" \
-    "                           split backward: ZB-H1 | ZB-H2 | ZB-V | ZB-W | DualPipeV\n"      \
-    "  --devices D              devices (pp x dp)\n"                                             \
-    "  --dp N                   data-parallel degree (default 1)\n"                              \
-    "  --microbatches N         micro-batches per iteration (overrides the global batch)\n"      \
-    "  --micro-batch-size B     samples per micro-batch\n"                                       \
-    "  --global-batch G         samples per iteration\n"                                         \
-    "  --chunks V               chunks per device for W (default 2)\n"                           \
-    "  --memory SIZE            memory cap per device, e.g. 40G\n"                               \
-    "  --device NAME            device preset: A100-40G A100-80G H100-80G H200\n"               \
-    "  --unit-costs F,B,RC[,W]  unit costs: times in t, memory in units of M_theta; B is the\n"  \
-    "                           whole backward, W its weight-gradient part (default B/2)\n"    \
-    "  --blocking-send          rendezvous p2p: a send waits for its receive\n"                 \
-    "  --iterations K           iterations one plan spans (Async, PipeDream; default 1)\n"      \
-    "  --update-interval U      backwards per optimizer step of a stage (Async, PipeDream;\n"   \
-    "                           default 1)\n"                                                    \
-    "  --calibration FILE       measured costs from `mario-tui profile` in place of the\n"      \
-    "                           analytic ones (a plan keeps its instructions)\n"
+/* The commands, in the order `mario-tui --help` lists them; NULL-terminated (tui/cmd.c). */
+extern const struct cmd_entry *const cmd_table[];
+const struct cmd_entry *cmd_find(const char *name);
 
-enum {
-    CMD_OPT_MODEL = 1000,
-    CMD_OPT_SCHEME,
-    CMD_OPT_DEVICES,
-    CMD_OPT_DP,
-    CMD_OPT_MICROBATCHES,
-    CMD_OPT_MBS,
-    CMD_OPT_GLOBAL_BATCH,
-    CMD_OPT_CHUNKS,
-    CMD_OPT_MEMORY,
-    CMD_OPT_DEVICE,
-    CMD_OPT_UNIT_COSTS,
-    CMD_OPT_BLOCKING,
-    CMD_OPT_ITERATIONS,
-    CMD_OPT_UPDATE_INTERVAL,
-    CMD_OPT_CALIBRATION,
-    CMD_OPT__PLAN_END,
+/* cmd_options_parse's answer when the command goes on. */
+#define CMD_OPTIONS_RUN (-1)
+
+/* Reads argv (argv[0] is the command's name) by ce's table and the plan flags: each value
+ * into opts (the struct the table's offsets are into) or to its callback, each plan flag into
+ * cp (NULL when ce takes none; cp->path gets the first positional argument). Checks the
+ * count of positional arguments; *first is the index of the first one (getopt_long moves
+ * them behind the options). Returns CMD_OPTIONS_RUN, or the exit status after printing the
+ * help (0) or a usage error (2): "mario-tui CMD: OPTION: what is wrong" and a "Try" line. */
+int cmd_options_parse(const struct cmd_entry *ce, int argc, char **argv, void *opts,
+                      struct cmd_plan *cp, int *first);
+/* The --help text: ce->usage, the plan flags, the options, -h, ce->footer. */
+void cmd_options_help(const struct cmd_entry *ce, FILE *f);
+/* A whole number, strictly: digits with an optional sign, nothing around them. */
+int cmd_options_int(const char *arg, long lo, long hi, long *out, struct mt_err *e);
+
+/* The plan flags, the same on every command that makes a plan (tui/cmd_plan.c). */
+enum cmd_plan_flag {
+    CMD_PLAN_MODEL,
+    CMD_PLAN_SCHEME,
+    CMD_PLAN_DEVICES,
+    CMD_PLAN_DP,
+    CMD_PLAN_MICROBATCHES,
+    CMD_PLAN_MBS,
+    CMD_PLAN_GLOBAL_BATCH,
+    CMD_PLAN_CHUNKS,
+    CMD_PLAN_MEMORY,
+    CMD_PLAN_DEVICE,
+    CMD_PLAN_UNIT_COSTS,
+    CMD_PLAN_BLOCKING,
+    CMD_PLAN_ITERATIONS,
+    CMD_PLAN_UPDATE_INTERVAL,
+    CMD_PLAN_CALIBRATION,
 };
 
-#define CMD_PLAN_LONG_OPTIONS                                                                      \
-    {"model", required_argument, NULL, CMD_OPT_MODEL},                                             \
-        {"scheme", required_argument, NULL, CMD_OPT_SCHEME},                                       \
-        {"devices", required_argument, NULL, CMD_OPT_DEVICES},                                     \
-        {"dp", required_argument, NULL, CMD_OPT_DP},                                               \
-        {"microbatches", required_argument, NULL, CMD_OPT_MICROBATCHES},                           \
-        {"micro-batch-size", required_argument, NULL, CMD_OPT_MBS},                                \
-        {"global-batch", required_argument, NULL, CMD_OPT_GLOBAL_BATCH},                           \
-        {"chunks", required_argument, NULL, CMD_OPT_CHUNKS},                                       \
-        {"memory", required_argument, NULL, CMD_OPT_MEMORY},                                       \
-        {"device", required_argument, NULL, CMD_OPT_DEVICE},                                       \
-        {"unit-costs", required_argument, NULL, CMD_OPT_UNIT_COSTS},                               \
-        {"blocking-send", no_argument, NULL, CMD_OPT_BLOCKING},                                    \
-        {"iterations", required_argument, NULL, CMD_OPT_ITERATIONS},                               \
-        {"update-interval", required_argument, NULL, CMD_OPT_UPDATE_INTERVAL},                     \
-        {"calibration", required_argument, NULL, CMD_OPT_CALIBRATION}
+extern const struct cmd_option cmd_plan_options[];
 
 #define CMD_PLAN_MAX_OVERRIDES 32
 
@@ -85,13 +118,15 @@ struct cmd_plan {
     const char *path; /* CONFIG or PLAN; NULL = built-in default */
     int n_over;
     struct {
-        int opt;
+        int opt; /* enum cmd_plan_flag */
         const char *arg;
     } over[CMD_PLAN_MAX_OVERRIDES];
 };
 
-/* Records a plan flag; returns false when opt is not one. */
-bool cmd_plan_flag(struct cmd_plan *cp, int opt, const char *arg);
+/* Records a plan flag; MT_EINVAL past CMD_PLAN_MAX_OVERRIDES. */
+int cmd_plan_record(struct cmd_plan *cp, int opt, const char *arg, struct mt_err *e);
+/* Whether the flag was given. */
+bool cmd_plan_given(const struct cmd_plan *cp, int opt);
 /* Reads the config (or plan file), applies the flags, validates. When the file is a plan
  * and no flag changes it, *plan_out (if non-NULL) receives the loaded plan. */
 int cmd_plan_config(const struct cmd_plan *cp, struct config *out, struct plan **plan_out,
@@ -105,24 +140,23 @@ int cmd_plan_build(const struct cmd_plan *cp, struct plan **out, struct mt_err *
  * (owned from here on), + validate_plan. c may be changed (Auto resolved). */
 int cmd_plan_finish(const struct cmd_plan *cp, struct config *c, struct plan *loaded,
                     struct plan **out, struct mt_err *e);
-/* After getopt: the one optional CONFIG (what names it in the usage error) into cp->path.
- * Returns 0, or 2 after printing the usage error. */
-int cmd_plan_positional(struct cmd_plan *cp, int argc, char **argv, const char *cmd,
-                        const char *what);
 /* Prints "mario-tui CMD: message" and returns the exit status for the error code. */
 int cmd_fail(const char *cmd, const struct mt_err *e);
 /* Prints a usage error and returns 2. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-int cmd_simulate(int argc, char **argv);
-int cmd_optimize(int argc, char **argv);
-int cmd_tune(int argc, char **argv);
-int cmd_explore(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_plan_inputs(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_profile(int argc, char **argv);
-int cmd_chart(int argc, char **argv);
+/* The executor's backends, as `run` and `profile` name them (NULL-terminated). */
+extern const char *const cmd_run_backends[];
+
+extern const struct cmd_entry cmd_explore_entry;
+extern const struct cmd_entry cmd_simulate_entry;
+extern const struct cmd_entry cmd_optimize_entry;
+extern const struct cmd_entry cmd_tune_entry;
+extern const struct cmd_entry cmd_export_entry;
+extern const struct cmd_entry cmd_run_entry;
+extern const struct cmd_entry cmd_plan_inputs_entry;
+extern const struct cmd_entry cmd_compare_entry;
+extern const struct cmd_entry cmd_profile_entry;
+extern const struct cmd_entry cmd_chart_entry;
 
 #endif

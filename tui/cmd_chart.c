@@ -5,6 +5,7 @@
 #include <config.h>
 #include "tui/cmd.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +27,34 @@ static const char chart_usage[] =
     "Colours: render/palette.h names (FW CFW RC BW B W sync comm ...); null = no bar.\n"
     "A panel with \"x\": [x0, x1, ...] (ascending) in place of \"groups\" is a line chart: one\n"
     "value per x in each series (null = a gap), optional \"dashed\": true per series, \"min\"\n"
-    "and \"max\" of the value axis, \"x_label\".\n\n"
-    "  -o, --output FILE        the picture; its format follows the extension\n"
-    "  --width PX               width in pixels (PNG) or points (PDF, SVG units); default 960\n"
-    "  -h, --help               this help\n"
-    "Exit status: 0 ok, 1 the file could not be written, 2 bad usage or spec.\n";
+    "and \"max\" of the value axis, \"x_label\".\n\n";
+
+struct chart_opts {
+    const char *out;
+    double width;
+};
+
+static const struct cmd_option chart_options[] = {
+    {.name = "output", .letter = 'o', .arg = "FILE", CMD_TO_STRING(struct chart_opts, out),
+     .help = "the picture; its format follows the extension"},
+    {.name = "width", .arg = "PX", CMD_TO_DOUBLE(struct chart_opts, width, -INFINITY, INFINITY),
+     .help = "width in pixels (PNG) or points (PDF, SVG units); default 960"},
+    {0},
+};
+
+static int chart_exec(int argc, char **argv);
+
+const struct cmd_entry cmd_chart_entry = {
+    .name = "chart",
+    .summary = "draw a grouped bar chart from a JSON spec (the docs' figures)",
+    .usage = chart_usage,
+    .options = chart_options,
+    .footer = "Exit status: 0 ok, 1 the file could not be written, 2 bad usage or spec.\n",
+    .args_min = 1,
+    .args_max = 1,
+    .args = "SPEC.json",
+    .exec = chart_exec,
+};
 
 static int chart_write(const struct layout *l, const char *path, struct mt_err *e)
 {
@@ -44,47 +68,27 @@ static int chart_write(const struct layout *l, const char *path, struct mt_err *
     return err_set(e, MT_EINVAL, "%s: unknown picture format (.svg, .png or .pdf)", path);
 }
 
-int cmd_chart(int argc, char **argv)
+static int chart_exec(int argc, char **argv)
 {
-    enum { OPT_WIDTH = 1 };
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"width", required_argument, NULL, OPT_WIDTH},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *out = NULL;
-    double width = 0;
+    struct chart_opts o = {0};
     struct mt_err e = {0};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'o': out = optarg; break;
-        case OPT_WIDTH:
-            if (str_parse_double(optarg, &width, &e) != MT_OK)
-                return cmd_usage_error("chart", "--width: %s", e.msg);
-            break;
-        case 'h': fputs(chart_usage, stdout); return 0;
-        default: return cmd_usage_error("chart", "unknown option");
-        }
-    }
-    if (argc - optind != 1)
-        return cmd_usage_error("chart", "one SPEC.json (got %d)", argc - optind);
-    if (out == NULL)
+    int first, st = cmd_options_parse(&cmd_chart_entry, argc, argv, &o, NULL, &first);
+    if (st != CMD_OPTIONS_RUN)
+        return st;
+    if (o.out == NULL)
         return cmd_usage_error("chart", "no output file: give -o FILE.png|.svg|.pdf");
-    const char *path = argv[optind];
+    const char *path = argv[first];
     struct chart_spec *sp = NULL;
     struct layout *l = NULL;
     int rc = chart_spec_load(path, &sp, &e);
     if (rc == MT_OK) {
         struct chart c = *chart_spec_chart(sp);
-        c.width = width;
+        c.width = o.width;
         if ((rc = chart_build(&c, &l, &e)) != MT_OK)
             err_wrap(&e, "%s", path);
     }
-    if (rc == MT_OK && (rc = chart_write(l, out, &e)) == MT_OK)
-        printf("wrote %s (%.0f x %.0f)\n", out, layout_width(l), layout_height(l));
+    if (rc == MT_OK && (rc = chart_write(l, o.out, &e)) == MT_OK)
+        printf("wrote %s (%.0f x %.0f)\n", o.out, layout_width(l), layout_height(l));
     layout_free(l);
     chart_spec_free(sp);
     return rc == MT_OK ? 0 : cmd_fail("chart", &e);

@@ -37,18 +37,52 @@ static const char compare_usage[] =
     "                           --calibration), or a trace from `mario-tui simulate --trace-out`\n"
     "  MEASURED_TRACE...        a trace from `mario-tui run --trace-out`, or a PyTorch profiler\n"
     "                           (Kineto) trace: one file, or one file per rank; .json or .gz\n"
-    "Plan flags (when SIM is a config or plan):\n" CMD_PLAN_FLAGS_HELP "Comparison:\n"
-    "  --json                   print one JSON object (step_time_error_pct,\n"
-    "                           peak_memory_error_pct, per_device, per_op, largest_errors)\n"
-    "  --gate PCT               exit 1 when |step-time error| is above PCT %\n"
-    "  --svg FILE               both timelines on one time axis (two rows per device)\n"
-    "  --map FILE               mapping of foreign event names to plan keys (docs/traces.md)\n"
-    "  --step K                 compare step K only (default: every step but the first, which\n"
-    "                           warms up)\n"
-    "  --replica R              the data-parallel replica to compare (default 0)\n"
-    "  --top N                  instructions listed with the largest errors (default 5, <= 10)\n"
-    "  -h, --help               this help\n"
-    "Exit status: 0 ok, 1 over the gate or a file could not be written, 2 bad usage or input.\n";
+    "Plan flags (when SIM is a config or plan):\n";
+
+struct compare_opts {
+    bool json;
+    double gate;
+    const char *svg, *map;
+    int step, replica, top;
+};
+
+static const struct cmd_option compare_options[] = {
+    {.name = "json", CMD_TO_BOOL(struct compare_opts, json), .heading = "Comparison:\n",
+     .help = "print one JSON object (step_time_error_pct,\n"
+             "peak_memory_error_pct, per_device, per_op, largest_errors)"},
+    {.name = "gate", .arg = "PCT", CMD_TO_DOUBLE(struct compare_opts, gate, 0, INFINITY),
+     .help = "exit 1 when |step-time error| is above PCT %"},
+    {.name = "svg", .arg = "FILE", CMD_TO_STRING(struct compare_opts, svg),
+     .help = "both timelines on one time axis (two rows per device)"},
+    {.name = "map", .arg = "FILE", CMD_TO_STRING(struct compare_opts, map),
+     .help = "mapping of foreign event names to plan keys (docs/traces.md)"},
+    {.name = "step", .arg = "K", CMD_TO_INT(struct compare_opts, step, 0, 1 << 24),
+     .help = "compare step K only (default: every step but the first, which\n"
+             "warms up)"},
+    {.name = "replica", .arg = "R",
+     CMD_TO_INT(struct compare_opts, replica, 0, CONFIG_MAX_DEVICES),
+     .help = "the data-parallel replica to compare (default 0)"},
+    {.name = "top", .arg = "N", CMD_TO_INT(struct compare_opts, top, 0, ACCURACY_WORST),
+     .help = "instructions listed with the largest errors (default 5, <= 10)"},
+    {0},
+};
+
+static int compare_exec(int argc, char **argv);
+
+const struct cmd_entry cmd_compare_entry = {
+    .name = "compare",
+    .summary = "lay a simulation beside a measured trace: step time, MAPE, memory",
+    .usage = compare_usage,
+    .plan_flags = true,
+    .options = compare_options,
+    .footer =
+        "Exit status: 0 ok, 1 over the gate or a file could not be written, 2 bad usage or "
+        "input.\n",
+    .args_min = 2,
+    .args_max = -1,
+    .args = "SIM_PLAN_OR_TRACE and MEASURED_TRACE",
+    .exec = compare_exec,
+};
 
 struct compare_side {
     struct plan *plan;
@@ -250,69 +284,20 @@ static int compare_svg(const struct compare_side *s, const struct align_result *
     return rc;
 }
 
-int cmd_compare(int argc, char **argv)
+static int compare_exec(int argc, char **argv)
 {
-    enum { OPT_JSON = 1, OPT_GATE, OPT_SVG, OPT_MAP, OPT_STEP, OPT_REPLICA, OPT_TOP };
-    static const struct option longopts[] = {
-        CMD_PLAN_LONG_OPTIONS,
-        {"json", no_argument, NULL, OPT_JSON},
-        {"gate", required_argument, NULL, OPT_GATE},
-        {"svg", required_argument, NULL, OPT_SVG},
-        {"map", required_argument, NULL, OPT_MAP},
-        {"step", required_argument, NULL, OPT_STEP},
-        {"replica", required_argument, NULL, OPT_REPLICA},
-        {"top", required_argument, NULL, OPT_TOP},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct compare_opts o = {.gate = -1, .step = -1, .top = 5};
     struct cmd_plan cp = {0};
-    bool json = false;
-    const char *svg = NULL, *map_path = NULL;
-    double gate = -1;
-    long step = -1, replica = 0, top = 5;
     struct mt_err e = {0};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (cmd_plan_flag(&cp, opt, optarg))
-            continue;
-        switch (opt) {
-        case OPT_JSON: json = true; break;
-        case OPT_SVG: svg = optarg; break;
-        case OPT_MAP: map_path = optarg; break;
-        case OPT_GATE:
-            if (str_parse_double(optarg, &gate, &e) != MT_OK || !(gate >= 0))
-                return cmd_usage_error("compare", "--gate: expected a percentage >= 0, got '%s'",
-                                       optarg);
-            break;
-        case OPT_STEP:
-            if (str_parse_int(optarg, 0, 1 << 24, &step, &e) != MT_OK)
-                return cmd_usage_error("compare", "--step: %s", e.msg);
-            break;
-        case OPT_REPLICA:
-            if (str_parse_int(optarg, 0, CONFIG_MAX_DEVICES, &replica, &e) != MT_OK)
-                return cmd_usage_error("compare", "--replica: %s", e.msg);
-            break;
-        case OPT_TOP:
-            if (str_parse_int(optarg, 0, ACCURACY_WORST, &top, &e) != MT_OK)
-                return cmd_usage_error("compare", "--top: %s", e.msg);
-            break;
-        case 'h': fputs(compare_usage, stdout); return 0;
-        default: return cmd_usage_error("compare", "unknown option");
-        }
-    }
-    if (argc - optind < 2)
-        return cmd_usage_error("compare",
-                               "need SIM_PLAN_OR_TRACE and MEASURED_TRACE (got %d "
-                               "argument%s)",
-                               argc - optind, argc - optind == 1 ? "" : "s");
-    cp.path = argv[optind];
+    int first, st = cmd_options_parse(&cmd_compare_entry, argc, argv, &o, &cp, &first);
+    if (st != CMD_OPTIONS_RUN)
+        return st;
     if (cp.n_over > 0 && compare_is_trace(cp.path))
         return cmd_usage_error("compare", "plan flags (--calibration, --scheme, ...) need a plan "
                                           "or config as SIM, not a trace (%s)",
                                cp.path);
-    const char *const *files = (const char *const *)&argv[optind + 1];
-    int nfiles = argc - optind - 1;
+    const char *const *files = (const char *const *)&argv[first + 1];
+    int nfiles = argc - first - 1;
 
     struct compare_side s = {0};
     s.name = cp.path;
@@ -321,41 +306,41 @@ int cmd_compare(int argc, char **argv)
     struct align_result m = {0};
     struct accuracy a = {0};
     int status = 0;
-    if (map_path && mapping_load(map_path, &map, &e) != MT_OK)
+    if (o.map && mapping_load(o.map, &map, &e) != MT_OK)
         return cmd_fail("compare", &e);
     if (compare_load_sim(&cp, &s, &e) != MT_OK) {
         status = cmd_fail("compare", &e);
         goto done;
     }
-    struct trace_opts to = {map, (int)replica};
+    struct trace_opts to = {map, o.replica};
     if (trace_load(files, nfiles, &to, &t, &e) != MT_OK) {
         status = cmd_fail("compare", &e);
         goto done;
     }
-    struct align_opts ao = {(int)step};
+    struct align_opts ao = {o.step};
     if (align_run(s.plan, t, &ao, &m, &e) != MT_OK) {
         err_wrap(&e, "%s", files[0]);
         status = cmd_fail("compare", &e);
         goto done;
     }
     accuracy_compute(s.plan, &s.sim, &m, &a);
-    bool gate_failed = gate >= 0 && !(fabs(a.step_err_pct) <= gate);
-    if (json) {
+    bool gate_failed = o.gate >= 0 && !(fabs(a.step_err_pct) <= o.gate);
+    if (o.json) {
         char *text =
             accuracy_report_json(&(struct accuracy_report){
                 .plan = s.plan, .sim_name = s.name, .from_trace = s.from_trace,
                 .unit = s.sim.unit, .files = files, .nfiles = nfiles, .info = trace_info(t),
-                .m = &m, .a = &a, .top = (int)top, .gate = gate, .gate_failed = gate_failed});
+                .m = &m, .a = &a, .top = o.top, .gate = o.gate, .gate_failed = gate_failed});
         puts(text);
         free(text);
     } else {
-        compare_print(&s, files, nfiles, trace_info(t), &m, &a, (int)top);
+        compare_print(&s, files, nfiles, trace_info(t), &m, &a, o.top);
     }
-    if (svg && compare_svg(&s, &m, svg, &e) != MT_OK)
+    if (o.svg && compare_svg(&s, &m, o.svg, &e) != MT_OK)
         status = cmd_fail("compare", &e);
     if (gate_failed) {
         fprintf(stderr, "mario-tui compare: step-time error %.2f %% is over the gate of %g %%\n",
-                a.step_err_pct, gate);
+                a.step_err_pct, o.gate);
         status = 1;
     }
 done:

@@ -24,16 +24,69 @@ static const char explore_usage[] =
     "Usage: mario-tui explore [CONFIG | PLAN] [plan flags] [--ascii]\n"
     "       mario-tui explore ... --dump-screen [--size WxH] [--keys KEYS]\n"
     "The interactive explorer: the Gantt chart of every device, per-device memory, Mario's\n"
-    "passes step by step (n/p), live edits, the tuner (t), exports (e). Press ? inside.\n\n"
-    CMD_PLAN_FLAGS_HELP
-    "  --ascii                  ASCII only (no Unicode block elements)\n"
-    "  --trace FILE             lay a measured trace beside the simulation (T inside)\n"
-    "  --lengths FILE           per-batch sequence lengths for the input-aware buckets (a)\n"
-    "  --dump-screen            print one frame as text instead of opening the terminal\n"
-    "  --size WxH               the frame size for --dump-screen (default 120x40)\n"
-    "  --keys KEYS              keys to press before the frame is drawn (\\n Enter, \\e Esc)\n"
-    "  --max-iterations N       quit after N idle ticks of 250 ms (headless test runs)\n"
-    "  -h, --help               this help\n";
+    "passes step by step (n/p), live edits, the tuner (t), exports (e). Press ? inside.\n\n";
+
+struct explore_opts {
+    bool ascii, dump;
+    int w, h, max_iter;
+    const char *keys, *lengths, *trace;
+};
+
+static int explore_size(void *opts, const struct cmd_option *o, const char *arg,
+                        struct mt_err *e);
+
+static const struct cmd_option explore_options[] = {
+    {.name = "ascii", CMD_TO_BOOL(struct explore_opts, ascii),
+     .help = "ASCII only (no Unicode block elements)"},
+    {.name = "trace", .arg = "FILE", CMD_TO_STRING(struct explore_opts, trace),
+     .help = "lay a measured trace beside the simulation (T inside)"},
+    {.name = "lengths", .arg = "FILE", CMD_TO_STRING(struct explore_opts, lengths),
+     .help = "per-batch sequence lengths for the input-aware buckets (a)"},
+    {.name = "dump-screen", CMD_TO_BOOL(struct explore_opts, dump),
+     .help = "print one frame as text instead of opening the terminal"},
+    {.name = "size", .arg = "WxH", CMD_TO_CALL(explore_size, 0),
+     .help = "the frame size for --dump-screen (default 120x40)"},
+    {.name = "keys", .arg = "KEYS", CMD_TO_STRING(struct explore_opts, keys),
+     .help = "keys to press before the frame is drawn (\\n Enter, \\e Esc)"},
+    {.name = "max-iterations", .arg = "N",
+     CMD_TO_INT(struct explore_opts, max_iter, 1, 1 << 30),
+     .help = "quit after N idle ticks of 250 ms (headless test runs)"},
+    {0},
+};
+
+static int explore_exec(int argc, char **argv);
+
+const struct cmd_entry cmd_explore_entry = {
+    .name = "explore",
+    .summary = "the interactive explorer (the default command)",
+    .usage = explore_usage,
+    .plan_flags = true,
+    .options = explore_options,
+    .args_max = 1,
+    .args = "CONFIG or PLAN",
+    .exec = explore_exec,
+};
+
+/* --size WxH: the frame's width and height, each in [1, 1000]. */
+static int explore_size(void *opts, const struct cmd_option *o, const char *arg,
+                        struct mt_err *e)
+{
+    struct explore_opts *x = opts;
+    const char *by = strchr(arg, 'x');
+    char w[16];
+    long v[2];
+    size_t n = by ? (size_t)(by - arg) : sizeof w;
+    if (n < sizeof w) {
+        memcpy(w, arg, n);
+        w[n] = '\0';
+    }
+    if (n >= sizeof w || cmd_options_int(w, 1, 1000, &v[0], NULL) != MT_OK ||
+        cmd_options_int(by + 1, 1, 1000, &v[1], NULL) != MT_OK)
+        return err_set(e, MT_EINVAL, "'%s' is not WxH (e.g. 120x40)", arg);
+    x->w = (int)v[0];
+    x->h = (int)v[1];
+    return MT_OK;
+}
 
 /* Feeds --keys to the explorer: plain characters, \n, \e and \\. */
 static void explore_feed(struct explore *x, const char *keys)
@@ -53,82 +106,40 @@ static void explore_feed(struct explore *x, const char *keys)
     }
 }
 
-int cmd_explore(int argc, char **argv)
+static int explore_exec(int argc, char **argv)
 {
-    enum { OPT_ASCII = 1, OPT_DUMP, OPT_SIZE, OPT_KEYS, OPT_MAX_ITER, OPT_LENGTHS, OPT_TRACE };
-    static const struct option longopts[] = {
-        CMD_PLAN_LONG_OPTIONS,
-        {"ascii", no_argument, NULL, OPT_ASCII},
-        {"dump-screen", no_argument, NULL, OPT_DUMP},
-        {"size", required_argument, NULL, OPT_SIZE},
-        {"keys", required_argument, NULL, OPT_KEYS},
-        {"max-iterations", required_argument, NULL, OPT_MAX_ITER},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {"lengths", required_argument, NULL, OPT_LENGTHS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct explore_opts o = {.w = 120, .h = 40, .keys = ""};
     struct cmd_plan cp = {0};
-    bool ascii = false, dump = false;
-    int w = 120, h = 40;
-    long max_iter = 0;
-    const char *keys = "", *lengths = NULL, *trace = NULL;
     struct mt_err e = {0};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (cmd_plan_flag(&cp, opt, optarg))
-            continue;
-        switch (opt) {
-        case OPT_ASCII: ascii = true; break;
-        case OPT_DUMP: dump = true; break;
-        case OPT_SIZE: {
-            char tail;
-            if (sscanf(optarg, "%dx%d%c", &w, &h, &tail) != 2 || w < 1 || h < 1 || w > 1000 ||
-                h > 1000)
-                return cmd_usage_error("explore", "--size: '%s' is not WxH (e.g. 120x40)",
-                                       optarg);
-            break;
-        }
-        case OPT_KEYS: keys = optarg; break;
-        case OPT_TRACE: trace = optarg; break;
-        case OPT_LENGTHS: lengths = optarg; break;
-        case OPT_MAX_ITER:
-            if (str_parse_int(optarg, 1, 1 << 30, &max_iter, &e) != MT_OK)
-                return cmd_usage_error("explore", "--max-iterations: %s", e.msg);
-            break;
-        case 'h': fputs(explore_usage, stdout); return 0;
-        default: return cmd_usage_error("explore", "unknown option");
-        }
-    }
-    if (cmd_plan_positional(&cp, argc, argv, "explore", "CONFIG or PLAN") != 0)
-        return 2;
+    int first, st = cmd_options_parse(&cmd_explore_entry, argc, argv, &o, &cp, &first);
+    if (st != CMD_OPTIONS_RUN)
+        return st;
 
     struct config c;
     struct plan *loaded = NULL;
     if (cmd_plan_config(&cp, &c, &loaded, &e) != MT_OK)
         return cmd_fail("explore", &e);
-    if (lengths != NULL && seqlen_config_use_file(&c, lengths, NULL, &e) != MT_OK) {
+    if (o.lengths != NULL && seqlen_config_use_file(&c, o.lengths, NULL, &e) != MT_OK) {
         plan_free(loaded);
         return cmd_fail("explore", &e);
     }
-    bool utf8 = !ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    bool utf8 = !o.ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
     struct explore x;
     if (explore_init(&x, &c, loaded, utf8, &e) != MT_OK) {
         if (cp.path != NULL) /* a plan that cannot run: name the file (issue 9) */
             err_wrap(&e, "%s", cp.path);
         return cmd_fail("explore", &e);
     }
-    if (trace && explore_load_trace(&x, trace, &e) != MT_OK) {
+    if (o.trace && explore_load_trace(&x, o.trace, &e) != MT_OK) {
         explore_fini(&x);
         return cmd_fail("explore", &e);
     }
     int status = 0;
-    if (dump) {
-        struct cells *g = cells_new(w, h, utf8);
-        x.w = w, x.h = h;
+    if (o.dump) {
+        struct cells *g = cells_new(o.w, o.h, utf8);
+        x.w = o.w, x.h = o.h;
         explore_draw(&x, g); /* lays out once so that keys see the real width */
-        explore_feed(&x, keys);
+        explore_feed(&x, o.keys);
         explore_draw(&x, g);
         cells_dump(g, stdout);
         cells_free(g);
@@ -139,7 +150,7 @@ int cmd_explore(int argc, char **argv)
                             "frame, or mario-tui simulate)\n");
             return 2;
         }
-        if (screen_run(&x, (int)max_iter, &e) != MT_OK)
+        if (screen_run(&x, o.max_iter, &e) != MT_OK)
             status = cmd_fail("explore", &e);
     }
     explore_fini(&x);

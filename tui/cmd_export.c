@@ -27,27 +27,7 @@ static const char export_usage[] =
     "                        [--width PX] [--memory-view] [--comm] [--no-labels] [--title T]\n"
     "Draw a plan's simulated pipeline as a Gantt chart (one row per device, a lane per part,\n"
     "boxes coloured by op, idle time hatched) with a time axis, a legend and the step "
-    "time.\n\n" CMD_PLAN_FLAGS_HELP
-    "  --plan FILE              draw a saved plan (mario-plan JSON) instead of a config\n"
-    "  --passes WHICH           run Mario's passes and draw their steps: 'all' (base, ckpt,\n"
-    "                           overlap, redundancy, prepose) or a list of 0..4 such as 0,4\n"
-    "                           (0 = base, 1 = after apply-checkpoint, ..., 4 = final)\n"
-    "  -o, --output FILE        write FILE; the format follows its extension: .svg .pdf .png\n"
-    "                           pictures; .json the plan, .csv the plan as torch's schedule\n"
-    "                           CSV (torch.distributed.pipelining _load_csv; no CFW/RC)\n"
-    "  --svg FILE, --pdf FILE, --png FILE   write that format whatever the extension\n"
-    "  --width PX               picture width: pixels for PNG, points for PDF, user units for\n"
-    "                           SVG (default 1200, from 320 to 32768)\n"
-    "  --memory-view            add per-device peak-memory bars (static and activations, the\n"
-    "                           cap as a dashed line, red over the cap) and memory-over-time\n"
-    "                           curves, one strip per device\n"
-    "  --comm                   mark every send -> receive with a thin line\n"
-    "  --no-labels              no micro-batch numbers inside the boxes\n"
-    "  --title TEXT             replace the title made from the config\n"
-    "  -h, --help               this help\n"
-    "Several pass steps: SVG and PNG get one figure with a panel per step; a PDF gets one page\n"
-    "per step. All panels and pages share one time axis (t under unit costs, else ms).\n"
-    "Exit status: 0 ok, 1 a file could not be written, 2 bad usage or input.\n";
+    "time.\n\n";
 
 /* EXPORT_PLAN: the plan itself, JSON or torch's schedule CSV by extension (plan_save). */
 enum export_fmt { EXPORT_SVG, EXPORT_PDF, EXPORT_PNG, EXPORT_PLAN };
@@ -57,6 +37,73 @@ enum export_fmt { EXPORT_SVG, EXPORT_PDF, EXPORT_PNG, EXPORT_PLAN };
 struct export_out {
     enum export_fmt fmt;
     const char *path;
+};
+
+struct export_opts {
+    struct layout_opts lo;
+    int width;
+    struct export_out outs[EXPORT_MAX_OUT];
+    int n_out;
+    const char *plan_path;
+    bool passes;                /* --passes given: rows says which steps */
+    bool rows[PASS_ROW__COUNT]; /* else the base plan only */
+};
+
+static int export_passes(void *opts, const struct cmd_option *o, const char *arg,
+                         struct mt_err *e);
+static int export_output(void *opts, const struct cmd_option *o, const char *arg,
+                         struct mt_err *e);
+
+static const struct cmd_option export_options[] = {
+    {.name = "plan", .arg = "FILE", CMD_TO_STRING(struct export_opts, plan_path),
+     .help = "draw a saved plan (mario-plan JSON) instead of a config"},
+    {.name = "passes", .arg = "WHICH", CMD_TO_CALL(export_passes, 0),
+     .help = "run Mario's passes and draw their steps: 'all' (base, ckpt,\n"
+             "overlap, redundancy, prepose) or a list of 0..4 such as 0,4\n"
+             "(0 = base, 1 = after apply-checkpoint, ..., 4 = final)"},
+    {.name = "output", .letter = 'o', .arg = "FILE", CMD_TO_CALL(export_output, -1),
+     .help = "write FILE; the format follows its extension: .svg .pdf .png\n"
+             "pictures; .json the plan, .csv the plan as torch's schedule\n"
+             "CSV (torch.distributed.pipelining _load_csv; no CFW/RC)"},
+    {.name = "svg", .arg = "FILE", CMD_TO_CALL(export_output, EXPORT_SVG),
+     .help = "write FILE as SVG whatever its extension"},
+    {.name = "pdf", .arg = "FILE", CMD_TO_CALL(export_output, EXPORT_PDF),
+     .help = "write FILE as PDF whatever its extension"},
+    {.name = "png", .arg = "FILE", CMD_TO_CALL(export_output, EXPORT_PNG),
+     .help = "write FILE as PNG whatever its extension"},
+    {.name = "width", .arg = "PX",
+     CMD_TO_INT(struct export_opts, width, LAYOUT_MIN_WIDTH, LAYOUT_MAX_WIDTH),
+     .help = "picture width: pixels for PNG, points for PDF, user units for\n"
+             "SVG (default 1200, from 320 to 32768)"},
+    {.name = "memory-view", CMD_TO_BOOL(struct export_opts, lo.memory),
+     .help = "add per-device peak-memory bars (static and activations, the\n"
+             "cap as a dashed line, red over the cap) and memory-over-time\n"
+             "curves, one strip per device"},
+    {.name = "comm", CMD_TO_BOOL(struct export_opts, lo.comm),
+     .help = "mark every send -> receive with a thin line"},
+    {.name = "no-labels", CMD_TO_BOOL(struct export_opts, lo.no_labels),
+     .help = "no micro-batch numbers inside the boxes"},
+    {.name = "title", .arg = "TEXT", CMD_TO_STRING(struct export_opts, lo.title),
+     .help = "replace the title made from the config"},
+    {0},
+};
+
+static int export_exec(int argc, char **argv);
+
+const struct cmd_entry cmd_export_entry = {
+    .name = "export",
+    .summary = "draw a plan: Gantt chart and memory as SVG, PDF or PNG",
+    .usage = export_usage,
+    .plan_flags = true,
+    .options = export_options,
+    .footer =
+        "Several pass steps: SVG and PNG get one figure with a panel per step; a PDF gets one "
+        "page\n"
+        "per step. All panels and pages share one time axis (t under unit costs, else ms).\n"
+        "Exit status: 0 ok, 1 a file could not be written, 2 bad usage or input.\n",
+    .args_max = 1,
+    .args = "CONFIG",
+    .exec = export_exec,
 };
 
 static int export_fmt_of(const char *path, enum export_fmt *fmt)
@@ -89,14 +136,38 @@ static int export_parse_passes(const char *s, bool rows[PASS_ROW__COUNT], struct
     const char *p = s;
     for (;;) {
         if (*p < '0' || *p > '0' + PASS_ROW__COUNT - 1 || (p[1] != ',' && p[1] != '\0'))
-            return err_set(e, MT_EINVAL,
-                           "--passes: '%s' is not 'all' or a list of steps 0..%d (e.g. 0,4)", s,
-                           PASS_ROW__COUNT - 1);
+            return err_set(e, MT_EINVAL, "'%s' is not 'all' or a list of steps 0..%d (e.g. 0,4)",
+                           s, PASS_ROW__COUNT - 1);
         rows[*p - '0'] = true;
         if (p[1] == '\0')
             return MT_OK;
         p += 2;
     }
+}
+
+static int export_passes(void *opts, const struct cmd_option *o, const char *arg,
+                         struct mt_err *e)
+{
+    struct export_opts *x = opts;
+    x->passes = true;
+    return export_parse_passes(arg, x->rows, e);
+}
+
+/* -o FILE (.value -1: the format from the extension), or --svg, --pdf, --png FILE. */
+static int export_output(void *opts, const struct cmd_option *o, const char *arg,
+                         struct mt_err *e)
+{
+    struct export_opts *x = opts;
+    enum export_fmt fmt = (enum export_fmt)o->value;
+    if (o->value < 0 && export_fmt_of(arg, &fmt) != 0)
+        return err_set(e, MT_EINVAL,
+                       "cannot tell the format of '%s' from its extension (.svg, .pdf, .png; "
+                       ".json or .csv for the plan; or use --svg/--pdf/--png)",
+                       arg);
+    if (x->n_out == EXPORT_MAX_OUT)
+        return err_set(e, MT_EINVAL, "at most %d output files", EXPORT_MAX_OUT);
+    x->outs[x->n_out++] = (struct export_out){fmt, arg};
+    return MT_OK;
 }
 
 static const char *export_fmt_name(enum export_fmt f)
@@ -165,108 +236,36 @@ static int export_write(const struct layout_panel *panels, int n, const struct l
     return status;
 }
 
-int cmd_export(int argc, char **argv)
+static int export_exec(int argc, char **argv)
 {
-    enum {
-        OPT_PLAN = 1,
-        OPT_PASSES,
-        OPT_SVG,
-        OPT_PDF,
-        OPT_PNG,
-        OPT_WIDTH,
-        OPT_MEMORY,
-        OPT_COMM,
-        OPT_NO_LABELS,
-        OPT_TITLE,
-    };
-    static const struct option longopts[] = {
-        CMD_PLAN_LONG_OPTIONS,
-        {"plan", required_argument, NULL, OPT_PLAN},
-        {"passes", required_argument, NULL, OPT_PASSES},
-        {"output", required_argument, NULL, 'o'},
-        {"svg", required_argument, NULL, OPT_SVG},
-        {"pdf", required_argument, NULL, OPT_PDF},
-        {"png", required_argument, NULL, OPT_PNG},
-        {"width", required_argument, NULL, OPT_WIDTH},
-        {"memory-view", no_argument, NULL, OPT_MEMORY},
-        {"comm", no_argument, NULL, OPT_COMM},
-        {"no-labels", no_argument, NULL, OPT_NO_LABELS},
-        {"title", required_argument, NULL, OPT_TITLE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct export_opts o = {.rows = {true}};
     struct cmd_plan cp = {0};
-    struct layout_opts lo = {0};
-    struct export_out outs[EXPORT_MAX_OUT];
-    int n_out = 0;
-    const char *plan_path = NULL, *passes = NULL;
     struct mt_err e = {0};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-        if (cmd_plan_flag(&cp, opt, optarg))
-            continue;
-        enum export_fmt fmt = EXPORT_SVG;
-        switch (opt) {
-        case OPT_PLAN: plan_path = optarg; continue;
-        case OPT_PASSES: passes = optarg; continue;
-        case OPT_WIDTH: {
-            long w;
-            if (str_parse_int(optarg, (long)LAYOUT_MIN_WIDTH, (long)LAYOUT_MAX_WIDTH, &w, &e) !=
-                MT_OK)
-                return cmd_usage_error("export", "--width: %s", e.msg);
-            lo.width = (double)w;
-            continue;
-        }
-        case OPT_MEMORY: lo.memory = true; continue;
-        case OPT_COMM: lo.comm = true; continue;
-        case OPT_NO_LABELS: lo.no_labels = true; continue;
-        case OPT_TITLE: lo.title = optarg; continue;
-        case 'h': fputs(export_usage, stdout); return 0;
-        case 'o':
-            if (export_fmt_of(optarg, &fmt) != 0)
-                return cmd_usage_error("export",
-                                       "-o %s: cannot tell the format from the extension "
-                                       "(.svg, .pdf, .png; .json or .csv for the plan; or "
-                                       "use --svg/--pdf/--png)",
-                                       optarg);
-            break;
-        case OPT_SVG: fmt = EXPORT_SVG; break;
-        case OPT_PDF: fmt = EXPORT_PDF; break;
-        case OPT_PNG: fmt = EXPORT_PNG; break;
-        default: return cmd_usage_error("export", "unknown option");
-        }
-        if (n_out == EXPORT_MAX_OUT)
-            return cmd_usage_error("export", "at most %d output files", EXPORT_MAX_OUT);
-        outs[n_out].fmt = fmt;
-        outs[n_out].path = optarg;
-        n_out++;
-    }
-    if (argc - optind > 1)
-        return cmd_usage_error("export", "one CONFIG at most (got %d)", argc - optind);
-    if (plan_path && optind < argc)
+    int first, status = cmd_options_parse(&cmd_export_entry, argc, argv, &o, &cp, &first);
+    if (status != CMD_OPTIONS_RUN)
+        return status;
+    if (o.plan_path && first < argc)
         return cmd_usage_error("export", "give a CONFIG or --plan FILE, not both");
-    if (n_out == 0)
+    if (o.n_out == 0)
         return cmd_usage_error("export", "no output file: give -o FILE.svg|.pdf|.png|.json|.csv");
-    bool rows[PASS_ROW__COUNT] = {true};
-    if (passes && export_parse_passes(passes, rows, &e) != MT_OK)
-        return cmd_usage_error("export", "%s", e.msg);
-    cp.path = plan_path ? plan_path : optind < argc ? argv[optind] : NULL;
+    if (o.plan_path)
+        cp.path = o.plan_path;
+    o.lo.width = o.width;
 
     struct plan *p = NULL;
     if (cmd_plan_build(&cp, &p, &e) != MT_OK)
         return cmd_fail("export", &e);
 
     struct layout_panel panels[PASS_ROW__COUNT];
-    int n = 0, status;
-    if (passes == NULL) {
+    int n = 0;
+    if (!o.passes) {
         struct sim_result r;
         if (sim_run(p, &r, &e) != MT_OK) {
             plan_free(p);
             return cmd_fail("export", &e);
         }
         panels[n++] = (struct layout_panel){.plan = p, .sim = &r};
-        status = export_write(panels, n, &lo, outs, n_out, &e);
+        status = export_write(panels, n, &o.lo, o.outs, o.n_out, &e);
         sim_result_fini(&r);
     } else {
         struct pass_pipeline pl;
@@ -276,12 +275,12 @@ int cmd_export(int argc, char **argv)
         }
         for (int row = 0; row < PASS_ROW__COUNT; row++) {
             const struct pass_step *st = pass_pipeline_row(&pl, (enum pass_row)row);
-            if (!rows[row] || st == NULL)
+            if (!o.rows[row] || st == NULL)
                 continue;
             panels[n++] = (struct layout_panel){
                 .name = pass_row_name((enum pass_row)row), .plan = st->plan, .sim = &st->sim};
         }
-        status = export_write(panels, n, &lo, outs, n_out, &e);
+        status = export_write(panels, n, &o.lo, o.outs, o.n_out, &e);
         pass_pipeline_fini(&pl);
     }
     plan_free(p);

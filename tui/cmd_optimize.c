@@ -31,12 +31,39 @@ static const char optimize_usage[] =
     "              repeat while the step time improves. This is the optimized plan.\n"
     "  lmbs        (--lmbs) the optimized plan with twice the micro-batch size and half the\n"
     "              micro-batches (same global batch), if the memory cap allows\n"
-    "\n" CMD_PLAN_FLAGS_HELP "  --lmbs                   add the larger-micro-batch row\n"
-    "  --json                   print one JSON object instead of the table\n"
-    "  --plan-out FILE          save the optimized plan (mario-plan JSON)\n"
-    "  -h, --help               this help\n"
-    "Exit status: 0 ok, 1 the optimized plan is over the memory cap or a file could not be\n"
-    "written, 2 bad usage or input.\n";
+    "\n";
+
+struct optimize_opts {
+    bool json;
+    const char *plan_out;
+    struct pass_lmbs lm;
+};
+
+static const struct cmd_option optimize_options[] = {
+    {.name = "lmbs", CMD_TO_BOOL(struct optimize_opts, lm.asked),
+     .help = "add the larger-micro-batch row"},
+    {.name = "json", CMD_TO_BOOL(struct optimize_opts, json),
+     .help = "print one JSON object instead of the table"},
+    {.name = "plan-out", .arg = "FILE", CMD_TO_STRING(struct optimize_opts, plan_out),
+     .help = "save the optimized plan (mario-plan JSON)"},
+    {0},
+};
+
+static int optimize_exec(int argc, char **argv);
+
+const struct cmd_entry cmd_optimize_entry = {
+    .name = "optimize",
+    .summary = "Mario's four passes, step by step: time, throughput, memory",
+    .usage = optimize_usage,
+    .plan_flags = true,
+    .options = optimize_options,
+    .footer =
+        "Exit status: 0 ok, 1 the optimized plan is over the memory cap or a file could not be\n"
+        "written, 2 bad usage or input.\n",
+    .args_max = 1,
+    .args = "CONFIG",
+    .exec = optimize_exec,
+};
 
 static void optimize_mem(bool unit, double v, char *buf, size_t n)
 {
@@ -95,36 +122,13 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
         printf("lmbs: %s\n", lm->note);
 }
 
-int cmd_optimize(int argc, char **argv)
+static int optimize_exec(int argc, char **argv)
 {
-    enum { OPT_JSON = 1, OPT_PLAN_OUT, OPT_LMBS };
-    static const struct option longopts[] = {
-        CMD_PLAN_LONG_OPTIONS,
-        {"json", no_argument, NULL, OPT_JSON},
-        {"plan-out", required_argument, NULL, OPT_PLAN_OUT},
-        {"lmbs", no_argument, NULL, OPT_LMBS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct optimize_opts o = {0};
     struct cmd_plan cp = {0};
-    bool json = false;
-    struct pass_lmbs lm = {0};
-    const char *plan_out = NULL;
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (cmd_plan_flag(&cp, opt, optarg))
-            continue;
-        switch (opt) {
-        case OPT_JSON: json = true; break;
-        case OPT_PLAN_OUT: plan_out = optarg; break;
-        case OPT_LMBS: lm.asked = true; break;
-        case 'h': fputs(optimize_usage, stdout); return 0;
-        default: return cmd_usage_error("optimize", "unknown option");
-        }
-    }
-    if (cmd_plan_positional(&cp, argc, argv, "optimize", "CONFIG") != 0)
-        return 2;
+    int first, st = cmd_options_parse(&cmd_optimize_entry, argc, argv, &o, &cp, &first);
+    if (st != CMD_OPTIONS_RUN)
+        return st;
 
     struct mt_err e = {0};
     struct plan *p = NULL;
@@ -137,14 +141,14 @@ int cmd_optimize(int argc, char **argv)
     }
     struct pass_summary rows[PASS_ROW__COUNT];
     pass_summaries(&pl, rows);
-    if (lm.asked)
-        pass_lmbs(plan_config(p), &lm);
-    if (json) {
-        char *text = pass_report_json(p, &pl, rows, &lm);
+    if (o.lm.asked)
+        pass_lmbs(plan_config(p), &o.lm);
+    if (o.json) {
+        char *text = pass_report_json(p, &pl, rows, &o.lm);
         puts(text);
         free(text);
     } else {
-        optimize_print_table(p, &pl, rows, &lm);
+        optimize_print_table(p, &pl, rows, &o.lm);
     }
     int status = 0;
     const struct pass_step *fin = pass_pipeline_final(&pl);
@@ -159,7 +163,7 @@ int cmd_optimize(int argc, char **argv)
                 cap, over, fin->sim.oom_device);
         status = 1;
     }
-    if (plan_out && plan_save(fin->plan, plan_out, &e) != MT_OK)
+    if (o.plan_out && plan_save(fin->plan, o.plan_out, &e) != MT_OK)
         status = cmd_fail("optimize", &e);
     pass_pipeline_fini(&pl);
     plan_free(p);

@@ -19,23 +19,77 @@
 #include "util/err.h"
 #include "util/str.h"
 
-bool cmd_plan_flag(struct cmd_plan *cp, int opt, const char *arg)
+/* --help: what CONFIG is, before the plan flags. */
+static const char cmd_plan_config_help[] =
+    "  CONFIG                   a config JSON, a Hugging Face config.json, a plan JSON or\n"
+    "                           torch's schedule CSV (*.csv; its model and costs from the\n"
+    "                           flags) (default: GPT3-1.6B on 8 x A100-40G, V, global batch\n"
+    "                           128)\n";
+
+/* The plan flags' table: the parser (tui/cmd_options.c) records them in order, and
+ * cmd_plan_apply applies them once the CONFIG file is read. */
+const struct cmd_option cmd_plan_options[] = {
+    {.name = "model", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_MODEL,
+     .heading = cmd_plan_config_help,
+     .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny"},
+    {.name = "scheme", .arg = "S", .type = CMD_PLAN, .value = CMD_PLAN_SCHEME,
+     .help = "V (1F1B) | X (Chimera) | W (interleaved) | GPipe |\n"
+             "Async (PipeMare) | PipeDream (no flush between iterations) |\n"
+             "split backward: ZB-H1 | ZB-H2 | ZB-V | ZB-W | DualPipeV"},
+    {.name = "devices", .arg = "D", .type = CMD_PLAN, .value = CMD_PLAN_DEVICES,
+     .help = "devices (pp x dp)"},
+    {.name = "dp", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_DP,
+     .help = "data-parallel degree (default 1)"},
+    {.name = "microbatches", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_MICROBATCHES,
+     .help = "micro-batches per iteration (overrides the global batch)"},
+    {.name = "micro-batch-size", .arg = "B", .type = CMD_PLAN, .value = CMD_PLAN_MBS,
+     .help = "samples per micro-batch"},
+    {.name = "global-batch", .arg = "G", .type = CMD_PLAN, .value = CMD_PLAN_GLOBAL_BATCH,
+     .help = "samples per iteration"},
+    {.name = "chunks", .arg = "V", .type = CMD_PLAN, .value = CMD_PLAN_CHUNKS,
+     .help = "chunks per device for W and ZB-W (default 2)"},
+    {.name = "memory", .arg = "SIZE", .type = CMD_PLAN, .value = CMD_PLAN_MEMORY,
+     .help = "memory cap per device, e.g. 40G"},
+    {.name = "device", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_DEVICE,
+     .help = "device preset: A100-40G A100-80G H100-80G H200"},
+    {.name = "unit-costs", .arg = "F,B,RC[,W]", .type = CMD_PLAN, .value = CMD_PLAN_UNIT_COSTS,
+     .help = "unit costs: times in t, memory in units of M_theta; B is the\n"
+             "whole backward, W its weight-gradient part (default B/2)"},
+    {.name = "blocking-send", .type = CMD_PLAN, .value = CMD_PLAN_BLOCKING,
+     .help = "rendezvous p2p: a send waits for its receive"},
+    {.name = "iterations", .arg = "K", .type = CMD_PLAN, .value = CMD_PLAN_ITERATIONS,
+     .help = "iterations one plan spans (Async, PipeDream; default 1)"},
+    {.name = "update-interval", .arg = "U", .type = CMD_PLAN, .value = CMD_PLAN_UPDATE_INTERVAL,
+     .help = "backwards per optimizer step of a stage (Async, PipeDream;\ndefault 1)"},
+    {.name = "calibration", .arg = "FILE", .type = CMD_PLAN, .value = CMD_PLAN_CALIBRATION,
+     .help = "measured costs from `mario-tui profile` in place of the\n"
+             "analytic ones (a plan keeps its instructions)"},
+    {0},
+};
+
+int cmd_plan_record(struct cmd_plan *cp, int opt, const char *arg, struct mt_err *e)
 {
-    if (opt < CMD_OPT_MODEL || opt >= CMD_OPT__PLAN_END)
-        return false;
-    if (cp->n_over < CMD_PLAN_MAX_OVERRIDES) {
-        cp->over[cp->n_over].opt = opt;
-        cp->over[cp->n_over].arg = arg;
-        cp->n_over++;
-    }
-    return true;
+    if (cp->n_over == CMD_PLAN_MAX_OVERRIDES)
+        return err_set(e, MT_EINVAL, "more than %d plan flags", CMD_PLAN_MAX_OVERRIDES);
+    cp->over[cp->n_over].opt = opt;
+    cp->over[cp->n_over].arg = arg;
+    cp->n_over++;
+    return MT_OK;
+}
+
+bool cmd_plan_given(const struct cmd_plan *cp, int opt)
+{
+    for (int i = 0; i < cp->n_over; i++)
+        if (cp->over[i].opt == opt)
+            return true;
+    return false;
 }
 
 static int cmd_plan_int(const char *flag, const char *arg, long lo, long hi, int *out,
                         struct mt_err *e)
 {
     long v;
-    if (str_parse_int(arg, lo, hi, &v, e) != MT_OK)
+    if (cmd_options_int(arg, lo, hi, &v, e) != MT_OK)
         return err_wrap(e, "--%s", flag);
     *out = (int)v;
     return MT_OK;
@@ -44,52 +98,52 @@ static int cmd_plan_int(const char *flag, const char *arg, long lo, long hi, int
 static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_err *e)
 {
     switch (opt) {
-    case CMD_OPT_MODEL:
+    case CMD_PLAN_MODEL:
         if (presets_model(arg, &c->model, e) != MT_OK)
             return err_wrap(e, "--model");
         return MT_OK;
-    case CMD_OPT_SCHEME:
+    case CMD_PLAN_SCHEME:
         if (config_scheme_parse(arg, &c->scheme, e) != MT_OK)
             return err_wrap(e, "--scheme");
         return MT_OK;
-    case CMD_OPT_DEVICES:
+    case CMD_PLAN_DEVICES:
         return cmd_plan_int("devices", arg, 1, CONFIG_MAX_DEVICES, &c->num_device, e);
-    case CMD_OPT_DP:
+    case CMD_PLAN_DP:
         return cmd_plan_int("dp", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.dp, e);
-    case CMD_OPT_MICROBATCHES:
+    case CMD_PLAN_MICROBATCHES:
         return cmd_plan_int("microbatches", arg, 1, CONFIG_MAX_MICROBATCHES, &c->num_microbatches,
                             e);
-    case CMD_OPT_MBS:
+    case CMD_PLAN_MBS:
         TRY(cmd_plan_int("micro-batch-size", arg, 1, 1 << 20, &c->micro_batch_size, e));
         return MT_OK;
-    case CMD_OPT_GLOBAL_BATCH:
+    case CMD_PLAN_GLOBAL_BATCH:
         TRY(cmd_plan_int("global-batch", arg, 1, 1 << 30, &c->global_batch_size, e));
         c->num_microbatches = 0;
         return MT_OK;
-    case CMD_OPT_CHUNKS:
+    case CMD_PLAN_CHUNKS:
         return cmd_plan_int("chunks", arg, 1, CONFIG_MAX_CHUNKS, &c->chunks, e);
-    case CMD_OPT_MEMORY:
+    case CMD_PLAN_MEMORY:
         if (str_parse_bytes(arg, &c->memory_per_device, e) != MT_OK)
             return err_wrap(e, "--memory");
         return MT_OK;
-    case CMD_OPT_DEVICE:
+    case CMD_PLAN_DEVICE:
         if (presets_device(arg, &c->cluster.device, e) != MT_OK)
             return err_wrap(e, "--device");
         c->memory_per_device = c->cluster.device.mem_bytes;
         return MT_OK;
-    case CMD_OPT_UNIT_COSTS:
+    case CMD_PLAN_UNIT_COSTS:
         if (config_unit_costs_parse(arg, &c->unit, e) != MT_OK)
             return err_wrap(e, "--unit-costs");
         return MT_OK;
-    case CMD_OPT_BLOCKING:
+    case CMD_PLAN_BLOCKING:
         c->blocking_send = true;
         return MT_OK;
-    case CMD_OPT_ITERATIONS:
+    case CMD_PLAN_ITERATIONS:
         return cmd_plan_int("iterations", arg, 1, CONFIG_MAX_ITERATIONS, &c->iterations, e);
-    case CMD_OPT_UPDATE_INTERVAL:
+    case CMD_PLAN_UPDATE_INTERVAL:
         return cmd_plan_int("update-interval", arg, 1, CONFIG_MAX_MICROBATCHES,
                             &c->update_interval, e);
-    case CMD_OPT_CALIBRATION:
+    case CMD_PLAN_CALIBRATION:
         if (profile_load(arg, &c->profile, e) != MT_OK)
             return err_wrap(e, "--calibration");
         return MT_OK;
@@ -207,7 +261,7 @@ int cmd_plan_config(const struct cmd_plan *cp, struct config *out, struct plan *
      * calibrated config */
     int changing = 0;
     for (int i = 0; i < cp->n_over && !(cp->path && plan_path_is_csv(cp->path)); i++)
-        changing += cp->over[i].opt != CMD_OPT_CALIBRATION;
+        changing += cp->over[i].opt != CMD_PLAN_CALIBRATION;
     if (plan_out && loaded && changing == 0 && cp->n_over > 0) {
         struct plan *q = plan_new(out, plan_geom(loaded));
         for (int d = 0; d < plan_devices(loaded); d++)
@@ -260,15 +314,6 @@ int cmd_plan_build(const struct cmd_plan *cp, struct plan **out, struct mt_err *
     *out = NULL;
     TRY(cmd_plan_config(cp, &c, &loaded, e));
     return cmd_plan_finish(cp, &c, loaded, out, e);
-}
-
-int cmd_plan_positional(struct cmd_plan *cp, int argc, char **argv, const char *cmd,
-                        const char *what)
-{
-    if (argc - optind > 1)
-        return cmd_usage_error(cmd, "one %s at most (got %d)", what, argc - optind);
-    cp->path = optind < argc ? argv[optind] : NULL;
-    return 0;
 }
 
 int cmd_fail(const char *cmd, const struct mt_err *e)

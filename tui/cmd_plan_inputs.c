@@ -31,22 +31,50 @@ static const char plan_inputs_usage[] =
     "Input-aware checkpointing (Mimose on Mario's plans): for each bucket of sequence lengths,\n"
     "the layers each stage checkpoints so that every device fits the memory cap with the least\n"
     "recompute; the expected throughput over the lengths beside full checkpointing and one\n"
-    "static plan made for the longest batch.\n\n" CMD_PLAN_FLAGS_HELP
-    "  --lengths FILE           per-batch lengths, one whole number of tokens each ('#'\n"
-    "                           comments); default: the config's model.seq_length (a number,\n"
-    "                           {\"values\": [...], \"weights\": [...]} or a file path)\n"
-    "  --bucket W               plans are cached per W tokens of length (default 64); a\n"
-    "                           batch is planned, and padded, to its bucket's longest length\n"
-    "  --exact                  also run the exact search where it is small enough and report\n"
-    "                           how far the greedy planner is from it\n"
-    "  --exec-bytes             the executor's own bytes (exact, fp32: what `mario-tui run`\n"
-    "                           measures, buffers between instructions aside) in place of the\n"
-    "                           analytic estimate\n"
-    "  --json                   one JSON object: buckets (seq_length, checkpointed_layers per\n"
-    "                           stage, peak_memory, step_time), expected_throughput, ...\n"
-    "  -h, --help               this help\n"
-    "Exit status: 0 ok, 1 failure, 2 bad usage or input (a bad lengths file, a length beyond\n"
-    "the model's positions, a cap no plan meets for the longest batch).\n";
+    "static plan made for the longest batch.\n\n";
+
+struct plan_inputs_opts {
+    const char *lengths;
+    int width;
+    bool exact, exec_bytes, json;
+};
+
+static const struct cmd_option plan_inputs_options[] = {
+    {.name = "lengths", .arg = "FILE", CMD_TO_STRING(struct plan_inputs_opts, lengths),
+     .help = "per-batch lengths, one whole number of tokens each ('#'\n"
+             "comments); default: the config's model.seq_length (a number,\n"
+             "{\"values\": [...], \"weights\": [...]} or a file path)"},
+    {.name = "bucket", .arg = "W", CMD_TO_INT(struct plan_inputs_opts, width, 1, 1 << 20),
+     .help = "plans are cached per W tokens of length (default 64); a\n"
+             "batch is planned, and padded, to its bucket's longest length"},
+    {.name = "exact", CMD_TO_BOOL(struct plan_inputs_opts, exact),
+     .help = "also run the exact search where it is small enough and report\n"
+             "how far the greedy planner is from it"},
+    {.name = "exec-bytes", CMD_TO_BOOL(struct plan_inputs_opts, exec_bytes),
+     .help = "the executor's own bytes (exact, fp32: what `mario-tui run`\n"
+             "measures, buffers between instructions aside) in place of the\n"
+             "analytic estimate"},
+    {.name = "json", CMD_TO_BOOL(struct plan_inputs_opts, json),
+     .help = "one JSON object: buckets (seq_length, checkpointed_layers per\n"
+             "stage, peak_memory, step_time), expected_throughput, ..."},
+    {0},
+};
+
+static int plan_inputs_exec(int argc, char **argv);
+
+const struct cmd_entry cmd_plan_inputs_entry = {
+    .name = "plan-inputs",
+    .summary = "input-aware checkpointing: a plan per length bucket",
+    .usage = plan_inputs_usage,
+    .plan_flags = true,
+    .options = plan_inputs_options,
+    .footer =
+        "Exit status: 0 ok, 1 failure, 2 bad usage or input (a bad lengths file, a length beyond\n"
+        "the model's positions, a cap no plan meets for the longest batch).\n",
+    .args_max = 1,
+    .args = "CONFIG",
+    .exec = plan_inputs_exec,
+};
 
 static double plan_inputs_now_ms(void)
 {
@@ -117,57 +145,26 @@ static void plan_inputs_exec_bytes(int s, struct cost_model *cost, void *ctx)
         cost_stage_bytes_exec(ctx, s, &cost->stage[j]);
 }
 
-int cmd_plan_inputs(int argc, char **argv)
+static int plan_inputs_exec(int argc, char **argv)
 {
-    enum { OPT_JSON = 1, OPT_LENGTHS, OPT_BUCKET, OPT_EXACT, OPT_EXEC_BYTES };
-    static const struct option longopts[] = {
-        CMD_PLAN_LONG_OPTIONS,
-        {"lengths", required_argument, NULL, OPT_LENGTHS},
-        {"bucket", required_argument, NULL, OPT_BUCKET},
-        {"exact", no_argument, NULL, OPT_EXACT},
-        {"exec-bytes", no_argument, NULL, OPT_EXEC_BYTES},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct plan_inputs_opts o = {.width = PLAN_INPUTS_DEFAULT_BUCKET};
     struct cmd_plan cpf = {0};
-    bool json = false, exact = false, exec_bytes = false;
-    const char *lengths = NULL;
-    long width = PLAN_INPUTS_DEFAULT_BUCKET;
     struct mt_err e = {0};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (cmd_plan_flag(&cpf, opt, optarg))
-            continue;
-        switch (opt) {
-        case OPT_JSON: json = true; break;
-        case OPT_EXACT: exact = true; break;
-        case OPT_EXEC_BYTES: exec_bytes = true; break;
-        case OPT_LENGTHS: lengths = optarg; break;
-        case OPT_BUCKET:
-            if (str_parse_int(optarg, 1, 1 << 20, &width, &e) != MT_OK)
-                return cmd_usage_error("plan-inputs", "--bucket: %s", e.msg);
-            break;
-        case 'h': fputs(plan_inputs_usage, stdout); return 0;
-        default: return cmd_usage_error("plan-inputs", "unknown option");
-        }
-    }
-    if (argc - optind > 1)
-        return cmd_usage_error("plan-inputs", "one CONFIG at most (got %d)", argc - optind);
-    cpf.path = optind < argc ? argv[optind] : NULL;
+    int first, st = cmd_options_parse(&cmd_plan_inputs_entry, argc, argv, &o, &cpf, &first);
+    if (st != CMD_OPTIONS_RUN)
+        return st;
 
     struct config c;
     if (cmd_plan_config(&cpf, &c, NULL, &e) != MT_OK)
         return cmd_fail("plan-inputs", &e);
     struct seqlen_sample smp;
     char src[300];
-    int rc = lengths != NULL ? seqlen_config_use_file(&c, lengths, &smp, &e)
-                             : seqlen_sample_load(&c, &smp, &e);
+    int rc = o.lengths != NULL ? seqlen_config_use_file(&c, o.lengths, &smp, &e)
+                               : seqlen_sample_load(&c, &smp, &e);
     if (rc != MT_OK)
         return cmd_fail("plan-inputs", &e);
-    if (lengths != NULL)
-        snprintf(src, sizeof src, "%s", lengths);
+    if (o.lengths != NULL)
+        snprintf(src, sizeof src, "%s", o.lengths);
     else if (c.seqlen.kind == SEQLEN_FILE)
         snprintf(src, sizeof src, "%s", c.seqlen.path);
     else if (c.seqlen.kind == SEQLEN_DIST)
@@ -179,11 +176,11 @@ int cmd_plan_inputs(int argc, char **argv)
     double t0 = plan_inputs_now_ms();
     rc = ckpt_plan_new(&c, smp.max_len, &cp, &e);
     double setup_ms = plan_inputs_now_ms() - t0;
-    if (rc == MT_OK && exec_bytes)
+    if (rc == MT_OK && o.exec_bytes)
         ckpt_plan_set_bytes(cp, plan_inputs_exec_bytes, (void *)ckpt_plan_config(cp));
     struct ckpt_plan_report r;
     if (rc == MT_OK)
-        rc = ckpt_plan_report_build(cp, &smp, (int)width, exact, &r, &e);
+        rc = ckpt_plan_report_build(cp, &smp, o.width, o.exact, &r, &e);
     if (rc != MT_OK) {
         ckpt_plan_free(cp);
         seqlen_sample_fini(&smp);
@@ -192,12 +189,12 @@ int cmd_plan_inputs(int argc, char **argv)
         return cmd_fail("plan-inputs", &e);
     }
     r.setup_ms = setup_ms;
-    if (json) {
-        char *text = ckpt_plan_report_json(cp, &r, &smp, src, exact);
+    if (o.json) {
+        char *text = ckpt_plan_report_json(cp, &r, &smp, src, o.exact);
         puts(text);
         free(text);
     } else {
-        plan_inputs_table(cp, &r, &smp, src, exact);
+        plan_inputs_table(cp, &r, &smp, src, o.exact);
     }
     ckpt_plan_report_fini(&r);
     ckpt_plan_free(cp);

@@ -51,19 +51,57 @@ static const char profile_usage[] =
     "recompute time (medians per run), optimizer step and allreduce (by parameters), static\n"
     "and dynamic memory, message buffers and p2p latency, written as a calibration that every\n"
     "command takes with --calibration FILE.\n"
-    "The calibration records the device it was measured on.\n\n" CMD_PLAN_FLAGS_HELP
-    "  (without CONFIG and --model the model is the tiny preset)\n"
-    "  --backend B              executor backend: cpu (default), cuda, nccl\n"
-    "  --out FILE               where to write the calibration (default calibration.json)\n"
-    "  --layer-counts L,...     layers per stage (default 1,2,3)\n"
-    "  --mb-counts N,...        micro-batches per run (default 2,4)\n"
-    "  --steps K                steps per run; the first warms up and is not counted\n"
-    "                           (default 4)\n"
-    "  --keep DIR               keep the runs' plans, traces and logs in DIR\n"
-    "  --json                   print the calibration (with its observations) instead of the\n"
-    "                           table\n"
-    "  -h, --help               this help\n"
-    "Exit status: 0 ok, 1 a run or the fit failed, 2 bad usage or input.\n";
+    "The calibration records the device it was measured on.\n\n";
+
+struct profile_counts {
+    int v[PROFILE_MAX_COUNTS], n;
+};
+
+struct profile_opts {
+    int backend; /* in cmd_run_backends */
+    const char *out, *keep;
+    struct profile_counts layers, mbs;
+    int steps;
+    bool json;
+};
+
+static int profile_counts_opt(void *opts, const struct cmd_option *o, const char *arg,
+                              struct mt_err *e);
+
+static const struct cmd_option profile_options[] = {
+    {.name = "backend", .arg = "B", CMD_TO_CHOICE(struct profile_opts, backend, cmd_run_backends),
+     .heading = "  (without CONFIG and --model the model is the tiny preset)\n",
+     .help = "executor backend: cpu (default), cuda, nccl"},
+    {.name = "out", .arg = "FILE", CMD_TO_STRING(struct profile_opts, out),
+     .help = "where to write the calibration (default calibration.json)"},
+    {.name = "layer-counts", .arg = "L,...", CMD_TO_CALL(profile_counts_opt, 64),
+     .at = CMD_AT(struct profile_opts, layers, struct profile_counts),
+     .help = "layers per stage (default 1,2,3)"},
+    {.name = "mb-counts", .arg = "N,...", CMD_TO_CALL(profile_counts_opt, 256),
+     .at = CMD_AT(struct profile_opts, mbs, struct profile_counts),
+     .help = "micro-batches per run (default 2,4)"},
+    {.name = "steps", .arg = "K", CMD_TO_INT(struct profile_opts, steps, 2, 1000),
+     .help = "steps per run; the first warms up and is not counted\n(default 4)"},
+    {.name = "keep", .arg = "DIR", CMD_TO_STRING(struct profile_opts, keep),
+     .help = "keep the runs' plans, traces and logs in DIR"},
+    {.name = "json", CMD_TO_BOOL(struct profile_opts, json),
+     .help = "print the calibration (with its observations) instead of the\ntable"},
+    {0},
+};
+
+static int profile_exec(int argc, char **argv);
+
+const struct cmd_entry cmd_profile_entry = {
+    .name = "profile",
+    .summary = "measure this machine on the executor: a calibration for --calibration",
+    .usage = profile_usage,
+    .plan_flags = true,
+    .options = profile_options,
+    .footer = "Exit status: 0 ok, 1 a run or the fit failed, 2 bad usage or input.\n",
+    .args_max = 1,
+    .args = "CONFIG",
+    .exec = profile_exec,
+};
 
 struct profile_run {
     int layers, pp, mbs;
@@ -72,28 +110,28 @@ struct profile_run {
     double step_us; /* measured */
 };
 
-static int profile_counts(const char *flag, const char *arg, int lo, int hi, int *out, int *n,
-                          struct mt_err *e)
+/* --layer-counts, --mb-counts: a comma list of up to PROFILE_MAX_COUNTS numbers in
+ * [1, o->value], into the struct profile_counts at o->at. */
+static int profile_counts_opt(void *opts, const struct cmd_option *o, const char *arg,
+                              struct mt_err *e)
 {
-    *n = 0;
-    const char *s = arg;
-    while (*s) {
-        char *end;
-        errno = 0;
-        long v = strtol(s, &end, 10);
-        if (end == s || errno || v < lo || v > hi || (*end != ',' && *end != '\0'))
+    struct profile_counts *c = (void *)((char *)opts + o->at);
+    c->n = 0;
+    for (const char *s = arg; *s;) {
+        char num[16];
+        size_t len = strcspn(s, ",");
+        long v;
+        snprintf(num, sizeof num, "%.*s", (int)(len < sizeof num ? len : sizeof num - 1), s);
+        if (len >= sizeof num || cmd_options_int(num, 1, o->value, &v, NULL) != MT_OK)
             return err_set(e, MT_EINVAL,
-                           "%s: expected numbers in [%d, %d] separated by commas, "
-                           "got '%s'",
-                           flag, lo, hi, arg);
-        if (*n == PROFILE_MAX_COUNTS)
-            return err_set(e, MT_EINVAL, "%s: at most %d values", flag, PROFILE_MAX_COUNTS);
-        out[(*n)++] = (int)v;
-        s = *end == ',' ? end + 1 : end;
+                           "expected numbers in [1, %d] separated by commas, got '%s'",
+                           o->value, arg);
+        if (c->n == PROFILE_MAX_COUNTS)
+            return err_set(e, MT_EINVAL, "at most %d values", PROFILE_MAX_COUNTS);
+        c->v[c->n++] = (int)v;
+        s += len + (s[len] == ',');
     }
-    if (*n == 0)
-        return err_set(e, MT_EINVAL, "%s: no values", flag);
-    return MT_OK;
+    return c->n > 0 ? MT_OK : err_set(e, MT_EINVAL, "no values");
 }
 
 /* What the calibration was measured on. */
@@ -248,70 +286,24 @@ static void profile_cleanup(const char *dir, int nruns)
     rmdir(dir);
 }
 
-int cmd_profile(int argc, char **argv)
+static int profile_exec(int argc, char **argv)
 {
-    enum { OPT_BACKEND = 1, OPT_OUT, OPT_LAYERS, OPT_MBS, OPT_STEPS, OPT_KEEP, OPT_JSON };
-    static const struct option longopts[] = {
-        CMD_PLAN_LONG_OPTIONS,
-        {"backend", required_argument, NULL, OPT_BACKEND},
-        {"out", required_argument, NULL, OPT_OUT},
-        {"layer-counts", required_argument, NULL, OPT_LAYERS},
-        {"mb-counts", required_argument, NULL, OPT_MBS},
-        {"steps", required_argument, NULL, OPT_STEPS},
-        {"keep", required_argument, NULL, OPT_KEEP},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct profile_opts o = {.out = "calibration.json",
+                             .layers = {{1, 2, 3}, 3},
+                             .mbs = {{2, 4}, 2},
+                             .steps = 4};
     struct cmd_plan cp = {0};
-    const char *backend = "cpu", *out = "calibration.json", *keep = NULL;
-    int layers[PROFILE_MAX_COUNTS] = {1, 2, 3}, nl = 3;
-    int mbs[PROFILE_MAX_COUNTS] = {2, 4}, nm = 2;
-    long steps = 4;
-    bool json = false, model_given = false;
     struct mt_err e = {0};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (cmd_plan_flag(&cp, opt, optarg)) {
-            model_given |= opt == CMD_OPT_MODEL;
-            continue;
-        }
-        switch (opt) {
-        case OPT_BACKEND:
-            if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0 &&
-                strcmp(optarg, "nccl") != 0)
-                return cmd_usage_error("profile", "--backend: cpu, cuda or nccl (got '%s')",
-                                       optarg);
-            backend = optarg;
-            break;
-        case OPT_OUT: out = optarg; break;
-        case OPT_KEEP: keep = optarg; break;
-        case OPT_JSON: json = true; break;
-        case OPT_LAYERS:
-            if (profile_counts("--layer-counts", optarg, 1, 64, layers, &nl, &e) != MT_OK)
-                return cmd_usage_error("profile", "%s", e.msg);
-            break;
-        case OPT_MBS:
-            if (profile_counts("--mb-counts", optarg, 1, 256, mbs, &nm, &e) != MT_OK)
-                return cmd_usage_error("profile", "%s", e.msg);
-            break;
-        case OPT_STEPS:
-            if (str_parse_int(optarg, 2, 1000, &steps, &e) != MT_OK)
-                return cmd_usage_error("profile", "--steps: %s (the first step is not counted)",
-                                       e.msg);
-            break;
-        case 'h': fputs(profile_usage, stdout); return 0;
-        default: return cmd_usage_error("profile", "unknown option");
-        }
-    }
-    if (cmd_plan_positional(&cp, argc, argv, "profile", "CONFIG") != 0)
-        return 2;
+    int first, st = cmd_options_parse(&cmd_profile_entry, argc, argv, &o, &cp, &first);
+    if (st != CMD_OPTIONS_RUN)
+        return st;
+    const char *backend = cmd_run_backends[o.backend];
 
     struct config base;
     if (cmd_plan_config_raw(&cp, &base, &e) != MT_OK)
         return cmd_fail("profile", &e);
-    if (cp.path == NULL && !model_given && presets_model("tiny", &base.model, &e) != MT_OK)
+    if (cp.path == NULL && !cmd_plan_given(&cp, CMD_PLAN_MODEL) &&
+        presets_model("tiny", &base.model, &e) != MT_OK)
         return cmd_fail("profile", &e);
     base.profile.enabled = false;
 
@@ -323,12 +315,12 @@ int cmd_profile(int argc, char **argv)
     }
     self[sn] = '\0';
     char dir[1024];
-    if (keep) {
-        if (mkdir(keep, 0755) != 0 && errno != EEXIST) {
-            err_set(&e, MT_EIO, "%s: cannot create: %s", keep, strerror(errno));
+    if (o.keep) {
+        if (mkdir(o.keep, 0755) != 0 && errno != EEXIST) {
+            err_set(&e, MT_EIO, "%s: cannot create: %s", o.keep, strerror(errno));
             return cmd_fail("profile", &e);
         }
-        snprintf(dir, sizeof dir, "%s", keep);
+        snprintf(dir, sizeof dir, "%s", o.keep);
     } else {
         const char *tmp = getenv("TMPDIR");
         snprintf(dir, sizeof dir, "%s/mario-profile-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -339,24 +331,25 @@ int cmd_profile(int argc, char **argv)
         }
     }
 
-    int nruns = nl * 2 * nm * 2;
+    int nruns = o.layers.n * 2 * o.mbs.n * 2;
     struct profile_run *runs = xcalloc((size_t)nruns, sizeof *runs);
     struct calibrate *cal = calibrate_new();
     int status = 0, k = 0;
     struct timespec t_start;
     clock_gettime(CLOCK_MONOTONIC, &t_start);
-    for (int li = 0; li < nl; li++)
+    for (int li = 0; li < o.layers.n; li++)
         for (int pp = 1; pp <= 2; pp++)
-            for (int mi = 0; mi < nm; mi++)
+            for (int mi = 0; mi < o.mbs.n; mi++)
                 for (int ck = 0; ck < 2; ck++, k++)
-                    runs[k] = (struct profile_run){layers[li], pp, mbs[mi], ck == 1, NULL, NAN};
+                    runs[k] = (struct profile_run){o.layers.v[li], pp, o.mbs.v[mi], ck == 1,
+                                                   NULL, NAN};
     for (k = 0; k < nruns; k++) {
         struct profile_run *r = &runs[k];
         char plan_path[1100], trace_path[1100], log_path[1100];
         snprintf(plan_path, sizeof plan_path, "%s/run-%02d.plan.json", dir, k);
         snprintf(trace_path, sizeof trace_path, "%s/run-%02d.trace.json", dir, k);
         snprintf(log_path, sizeof log_path, "%s/run-%02d.log", dir, k);
-        if (!json)
+        if (!o.json)
             fprintf(stderr,
                     "\rmario-tui profile: run %d of %d: %d layer%s x %d device%s, %d "
                     "micro-batches%s   ",
@@ -367,7 +360,7 @@ int cmd_profile(int argc, char **argv)
         if (rc == MT_OK)
             rc = plan_save(r->plan, plan_path, &e);
         if (rc == MT_OK)
-            rc = profile_spawn(self, plan_path, trace_path, log_path, backend, (int)steps, &e);
+            rc = profile_spawn(self, plan_path, trace_path, log_path, backend, o.steps, &e);
         if (rc == MT_OK) {
             const char *paths[] = {trace_path};
             rc = trace_load(paths, 1, NULL, &t, &e);
@@ -394,7 +387,7 @@ int cmd_profile(int argc, char **argv)
         }
         trace_free(t);
         if (rc != MT_OK) {
-            if (!json)
+            if (!o.json)
                 fputc('\n', stderr);
             err_wrap(&e, "run %d (%d layers x %d devices, %d micro-batches%s)", k + 1, r->layers,
                      r->pp, r->mbs, r->ckpt ? ", checkpointed" : "");
@@ -406,7 +399,7 @@ int cmd_profile(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t_end);
     double secs =
         (double)(t_end.tv_sec - t_start.tv_sec) + 1e-9 * (t_end.tv_nsec - t_start.tv_nsec);
-    if (!json)
+    if (!o.json)
         fprintf(stderr, "\rmario-tui profile: %d runs in %.1f s%40s\n", nruns, secs, "");
 
     struct profile prof;
@@ -437,28 +430,28 @@ int cmd_profile(int argc, char **argv)
     free(before);
     free(after);
 
-    if (profile_save(out, &prof, calibrate_observations_json(cal), &e) != MT_OK) {
+    if (profile_save(o.out, &prof, calibrate_observations_json(cal), &e) != MT_OK) {
         status = cmd_fail("profile", &e);
         goto done;
     }
-    if (json) {
+    if (o.json) {
         char *text = NULL;
         size_t len = 0;
-        if (str_read_file(out, PROFILE_MAX_BYTES, &text, &len, &e) == MT_OK)
+        if (str_read_file(o.out, PROFILE_MAX_BYTES, &text, &len, &e) == MT_OK)
             fwrite(text, 1, len, stdout);
         free(text);
     } else {
         const struct model_spec *m = &base.model;
         printf("calibration of %s (hidden %d, sequence %d, micro-batch %d) on %s [%s]\n", m->name,
                m->hidden_size, m->seq_length, base.micro_batch_size, prof.device, backend);
-        printf("%d runs of %ld steps (the first not counted), two ranks each: GPipe on 1 device "
+        printf("%d runs of %d steps (the first not counted), two ranks each: GPipe on 1 device "
                "(dp 2) and 2 devices, layers per stage",
-               nruns, steps);
-        for (int i = 0; i < nl; i++)
-            printf("%s%d", i ? "," : " ", layers[i]);
+               nruns, o.steps);
+        for (int i = 0; i < o.layers.n; i++)
+            printf("%s%d", i ? "," : " ", o.layers.v[i]);
         printf(", micro-batches");
-        for (int i = 0; i < nm; i++)
-            printf("%s%d", i ? "," : " ", mbs[i]);
+        for (int i = 0; i < o.mbs.n; i++)
+            printf("%s%d", i ? "," : " ", o.mbs.v[i]);
         printf(", with and without checkpointing\n\n");
         /* the widths count bytes: "·" and "²" take two */
         printf("  %-13s %15s %14s %12s %12s %8s %6s\n", "fit y =", "a·n (per layer)",
@@ -479,16 +472,16 @@ int cmd_profile(int argc, char **argv)
         printf("\nstep time of these runs, simulated against measured: MAPE %.1f %% analytic, "
                "%.1f %% calibrated\n",
                mape_before, mape_after);
-        printf("wrote %s (use it with --calibration %s)\n", out, out);
+        printf("wrote %s (use it with --calibration %s)\n", o.out, o.out);
     }
 done:
     for (k = 0; k < nruns; k++)
         plan_free(runs[k].plan);
     free(runs);
     calibrate_free(cal);
-    if (!keep && status == 0)
+    if (!o.keep && status == 0)
         profile_cleanup(dir, nruns);
-    else if (!keep) /* what failed stays for a look */
+    else if (!o.keep) /* what failed stays for a look */
         fprintf(stderr, "mario-tui profile: the runs' plans, traces and logs are in %s\n", dir);
     return status;
 }

@@ -44,61 +44,15 @@ static const char run_usage[] =
     "Run a plan for real: each MPI rank is one pipeline device and runs its instruction list\n"
     "on a GPT-style model with the config's sizes, trained on byte-level text. Outside MPI the\n"
     "command starts itself under `mpirun -np D`. Prints the loss per step, the step time and\n"
-    "the peak memory measured per device beside the simulator's prediction.\n\n" CMD_PLAN_FLAGS_HELP
-    "  --np D                   MPI ranks (default: the plan's pp x dp)\n"
-    "  --backend B              cpu (OpenBLAS, default) | cuda (cuBLAS, MPI) | nccl (cuBLAS,\n"
-    "                           NCCL)\n"
-    "  --steps K                training steps (default 10); an Async or PipeDream plan of\n"
-    "                           I iterations runs whole: K a multiple of I (default I)\n"
-    "  --trace-out FILE         write the measured timeline as a Chrome trace (Perfetto), keyed\n"
-    "                           like `mario-tui simulate --trace-out`; partial if the run fails\n"
-    "  --json                   print one JSON object instead of the summary\n"
-    "  --lr X                   AdamW learning rate (default 0.001)\n"
-    "  --seed N                 weight initialisation seed (default 1337)\n"
-    "  --timeout S              longest wait for a peer before the run is ended (default 8;\n"
-    "                           grows to 4 x the slowest step)\n"
-    "  --data FILE              training text (default: the shipped data/corpus.txt)\n"
-    "  --dump DIR               write each stage's gradients and parameters after the last\n"
-    "                           step (stage-SSS.rank-RRRRR.grad|param, raw float32) and the\n"
-    "                           loss of every step (DIR/loss, every digit)\n"
-    "  --lr-reschedule[=W]      Async, PipeDream: PipeMare's T1, each stage's step size divided\n"
-    "                           by its staleness, released over W steps (default 50)\n"
-    "  --discrepancy-correction[=D]\n"
-    "                           Async: PipeMare's T2, the backward runs on the weights\n"
-    "                           extrapolated back along a velocity of decay D (default 0.1)\n"
-    "Variable-length batches (input-aware checkpointing, Mimose on Mario's plans):\n"
-    "  --lengths FILE           one training step per length in FILE (whole numbers of tokens,\n"
-    "                           '#' comments; as `plan-inputs --lengths`, one batch a length):\n"
-    "                           every micro-batch of step i has the i-th length; --steps\n"
-    "                           defaults to the number of lengths (more wrap around). A step\n"
-    "                           runs the plan made for its bucket's longest length (as\n"
-    "                           plan-inputs) but is not padded to it. The plans are the CONFIG's\n"
-    "                           after Mario's passes at the longest length, every forward\n"
-    "                           checkpointed, with per-stage layer counts from the strategy:\n"
-    "  --checkpointing S        full (default): every layer, every step;\n"
-    "                           static: one choice, planned for the longest length;\n"
-    "                           input-aware: per step the plan of its length's bucket from the\n"
-    "                           plan cache (a miss plans it), switched on the fly\n"
-    "  --input-aware            --checkpointing input-aware\n"
-    "  --bucket W               plans are cached per W tokens of length (default 64)\n"
-    "  --fit-batches N          the first N steps (default 10) run full checkpointing while\n"
-    "                           every rank measures its stages' bytes; the memory predictor\n"
-    "                           (per stage and layer, a quadratic in the length) is fitted on\n"
-    "                           them and makes the static and input-aware plans; reported: its\n"
-    "                           error on the later steps' peak per device, the measured peak\n"
-    "                           per device against the cap (--memory), steps over the cap,\n"
-    "                           plan switches, cache hits and misses, samples and tokens per s\n"
-    "  -h, --help               this help\n"
-    "Test hooks (environment): MT_FAULT_KILL_RANK=r or MT_FAULT_HANG_RANK=r with\n"
-    "MT_FAULT_AT_STEP=k make rank r kill itself (SIGKILL) or stop answering halfway through\n"
-    "step k (1-based, default 1).\n"
-    "Exit status: 0 ok, 1 the run failed (a rank died, hung or hit an error), 2 bad usage or\n"
-    "a plan the executor cannot run.\n";
+    "the peak memory measured per device beside the simulator's prediction.\n\n";
 
 struct run_args {
     struct cmd_plan cp;
     int np;
     const char *backend;
+    /* as given, before they go where they belong (0 or -1: not given) */
+    int backend_i, steps, seed, strategy, bucket, fit_batches;
+    double lr;
     const char *trace_out;
     const char *data;
     bool json;
@@ -110,6 +64,99 @@ struct run_args {
     struct input_aware *ia;
     struct input_aware_report ir; /* rank 0, after the run */
     bool have_ir;
+};
+
+const char *const cmd_run_backends[] = {"cpu", "cuda", "nccl", NULL};
+
+/* --checkpointing's names, in enum input_aware_strategy's order */
+static const char *const run_strategies[] = {"full", "static", "input-aware", NULL};
+_Static_assert(INPUT_AWARE_FULL == 0 && INPUT_AWARE_STATIC == 1 && INPUT_AWARE_PLANS == 2,
+               "run_strategies follows enum input_aware_strategy");
+
+static const struct cmd_option run_options[] = {
+    {.name = "np", .arg = "D", CMD_TO_INT(struct run_args, np, 1, 4096),
+     .help = "MPI ranks (default: the plan's pp x dp)"},
+    {.name = "backend", .arg = "B", CMD_TO_CHOICE(struct run_args, backend_i, cmd_run_backends),
+     .help = "cpu (OpenBLAS, default) | cuda (cuBLAS, MPI) | nccl (cuBLAS,\nNCCL)"},
+    {.name = "steps", .arg = "K", CMD_TO_INT(struct run_args, steps, 1, 1000000),
+     .help = "training steps (default 10); an Async or PipeDream plan of\n"
+             "I iterations runs whole: K a multiple of I (default I)"},
+    {.name = "trace-out", .arg = "FILE", CMD_TO_STRING(struct run_args, trace_out),
+     .help = "write the measured timeline as a Chrome trace (Perfetto), keyed\n"
+             "like `mario-tui simulate --trace-out`; partial if the run fails"},
+    {.name = "json", CMD_TO_BOOL(struct run_args, json),
+     .help = "print one JSON object instead of the summary"},
+    {.name = "lr", .arg = "X", CMD_TO_DOUBLE(struct run_args, lr, 0, 10), .open_min = true,
+     .help = "AdamW learning rate (default 0.001)"},
+    {.name = "seed", .arg = "N", CMD_TO_INT(struct run_args, seed, 0, 0x7fffffff),
+     .help = "weight initialisation seed (default 1337)"},
+    {.name = "timeout", .arg = "S", CMD_TO_DOUBLE(struct run_args, o.timeout_s, 0, 86400),
+     .open_min = true,
+     .help = "longest wait for a peer before the run is ended (default 8;\n"
+             "grows to 4 x the slowest step)"},
+    {.name = "data", .arg = "FILE", CMD_TO_STRING(struct run_args, data),
+     .help = "training text (default: the shipped data/corpus.txt)"},
+    {.name = "dump", .arg = "DIR", CMD_TO_STRING(struct run_args, o.dump_dir),
+     .help = "write each stage's gradients and parameters after the last\n"
+             "step (stage-SSS.rank-RRRRR.grad|param, raw float32) and the\n"
+             "loss of every step (DIR/loss, every digit)"},
+    {.name = "lr-reschedule", .arg = "W", .optional = true, .dflt = INTERP_LR_WARMUP_DEFAULT,
+     CMD_TO_INT(struct run_args, o.lr_warmup, 1, 100000000),
+     .help = "Async, PipeDream: PipeMare's T1, each stage's step size divided\n"
+             "by its staleness, released over W steps (default 50)"},
+    {.name = "discrepancy-correction", .arg = "D", .optional = true,
+     .dflt = INTERP_CORRECTION_DECAY_DEFAULT,
+     CMD_TO_DOUBLE(struct run_args, o.correction_decay, 0, 1), .open_min = true,
+     .open_max = true,
+     .help = "Async: PipeMare's T2, the backward runs on the weights\n"
+             "extrapolated back along a velocity of decay D (default 0.1)"},
+    {.name = "lengths", .arg = "FILE", CMD_TO_STRING(struct run_args, lengths),
+     .heading = "Variable-length batches (input-aware checkpointing, Mimose on Mario's plans):\n",
+     .help = "one training step per length in FILE (whole numbers of tokens,\n"
+             "'#' comments; as `plan-inputs --lengths`, one batch a length):\n"
+             "every micro-batch of step i has the i-th length; --steps\n"
+             "defaults to the number of lengths (more wrap around). A step\n"
+             "runs the plan made for its bucket's longest length (as\n"
+             "plan-inputs) but is not padded to it. The plans are the CONFIG's\n"
+             "after Mario's passes at the longest length, every forward\n"
+             "checkpointed, with per-stage layer counts from the strategy:"},
+    {.name = "checkpointing", .arg = "S", CMD_TO_CHOICE(struct run_args, strategy, run_strategies),
+     .help = "full (default): every layer, every step;\n"
+             "static: one choice, planned for the longest length;\n"
+             "input-aware: per step the plan of its length's bucket from the\n"
+             "plan cache (a miss plans it), switched on the fly"},
+    {.name = "input-aware", CMD_TO_SET(struct run_args, strategy, INPUT_AWARE_PLANS),
+     .help = "--checkpointing input-aware"},
+    {.name = "bucket", .arg = "W", CMD_TO_INT(struct run_args, bucket, 1, 1 << 20),
+     .help = "plans are cached per W tokens of length (default 64)"},
+    {.name = "fit-batches", .arg = "N", CMD_TO_INT(struct run_args, fit_batches, 1, 100000),
+     .help = "the first N steps (default 10) run full checkpointing while\n"
+             "every rank measures its stages' bytes; the memory predictor\n"
+             "(per stage and layer, a quadratic in the length) is fitted on\n"
+             "them and makes the static and input-aware plans; reported: its\n"
+             "error on the later steps' peak per device, the measured peak\n"
+             "per device against the cap (--memory), steps over the cap,\n"
+             "plan switches, cache hits and misses, samples and tokens per s"},
+    {0},
+};
+
+static int run_exec(int argc, char **argv);
+
+const struct cmd_entry cmd_run_entry = {
+    .name = "run",
+    .summary = "run a plan for real under MPI: loss, step time, measured memory",
+    .usage = run_usage,
+    .plan_flags = true,
+    .options = run_options,
+    .footer =
+        "Test hooks (environment): MT_FAULT_KILL_RANK=r or MT_FAULT_HANG_RANK=r with\n"
+        "MT_FAULT_AT_STEP=k make rank r kill itself (SIGKILL) or stop answering halfway through\n"
+        "step k (1-based, default 1).\n"
+        "Exit status: 0 ok, 1 the run failed (a rank died, hung or hit an error), 2 bad usage or\n"
+        "a plan the executor cannot run.\n",
+    .args_max = 1,
+    .args = "PLAN or CONFIG",
+    .exec = run_exec,
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -533,152 +580,26 @@ static int run_inputs_setup(struct run_args *a, bool steps_given, struct plan **
     return MT_OK;
 }
 
-int cmd_run(int argc, char **argv)
+static int run_exec(int argc, char **argv)
 {
-    enum {
-        OPT_NP = 1,
-        OPT_BACKEND,
-        OPT_STEPS,
-        OPT_TRACE_OUT,
-        OPT_JSON,
-        OPT_LR,
-        OPT_SEED,
-        OPT_TIMEOUT,
-        OPT_DATA,
-        OPT_DUMP,
-        OPT_LR_RESCHEDULE,
-        OPT_CORRECTION,
-        OPT_LENGTHS,
-        OPT_INPUT_AWARE,
-        OPT_CHECKPOINTING,
-        OPT_BUCKET,
-        OPT_FIT_BATCHES,
-    };
-    static const struct option longopts[] = {
-        CMD_PLAN_LONG_OPTIONS,
-        {"np", required_argument, NULL, OPT_NP},
-        {"backend", required_argument, NULL, OPT_BACKEND},
-        {"steps", required_argument, NULL, OPT_STEPS},
-        {"trace-out", required_argument, NULL, OPT_TRACE_OUT},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"lr", required_argument, NULL, OPT_LR},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"data", required_argument, NULL, OPT_DATA},
-        {"dump", required_argument, NULL, OPT_DUMP},
-        {"lr-reschedule", optional_argument, NULL, OPT_LR_RESCHEDULE},
-        {"discrepancy-correction", optional_argument, NULL, OPT_CORRECTION},
-        {"lengths", required_argument, NULL, OPT_LENGTHS},
-        {"input-aware", no_argument, NULL, OPT_INPUT_AWARE},
-        {"checkpointing", required_argument, NULL, OPT_CHECKPOINTING},
-        {"bucket", required_argument, NULL, OPT_BUCKET},
-        {"fit-batches", required_argument, NULL, OPT_FIT_BATCHES},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    struct run_args a = {0};
-    a.backend = "cpu";
-    interp_opts_default(&a.o);
-    a.o.steps = 10;
-    a.iao = (struct input_aware_opts){
-        .strategy = INPUT_AWARE_FULL, .width = 64, .fit_batches = INPUT_AWARE_FIT_BATCHES};
-    bool steps_given = false, strategy_given = false, bucket_given = false, fit_given = false;
+    struct run_args a = {.strategy = -1, .seed = -1};
     struct mt_err e = {0};
-    long v;
-    double dv;
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (cmd_plan_flag(&a.cp, opt, optarg))
-            continue;
-        switch (opt) {
-        case OPT_NP:
-            if (str_parse_int(optarg, 1, 4096, &v, &e) != MT_OK)
-                return cmd_usage_error("run", "--np: %s", e.msg);
-            a.np = (int)v;
-            break;
-        case OPT_BACKEND:
-            if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0 &&
-                strcmp(optarg, "nccl") != 0)
-                return cmd_usage_error("run", "--backend %s: one of cpu, cuda, nccl", optarg);
-            a.backend = optarg;
-            break;
-        case OPT_STEPS:
-            if (str_parse_int(optarg, 1, 1000000, &v, &e) != MT_OK)
-                return cmd_usage_error("run", "--steps: %s", e.msg);
-            a.o.steps = (int)v;
-            steps_given = true;
-            break;
-        case OPT_TRACE_OUT: a.trace_out = optarg; break;
-        case OPT_JSON: a.json = true; break;
-        case OPT_LR:
-            if (str_parse_double(optarg, &dv, &e) != MT_OK || !(dv > 0) || dv > 10)
-                return cmd_usage_error("run", "--lr %s: a learning rate in (0, 10]", optarg);
-            a.o.lr = (float)dv;
-            break;
-        case OPT_SEED:
-            if (str_parse_int(optarg, 0, 0x7fffffffL, &v, &e) != MT_OK)
-                return cmd_usage_error("run", "--seed: %s", e.msg);
-            a.o.seed = (uint64_t)v;
-            break;
-        case OPT_TIMEOUT:
-            if (str_parse_double(optarg, &dv, &e) != MT_OK || !(dv > 0) || dv > 86400)
-                return cmd_usage_error("run", "--timeout %s: seconds in (0, 86400]", optarg);
-            a.o.timeout_s = dv;
-            break;
-        case OPT_DATA: a.data = optarg; break;
-        case OPT_DUMP: a.o.dump_dir = optarg; break;
-        case OPT_LR_RESCHEDULE:
-            a.o.lr_warmup = INTERP_LR_WARMUP_DEFAULT;
-            if (optarg && str_parse_int(optarg, 1, 100000000, &v, &e) != MT_OK)
-                return cmd_usage_error("run", "--lr-reschedule=W: warm-up steps, %s", e.msg);
-            if (optarg)
-                a.o.lr_warmup = (int)v;
-            break;
-        case OPT_CORRECTION:
-            a.o.correction_decay = INTERP_CORRECTION_DECAY_DEFAULT;
-            if (optarg && (str_parse_double(optarg, &dv, &e) != MT_OK || !(dv > 0) || !(dv < 1)))
-                return cmd_usage_error("run", "--discrepancy-correction=%s: a decay D in (0, 1)",
-                                       optarg);
-            if (optarg)
-                a.o.correction_decay = dv;
-            break;
-        case OPT_LENGTHS: a.lengths = optarg; break;
-        case OPT_INPUT_AWARE:
-            a.iao.strategy = INPUT_AWARE_PLANS;
-            strategy_given = true;
-            break;
-        case OPT_CHECKPOINTING:
-            if (strcmp(optarg, "full") == 0)
-                a.iao.strategy = INPUT_AWARE_FULL;
-            else if (strcmp(optarg, "static") == 0)
-                a.iao.strategy = INPUT_AWARE_STATIC;
-            else if (strcmp(optarg, "input-aware") == 0)
-                a.iao.strategy = INPUT_AWARE_PLANS;
-            else
-                return cmd_usage_error("run", "--checkpointing %s: one of full, static, input-aware",
-                                       optarg);
-            strategy_given = true;
-            break;
-        case OPT_BUCKET:
-            if (str_parse_int(optarg, 1, 1 << 20, &v, &e) != MT_OK)
-                return cmd_usage_error("run", "--bucket: %s", e.msg);
-            a.iao.width = (int)v;
-            bucket_given = true;
-            break;
-        case OPT_FIT_BATCHES:
-            if (str_parse_int(optarg, 1, 100000, &v, &e) != MT_OK)
-                return cmd_usage_error("run", "--fit-batches: %s", e.msg);
-            a.iao.fit_batches = (int)v;
-            fit_given = true;
-            break;
-        case 'h': fputs(run_usage, stdout); return 0;
-        default: return cmd_usage_error("run", "unknown option");
-        }
-    }
-    if (argc - optind > 1)
-        return cmd_usage_error("run", "one PLAN or CONFIG at most (got %d)", argc - optind);
-    a.cp.path = optind < argc ? argv[optind] : NULL;
+    interp_opts_default(&a.o);
+    int first, st = cmd_options_parse(&cmd_run_entry, argc, argv, &a, &a.cp, &first);
+    if (st != CMD_OPTIONS_RUN)
+        return st;
+    a.backend = cmd_run_backends[a.backend_i];
+    bool steps_given = a.steps > 0, strategy_given = a.strategy >= 0;
+    bool bucket_given = a.bucket > 0, fit_given = a.fit_batches > 0;
+    a.o.steps = steps_given ? a.steps : 10;
+    if (a.lr > 0)
+        a.o.lr = (float)a.lr;
+    if (a.seed >= 0)
+        a.o.seed = (uint64_t)a.seed;
+    a.iao = (struct input_aware_opts){
+        .strategy = strategy_given ? (enum input_aware_strategy)a.strategy : INPUT_AWARE_FULL,
+        .width = bucket_given ? a.bucket : 64,
+        .fit_batches = fit_given ? a.fit_batches : INPUT_AWARE_FIT_BATCHES};
 
     if (a.lengths == NULL && (strategy_given || bucket_given || fit_given))
         return cmd_usage_error("run", "--input-aware, --checkpointing, --bucket and --fit-batches "

@@ -23,14 +23,38 @@ static const char simulate_usage[] =
     "Simulate one training iteration of a pipeline plan (K iterations of an Async or PipeDream\n"
     "plan): per-device busy time, bubbles and peak memory, step time and throughput,\n"
     "utilization over the whole step and over the steady state, and for asynchronous plans\n"
-    "each stage's weight staleness and PipeDream's stashed weight versions.\n\n"
-    CMD_PLAN_FLAGS_HELP
-    "  --json                   print one JSON object instead of the table\n"
-    "  --plan-out FILE          save the plan (mario-plan JSON)\n"
-    "  --trace-out FILE         save the simulated timeline as a Chrome trace (Perfetto)\n"
-    "  -h, --help               this help\n"
-    "Exit status: 0 ok, 1 a device is over the memory cap or a file could not be written,\n"
-    "2 bad usage or input.\n";
+    "each stage's weight staleness and PipeDream's stashed weight versions.\n\n";
+
+struct simulate_opts {
+    bool json;
+    const char *plan_out, *trace_out;
+};
+
+static const struct cmd_option simulate_options[] = {
+    {.name = "json", CMD_TO_BOOL(struct simulate_opts, json),
+     .help = "print one JSON object instead of the table"},
+    {.name = "plan-out", .arg = "FILE", CMD_TO_STRING(struct simulate_opts, plan_out),
+     .help = "save the plan (mario-plan JSON)"},
+    {.name = "trace-out", .arg = "FILE", CMD_TO_STRING(struct simulate_opts, trace_out),
+     .help = "save the simulated timeline as a Chrome trace (Perfetto)"},
+    {0},
+};
+
+static int simulate_exec(int argc, char **argv);
+
+const struct cmd_entry cmd_simulate_entry = {
+    .name = "simulate",
+    .summary = "simulate a plan: per-device time, bubbles, memory",
+    .usage = simulate_usage,
+    .plan_flags = true,
+    .options = simulate_options,
+    .footer =
+        "Exit status: 0 ok, 1 a device is over the memory cap or a file could not be written,\n"
+        "2 bad usage or input.\n",
+    .args_max = 1,
+    .args = "CONFIG",
+    .exec = simulate_exec,
+};
 
 static void simulate_mem(const struct sim_result *r, double v, char *buf, size_t n)
 {
@@ -129,46 +153,24 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, struct pl
     return sim_run(*p, r, e);
 }
 
-int cmd_simulate(int argc, char **argv)
+static int simulate_exec(int argc, char **argv)
 {
-    enum { OPT_JSON = 1, OPT_PLAN_OUT, OPT_TRACE_OUT };
-    static const struct option longopts[] = {
-        CMD_PLAN_LONG_OPTIONS,
-        {"json", no_argument, NULL, OPT_JSON},
-        {"plan-out", required_argument, NULL, OPT_PLAN_OUT},
-        {"trace-out", required_argument, NULL, OPT_TRACE_OUT},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct simulate_opts o = {0};
     struct cmd_plan cp = {0};
-    bool json = false;
-    const char *plan_out = NULL, *trace_out = NULL;
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (cmd_plan_flag(&cp, opt, optarg))
-            continue;
-        switch (opt) {
-        case OPT_JSON: json = true; break;
-        case OPT_PLAN_OUT: plan_out = optarg; break;
-        case OPT_TRACE_OUT: trace_out = optarg; break;
-        case 'h': fputs(simulate_usage, stdout); return 0;
-        default: return cmd_usage_error("simulate", "unknown option");
-        }
-    }
-    if (cmd_plan_positional(&cp, argc, argv, "simulate", "CONFIG") != 0)
-        return 2;
+    int first, status = cmd_options_parse(&cmd_simulate_entry, argc, argv, &o, &cp, &first);
+    if (status != CMD_OPTIONS_RUN)
+        return status;
 
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    int rc = simulate_plan(&cp, plan_out == NULL && trace_out == NULL, &p, &r, &e);
+    int rc = simulate_plan(&cp, o.plan_out == NULL && o.trace_out == NULL, &p, &r, &e);
     if (rc != MT_OK) {
         plan_free(p);
         return cmd_fail("simulate", &e);
     }
-    int status = 0;
-    if (json) {
+    status = 0;
+    if (o.json) {
         char *text = sim_report_json(p, &r);
         puts(text);
         free(text);
@@ -183,9 +185,9 @@ int cmd_simulate(int argc, char **argv)
                 r.oom_device, cap, over);
         status = 1;
     }
-    if (plan_out && plan_save(p, plan_out, &e) != MT_OK)
+    if (o.plan_out && plan_save(p, o.plan_out, &e) != MT_OK)
         status = cmd_fail("simulate", &e);
-    if (trace_out && chrome_write_sim(trace_out, p, &r, &e) != MT_OK)
+    if (o.trace_out && chrome_write_sim(o.trace_out, p, &r, &e) != MT_OK)
         status = cmd_fail("simulate", &e);
     sim_result_fini(&r);
     plan_free(p);

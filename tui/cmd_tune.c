@@ -23,18 +23,49 @@ static const char tune_usage[] =
     "Grid search (paper §5.3, Equation 1) over checkpointing (off, or Mario's four passes), the\n"
     "scheme (V, X, W, GPipe), pp over the divisors of the devices (dp = D / pp), the micro-batch\n"
     "size (1, 2, 4, ... dividing global / dp) and W's chunks, each simulated. A candidate over\n"
-    "the memory cap (--memory) scores 0. Labels are scheme-pp-mbs as in the paper's Figure 11.\n\n"
-    CMD_PLAN_FLAGS_HELP
-    "  --top K                  feasible candidates shown (default 10)\n"
-    "  --json                   one JSON object: best, candidates, pareto\n"
-    "  --plan-out FILE          save the best plan\n"
-    "  --min-pp N               smallest pipeline depth (default 4, the paper's)\n"
-    "  --max-mbs B              largest micro-batch size tried\n"
-    "  --max-chunks V           W chunk counts tried: 2, 4, ... V (default 4)\n"
-    "  --threads N              worker threads (default: all cores)\n"
-    "  --ckpt-only              only candidates with Mario's checkpointing on\n"
-    "  -h, --help               this help\n"
-    "Exit status: 0 ok, 1 no candidate fits the memory cap, 2 bad usage or input.\n";
+    "the memory cap (--memory) scores 0. Labels are scheme-pp-mbs as in the paper's Figure 11.\n\n";
+
+struct tune_cmd_opts {
+    struct tune_opts o;
+    int top;
+    bool json, ckpt_only;
+    const char *plan_out;
+};
+
+static const struct cmd_option tune_options[] = {
+    {.name = "top", .arg = "K", CMD_TO_INT(struct tune_cmd_opts, top, 1, 1 << 20),
+     .help = "feasible candidates shown (default 10)"},
+    {.name = "json", CMD_TO_BOOL(struct tune_cmd_opts, json),
+     .help = "one JSON object: best, candidates, pareto"},
+    {.name = "plan-out", .arg = "FILE", CMD_TO_STRING(struct tune_cmd_opts, plan_out),
+     .help = "save the best plan"},
+    {.name = "min-pp", .arg = "N", CMD_TO_INT(struct tune_cmd_opts, o.min_pp, 1, 1 << 20),
+     .help = "smallest pipeline depth (default 4, the paper's)"},
+    {.name = "max-mbs", .arg = "B", CMD_TO_INT(struct tune_cmd_opts, o.max_mbs, 0, 1 << 20),
+     .help = "largest micro-batch size tried"},
+    {.name = "max-chunks", .arg = "V",
+     CMD_TO_INT(struct tune_cmd_opts, o.max_chunks, 1, 1 << 20),
+     .help = "W chunk counts tried: 2, 4, ... V (default 4)"},
+    {.name = "threads", .arg = "N", CMD_TO_INT(struct tune_cmd_opts, o.threads, 0, 1 << 20),
+     .help = "worker threads (default: all cores)"},
+    {.name = "ckpt-only", CMD_TO_BOOL(struct tune_cmd_opts, ckpt_only),
+     .help = "only candidates with Mario's checkpointing on"},
+    {0},
+};
+
+static int tune_exec(int argc, char **argv);
+
+const struct cmd_entry cmd_tune_entry = {
+    .name = "tune",
+    .summary = "grid-search scheme, pp, dp, micro-batch size, checkpointing",
+    .usage = tune_usage,
+    .plan_flags = true,
+    .options = tune_options,
+    .footer = "Exit status: 0 ok, 1 no candidate fits the memory cap, 2 bad usage or input.\n",
+    .args_max = 1,
+    .args = "CONFIG",
+    .exec = tune_exec,
+};
 
 struct tune_progress {
     bool tty;
@@ -153,90 +184,42 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
     free(ok);
 }
 
-int cmd_tune(int argc, char **argv)
+static int tune_exec(int argc, char **argv)
 {
-    enum { OPT_TOP = 1, OPT_JSON, OPT_PLAN_OUT, OPT_MIN_PP, OPT_MAX_MBS, OPT_MAX_CHUNKS,
-           OPT_THREADS, OPT_CKPT_ONLY };
-    static const struct option longopts[] = {
-        CMD_PLAN_LONG_OPTIONS,
-        {"top", required_argument, NULL, OPT_TOP},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"plan-out", required_argument, NULL, OPT_PLAN_OUT},
-        {"min-pp", required_argument, NULL, OPT_MIN_PP},
-        {"max-mbs", required_argument, NULL, OPT_MAX_MBS},
-        {"max-chunks", required_argument, NULL, OPT_MAX_CHUNKS},
-        {"threads", required_argument, NULL, OPT_THREADS},
-        {"ckpt-only", no_argument, NULL, OPT_CKPT_ONLY},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
+    struct tune_cmd_opts t = {.top = 10};
     struct cmd_plan cp = {0};
-    struct tune_opts o;
-    tune_opts_default(&o);
-    bool json = false;
-    const char *plan_out = NULL;
-    long top = 10, v;
     struct mt_err e = {0};
-    int opt;
-    optind = 1;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (cmd_plan_flag(&cp, opt, optarg))
-            continue;
-        switch (opt) {
-        case OPT_TOP:
-        case OPT_MIN_PP:
-        case OPT_MAX_MBS:
-        case OPT_MAX_CHUNKS:
-        case OPT_THREADS:
-            if (str_parse_int(optarg, opt == OPT_THREADS || opt == OPT_MAX_MBS ? 0 : 1, 1 << 20,
-                              &v, &e) != MT_OK)
-                return cmd_usage_error("tune", "%s: %s", argv[optind - 1], e.msg);
-            if (opt == OPT_TOP)
-                top = v;
-            else if (opt == OPT_MIN_PP)
-                o.min_pp = (int)v;
-            else if (opt == OPT_MAX_MBS)
-                o.max_mbs = (int)v;
-            else if (opt == OPT_MAX_CHUNKS)
-                o.max_chunks = (int)v;
-            else
-                o.threads = (int)v;
-            break;
-        case OPT_JSON: json = true; break;
-        case OPT_PLAN_OUT: plan_out = optarg; break;
-        case OPT_CKPT_ONLY: o.with_ckpt_off = false; break;
-        case 'h': fputs(tune_usage, stdout); return 0;
-        default: return cmd_usage_error("tune", "unknown option");
-        }
-    }
-    if (cmd_plan_positional(&cp, argc, argv, "tune", "CONFIG") != 0)
-        return 2;
+    tune_opts_default(&t.o);
+    int first, st = cmd_options_parse(&cmd_tune_entry, argc, argv, &t, &cp, &first);
+    if (st != CMD_OPTIONS_RUN)
+        return st;
+    t.o.with_ckpt_off = !t.ckpt_only;
 
     struct config c;
     if (cmd_plan_config_raw(&cp, &c, &e) != MT_OK)
         return cmd_fail("tune", &e);
-    struct tune_progress pr = {.tty = isatty(STDERR_FILENO) && !json, .t0 = tune_now()};
-    o.progress = tune_progress_cb;
-    o.progress_ctx = &pr;
+    struct tune_progress pr = {.tty = isatty(STDERR_FILENO) && !t.json, .t0 = tune_now()};
+    t.o.progress = tune_progress_cb;
+    t.o.progress_ctx = &pr;
     struct tune_result r;
-    if (tune_grid_search(&c, &o, &r, &e) != MT_OK)
+    if (tune_grid_search(&c, &t.o, &r, &e) != MT_OK)
         return cmd_fail("tune", &e);
     int status = r.best >= 0 ? 0 : 1;
-    if (json) {
+    if (t.json) {
         char *text = tune_report_json(&r);
         puts(text);
         free(text);
     } else {
-        tune_print(&c, &r, (int)top);
+        tune_print(&c, &r, t.top);
     }
     if (r.best < 0)
         fprintf(stderr, "mario-tui tune: no candidate fits the %s cap%s\n",
                 c.unit.enabled ? "memory" : "per-device memory",
                 cp.path ? "" : " (try --memory or more --devices)");
-    if (plan_out && r.best >= 0) {
+    if (t.plan_out && r.best >= 0) {
         struct plan *p = NULL;
-        if (tune_build_plan(&c, &r.cand[r.best], o.optimize, &p, &e) != MT_OK ||
-            plan_save(p, plan_out, &e) != MT_OK)
+        if (tune_build_plan(&c, &r.cand[r.best], t.o.optimize, &p, &e) != MT_OK ||
+            plan_save(p, t.plan_out, &e) != MT_OK)
             status = cmd_fail("tune", &e);
         plan_free(p);
     }
