@@ -611,28 +611,6 @@ static int interp_step_clean(struct interp *x, struct mt_err *e)
     return MT_OK;
 }
 
-static void interp_fault(const struct interp *x, int pos, int len)
-{
-    if (x->step + 1 != x->o->fault_step || pos != len / 2)
-        return;
-    if (x->rank == x->o->fault_kill_rank) {
-        fprintf(stderr, "mario-tui run: rank %d: MT_FAULT_KILL_RANK: raising SIGKILL in step %d\n",
-                x->rank, x->step + 1);
-        raise(SIGKILL);
-    }
-    if (x->rank == x->o->fault_hang_rank) {
-        fprintf(stderr, "mario-tui run: rank %d: MT_FAULT_HANG_RANK: hanging in step %d\n", x->rank,
-                x->step + 1);
-        for (;;)
-            pause();
-    }
-    if (x->rank == x->o->fault_stop_rank) {
-        fprintf(stderr, "mario-tui run: rank %d: MT_FAULT_STOP_RANK: raising SIGSTOP in step %d\n",
-                x->rank, x->step + 1);
-        raise(SIGSTOP);
-    }
-}
-
 static int interp_dump(struct interp *x, struct mt_err *e)
 {
     for (int i = 0; i < x->nparts; i++) {
@@ -759,7 +737,7 @@ int interp_run(const struct plan *p, const struct backend_ops *b, struct comm *c
         x.step_peak = (double)b->mem_current();
         x.p2p_max = x.p2p_now;
         for (int i = 0; rc == MT_OK && i < len; i++) {
-            interp_fault(&x, i, len);
+            fault_inject(&x.o->fault, x.rank, x.step, i, len);
             double t0 = cap ? capture_now_us(cap) : 0.0;
             if (b->mem_reset_peak)
                 b->mem_reset_peak();

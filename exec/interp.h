@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exec/fault.h"
+
 struct plan;
 struct config;
 struct cost_model;
@@ -42,11 +44,7 @@ struct interp_opts {
                             * parameters after the last step: stage-SSS.rank-RRRRR.{grad,param},
                             * raw little-endian floats in the stage's flat order; and rank 0
                             * the loss of every step, `loss` (%.17g, one line each) */
-    /* Test hooks, from MT_FAULT_{KILL,HANG,STOP}_RANK / MT_FAULT_AT_STEP: halfway through
-     * step fault_step (1-based, default 1) that rank raises SIGKILL on itself, stops
-     * answering (sleeps until killed, signals still handled), or raises SIGSTOP on itself
-     * (frozen: not even SIGTERM is handled). Ranks -1 = off. */
-    int fault_kill_rank, fault_hang_rank, fault_stop_rank, fault_step;
+    struct fault_plan fault; /* test hooks from MT_FAULT_* (exec/fault.h) */
     /* PipeMare's techniques (asynchronous plans only; formulas in exec/interp.c): */
     int lr_warmup;           /* T1 learning-rate rescheduling over this many iterations; 0 off */
     double correction_decay; /* T2 discrepancy correction with decay D in (0, 1); 0 off */

@@ -31,12 +31,7 @@ void interp_opts_default(struct interp_opts *o)
     o->weight_decay = 0.1f;
     o->seed = 1337;
     o->timeout_s = 8.0;
-    const char *k = getenv("MT_FAULT_KILL_RANK"), *h = getenv("MT_FAULT_HANG_RANK");
-    const char *st = getenv("MT_FAULT_STOP_RANK"), *s = getenv("MT_FAULT_AT_STEP");
-    o->fault_kill_rank = k && *k ? atoi(k) : -1;
-    o->fault_hang_rank = h && *h ? atoi(h) : -1;
-    o->fault_stop_rank = st && *st ? atoi(st) : -1;
-    o->fault_step = s && *s ? atoi(s) : 1;
+    fault_from_env(&o->fault);
 }
 
 int interp_dims(const struct config *c, struct xformer_dims *d, int *B, int *T, struct mt_err *e)
