@@ -1,7 +1,9 @@
 /* bench/bench_sim.c: the simulator's speed on the paper's §5.2 case: GPT3-13B, Chimera (X),
  * 32 devices, 64 micro-batches (the paper reports ~700 ms for its Python simulator).
  * Times sim_run on a built plan (dependency resolution + timeline + memory), and plan
- * generation separately; prints the median and quartiles over repeated runs. */
+ * generation separately; prints the median and quartiles over repeated runs. Then the
+ * split-backward V schedules at the same size (issue 17's goal: <= 0.5 ms each): ZB-V and
+ * DualPipeV, 32 devices (64 stages in a V), 64 micro-batches. */
 #include <config.h>
 
 #include <stdio.h>
@@ -23,6 +25,35 @@ static void bench_report(const char *what, double *t, int n)
     qsort(t, (size_t)n, sizeof *t, bench_cmp);
     printf("%-34s median %8.4f ms   p25 %8.4f   p75 %8.4f   (%d runs)\n", what, t[n / 2],
            t[n / 4], t[3 * n / 4], n);
+}
+
+/* Builds the scheme's plan on c and times sim_run over `runs`. */
+static int bench_sim_scheme(struct config c, enum scheme_id scheme, int runs, double *t)
+{
+    struct mt_err e = {0};
+    struct plan *p = NULL;
+    c.scheme = scheme;
+    if (scheme_build(&c, &p, &e) != MT_OK) {
+        fprintf(stderr, "bench_sim: %s\n", e.msg);
+        return 1;
+    }
+    struct sim_result r;
+    for (int i = 0; i < runs; i++) {
+        double t0 = bench_now_ms();
+        if (sim_run(p, &r, &e) != MT_OK) {
+            fprintf(stderr, "bench_sim: %s\n", e.msg);
+            plan_free(p);
+            return 1;
+        }
+        t[i] = bench_now_ms() - t0;
+        sim_result_fini(&r);
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%s (%d instructions), sim_run", config_scheme_name(scheme),
+             plan_total(p));
+    bench_report(what, t, runs);
+    plan_free(p);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -71,6 +102,8 @@ int main(int argc, char **argv)
            r.throughput);
     sim_result_fini(&r);
     plan_free(p);
+    printf("GPT3-13B, 32 devices, 64 micro-batches, split backward:\n");
+    int rc = bench_sim_scheme(c, SCHEME_ZBV, runs, t) || bench_sim_scheme(c, SCHEME_DUALPIPEV, runs, t);
     free(t);
-    return 0;
+    return rc;
 }
