@@ -600,7 +600,10 @@ static double layout_title(struct layout *l, const struct geo *g, const struct l
     y += FS_TITLE + 6;
 
     int len;
-    if (c->unit.enabled)
+    if (c->unit.enabled && c->unit.w > 0) /* split: the input and weight gradients apart */
+        len = snprintf(buf, sizeof buf, "unit costs F %g, B %g (input %g + weight %g), RC %g",
+                       c->unit.f, c->unit.b, c->unit.b - c->unit.w, c->unit.w, c->unit.rc);
+    else if (c->unit.enabled)
         len = snprintf(buf, sizeof buf, "unit costs F %g, B %g, RC %g", c->unit.f, c->unit.b,
                        c->unit.rc);
     else {
