@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "exec/xformer.h"
+#include "model/xformer_layout.h"
 #include "tests/check.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -72,8 +73,9 @@ static void from_device(float *host, const float *dev, size_t n)
     must(xformer_cuda_copy(host, dev, n * sizeof(float), 0, &e), &e, "from device");
 }
 
-static void run_kind(const struct xformer_dims *d, int first, int n, enum xformer_keep keep,
-                     int ckpt_layers, const char *name)
+/* split: the GPU side runs the split backward (B, then W) against the CPU's whole BW. */
+static void run_kind_split(const struct xformer_dims *d, int first, int n, enum xformer_keep keep,
+                           int ckpt_layers, bool split, const char *name)
 {
     struct mt_err e = {0};
     int B = 2, T = 12;
@@ -134,7 +136,19 @@ static void run_kind(const struct xformer_dims *d, int first, int n, enum xforme
         check_close(what, h, c_out, NC);
     }
     must(xformer_backward(&ca, is_last ? NULL : dout, is_first ? NULL : c_din, &e), &e, "cpu bw");
-    must(xformer_cuda_backward(&ga, g_dout, g_din, &e), &e, "cuda bw");
+    if (split) { /* B keeps exactly its W's buffer (model/xformer_layout.h), W frees it */
+        struct xformer_cuda_wgrad *w = NULL;
+        size_t held = xformer_cuda_mem_current();
+        must(xformer_cuda_backward_input(&ga, g_dout, g_din, &w, &e), &e, "cuda b");
+        CHECK_EQ_INT(xformer_cuda_mem_current() + sz.full_bytes - held,
+                     xl_w_keep_floats(is_last, (size_t)n, (size_t)B, (size_t)T,
+                                      (size_t)d->channels, (size_t)d->ffn, (size_t)d->vocab) *
+                         sizeof(float));
+        must(xformer_cuda_backward_weight(&w, &e), &e, "cuda w");
+        CHECK(w == NULL && xformer_cuda_mem_current() + sz.full_bytes == held);
+    } else {
+        must(xformer_cuda_backward(&ga, g_dout, g_din, &e), &e, "cuda bw");
+    }
     if (!is_first) {
         from_device(h, g_din, NC);
         snprintf(what, sizeof what, "%s: input gradient", name);
@@ -174,6 +188,12 @@ static void run_kind(const struct xformer_dims *d, int first, int n, enum xforme
     free(dout);
     free(c_out);
     free(c_din);
+}
+
+static void run_kind(const struct xformer_dims *d, int first, int n, enum xformer_keep keep,
+                     int ckpt_layers, const char *name)
+{
+    run_kind_split(d, first, n, keep, ckpt_layers, false, name);
 }
 
 /* The asynchronous pipelines' vector helpers and parameter swap (exec/interp.c) against
@@ -266,6 +286,11 @@ int main(void)
     run_kind(&d, 1, 2, XFORMER_KEEP_CHECKPOINT, 1, "middle, CFW of 1 layer + RC");
     run_kind(&d, 0, 3, XFORMER_KEEP_CHECKPOINT, 2, "first, CFW of 2 layers + RC");
     run_kind(&d, 1, 3, XFORMER_KEEP_CHECKPOINT, 2, "last, CFW of 2 layers + RC");
+    /* split backward (zero-bubble plans): B + W on the GPU against BW on the CPU */
+    run_kind_split(&d, 0, 1, XFORMER_KEEP_FULL, 0, true, "first, split B + W");
+    run_kind_split(&d, 1, 2, XFORMER_KEEP_FULL, 0, true, "middle, split B + W");
+    run_kind_split(&d, 3, 1, XFORMER_KEEP_FULL, 0, true, "last, split B + W");
+    run_kind_split(&d, 1, 2, XFORMER_KEEP_CHECKPOINT, 0, true, "middle, CFW + RC, split B + W");
     run_async_helpers();
     run_out_of_memory();
     printf("cuda vs cpu: worst relative difference %.3g (tolerance %g)\n", worst_seen, TOL);
