@@ -54,6 +54,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +309,38 @@ static int cmd_cmp(char **argv)
     return exact || (tol > 0 && worst <= tol) ? 0 : 1;
 }
 
+/* ---- the replays' driver --------------------------------------------------------------- */
+
+/* Runs every device's list to its end, each device as far as its inputs allow, round after round
+ * (the replays: data dependencies alone order the devices). step(ctx, d) runs device d's next
+ * instruction: 1 ran, 0 waiting, -1 error; left(ctx, d) says whether d has instructions left.
+ * Returns 0, or 1 after saying why (an error, or a plan that deadlocks). */
+static int replay_drive(int D, void *ctx, int (*step)(void *ctx, int d, struct mt_err *e),
+                        bool (*left)(void *ctx, int d), const char *who)
+{
+    struct mt_err e = {0};
+    for (;;) {
+        int ran = 0, waiting = 0;
+        for (int d = 0; d < D; d++) {
+            while (left(ctx, d)) {
+                int k = step(ctx, d, &e);
+                if (k < 0)
+                    return fail(&e, who);
+                if (k == 0)
+                    break;
+                ran++;
+            }
+            waiting += left(ctx, d);
+        }
+        if (waiting == 0)
+            return 0;
+        if (ran == 0) {
+            fprintf(stderr, "exec_ref %s: the plan deadlocks\n", who);
+            return 1;
+        }
+    }
+}
+
 /* ---- exec_ref async ---------------------------------------------------------------- */
 
 struct ref_stage {
@@ -454,6 +487,13 @@ static int ref_step(struct ref_run *r, int d, struct mt_err *e)
     return 1;
 }
 
+static int ref_step_any(void *ctx, int d, struct mt_err *e) { return ref_step(ctx, d, e); }
+static bool ref_left(void *ctx, int d)
+{
+    const struct ref_run *r = ctx;
+    return r->st[d].pc < r->st[d].len;
+}
+
 static int cmd_async(char **argv)
 {
     struct mt_err e = {0};
@@ -519,26 +559,8 @@ static int cmd_async(char **argv)
     for (r.run = 0; r.run < steps / r.K; r.run++) {
         for (int d = 0; d < D; d++)
             r.st[d].pc = 0;
-        for (;;) {
-            int ran = 0, left = 0;
-            for (int d = 0; d < D; d++) {
-                while (r.st[d].pc < r.st[d].len) {
-                    int k = ref_step(&r, d, &e);
-                    if (k < 0)
-                        return fail(&e, "replay");
-                    if (k == 0)
-                        break;
-                    ran++;
-                }
-                left += r.st[d].pc < r.st[d].len;
-            }
-            if (left == 0)
-                break;
-            if (ran == 0) {
-                fprintf(stderr, "exec_ref async: the plan deadlocks\n");
-                return 1;
-            }
-        }
+        if (replay_drive(D, &r, ref_step_any, ref_left, "async") != 0)
+            return 1;
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/loss", argv[5]);
@@ -662,6 +684,13 @@ static int replay_step(struct replay *r, int d, struct mt_err *e)
     return 1;
 }
 
+static int replay_step_any(void *ctx, int d, struct mt_err *e) { return replay_step(ctx, d, e); }
+static bool replay_left(void *ctx, int d)
+{
+    const struct replay *r = ctx;
+    return r->pc[d] < r->len[d];
+}
+
 static int cmd_replay(char **argv)
 {
     struct mt_err e = {0};
@@ -701,26 +730,8 @@ static int cmd_replay(char **argv)
         r.ops[d] = plan_instrs(p, d);
         r.len[d] = plan_len(p, d);
     }
-    for (;;) {
-        int ran = 0, left = 0;
-        for (int d = 0; d < r.D; d++) {
-            while (r.pc[d] < r.len[d]) {
-                int k = replay_step(&r, d, &e);
-                if (k < 0)
-                    return fail(&e, "replay");
-                if (k == 0)
-                    break;
-                ran++;
-            }
-            left += r.pc[d] < r.len[d];
-        }
-        if (left == 0)
-            break;
-        if (ran == 0) {
-            fprintf(stderr, "exec_ref replay: the plan deadlocks\n");
-            return 1;
-        }
-    }
+    if (replay_drive(r.D, &r, replay_step_any, replay_left, "replay") != 0)
+        return 1;
     char path[4096];
     snprintf(path, sizeof path, "%s/loss", argv[2]);
     FILE *lf = fopen(path, "w");
