@@ -175,25 +175,13 @@ void explore_fini(struct explore *x)
     memset(x, 0, sizeof *x);
 }
 
-int explore_rebuild(struct explore *x)
+int explore_apply(struct explore *x, const struct config *c, struct mt_err *e)
 {
-    struct mt_err e = {0};
-    struct config prev = x->cfg;
-    if (explore_build(x, &x->cfg, NULL, &e) != MT_OK) {
-        x->cfg = prev;
-        snprintf(x->status, sizeof x->status, "%s", e.msg);
-        x->status_err = true;
-        return R_REDRAW;
-    }
+    struct config cand = *c; /* c may be x->cfg itself */
+    TRY(explore_build(x, &cand, NULL, e));
     plan_free(x->loaded); /* edited: the loaded plan no longer describes the config */
     x->loaded = NULL;
-    const struct pass_step *st = explore_step(x);
-    x->status_err = false;
-    snprintf(x->status, sizeof x->status, "rebuilt: %s, pp %d, %d micro-batches of %d: %s",
-             config_scheme_name(x->cfg.scheme), plan_geom(st->plan)->devices,
-             plan_geom(st->plan)->mbs, x->cfg.micro_batch_size,
-             x->cfg.unit.enabled ? "unit costs" : x->cfg.cluster.device.name);
-    return R_REDRAW;
+    return MT_OK;
 }
 
 void explore_set_row(struct explore *x, int row)
@@ -322,10 +310,22 @@ void explore_tune_load(struct explore *x)
         x->status_err = true;
         return;
     }
-    tune_candidate_config(&x->cfg, k, &x->cfg);
-    explore_rebuild(x);
-    explore_set_row(x, k->ckpt ? PASS_ROW_PREPOSE : PASS_ROW_BASE);
+    struct config c;
+    tune_candidate_config(&x->cfg, k, &c);
+    char label[48];
+    tune_label(k, label, sizeof label);
+    struct mt_err e = {0};
     x->mode = MODE_GANTT;
+    if (explore_apply(x, &c, &e) != MT_OK) {
+        snprintf(x->status, sizeof x->status, "tuner row %s: %s", label, e.msg);
+        x->status_err = true;
+        return;
+    }
+    explore_set_row(x, k->ckpt ? PASS_ROW_PREPOSE : PASS_ROW_BASE);
+    snprintf(x->status, sizeof x->status, "loaded %s (%s), shown at %s", label,
+             k->ckpt ? "Mario's checkpointing" : "no checkpointing",
+             pass_row_name((enum pass_row)x->row));
+    x->status_err = false;
 }
 
 static bool explore_ends_with(const char *s, const char *suffix)

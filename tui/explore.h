@@ -22,8 +22,7 @@ struct ckpt_plan_report;
 /* Reactions (htop's Htop_Reaction): what the loop must do after an action. */
 #define R_NONE 0x0
 #define R_REDRAW 0x1
-#define R_RESIM 0x2 /* the config changed: rebuild, re-run the passes, simulate */
-#define R_QUIT 0x4
+#define R_QUIT 0x2
 
 #define EXPLORE_MIN_W 80
 #define EXPLORE_MIN_H 24
@@ -75,9 +74,23 @@ struct explore {
 int explore_init(struct explore *x, const struct config *cfg, struct plan *loaded, bool utf8,
                  struct mt_err *e);
 void explore_fini(struct explore *x);
-/* Rebuilds plan, passes and simulation from x->cfg. On failure the previous state stays and
- * the status line shows the error. Returns R_REDRAW. */
-int explore_rebuild(struct explore *x);
+/* Shows config c when its whole pipeline builds (scheme, validation, passes, simulation):
+ * then x->cfg = *c. Otherwise nothing changes and e says why. */
+int explore_apply(struct explore *x, const struct config *c, struct mt_err *e);
+/* The live edits (tui/explore_edit.c): all or nothing. Each steps the drawn config's value by
+ * dir (-1, +1), over values the scheme refuses to the nearest one it allows; when there is
+ * none the config stays as drawn and the status line says why. Returns reaction flags. */
+enum explore_edit {
+    EDIT_DEVICES,    /* d / D: pp (2 at a time for Chimera) */
+    EDIT_MB_COUNT,   /* m / M: micro-batches, the micro-batch size kept */
+    EDIT_MB_SIZE,    /* b / B: micro-batch size halved / doubled, the global batch kept */
+    EDIT_CHUNKS,     /* v / V: chunks per device (W, ZB-W) */
+    EDIT_SCHEME,     /* s: the next scheme in the cycle */
+    EDIT_CAP,        /* [ / ]: the memory cap / x 1.25, in whole MiB */
+    EDIT_ITERATIONS, /* i / I: iterations one async plan spans */
+    EDIT_UPDATE,     /* u / U: backwards per optimizer step (async) */
+};
+int explore_edit(struct explore *x, enum explore_edit what, int dir);
 /* The step shown (plan, sim, changes). */
 const struct pass_step *explore_step(const struct explore *x);
 int explore_lanes(const struct explore *x);

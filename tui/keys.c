@@ -223,104 +223,21 @@ static int a_tune(struct explore *x)
     return R_REDRAW;
 }
 
-static int a_scheme(struct explore *x)
-{
-    static const enum scheme_id cycle[] = {
-        SCHEME_V,    SCHEME_X,    SCHEME_W,   SCHEME_GPIPE, SCHEME_ASYNC,    SCHEME_PIPEDREAM,
-        SCHEME_ZBH1, SCHEME_ZBH2, SCHEME_ZBV, SCHEME_ZBW,   SCHEME_DUALPIPEV};
-    int n = (int)(sizeof cycle / sizeof cycle[0]), i = 0;
-    while (i < n && cycle[i] != x->cfg.scheme)
-        i++;
-    x->cfg.scheme = cycle[(i + 1) % n];
-    if (!config_scheme_async(x->cfg.scheme)) { /* a synchronous plan holds one iteration */
-        x->cfg.iterations = 1;
-        x->cfg.update_interval = 1;
-    } else if (x->cfg.iterations == 1) { /* show the steady state between iterations */
-        x->cfg.iterations = 3;
-    }
-    return R_RESIM;
-}
-
-/* Iterations an async plan spans (i / I) and its update interval (u / U). */
-static int key_set_async(struct explore *x, int *field, int delta)
-{
-    if (!config_scheme_async(x->cfg.scheme)) {
-        snprintf(x->status, sizeof x->status, "%s: only the asynchronous schemes (s: Async, "
-                 "PipeDream) span several iterations or update every U micro-batches",
-                 config_scheme_name(x->cfg.scheme));
-        x->status_err = true;
-        return R_REDRAW;
-    }
-    if (*field + delta < 1)
-        return R_NONE;
-    *field += delta;
-    return R_RESIM;
-}
-
-static int a_iter_minus(struct explore *x) { return key_set_async(x, &x->cfg.iterations, -1); }
-static int a_iter_plus(struct explore *x) { return key_set_async(x, &x->cfg.iterations, +1); }
-static int a_update_minus(struct explore *x)
-{
-    return key_set_async(x, &x->cfg.update_interval, -1);
-}
-static int a_update_plus(struct explore *x)
-{
-    return key_set_async(x, &x->cfg.update_interval, +1);
-}
-
-static int a_dev_minus(struct explore *x)
-{
-    int step = x->cfg.scheme == SCHEME_X ? 2 : 1;
-    x->cfg.num_device -= step * x->cfg.cluster.dp;
-    return R_RESIM;
-}
-
-static int a_dev_plus(struct explore *x)
-{
-    int step = x->cfg.scheme == SCHEME_X ? 2 : 1;
-    x->cfg.num_device += step * x->cfg.cluster.dp;
-    return R_RESIM;
-}
-
-static int key_set_mbs_count(struct explore *x, int delta)
-{
-    int n = config_microbatches(&x->cfg);
-    int step = x->cfg.scheme == SCHEME_W ? config_pp(&x->cfg) : x->cfg.scheme == SCHEME_X ? 2 : 1;
-    x->cfg.num_microbatches = n + delta * step;
-    x->cfg.global_batch_size =
-        x->cfg.num_microbatches * x->cfg.micro_batch_size * x->cfg.cluster.dp;
-    return R_RESIM;
-}
-
-static int a_mb_minus(struct explore *x) { return key_set_mbs_count(x, -1); }
-static int a_mb_plus(struct explore *x) { return key_set_mbs_count(x, +1); }
-
-/* Micro-batch size halves or doubles at a fixed global batch. */
-static int key_set_mbs(struct explore *x, bool up)
-{
-    int mbs = up ? x->cfg.micro_batch_size * 2 : x->cfg.micro_batch_size / 2;
-    if (mbs < 1)
-        return R_NONE;
-    x->cfg.micro_batch_size = mbs;
-    x->cfg.num_microbatches = 0;
-    return R_RESIM;
-}
-
-static int a_mbs_minus(struct explore *x) { return key_set_mbs(x, false); }
-static int a_mbs_plus(struct explore *x) { return key_set_mbs(x, true); }
-static int a_chunks_minus(struct explore *x) { x->cfg.chunks--; return R_RESIM; }
-static int a_chunks_plus(struct explore *x) { x->cfg.chunks++; return R_RESIM; }
-
-static int key_cap(struct explore *x, double factor)
-{
-    double cap = x->cfg.memory_per_device > 0 ? x->cfg.memory_per_device
-                                              : x->cfg.cluster.device.mem_bytes;
-    x->cfg.memory_per_device = cap * factor;
-    return R_RESIM;
-}
-
-static int a_cap_minus(struct explore *x) { return key_cap(x, 1 / 1.25); }
-static int a_cap_plus(struct explore *x) { return key_cap(x, 1.25); }
+static int a_scheme(struct explore *x) { return explore_edit(x, EDIT_SCHEME, +1); }
+static int a_iter_minus(struct explore *x) { return explore_edit(x, EDIT_ITERATIONS, -1); }
+static int a_iter_plus(struct explore *x) { return explore_edit(x, EDIT_ITERATIONS, +1); }
+static int a_update_minus(struct explore *x) { return explore_edit(x, EDIT_UPDATE, -1); }
+static int a_update_plus(struct explore *x) { return explore_edit(x, EDIT_UPDATE, +1); }
+static int a_dev_minus(struct explore *x) { return explore_edit(x, EDIT_DEVICES, -1); }
+static int a_dev_plus(struct explore *x) { return explore_edit(x, EDIT_DEVICES, +1); }
+static int a_mb_minus(struct explore *x) { return explore_edit(x, EDIT_MB_COUNT, -1); }
+static int a_mb_plus(struct explore *x) { return explore_edit(x, EDIT_MB_COUNT, +1); }
+static int a_mbs_minus(struct explore *x) { return explore_edit(x, EDIT_MB_SIZE, -1); }
+static int a_mbs_plus(struct explore *x) { return explore_edit(x, EDIT_MB_SIZE, +1); }
+static int a_chunks_minus(struct explore *x) { return explore_edit(x, EDIT_CHUNKS, -1); }
+static int a_chunks_plus(struct explore *x) { return explore_edit(x, EDIT_CHUNKS, +1); }
+static int a_cap_minus(struct explore *x) { return explore_edit(x, EDIT_CAP, -1); }
+static int a_cap_plus(struct explore *x) { return explore_edit(x, EDIT_CAP, +1); }
 
 static int a_buckets(struct explore *x) { return explore_buckets_open(x); }
 
@@ -474,10 +391,7 @@ int explore_key(struct explore *x, int key)
     }
     for (size_t i = 0; i < sizeof key_table / sizeof key_table[0]; i++)
         if (key_table[i].key == key) {
-            int r = key_table[i].action(x);
-            if (r & R_RESIM)
-                r = explore_rebuild(x) | R_REDRAW;
-            return r;
+            return key_table[i].action(x);
         }
     return R_NONE;
 }

@@ -41,7 +41,7 @@ check "? shows the help" "grep -q 'critical path' $tmp/f7"
 "$bin" explore --devices 8 --global-batch 32 --dump-screen --size 120x40 --keys 't' >"$tmp/f8" 2>&1
 check "t runs the tuner and lists candidates" "grep -q 'tuner:.*candidates' $tmp/f8 && grep -q '   1  ' $tmp/f8"
 "$bin" explore --devices 8 --global-batch 32 --dump-screen --size 120x40 --keys 't\n' >"$tmp/f9" 2>&1
-check "Enter loads the best candidate" "grep -q 'rebuilt' $tmp/f9"
+check "Enter loads the best candidate" "grep -q '^loaded .* shown at' $tmp/f9"
 "$bin" explore $fig2 --dump-screen --size 100x26 --keys "e$tmp/x.json\\n" >"$tmp/f10" 2>&1
 check "e exports a plan" "[ -s $tmp/x.json ] && grep -q mario-plan $tmp/x.json"
 "$bin" explore $fig2 --dump-screen --size 100x26 --ascii >"$tmp/f11" 2>&1

@@ -136,8 +136,41 @@ static void test_keys(void)
     explore_fini(&x);
 }
 
+/* The config being edited is always the one drawn: a refused edit changes nothing (issue 20):
+ * 4 devices, 4 micro-batches; m makes 3, which Chimera (X, an even N) refuses; s then steps
+ * over X to W, which refuses 3 at pp 4 too, to GPipe. */
+static void test_edits_all_or_nothing(void)
+{
+    struct config c = {0};
+    config_default(&c);
+    c.num_device = 4;
+    c.num_microbatches = 4;
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
+    struct explore x;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
+    x.w = 120, x.h = 40;
+    explore_key(&x, 'm');
+    CHECK_EQ_INT(config_microbatches(&x.cfg), 3);
+    explore_key(&x, 'B'); /* 3 samples cannot be cut in micro-batches of 2 */
+    CHECK_EQ_INT(x.cfg.micro_batch_size, 1);
+    CHECK(x.status_err);
+    explore_key(&x, 's');
+    CHECK_EQ_INT(x.cfg.scheme, SCHEME_GPIPE);
+    const struct config *drawn = plan_config(explore_step(&x)->plan);
+    CHECK_EQ_INT(drawn->scheme, x.cfg.scheme);
+    CHECK_EQ_INT(drawn->micro_batch_size, x.cfg.micro_batch_size);
+    CHECK_EQ_INT(drawn->num_device, x.cfg.num_device);
+    CHECK_EQ_INT(config_microbatches(drawn), 3);
+    explore_key(&x, 'd');
+    CHECK_EQ_INT(plan_geom(explore_step(&x)->plan)->devices, 3);
+    CHECK(!x.status_err);
+    explore_fini(&x);
+}
+
 int main(void)
 {
+    test_edits_all_or_nothing();
     test_sizes();
     test_box_position();
     test_keys();
