@@ -157,6 +157,10 @@ int explore_init(struct explore *x, const struct config *cfg, struct plan *loade
     snprintf(x->status, sizeof x->status,
              "n/p: next/previous pass   arrows: select   +/-: zoom   t: tune   e: export   "
              "?: help   q: quit");
+    if (explore_oom(x, NULL) > 0) {
+        x->status[0] = '\0';
+        explore_status_oom(x);
+    }
     return MT_OK;
 }
 
@@ -182,6 +186,39 @@ int explore_apply(struct explore *x, const struct config *c, struct mt_err *e)
     plan_free(x->loaded); /* edited: the loaded plan no longer describes the config */
     x->loaded = NULL;
     return MT_OK;
+}
+
+int explore_oom(const struct explore *x, int *worst_dev)
+{
+    const struct pass_step *st = explore_step(x);
+    int n = 0, worst = -1;
+    if (st == NULL || !(st->sim.cap > 0))
+        return 0;
+    for (int d = 0; d < st->sim.devices; d++)
+        if (st->sim.dev[d].peak_mem > st->sim.cap) {
+            n++;
+            if (worst < 0 || st->sim.dev[d].peak_mem > st->sim.dev[worst].peak_mem)
+                worst = d;
+        }
+    if (worst_dev != NULL)
+        *worst_dev = worst;
+    return n;
+}
+
+void explore_status_oom(struct explore *x)
+{
+    int d, n = explore_oom(x, &d);
+    if (n == 0)
+        return;
+    const struct sim_result *r = &explore_step(x)->sim;
+    char peak[32], cap[32];
+    explore_fmt_peak(x, r->dev[d].peak_mem, r->cap, peak, sizeof peak);
+    explore_fmt_cap(x, r->cap, cap, sizeof cap);
+    size_t len = strlen(x->status);
+    snprintf(x->status + len, sizeof x->status - len,
+             "%sOOM: %d of %d device%s over the %s cap (dev %d at %s)", len ? "; " : "", n,
+             r->devices, r->devices == 1 ? "" : "s", cap, d, peak);
+    x->status_err = true;
 }
 
 void explore_set_row(struct explore *x, int row)

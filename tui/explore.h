@@ -129,6 +129,18 @@ void explore_buckets_fini(struct explore *x);
 /* After the shown step changed: the cursor back on it, the critical path again. */
 void explore_refresh(struct explore *x);
 
+/* Numbers in units that fit them (tui/view_units.c); unit-cost plans in t and M_θ. */
+void explore_fmt_bytes(const struct explore *x, double v, char *buf, size_t n); /* "2.78M" */
+void explore_fmt_cap(const struct explore *x, double cap, char *buf, size_t n);  /* "40G" */
+/* A peak with the decimals that tell it from cap: 40.02G beside a 40G cap. */
+void explore_fmt_peak(const struct explore *x, double peak, double cap, char *buf, size_t n);
+void explore_fmt_time(const struct explore *x, double us, char *buf, size_t n); /* "2.593ms" */
+void explore_fmt_rate(double v, char *buf, size_t n);                            /* "49.65k" */
+/* The devices over the cap in the shown step: how many, and the one furthest over. */
+int explore_oom(const struct explore *x, int *worst_dev);
+/* After an edit: an over-the-cap plan makes the status line an error that says so. */
+void explore_status_oom(struct explore *x);
+
 /* Geometry shared by the views. */
 #define EXPLORE_GUTTER 7   /* lane labels */
 #define EXPLORE_MEM_W 24   /* memory bar column */

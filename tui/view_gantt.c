@@ -23,15 +23,6 @@
 #include "util/str.h"
 #include "util/xalloc.h"
 
-static void gantt_mem_text(const struct explore *x, double v, char *buf, size_t n)
-{
-    if (x->cfg.unit.enabled) {
-        snprintf(buf, n, "%.2f", v);
-        return;
-    }
-    snprintf(buf, n, "%.1fG", v / (1024.0 * 1024 * 1024));
-}
-
 /* Async plans (one stage per device) show each stage's weight staleness beside its bar. */
 static bool gantt_shows_staleness(const struct plan *p, const struct sim_result *r)
 {
@@ -63,7 +54,7 @@ static void gantt_mem_bar(struct explore *x, struct cells *g, int y, int col,
         }
     }
     char t[24];
-    gantt_mem_text(x, dv->peak_mem, t, sizeof t);
+    explore_fmt_peak(x, dv->peak_mem, r->cap, t, sizeof t);
     cells_printf(g, col + bw + 2, y, 7, over ? PAL_MEM_OVER : PAL_TEXT_DIM, PAL_BG,
                  over ? CELL_BOLD : 0, "%6s", t);
     if (stale)
@@ -271,7 +262,7 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
                      x->lane_top + rows < lanes ? "  v" : "");
     gantt_axis(x, g, top + used, gx, gw);
     char cap[24];
-    gantt_mem_text(x, r->cap, cap, sizeof cap);
+    explore_fmt_cap(x, r->cap, cap, sizeof cap);
     if (stale) /* the column's key: staleness, and the iteration marks when there are some */
         cells_printf(g, mem_col, top + used, EXPLORE_MEM_W, PAL_TEXT_DIM,
                      PAL_BG, 0, "%s staleness%s", x->utf8 ? "τ" : "s",

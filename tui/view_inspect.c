@@ -25,10 +25,7 @@ static void inspect_mem(const struct explore *x, double v, char *buf, size_t n)
 
 static void inspect_time(const struct explore *x, double v, char *buf, size_t n)
 {
-    if (x->cfg.unit.enabled)
-        snprintf(buf, n, "%.4g t", v);
-    else
-        snprintf(buf, n, "%.3f ms", v / 1000.0);
+    explore_fmt_time(x, v, buf, n);
 }
 
 /* Memory of device dev over time, one column per time slice, 8 levels per cell. */

@@ -50,7 +50,7 @@ frame zdm 'dm' --scheme ZB-W
 check "ZB-W dm: pp 4, 124 micro-batches" "title zdm | grep -q '  ZB-W v2  pp 4 x dp 1  N 124 x mbs 1 '"
 # [ and ]: the cap in whole MiB, so a saved plan's cap is a whole number of bytes.
 frame cap "[]e$tmp/cap.json\\n"
-check "[ ]: cap 32 GiB then 40 GiB" "title cap | grep -q 'A100-40G 40.00 GiB'"
+check "[ ]: cap 32 GiB then 40 GiB" "title cap | grep -q 'A100-40G 40G  step'"
 check "[ ]: exported cap is whole (not 42949672960.00003)" "json $tmp/cap.json \"d['config']['memory_per_device'] == '40GiB'\""
 frame cap2 "[[[e$tmp/cap2.json\\n"
 # 40 / 1.25 = 32 GiB, / 1.25 = 26214.4 MiB -> 26214, / 1.25 = 20971.2 -> 20971 MiB

@@ -58,7 +58,7 @@ static void test_sizes(void)
                     CHECK_EQ_INT(found, 1);
                 } else {
                     row_text(g, 0, line, sizeof line);
-                    CHECK(strstr(line, "mario-tui") != NULL);
+                    CHECK(strstr(line, "step ") != NULL); /* the step time stays at every width */
                     row_text(g, 1, line, sizeof line);
                     CHECK(strstr(line, "base") != NULL && strstr(line, "prepose") != NULL);
                     /* Lane labels: one per lane that fits above the axis. */
@@ -168,8 +168,52 @@ static void test_edits_all_or_nothing(void)
     explore_fini(&x);
 }
 
+/* Numbers in units that fit (tui/view_units.c), against values worked by hand. */
+static void test_units(void)
+{
+    struct config c;
+    config_default(&c);
+    c.num_device = 2;
+    c.num_microbatches = 2;
+    struct explore x;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
+    const double gib = 1024.0 * 1024 * 1024, mib = 1024.0 * 1024;
+    char b[48];
+    explore_fmt_peak(&x, 40.02 * gib, 40 * gib, b, sizeof b);
+    CHECK(strcmp(b, "40.02G") == 0);
+    explore_fmt_peak(&x, 40 * gib + 1.1 * mib, 40 * gib, b, sizeof b); /* 40.00107 */
+    CHECK(strcmp(b, "40.001G") == 0);
+    explore_fmt_peak(&x, 39.96 * gib, 40 * gib, b, sizeof b); /* below: 40.0 would read as 40 */
+    CHECK(strcmp(b, "39.96G") == 0);
+    explore_fmt_peak(&x, 231.8 * gib, 40 * gib, b, sizeof b);
+    CHECK(strcmp(b, "231.8G") == 0);
+    explore_fmt_cap(&x, 40 * gib, b, sizeof b);
+    CHECK(strcmp(b, "40G") == 0);
+    explore_fmt_cap(&x, 25.6 * gib, b, sizeof b);
+    CHECK(strcmp(b, "25.6G") == 0);
+    explore_fmt_bytes(&x, 2.78 * mib, b, sizeof b);
+    CHECK(strcmp(b, "2.78M") == 0);
+    explore_fmt_bytes(&x, 224 * 1024, b, sizeof b);
+    CHECK(strcmp(b, "224.0K") == 0);
+    explore_fmt_time(&x, 2578.4, b, sizeof b);
+    CHECK(strcmp(b, "2.578ms") == 0);
+    explore_fmt_time(&x, 2.268e6, b, sizeof b);
+    CHECK(strcmp(b, "2.268s") == 0);
+    explore_fmt_time(&x, 2.99e6, b, sizeof b);
+    CHECK(strcmp(b, "2.990s") == 0);
+    explore_fmt_time(&x, 81.25, b, sizeof b);
+    CHECK(strcmp(b, "81.25µs") == 0);
+    explore_fmt_rate(49650, b, sizeof b);
+    CHECK(strcmp(b, "49.65k") == 0);
+    explore_fmt_rate(56.43, b, sizeof b);
+    CHECK(strcmp(b, "56.43") == 0);
+    explore_fini(&x);
+}
+
 int main(void)
 {
+    test_units();
     test_edits_all_or_nothing();
     test_sizes();
     test_box_position();
