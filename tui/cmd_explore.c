@@ -117,8 +117,11 @@ static int explore_exec(int argc, char **argv)
 
     struct config c;
     struct plan *loaded = NULL;
-    if (cmd_plan_config(&cp, &c, &loaded, &e) != MT_OK)
+    if (cmd_plan_config(&cp, &c, &loaded, &e) != MT_OK) {
+        if (e.code == MT_EIO) /* a CONFIG or PLAN that cannot be read is bad input (README) */
+            e.code = MT_EINVAL;
         return cmd_fail("explore", &e);
+    }
     if (o.lengths != NULL && seqlen_config_use_file(&c, o.lengths, NULL, &e) != MT_OK) {
         plan_free(loaded);
         return cmd_fail("explore", &e);

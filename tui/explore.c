@@ -60,16 +60,30 @@ static void explore_critical_path(struct explore *x)
     sim_critical_path(st->plan, &st->sim, x->on_path, NULL);
 }
 
-static void explore_fit(struct explore *x)
+/* One time scale for every pass step: the longest of them (and of a measured run laid beside
+ * the shown one) fills the width. */
+double explore_longest(const struct explore *x)
 {
-    const struct pass_step *st = explore_step(x);
-    if (st == NULL)
-        return;
-    /* One time scale for every pass step: the longest of them fills the width. */
     double longest = 0;
     for (int i = 0; i < x->pl.n; i++)
         if (x->pl.step[i].sim.step_time > longest)
             longest = x->pl.step[i].sim.step_time;
+    if (x->bucket_on && x->bucket_step.sim.step_time > longest)
+        longest = x->bucket_step.sim.step_time;
+    if (x->have_meas && x->show_meas && explore_step(x) != NULL) { /* us, or 1000 per t */
+        double meas = x->meas.step_time_us * (explore_step(x)->sim.unit ? 1e-3 : 1.0);
+        if (meas > longest)
+            longest = meas;
+    }
+    return longest;
+}
+
+void explore_fit(struct explore *x)
+{
+    const struct pass_step *st = explore_step(x);
+    if (st == NULL)
+        return;
+    double longest = explore_longest(x);
     int gw = explore_gantt_width(x, x->w > 0 ? x->w : 120);
     x->t0 = 0;
     x->tpc = longest > 0 ? longest / gw : 1;
@@ -154,13 +168,7 @@ int explore_init(struct explore *x, const struct config *cfg, struct plan *loade
         x->loaded = NULL;
         return rc;
     }
-    snprintf(x->status, sizeof x->status,
-             "n/p: next/previous pass   arrows: select   +/-: zoom   t: tune   e: export   "
-             "?: help   q: quit");
-    if (explore_oom(x, NULL) > 0) {
-        x->status[0] = '\0';
-        explore_status_oom(x);
-    }
+    explore_status_shown(x);
     return MT_OK;
 }
 
@@ -188,6 +196,32 @@ int explore_apply(struct explore *x, const struct config *c, struct mt_err *e)
     return MT_OK;
 }
 
+void explore_status_shown(struct explore *x)
+{
+    const struct pass_step *st = explore_step(x);
+    const struct pass_step *base = pass_pipeline_row(&x->pl, PASS_ROW_BASE);
+    if (st == NULL)
+        return;
+    char t[32], what[400];
+    explore_fmt_time(x, st->sim.step_time, t, sizeof t);
+    if (x->bucket_on || st == base || base->sim.step_time <= 0)
+        snprintf(what, sizeof what, "%s: step %s", x->bucket_on ? "bucket" : st->name, t);
+    else if (st->changes.kept_input)
+        snprintf(what, sizeof what, "%s: step %s (%+.1f%% against base), nothing changed: %s",
+                 st->name, t, 100 * (st->sim.step_time / base->sim.step_time - 1),
+                 st->changes.note);
+    else
+        snprintf(what, sizeof what, "%s: step %s (%+.1f%% against base), %d instruction%s "
+                 "changed (* underlined)", st->name, t,
+                 100 * (st->sim.step_time / base->sim.step_time - 1), st->changes.n,
+                 st->changes.n == 1 ? "" : "s");
+    snprintf(x->status, sizeof x->status,
+             "%s   n/p: passes  arrows: select  +/-/0: zoom  t: tune  e: export  ?: help  q: quit",
+             what);
+    x->status_err = false;
+    explore_status_oom(x, true);
+}
+
 int explore_oom(const struct explore *x, int *worst_dev)
 {
     const struct pass_step *st = explore_step(x);
@@ -205,19 +239,25 @@ int explore_oom(const struct explore *x, int *worst_dev)
     return n;
 }
 
-void explore_status_oom(struct explore *x)
+void explore_status_oom(struct explore *x, bool first)
 {
     int d, n = explore_oom(x, &d);
     if (n == 0)
         return;
     const struct sim_result *r = &explore_step(x)->sim;
-    char peak[32], cap[32];
+    char peak[32], cap[32], oom[160];
     explore_fmt_peak(x, r->dev[d].peak_mem, r->cap, peak, sizeof peak);
     explore_fmt_cap(x, r->cap, cap, sizeof cap);
-    size_t len = strlen(x->status);
-    snprintf(x->status + len, sizeof x->status - len,
-             "%sOOM: %d of %d device%s over the %s cap (dev %d at %s)", len ? "; " : "", n,
+    snprintf(oom, sizeof oom, "OOM: %d of %d device%s over the %s cap (dev %d at %s)", n,
              r->devices, r->devices == 1 ? "" : "s", cap, d, peak);
+    char was[sizeof x->status];
+    snprintf(was, sizeof was, "%s", x->status);
+    if (was[0] == '\0')
+        snprintf(x->status, sizeof x->status, "%s", oom);
+    else if (first)
+        snprintf(x->status, sizeof x->status, "%s; %.1000s", oom, was);
+    else
+        snprintf(x->status, sizeof x->status, "%.1000s; %s", was, oom);
     x->status_err = true;
 }
 

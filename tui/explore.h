@@ -136,15 +136,24 @@ void explore_fmt_cap(const struct explore *x, double cap, char *buf, size_t n); 
 void explore_fmt_peak(const struct explore *x, double peak, double cap, char *buf, size_t n);
 void explore_fmt_time(const struct explore *x, double us, char *buf, size_t n); /* "2.593ms" */
 void explore_fmt_rate(double v, char *buf, size_t n);                            /* "49.65k" */
+/* The status line for the shown step: its name, time and change against base, the keys. */
+void explore_status_shown(struct explore *x);
 /* The devices over the cap in the shown step: how many, and the one furthest over. */
 int explore_oom(const struct explore *x, int *worst_dev);
-/* After an edit: an over-the-cap plan makes the status line an error that says so. */
-void explore_status_oom(struct explore *x);
+/* An over-the-cap plan makes the status line an error that says so (first: before what it
+ * says, else after). */
+void explore_status_oom(struct explore *x, bool first);
 
 /* Geometry shared by the views. */
 #define EXPLORE_GUTTER 7   /* lane labels */
 #define EXPLORE_MEM_W 24   /* memory bar column */
 #define EXPLORE_BOTTOM 7   /* inspect + memory-over-time panel */
 int explore_gantt_width(const struct explore *x, int w);
+/* The time the Gantt's width stands for when fitted: the longest pass step, or the measured
+ * step when a trace is shown and longer. '0' (explore_fit) shows it whole; zoom goes from
+ * there in to EXPLORE_ZOOM_MAX times, pan no further than half a screen past its end. */
+double explore_longest(const struct explore *x);
+void explore_fit(struct explore *x);
+#define EXPLORE_ZOOM_MAX 4096
 
 #endif

@@ -190,7 +190,7 @@ static int edit_apply(struct explore *x, const char *name, edit_next next, edit_
                 snprintf(x->status, sizeof x->status, "%s %s -> %s (%s refused: %s)", name, was,
                          now, skipped, first_why);
             x->status_err = false;
-            explore_status_oom(x);
+            explore_status_oom(x, false);
             return R_REDRAW;
         }
         char v[48];

@@ -102,31 +102,65 @@ static int key_move_lane(struct explore *x, int dir)
     return R_REDRAW;
 }
 
+/* The zoom's limits: out to the whole step (the fit), in to EXPLORE_ZOOM_MAX times that. */
+static double key_fit_tpc(const struct explore *x)
+{
+    double longest = explore_longest(x);
+    return longest > 0 ? longest / explore_gantt_width(x, x->w > 0 ? x->w : 120) : 1;
+}
+
+/* t0 in [0, the end of the longest step less half a screen]: never a screen of nothing. */
+static void key_clamp_t0(struct explore *x)
+{
+    double width = x->tpc * explore_gantt_width(x, x->w > 0 ? x->w : 120);
+    double hi = explore_longest(x) - width / 2;
+    if (x->t0 > hi)
+        x->t0 = hi;
+    if (x->t0 < 0)
+        x->t0 = 0;
+}
+
 static int key_zoom(struct explore *x, double factor)
 {
     int dev, part;
     const struct pass_step *st = key_step(x, &dev, &part);
     if (st == NULL)
         return R_NONE;
+    double fit = key_fit_tpc(x), tpc = x->tpc * factor;
+    if (tpc >= fit * (1 - 1e-9)) { /* out past the whole step: the fit, and say so */
+        explore_fit(x);
+        snprintf(x->status, sizeof x->status, "zoom: the whole step is shown (0)");
+        x->status_err = false;
+        return R_REDRAW;
+    }
+    if (tpc < fit / EXPLORE_ZOOM_MAX) {
+        snprintf(x->status, sizeof x->status, "zoom: at its limit, %d x the whole step",
+                 EXPLORE_ZOOM_MAX);
+        x->status_err = true;
+        return R_REDRAW;
+    }
     double center = x->t0 + x->tpc * explore_gantt_width(x, x->w > 0 ? x->w : 120) / 2;
     if (x->sel_idx < plan_len(st->plan, dev))
         center = st->sim.start[plan_id(st->plan, dev, x->sel_idx)];
     double left = (center - x->t0) / x->tpc;
-    x->tpc *= factor;
-    if (x->tpc < 1e-9)
-        x->tpc = 1e-9;
+    x->tpc = tpc;
     x->t0 = center - left * x->tpc;
-    if (x->t0 < 0)
-        x->t0 = 0;
+    key_clamp_t0(x);
     x->fitted = false;
     return R_REDRAW;
 }
 
 static int key_pan(struct explore *x, double screens)
 {
+    double t0 = x->t0;
     x->t0 += screens * x->tpc * explore_gantt_width(x, x->w > 0 ? x->w : 120);
-    if (x->t0 < 0)
-        x->t0 = 0;
+    key_clamp_t0(x);
+    if (x->t0 == t0) {
+        snprintf(x->status, sizeof x->status, "pan: at the %s of the step",
+                 screens < 0 ? "start" : "end");
+        x->status_err = false;
+        return R_REDRAW;
+    }
     x->fitted = false;
     return R_REDRAW;
 }
@@ -144,28 +178,24 @@ static int a_pan_right(struct explore *x) { return key_pan(x, +0.5); }
 
 static int a_fit(struct explore *x)
 {
-    double longest = 0;
-    for (int i = 0; i < x->pl.n; i++)
-        if (x->pl.step[i].sim.step_time > longest)
-            longest = x->pl.step[i].sim.step_time;
-    x->t0 = 0;
-    x->tpc = longest > 0 ? longest / explore_gantt_width(x, x->w > 0 ? x->w : 120) : 1;
-    x->fitted = true;
+    explore_fit(x);
     x->lane_top = 0;
     return R_REDRAW;
 }
 
 static int a_next_pass(struct explore *x)
 {
-    if (x->row + 1 < PASS_ROW__COUNT)
-        explore_set_row(x, x->row + 1);
+    if (x->row + 1 < PASS_ROW__COUNT || x->bucket_on)
+        explore_set_row(x, x->bucket_on ? x->row : x->row + 1);
+    explore_status_shown(x);
     return R_REDRAW;
 }
 
 static int a_prev_pass(struct explore *x)
 {
-    if (x->row > 0)
-        explore_set_row(x, x->row - 1);
+    if (x->row > 0 || x->bucket_on)
+        explore_set_row(x, x->bucket_on ? x->row : x->row - 1);
+    explore_status_shown(x);
     return R_REDRAW;
 }
 
@@ -321,6 +351,7 @@ static int key_prompt(struct explore *x, int key)
     size_t n = strlen(x->input);
     if (key == 27) { /* Esc */
         x->mode = MODE_GANTT;
+        explore_status_shown(x);
         return R_REDRAW;
     }
     if (key == '\n' || key == '\r' || key == KEY_ENTER) {
@@ -365,7 +396,7 @@ static int key_prompt(struct explore *x, int key)
 static int key_tune_view(struct explore *x, int key)
 {
     switch (key) {
-    case 27: case 'q': x->mode = MODE_GANTT; return R_REDRAW;
+    case 27: case 'q': x->mode = MODE_GANTT; explore_status_shown(x); return R_REDRAW;
     case KEY_UP: case 'k': if (x->tune_sel > 0) x->tune_sel--; return R_REDRAW;
     case KEY_DOWN: case 'j': if (x->tune_sel + 1 < x->tune.n) x->tune_sel++; return R_REDRAW;
     case KEY_PPAGE: x->tune_sel = x->tune_sel > 10 ? x->tune_sel - 10 : 0; return R_REDRAW;
@@ -385,9 +416,9 @@ int explore_key(struct explore *x, int key)
         return key_tune_view(x, key);
     if (x->mode == MODE_BUCKETS)
         return explore_buckets_key(x, key);
-    if (x->mode == MODE_HELP) {
+    if (x->mode == MODE_HELP) { /* any key returns */
         x->mode = MODE_GANTT;
-        return key == 'q' ? R_REDRAW : R_REDRAW;
+        return R_REDRAW;
     }
     for (size_t i = 0; i < sizeof key_table / sizeof key_table[0]; i++)
         if (key_table[i].key == key) {

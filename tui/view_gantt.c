@@ -66,6 +66,9 @@ static void gantt_axis(struct explore *x, struct cells *g, int y, int gx, int gw
 {
     const bool unit = x->cfg.unit.enabled;
     double span = x->tpc * gw;
+    /* labels in s, ms or us, whichever keeps them short: a zoomed-in axis is not 2e-05 ms */
+    double div = unit ? 1 : span >= 20e6 ? 1e6 : span >= 2e3 ? 1e3 : 1;
+    const char *uname = unit ? "t" : div == 1e6 ? "s" : div == 1e3 ? "ms" : x->utf8 ? "µs" : "us";
     /* A tick every 1, 2 or 5 x 10^k units, about every 12 cells. */
     double raw = span / (gw / 12.0 > 1 ? gw / 12.0 : 1);
     double mag = pow(10, floor(log10(raw > 0 ? raw : 1)));
@@ -79,15 +82,12 @@ static void gantt_axis(struct explore *x, struct cells *g, int y, int gx, int gw
             break;
         cells_put(g, cx, y, x->utf8 ? 0x252C : '+', PAL_AXIS, PAL_BG, 0);
         char label[32];
-        if (unit)
-            snprintf(label, sizeof label, "%g", t);
-        else
-            snprintf(label, sizeof label, "%g", t / 1000.0);
+        snprintf(label, sizeof label, "%g", t / div);
         if (cx + (int)strlen(label) < gx + gw)
             cells_text(g, cx, y + 1, 0, label, PAL_TEXT_DIM, PAL_BG, 0);
     }
     /* the unit in the gutter, left of the first label: the memory bars' legend owns the right */
-    cells_printf(g, 0, y + 1, gx - 1, PAL_TEXT_DIM, PAL_BG, 0, "%*s", gx - 2, unit ? "t" : "ms");
+    cells_printf(g, 0, y + 1, gx - 1, PAL_TEXT_DIM, PAL_BG, 0, "%*s", gx - 2, uname);
 }
 
 /* The measured timeline of the shown step in the simulation's unit (the trace's us; a
@@ -174,10 +174,7 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     int parts = geo->parts > 0 ? geo->parts : 1;
     int lanes = geo->devices * parts, rows = (height - 2) / rpl;
     if (x->fitted) { /* the width may have changed since the fit */
-        double longest = 0;
-        for (int i = 0; i < x->pl.n; i++)
-            if (x->pl.step[i].sim.step_time > longest)
-                longest = x->pl.step[i].sim.step_time;
+        double longest = explore_longest(x);
         x->tpc = longest > 0 ? longest / gw : 1;
     }
     if (x->lane_top > lanes - rows)
@@ -257,10 +254,10 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     free(ms);
 
     int used = (rows < lanes ? rows : lanes) * rpl;
-    if (lanes > rows)
-        cells_printf(g, 0, top + used - 1, EXPLORE_GUTTER - 1, PAL_TEXT_DIM, PAL_BG, 0,
-                     x->lane_top + rows < lanes ? "  v" : "");
     gantt_axis(x, g, top + used, gx, gw);
+    if (lanes > rows) /* lanes out of sight: how many, in the axis row's gutter (its own) */
+        cells_printf(g, 0, top + used, EXPLORE_GUTTER - 1, PAL_TEXT_DIM, PAL_BG, CELL_BOLD,
+                     "%s%d", x->utf8 ? "↕" : "+", lanes - rows);
     char cap[24];
     explore_fmt_cap(x, r->cap, cap, sizeof cap);
     if (stale) /* the column's key: staleness, and the iteration marks when there are some */

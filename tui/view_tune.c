@@ -41,9 +41,19 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
             snprintf(note, sizeof note, "%s", k->why);
         bool sel = first + r == x->tune_sel;
         enum pal ink = k->status == TUNE_OK ? PAL_TEXT : PAL_TEXT_DIM;
+        /* A candidate that was never simulated (invalid) has no figures; an OOM one has. */
+        char tput[32] = "-", step[32] = "-";
+        if (k->status == TUNE_OK)
+            snprintf(tput, sizeof tput, "%.3f", k->throughput);
+        if (k->status == TUNE_OK || k->status == TUNE_OOM) { /* seconds, or t */
+            explore_fmt_time(x, k->step_time * (x->cfg.unit.enabled ? 1 : 1e6), step,
+                             sizeof step);
+        } else {
+            snprintf(mem, sizeof mem, "-");
+        }
         cells_printf(g, 1, top + 2 + r, g->w - 2, ink, PAL_BG, sel ? CELL_REVERSE : 0,
-                     "%4d  %-14s %-4s %4d %12.3f %12.4f %12s  %s", first + r + 1, label,
-                     k->ckpt ? "on" : "off", k->dp, k->throughput, k->step_time, mem, note);
+                     "%4d  %-14s %-4s %4d %12s %12s %12s  %s", first + r + 1, label,
+                     k->ckpt ? "on" : "off", k->dp, tput, step, mem, note);
     }
     free(order);
 }
