@@ -312,6 +312,21 @@ static void cells_gantt_row(struct cells *g, const struct cells_gantt *v, int y,
                 if (k >= 1)
                     c->ch = k >= 3 ? 0x2590 : 0x2595, c->fg = a.run_color[1]; /* ▐ ▕ */
             }
+        } else if (g->utf8 && a.runs > 2 && bg != PAL_BUBBLE && bg != PAL_DEFAULT) {
+            /* ops interleaved finer than a cell (1F1B's steady state): the op that covers the
+             * most of the rest shows as a shade over the dominant one, ░ from 1/8, ▒ from 3/8,
+             * so the forwards between backwards do not vanish; idle time is never blended */
+            int second = -1;
+            for (int k = 0; k < PAL__COUNT; k++)
+                if (k != bg && k != PAL_BUBBLE && k != PAL_DEFAULT && a.cov[k] > eps &&
+                    (second < 0 || a.cov[k] > a.cov[second]))
+                    second = k;
+            double share = second >= 0 ? a.cov[second] / tpc : 0;
+            if (share >= 0.125)
+                c->ch = share >= 0.375 ? 0x2592 : 0x2591, c->fg = (unsigned char)second;
+        } else if (bg == PAL_BUBBLE) { /* idle time: a dot, so it reads apart from "no lane" */
+            c->ch = g->utf8 ? 0x00B7 : '.';
+            c->fg = PAL_AXIS;
         }
         if (v->owner != NULL)
             v->owner[(size_t)y * g->w + v->x + i] =

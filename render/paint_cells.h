@@ -74,8 +74,10 @@ struct cells_gantt {
  * part, the time past the end of the step) PAL_DEFAULT, the terminal's own background, never
  * the page's. That colour is the cell's background, with UTF-8 and without; with UTF-8 a cell
  * of two parts also shows where the other part lies: a left block ▏..▉ in its colour when it
- * is on the left (in eighths), ▕ or ▐ when it is on the right. Labels and selection are the
- * caller's, over this. */
+ * is on the left (in eighths), ▕ or ▐ when it is on the right; a cell of ops interleaved
+ * finer than it shows the op covering the most of the rest as a shade over the dominant one
+ * (░ from 1/8 of the cell, ▒ from 3/8). A bubble cell holds a dot · (. without UTF-8) in
+ * PAL_AXIS. Labels and selection are the caller's, over this. */
 void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v);
 /* Over that and over the caller's labels: where an iteration starts on a device (async plans),
  * a heavy bar ┃ (| without UTF-8) in PAL_CAP, bold, in the cell of its time. */

@@ -42,9 +42,16 @@ int explore_lanes(const struct explore *x)
     return g->devices * g->parts;
 }
 
+/* Narrow terminals (80 columns) keep the Gantt wide and the memory column short. */
+int explore_mem_width(const struct explore *x, int w)
+{
+    (void)x;
+    return w >= 110 ? EXPLORE_MEM_W : 16;
+}
+
 int explore_gantt_width(const struct explore *x, int w)
 {
-    int gw = w - EXPLORE_GUTTER - EXPLORE_MEM_W - 1;
+    int gw = w - EXPLORE_GUTTER - explore_mem_width(x, w) - 1;
     return gw < 10 ? 10 : gw;
 }
 
@@ -194,6 +201,11 @@ int explore_apply(struct explore *x, const struct config *c, struct mt_err *e)
     plan_free(x->loaded); /* edited: the loaded plan no longer describes the config */
     x->loaded = NULL;
     return MT_OK;
+}
+
+bool explore_too_small(const struct explore *x)
+{
+    return x->w > 0 && x->h > 0 && (x->w < EXPLORE_MIN_W || x->h < EXPLORE_MIN_H);
 }
 
 void explore_status_shown(struct explore *x)

@@ -68,6 +68,10 @@ struct explore {
     struct align_result meas; /* the trace matched to the shown step's plan */
     bool have_meas;
     bool show_meas;           /* a measured row under each lane */
+    /* Where the last draw put the Gantt (tui/view_gantt.c), for the mouse and paging. */
+    int gantt_top;            /* screen row of the first lane */
+    int lane_rows, lane_h;    /* rows of a lane's boxes; rows from one lane to the next */
+    int sel_col;              /* screen column of the selection's caret, or -1 */
 };
 
 /* Takes ownership of loaded (may be NULL). Builds the first pipeline; on failure e says why. */
@@ -117,6 +121,7 @@ void explore_run_tuner(struct explore *x, void (*progress)(void *, int, int), vo
 
 /* Views (tui/view_*.c). */
 void view_gantt_draw(struct explore *x, struct cells *g, int top, int height);
+void view_gantt_legend(struct explore *x, struct cells *g, int y);
 void view_inspect_draw(struct explore *x, struct cells *g, int top, int height);
 void view_tune_draw(struct explore *x, struct cells *g, int top, int height);
 void view_help_draw(struct explore *x, struct cells *g);
@@ -136,6 +141,9 @@ void explore_fmt_cap(const struct explore *x, double cap, char *buf, size_t n); 
 void explore_fmt_peak(const struct explore *x, double peak, double cap, char *buf, size_t n);
 void explore_fmt_time(const struct explore *x, double us, char *buf, size_t n); /* "2.593ms" */
 void explore_fmt_rate(double v, char *buf, size_t n);                            /* "49.65k" */
+/* The last draw was below EXPLORE_MIN_W x EXPLORE_MIN_H: only "too small" is on screen, and
+ * keys other than quit are not acted on unseen. */
+bool explore_too_small(const struct explore *x);
 /* The status line for the shown step: its name, time and change against base, the keys. */
 void explore_status_shown(struct explore *x);
 /* The devices over the cap in the shown step: how many, and the one furthest over. */
@@ -146,9 +154,10 @@ void explore_status_oom(struct explore *x, bool first);
 
 /* Geometry shared by the views. */
 #define EXPLORE_GUTTER 7   /* lane labels */
-#define EXPLORE_MEM_W 24   /* memory bar column */
+#define EXPLORE_MEM_W 24   /* memory bar column (16 below 110 columns: explore_mem_width) */
 #define EXPLORE_BOTTOM 7   /* inspect + memory-over-time panel */
 int explore_gantt_width(const struct explore *x, int w);
+int explore_mem_width(const struct explore *x, int w);
 /* The time the Gantt's width stands for when fitted: the longest pass step, or the measured
  * step when a trace is shown and longer. '0' (explore_fit) shows it whole; zoom goes from
  * there in to EXPLORE_ZOOM_MAX times, pan no further than half a screen past its end. */

@@ -44,7 +44,7 @@ static void key_follow(struct explore *x)
         x->t0 = e - width * 0.9;
     if (x->t0 < 0)
         x->t0 = 0;
-    int rows = (x->h > 0 ? x->h : 40) - 4 - EXPLORE_BOTTOM;
+    int rows = ((x->h > 0 ? x->h : 40) - 3 - EXPLORE_BOTTOM - 2) / (x->lane_h > 0 ? x->lane_h : 1);
     if (x->sel_lane < x->lane_top)
         x->lane_top = x->sel_lane;
     else if (rows > 0 && x->sel_lane >= x->lane_top + rows)
@@ -410,6 +410,8 @@ static int key_tune_view(struct explore *x, int key)
 
 int explore_key(struct explore *x, int key)
 {
+    if (explore_too_small(x)) /* nothing on screen shows what a key would do */
+        return key == 'q' || key == KEY_F(10) ? R_QUIT : R_NONE;
     if (x->mode == MODE_PROMPT)
         return key_prompt(x, key);
     if (x->mode == MODE_TUNE)

@@ -99,6 +99,18 @@ static void frame_title(struct explore *x, struct cells *g)
 static void frame_passes(struct explore *x, struct cells *g)
 {
     const struct pass_step *base = pass_pipeline_row(&x->pl, PASS_ROW_BASE);
+    /* Narrow terminals: the shown step and base keep their time, the others their change. */
+    int full = 1;
+    for (int row = 0; row < PASS_ROW__COUNT; row++) {
+        const struct pass_step *st = pass_pipeline_row(&x->pl, (enum pass_row)row);
+        char t[32];
+        explore_fmt_time(x, st->sim.step_time, t, sizeof t);
+        full += (int)(strlen(pass_row_name((enum pass_row)row)) + strlen(t)) + 3 +
+                (row > 0 ? 7 : 0) + 1;
+    }
+    if (explore_step(x) != NULL && config_scheme_async(plan_geom(explore_step(x)->plan)->scheme))
+        full += 26; /* util and steady utilization */
+    bool compact = full > g->w;
     int cx = 1;
     for (int row = 0; row < PASS_ROW__COUNT; row++) {
         const struct pass_step *st = pass_pipeline_row(&x->pl, (enum pass_row)row);
@@ -107,11 +119,15 @@ static void frame_passes(struct explore *x, struct cells *g)
         double change = base->sim.step_time > 0
                             ? 100 * (st->sim.step_time / base->sim.step_time - 1)
                             : 0;
+        const char *name = pass_row_name((enum pass_row)row);
+        if (compact && row == PASS_ROW_REDUNDANCY)
+            name = "redund";
         if (row == 0)
-            snprintf(item, sizeof item, " %s %s ", pass_row_name((enum pass_row)row), t);
+            snprintf(item, sizeof item, " %s %s ", name, t);
+        else if (compact && row != x->row)
+            snprintf(item, sizeof item, " %s %+.0f%% ", name, change);
         else
-            snprintf(item, sizeof item, " %s %s %+.1f%% ", pass_row_name((enum pass_row)row),
-                     t, change);
+            snprintf(item, sizeof item, " %s %s %+.1f%% ", name, t, change);
         bool cur = row == x->row;
         cx += cells_text(g, cx, 1, g->w - cx, item, cur ? PAL_BG : PAL_TEXT_DIM,
                          cur ? PAL_FW : PAL_BG, cur ? CELL_BOLD : 0);
@@ -145,18 +161,55 @@ static void frame_status(struct explore *x, struct cells *g)
                x->status_err ? CELL_BOLD : 0);
 }
 
+/* Words wrapped to width w into lines (at most max); returns the count. */
+static int frame_wrap(const char *const *words, int nw, int w, char lines[][96], int max)
+{
+    int n = 0;
+    lines[0][0] = '\0';
+    for (int i = 0; i < nw; i++) {
+        size_t len = strlen(lines[n]);
+        if (words[i][0] == '\n' || (len > 0 && (int)(len + 1 + strlen(words[i])) > w)) {
+            if (n + 1 >= max)
+                return max + 1; /* does not fit */
+            lines[++n][0] = '\0';
+            len = 0;
+            if (words[i][0] == '\n')
+                continue;
+        }
+        snprintf(lines[n] + len, 96 - len, "%s%s", len > 0 ? " " : "", words[i]);
+    }
+    return n + 1;
+}
+
+/* Below 80x24: what the terminal is and needs, wrapped to its width, centred; a shorter form
+ * when the long one does not fit its height. */
+static void frame_too_small(struct cells *g)
+{
+    char need[32], have[32], small[48];
+    snprintf(need, sizeof need, "(need %dx%d,", EXPLORE_MIN_W, EXPLORE_MIN_H);
+    snprintf(have, sizeof have, "have %dx%d)", g->w, g->h);
+    snprintf(small, sizeof small, "%dx%d<%dx%d", g->w, g->h, EXPLORE_MIN_W, EXPLORE_MIN_H);
+    const char *const full[] = {"terminal", "too", "small", need, have, "\n", "q quits"};
+    const char *const brief[] = {"too", "small:", small};
+    char lines[8][96];
+    int n = frame_wrap(full, 7, g->w, lines, g->h < 8 ? g->h : 8);
+    if (n > (g->h < 8 ? g->h : 8))
+        n = frame_wrap(brief, 3, g->w, lines, 8);
+    int top = (g->h - n) / 2 > 0 ? (g->h - n) / 2 : 0;
+    for (int i = 0; i < n && i < 8 && top + i < g->h; i++) {
+        int len = (int)strlen(lines[i]);
+        cells_text(g, g->w > len ? (g->w - len) / 2 : 0, top + i, g->w, lines[i], PAL_TEXT,
+                   PAL_BG, CELL_BOLD);
+    }
+}
+
 void explore_draw(struct explore *x, struct cells *g)
 {
     x->w = g->w;
     x->h = g->h;
     cells_clear(g, PAL_BG);
-    if (g->w < EXPLORE_MIN_W || g->h < EXPLORE_MIN_H) {
-        char msg[64];
-        snprintf(msg, sizeof msg, "terminal too small (need %dx%d, have %dx%d)", EXPLORE_MIN_W,
-                 EXPLORE_MIN_H, g->w, g->h);
-        int len = (int)strlen(msg);
-        cells_text(g, g->w > len ? (g->w - len) / 2 : 0, g->h / 2, 0, msg, PAL_TEXT, PAL_BG,
-                   CELL_BOLD);
+    if (explore_too_small(x)) { /* the message, in words that fit, and nothing else */
+        frame_too_small(g);
         return;
     }
     if (explore_step(x) == NULL)
@@ -175,6 +228,7 @@ void explore_draw(struct explore *x, struct cells *g)
         break;
     default: {
         int gantt_h = g->h - 3 - EXPLORE_BOTTOM;
+        view_gantt_legend(x, g, 2);
         view_gantt_draw(x, g, 3, gantt_h);
         view_inspect_draw(x, g, 3 + gantt_h, EXPLORE_BOTTOM - 1);
         break;

@@ -19,7 +19,7 @@ check "pass bar: Figure 2 (21, 28, 25, 23, 22 t)" \
     "grep -q 'base 21t.*ckpt 28t.*overlap 25t.*redundancy 23t.*prepose 22t' $tmp/f0"
 check "four device lanes" "[ \$(grep -c '^dev [0-3]' $tmp/f0) -eq 4 ]"
 check "inspect panel shows the cursor" "grep -q 'FW0  device 0  mb 0' $tmp/f0"
-check "time axis in t" "grep -q '^  *┬' $tmp/f0 || grep -q '^ *+' $tmp/f0"
+check "time axis in t" "grep -qE '^ +(┬|▲)' $tmp/f0 && grep -qE '^ +t +0 ' $tmp/f0"
 
 "$bin" explore $fig2 --dump-screen --size 100x26 --keys 'nnnn' >"$tmp/f1" 2>&1
 check "n steps to prepose: CFW under the cursor" "grep -q 'CFW0  device 0' $tmp/f1"

@@ -93,15 +93,18 @@ static void test_box_position(void)
     struct cells *g = cells_new(w, 30, true);
     explore_draw(&x, g);
     CHECK_NEAR(x.tpc, 28.0 / 84, 1e-12);
-    /* Device 1's lane (row 4): idle for t < 1, FW0 from 1 t = cell 3 to 2 t = cell 6. */
-    int y = 4;
+    /* Device 1's lane (30 rows: 3 rows a lane and a blank one, from row 3 + 4 = 7): idle
+     * for t < 1, FW0 from 1 t = cell 3 to 2 t = cell 6. */
+    CHECK_EQ_INT(x.lane_h, 4);
+    int y = 3 + x.lane_h;
     for (int cx = 0; cx < 3; cx++)
         CHECK(cells_at(g, EXPLORE_GUTTER + cx, y)->bg != PAL_FW);
     for (int cx = 3; cx < 6; cx++)
         CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + cx, y)->bg, PAL_FW);
-    /* FW1 follows at once (device 1 warms up with two forwards); each label is centred. */
-    CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 4, y)->ch, '0');
-    CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 7, y)->ch, '1');
+    /* FW1 follows at once (device 1 warms up with two forwards); each label is centred,
+     * the micro-batch on the lane's second row. */
+    CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 4, y + 1)->ch, '0');
+    CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 7, y + 1)->ch, '1');
     cells_free(g);
     explore_fini(&x);
 }
