@@ -417,6 +417,45 @@ void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const stru
     }
 }
 
+/* ---- how a terminal shows a cell ------------------------------------------------------ */
+
+/* Colours that are the terminal's own paper: the page, the row band, idle time, no lane. */
+static bool cells_is_page(int p)
+{
+    return p == PAL_BG || p == PAL_ROW || p == PAL_BUBBLE || p == PAL_DEFAULT;
+}
+
+/* Ink that is the terminal's own: text, axes, the cap (and the page's colour on the page). */
+static bool cells_is_own_ink(int p)
+{
+    return p == PAL_TEXT || p == PAL_TEXT_DIM || p == PAL_AXIS || p == PAL_CAP || p == PAL_BG;
+}
+
+void cells_term(const struct cell *c, struct cells_term *out)
+{
+    bool page = cells_is_page(c->bg);
+    bool block = c->ch >= 0x2580 && c->ch <= 0x259F && c->ch != 0x2591 && c->ch != 0x2592;
+    bool page_ink = c->fg == PAL_DEFAULT || c->fg == PAL_BUBBLE || (cells_is_page(c->fg) && block);
+    *out = (struct cells_term){c->fg, page ? CELLS_TERM_OWN : c->bg, c->attr, c->ch};
+    if (c->fg == PAL_TEXT_DIM || c->fg == PAL_AXIS)
+        out->attr |= CELLS_TERM_DIM;
+    if (c->fg == PAL_CAP)
+        out->attr |= CELL_BOLD;
+    if (page && page_ink) { /* page on page: nothing to see */
+        out->ch = ' ';
+        out->fg = CELLS_TERM_OWN;
+    } else if (page_ink) { /* the fill as ink, the terminal's paper as paper, reversed */
+        out->fg = c->bg;
+        out->bg = CELLS_TERM_OWN;
+        out->attr ^= CELL_REVERSE;
+    } else if (c->bg == PAL_TEXT && c->fg == PAL_BG) { /* the title bar */
+        out->fg = out->bg = CELLS_TERM_OWN;
+        out->attr ^= CELL_REVERSE;
+    } else if ((page && cells_is_own_ink(c->fg)) || c->fg == PAL_CAP) {
+        out->fg = CELLS_TERM_OWN;
+    }
+}
+
 static void cells_put_utf8(uint32_t cp, FILE *f)
 {
     if (cp < 0x80) {

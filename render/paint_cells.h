@@ -83,6 +83,24 @@ void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cel
  * a heavy bar ┃ (| without UTF-8) in PAL_CAP, bold, in the cell of its time. */
 void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v);
 
+/* How a colour terminal shows a cell (one rule for tui/screen.c and the screenshot painter,
+ * render/paint_cairo.h): foreground and background as palette entries or CELLS_TERM_OWN, the
+ * terminal's own colour (curses -1: its default ink as a foreground, its default paper as a
+ * background), the attributes to set and the character. The page, idle time and empty
+ * Gantt cells are the terminal's own paper, never the page's white; ink that is the page's
+ * text, axes and the cap is the terminal's own ink (dim for axes, bold for the cap), so it
+ * reads on dark and light themes alike; the title bar (page ink on PAL_TEXT) is the
+ * terminal's own colours reversed; a block whose ink is the page over a fill is the fill as
+ * ink, the terminal's paper as paper, reversed. */
+#define CELLS_TERM_OWN (-1)
+#define CELLS_TERM_DIM 0x8
+struct cells_term {
+    int fg, bg;      /* enum pal or CELLS_TERM_OWN */
+    unsigned attr;   /* CELL_* | CELLS_TERM_DIM */
+    uint32_t ch;
+};
+void cells_term(const struct cell *c, struct cells_term *out);
+
 /* The grid as text, one line per row, trailing blanks trimmed. */
 void cells_dump(const struct cells *g, FILE *f);
 

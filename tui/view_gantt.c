@@ -145,6 +145,8 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
             if (c == NULL || mid >= gw)
                 continue;
             c->attr |= (unsigned char)attr;
+            if (selected && c->ch == ' ' && c->bg != PAL_DEFAULT && c->bg != PAL_BUBBLE)
+                c->fg = (unsigned char)palette_text_on((enum pal)c->bg);
             if (crit && k == nrow / 2) {
                 c->ch = x->utf8 ? 0x2022 : '*';
                 c->fg = PAL_CRIT;
@@ -182,8 +184,12 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
             c->fg = (unsigned char)ink;
             c->attr |= CELL_BOLD;
         }
-        for (int cx = c0; cx < c1; cx++)
-            cells_at(g, cx, y + k)->attr |= (unsigned char)attr;
+        for (int cx = c0; cx < c1; cx++) {
+            struct cell *c = cells_at(g, cx, y + k);
+            c->attr |= (unsigned char)attr;
+            if (selected && c->ch == ' ') /* the underline is drawn in the ink: readable */
+                c->fg = (unsigned char)palette_text_on(color);
+        }
     }
 }
 

@@ -98,8 +98,9 @@ static void check_scheme(enum scheme_id scheme, const char *const fine[4],
                         continue; /* the blank row between lanes */
                     const struct cell *cl = cells_at(g, i, y);
                     bool digit = (cl->ch >= '0' && cl->ch <= '9') || (cl->ch >= 'A' && cl->ch <= 'Z');
+                    bool underline = cl->attr & CELL_UNDERLINE; /* the selection's ink */
                     page += cl->bg == PAL_BG || cl->bg == PAL_ROW ||
-                            ((cl->fg == PAL_BG || cl->fg == PAL_ROW) && !digit);
+                            ((cl->fg == PAL_BG || cl->fg == PAL_ROW) && !digit && !underline);
                 }
             CHECK_EQ_INT(page, 0);
             grid[utf8][k] = g;
