@@ -307,13 +307,30 @@ void explore_realign(struct explore *x)
         return;
     }
     x->have_meas = true;
-    double sim = st->sim.step_time * (st->sim.unit ? 1000.0 : 1.0);
-    snprintf(x->status, sizeof x->status,
-             "trace %s: %d of %d instructions matched; measured step %.3f ms, simulated %.3f ms "
-             "(%+.1f%%); o: hide/show",
-             x->trace_path, x->meas.matched, x->meas.total, x->meas.step_time_us / 1000.0,
-             sim / 1000.0, sim > 0 ? 100 * (x->meas.step_time_us - sim) / sim : 0);
-    x->status_err = x->meas.matched == 0;
+    double to_sim = st->sim.unit ? 1e-3 : 1.0; /* a unit-cost trace writes 1 t as 1000 us */
+    char ms[32], ss[32];
+    explore_fmt_time(x, x->meas.step_time_us * to_sim, ms, sizeof ms);
+    explore_fmt_time(x, st->sim.step_time, ss, sizeof ss);
+    double sim = st->sim.step_time / to_sim;
+    double off = sim > 0 ? 100 * (x->meas.step_time_us - sim) / sim : 0;
+    if (x->meas.matched == x->meas.total && x->meas.extra > 0)
+        snprintf(x->status, sizeof x->status,
+                 "trace %s: %d of %d instructions matched, but %zu of its events match none: was "
+                 "it made from another config? measured step %s, simulated %s (%+.1f%%)",
+                 x->trace_path, x->meas.matched, x->meas.total, x->meas.extra, ms, ss, off);
+    else if (x->meas.matched < x->meas.total) /* made from another config: say so, loudly */
+        snprintf(x->status, sizeof x->status,
+                 "trace %s: only %d of %d instructions matched: was it made from another "
+                 "config? measured step %s, simulated %s (%+.1f%%); o: hide/show",
+                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off);
+    else
+        snprintf(x->status, sizeof x->status,
+                 "trace %s: %d of %d instructions matched; measured step %s, simulated %s "
+                 "(%+.1f%%); 0: fit both; o: hide/show",
+                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off);
+    x->status_err = x->meas.matched < x->meas.total || x->meas.extra > 0;
+    if (x->fitted) /* the measured step may be the longer: fit it too */
+        explore_fit(x);
 }
 
 int explore_load_trace(struct explore *x, const char *path, struct mt_err *e)
