@@ -48,10 +48,10 @@ check "e exports a plan" "[ -s $tmp/x.json ] && grep -q mario-plan $tmp/x.json"
 check "--ascii draws no block elements" "! grep -q '▉' $tmp/f11 && grep -q 'base 21t' $tmp/f11"
 "$bin" simulate $fig2 --trace-out "$tmp/u.trace.json" >/dev/null 2>&1
 "$bin" explore $fig2 --trace "$tmp/u.trace.json" --dump-screen --size 100x30 >"$tmp/f13" 2>&1
-check "--trace lays a measured row under each lane" "[ \$(grep -c '^ meas' $tmp/f13) -eq 4 ]"
+check "--trace lays a measured row under each lane" "[ \$(grep -cE '^ meas( |$)' $tmp/f13) -eq 4 ]"
 check "--trace aligns every instruction of its own plan" "grep -q '84 of 84 instructions matched' $tmp/f13"
 "$bin" explore $fig2 --trace "$tmp/u.trace.json" --dump-screen --size 100x30 --keys 'o' >"$tmp/f14" 2>&1
-check "o hides the measured rows" "! grep -q '^ meas' $tmp/f14"
+check "o hides the measured rows" "! grep -qE '^ meas( |$)' $tmp/f14"
 "$bin" explore $fig2 --trace "$tmp/missing.json" --dump-screen >"$tmp/err" 2>&1
 check "a missing trace is an error naming it" "[ $? -ne 0 ] && grep -q missing.json $tmp/err"
 "$bin" explore $fig2 --dump-screen --size 60x20 >"$tmp/f12" 2>&1
