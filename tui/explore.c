@@ -224,7 +224,7 @@ void explore_status_shown(struct explore *x)
                  st->changes.note);
     else
         snprintf(what, sizeof what, "%s: step %s (%+.1f%% against base), %d instruction%s "
-                 "changed (* underlined)", st->name, t,
+                 "changed (marked *)", st->name, t,
                  100 * (st->sim.step_time / base->sim.step_time - 1), st->changes.n,
                  st->changes.n == 1 ? "" : "s");
     snprintf(x->status, sizeof x->status,

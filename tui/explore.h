@@ -72,6 +72,12 @@ struct explore {
     int gantt_top;            /* screen row of the first lane */
     int lane_rows, lane_h;    /* rows of a lane's boxes; rows from one lane to the next */
     int sel_col;              /* screen column of the selection's caret, or -1 */
+    int pass_col[8];          /* the pass bar: screen column where each step's item starts */
+    int list_first;           /* the tuner's (or buckets') first row shown */
+    /* A drag in progress (tui/explore_mouse.c): where it began, t0 then, whether it moved. */
+    bool drag, drag_moved;
+    int drag_col, drag_row;
+    double drag_t0;
 };
 
 /* Takes ownership of loaded (may be NULL). Builds the first pipeline; on failure e says why. */
@@ -100,6 +106,16 @@ const struct pass_step *explore_step(const struct explore *x);
 int explore_lanes(const struct explore *x);
 /* Handles one key (curses key codes or characters). Returns reaction flags. */
 int explore_key(struct explore *x, int key);
+/* Zoom by factor keeping time center where it is on screen, within the zoom's limits; pan
+ * limits (tui/keys.c). */
+int explore_zoom_at(struct explore *x, double factor, double center);
+void explore_clamp_t0(struct explore *x);
+/* The mouse, as htop has it (tui/explore_mouse.c): a click selects the instruction under it
+ * (or a lane by its name, a pass step in the pass bar, a row of the tuner or the buckets: a
+ * second click on the selected row loads it), the wheel zooms around the time under the
+ * pointer, a drag pans. col and row are screen cells of the last draw. */
+enum explore_mouse { MOUSE_PRESS, MOUSE_MOVE, MOUSE_RELEASE, MOUSE_WHEEL_UP, MOUSE_WHEEL_DOWN };
+int explore_mouse(struct explore *x, enum explore_mouse ev, int col, int row);
 /* Draws the whole screen into g (its size is the terminal's). */
 void explore_draw(struct explore *x, struct cells *g);
 void explore_set_row(struct explore *x, int row);

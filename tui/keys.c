@@ -110,7 +110,7 @@ static double key_fit_tpc(const struct explore *x)
 }
 
 /* t0 in [0, the end of the longest step less half a screen]: never a screen of nothing. */
-static void key_clamp_t0(struct explore *x)
+void explore_clamp_t0(struct explore *x)
 {
     double width = x->tpc * explore_gantt_width(x, x->w > 0 ? x->w : 120);
     double hi = explore_longest(x) - width / 2;
@@ -126,6 +126,16 @@ static int key_zoom(struct explore *x, double factor)
     const struct pass_step *st = key_step(x, &dev, &part);
     if (st == NULL)
         return R_NONE;
+    double center = x->t0 + x->tpc * explore_gantt_width(x, x->w > 0 ? x->w : 120) / 2;
+    if (x->sel_idx < plan_len(st->plan, dev))
+        center = st->sim.start[plan_id(st->plan, dev, x->sel_idx)];
+    return explore_zoom_at(x, factor, center);
+}
+
+int explore_zoom_at(struct explore *x, double factor, double center)
+{
+    if (explore_step(x) == NULL)
+        return R_NONE;
     double fit = key_fit_tpc(x), tpc = x->tpc * factor;
     if (tpc >= fit * (1 - 1e-9)) { /* out past the whole step: the fit, and say so */
         explore_fit(x);
@@ -139,13 +149,10 @@ static int key_zoom(struct explore *x, double factor)
         x->status_err = true;
         return R_REDRAW;
     }
-    double center = x->t0 + x->tpc * explore_gantt_width(x, x->w > 0 ? x->w : 120) / 2;
-    if (x->sel_idx < plan_len(st->plan, dev))
-        center = st->sim.start[plan_id(st->plan, dev, x->sel_idx)];
     double left = (center - x->t0) / x->tpc;
     x->tpc = tpc;
     x->t0 = center - left * x->tpc;
-    key_clamp_t0(x);
+    explore_clamp_t0(x);
     x->fitted = false;
     return R_REDRAW;
 }
@@ -154,7 +161,7 @@ static int key_pan(struct explore *x, double screens)
 {
     double t0 = x->t0;
     x->t0 += screens * x->tpc * explore_gantt_width(x, x->w > 0 ? x->w : 120);
-    key_clamp_t0(x);
+    explore_clamp_t0(x);
     if (x->t0 == t0) {
         snprintf(x->status, sizeof x->status, "pan: at the %s of the step",
                  screens < 0 ? "start" : "end");

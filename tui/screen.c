@@ -166,6 +166,12 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
     set_escdelay(25);
     timeout(250);
     screen_colors_init();
+    /* the mouse (htop's): presses and releases apart, so a drag is a press, moves, a release;
+     * the wheel is buttons 4 and 5 */
+    mouseinterval(0);
+    mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON4_PRESSED | BUTTON5_PRESSED |
+                  REPORT_MOUSE_POSITION,
+              NULL);
     struct cells *g = NULL;
     int ticks = 0;
     bool redraw = true;
@@ -189,6 +195,26 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
         }
         if (key == KEY_RESIZE) {
             redraw = true;
+            continue;
+        }
+        if (key == KEY_MOUSE) {
+            MEVENT ev;
+            if (getmouse(&ev) != OK)
+                continue;
+            int r = R_NONE; /* a motion report may carry the held button: motion first */
+            if (ev.bstate & REPORT_MOUSE_POSITION)
+                r = explore_mouse(x, MOUSE_MOVE, ev.x, ev.y);
+            else if (ev.bstate & BUTTON4_PRESSED)
+                r = explore_mouse(x, MOUSE_WHEEL_UP, ev.x, ev.y);
+            else if (ev.bstate & BUTTON5_PRESSED)
+                r = explore_mouse(x, MOUSE_WHEEL_DOWN, ev.x, ev.y);
+            else if (ev.bstate & BUTTON1_PRESSED)
+                r = explore_mouse(x, MOUSE_PRESS, ev.x, ev.y);
+            else if (ev.bstate & BUTTON1_RELEASED)
+                r = explore_mouse(x, MOUSE_RELEASE, ev.x, ev.y);
+            if (r & R_QUIT)
+                break;
+            redraw = redraw || r != R_NONE;
             continue;
         }
         if (key == 't' && x->mode == MODE_GANTT) {

@@ -151,6 +151,7 @@ void view_buckets_draw(struct explore *x, struct cells *g, int top, int height)
     double dp_eff = x->cfg.cluster.dp > 1 ? x->cfg.cluster.dp_efficiency : 1.0;
     int rows = height - 2;
     int first = x->bucket_sel >= rows ? x->bucket_sel - rows + 1 : 0;
+    x->list_first = first;
     for (int i = 0; i < rows && first + i < r->n; i++) {
         const struct ckpt_plan_bucket *b = &r->b[first + i];
         char range[32], peak[32], ks[512];

@@ -129,6 +129,8 @@ static void frame_passes(struct explore *x, struct cells *g)
         else
             snprintf(item, sizeof item, " %s %s %+.1f%% ", name, t, change);
         bool cur = row == x->row;
+        if (row < 8)
+            x->pass_col[row] = cx;
         cx += cells_text(g, cx, 1, g->w - cx, item, cur ? PAL_BG : PAL_TEXT_DIM,
                          cur ? PAL_FW : PAL_BG, cur ? CELL_BOLD : 0);
         if (row + 1 < PASS_ROW__COUNT)

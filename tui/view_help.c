@@ -26,6 +26,8 @@ static const char *const help_lines[] = {
     "                      file.svg / file.pdf / file.png (picture of the shown step)",
     "  T / o               load a measured trace (mario-tui run --trace-out, Kineto) / show",
     "                      or hide its row under each lane",
+    "  mouse               click: select an instruction, a lane, a pass step, a tuner row (again:",
+    "                      load it);  wheel: zoom around the pointer;  drag: pan",
     "  ?, F1               this help;  q, F10  quit",
     "Edits are all or nothing: a value the scheme refuses is stepped over to the nearest it allows.",
     "Ops: FW forward, CFW checkpointed forward, RC recompute, BW backward, B and W its input-",

@@ -25,6 +25,7 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
                  x->cfg.unit.enabled ? "samples/t" : "samples/s", "step", "peak mem", "");
     int rows = height - 3; /* the last row explains the selected row's label */
     int first = x->tune_sel >= rows ? x->tune_sel - rows + 1 : 0;
+    x->list_first = first;
     for (int r = 0; r < rows && first + r < n; r++) {
         const struct tune_candidate *k = &x->tune.cand[order[first + r]];
         char label[48], mem[32], note[300];
