@@ -40,3 +40,9 @@ input-aware-doc: mario-tui$(EXEEXT)
 	MT_BIN='$(abs_top_builddir)/mario-tui' $(SHELL) '$(top_srcdir)/scripts/input_aware_doc.sh' \
 		'$(top_srcdir)/docs/input-aware.md'
 .PHONY: input-aware-doc
+
+# The manual page (issue 20): written by hand, installed in man1 and in the dist tarball;
+# tests/cli/test_man.sh checks it names every command and option that --help lists.
+dist_man_MANS = mario-tui.1
+TESTS += tests/cli/test_man.sh
+EXTRA_DIST += tests/cli/test_man.sh
