@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "model/seqlen.h"
+#include "render/paint_cairo.h"
 #include "render/paint_cells.h"
 #include "sim/plan.h"
 #include "tui/curses_compat.h"
@@ -27,9 +28,9 @@ static const char explore_usage[] =
     "passes step by step (n/p), live edits, the tuner (t), exports (e). Press ? inside.\n\n";
 
 struct explore_opts {
-    bool ascii, dump;
+    bool ascii, dump, light;
     int w, h, max_iter;
-    const char *keys, *lengths, *trace;
+    const char *keys, *lengths, *trace, *png;
 };
 
 static int explore_size(void *opts, const struct cmd_option *o, const char *arg,
@@ -46,6 +47,10 @@ static const struct cmd_option explore_options[] = {
      .help = "print one frame as text instead of opening the terminal"},
     {.name = "size", .arg = "WxH", CMD_TO_CALL(explore_size, 0),
      .help = "the frame size for --dump-screen (default 120x40)"},
+    {.name = "png", .arg = "FILE", CMD_TO_STRING(struct explore_opts, png),
+     .help = "with --dump-screen: also a screenshot of the frame as a terminal shows it"},
+    {.name = "light", CMD_TO_BOOL(struct explore_opts, light),
+     .help = "the --png screenshot on a light terminal theme (default: dark)"},
     {.name = "keys", .arg = "KEYS", CMD_TO_STRING(struct explore_opts, keys),
      .help = "keys to press before the frame is drawn (\\n Enter, \\e Esc; the mouse: "
              "\\McCOL,ROW; click, \\MdC0,R0,C1,R1; drag, \\MuCOL,ROW; \\MwCOL,ROW; wheel)"},
@@ -193,6 +198,8 @@ static int explore_exec(int argc, char **argv)
         explore_feed(&x, o.keys, g);
         explore_draw(&x, g);
         cells_dump(g, stdout);
+        if (o.png != NULL && paint_cairo_cells_png(g, !o.light, o.png, &e) != MT_OK)
+            status = cmd_fail("explore", &e);
         cells_free(g);
     } else {
         if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {

@@ -2,7 +2,8 @@
  * picture `export` writes): the layout gives the boxes, bubbles, lanes (one per device and
  * part; a measured row under each when a trace is shown) and iteration marks of async plans,
  * render/paint_cells.h maps them to cells (each cell the colour of what covers most of it).
- * A lane is 1 to 3 rows tall, as the terminal's rows allow (a blank row between lanes at 3).
+ * A lane is 1 to 3 rows tall, as the terminal's rows allow (and a blank row between lanes
+ * when it is more than one).
  * Drawn here over them: lane names, op names and micro-batch numbers where they fit, the
  * selected instruction underlined in bold with a caret under it on the axis (reverse video
  * looked like idle time on a dark terminal), what the shown pass changed marked *, the
@@ -193,7 +194,8 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
     }
 }
 
-/* Rows per lane: 1 to 3 as the rows allow (4 = 3 and a blank row), 1 when lanes scroll. */
+/* Rows from one lane to the next: 1 to 4 as the rows allow, 1 when lanes scroll. From 2 on
+ * the last is a blank row, so lanes of the same colour never run together. */
 static int gantt_pitch(int rows, int lanes, int rpl)
 {
     int p = lanes > 0 ? rows / (lanes * rpl) : 1;
@@ -223,8 +225,8 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     int parts = geo->parts > 0 ? geo->parts : 1;
     int lanes = geo->devices * parts;
     int pitch = gantt_pitch(height - 2, lanes, rpl);
-    int box_rows = pitch == 4 ? 3 : pitch;       /* rows of a lane's boxes */
-    int lane_h = pitch == 4 ? 4 : box_rows + rpl - 1; /* + measured row, + blank row */
+    int box_rows = pitch > 1 ? pitch - 1 : 1;          /* rows of a lane's boxes */
+    int lane_h = box_rows + rpl - 1 + (pitch > 1);     /* + measured row, + blank row */
     int rows = (height - 2) / lane_h;           /* lanes shown */
     x->lane_rows = box_rows;
     x->lane_h = lane_h;
@@ -320,7 +322,7 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     free(ms);
 
     int shown = rows < lanes ? rows : lanes;
-    int used = shown * lane_h - (pitch == 4 ? 1 : 0);
+    int used = shown * lane_h - (pitch > 1 ? 1 : 0);
     gantt_axis(x, g, top + used, gx, gw);
     if (x->sel_col >= gx && x->sel_col < gx + gw) /* the caret under the selection */
         cells_put(g, x->sel_col, top + used, x->utf8 ? 0x25B2 : '^', PAL_TEXT, PAL_BG,

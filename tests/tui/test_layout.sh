@@ -58,6 +58,10 @@ for s in 60x20 30x10 20x6; do
     check "$s: the message fits" "[ \$(maxlen $tmp/ts) -le $w ] && tr '\n' ' ' <$tmp/ts | grep -q 'terminal too small .*need 80x24, .*have $s'"
 done
 
+# --png: a screenshot of the frame, 9 x 18 pixels a cell (120x40: 1080 x 720)
+"$bin" explore --dump-screen --size 120x40 --png "$tmp/s.png" >/dev/null 2>&1
+check "--png writes a 1080 x 720 PNG" "python3 -c \"import struct, sys; d = open('$tmp/s.png', 'rb').read(24); sys.exit(0 if d[:8] == b'\\x89PNG\\r\\n\\x1a\\n' and struct.unpack('>II', d[16:24]) == (1080, 720) else 1)\""
+
 if command -v tmux >/dev/null 2>&1; then
     tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
         "LANG=C.UTF-8 TERM=xterm-256color $bin explore; sleep 5"
