@@ -74,6 +74,7 @@ struct explore {
     int sel_col;              /* screen column of the selection's caret, or -1 */
     int pass_col[8];          /* the pass bar: screen column where each step's item starts */
     int list_first;           /* the tuner's (or buckets') first row shown */
+    int help_top;             /* the help's first line shown (it scrolls on short screens) */
     /* A drag in progress (tui/explore_mouse.c): where it began, t0 then, whether it moved. */
     bool drag, drag_moved;
     int drag_col, drag_row;

@@ -173,7 +173,12 @@ static int key_pan(struct explore *x, double screens)
 }
 
 static int a_quit(struct explore *x) { return R_QUIT; }
-static int a_help(struct explore *x) { x->mode = MODE_HELP; return R_REDRAW; }
+static int a_help(struct explore *x)
+{
+    x->mode = MODE_HELP;
+    x->help_top = 0;
+    return R_REDRAW;
+}
 static int a_left(struct explore *x) { return key_move_instr(x, -1); }
 static int a_right(struct explore *x) { return key_move_instr(x, +1); }
 static int a_up(struct explore *x) { return key_move_lane(x, -1); }
@@ -425,7 +430,17 @@ int explore_key(struct explore *x, int key)
         return key_tune_view(x, key);
     if (x->mode == MODE_BUCKETS)
         return explore_buckets_key(x, key);
-    if (x->mode == MODE_HELP) { /* any key returns */
+    if (x->mode == MODE_HELP) { /* j/k scroll a help taller than the screen; any other key returns */
+        if (key == 'j' || key == KEY_DOWN || key == KEY_NPAGE) {
+            x->help_top += key == KEY_NPAGE ? 10 : 1;
+            return R_REDRAW;
+        }
+        if (key == 'k' || key == KEY_UP || key == KEY_PPAGE) {
+            x->help_top -= key == KEY_PPAGE ? 10 : 1;
+            if (x->help_top < 0)
+                x->help_top = 0;
+            return R_REDRAW;
+        }
         x->mode = MODE_GANTT;
         return R_REDRAW;
     }

@@ -58,6 +58,15 @@ for s in 60x20 30x10 20x6; do
     check "$s: the message fits" "[ \$(maxlen $tmp/ts) -le $w ] && tr '\n' ' ' <$tmp/ts | grep -q 'terminal too small .*need 80x24, .*have $s'"
 done
 
+# The help at 80x24: wrapped to the width, scrolled with j/k when taller than the screen.
+"$bin" explore --dump-screen --size 80x24 --keys '?' >"$tmp/h" 2>&1
+check "help at 80x24: within 80 columns" "[ \$(maxlen $tmp/h) -le 80 ]"
+check "help at 80x24: says it scrolls" "sed -n 2p $tmp/h | grep -q '^  lines 1-21 of [0-9]*   j/k, PgDn/PgUp: scroll'"
+"$bin" explore --dump-screen --size 80x24 --keys '?jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj' >"$tmp/h2" 2>&1
+check "help at 80x24: j reaches its end" "grep -q 'the cap. Header: OOM' $tmp/h2 && ! grep -q 'Header: OOM' $tmp/h"
+"$bin" explore --dump-screen --size 80x24 --keys '?jq' >"$tmp/h3" 2>&1
+check "help: another key goes back" "! grep -q 'j/k, PgDn/PgUp' $tmp/h3 && grep -q '^dev 0 ' $tmp/h3"
+
 # --png: a screenshot of the frame, 9 x 18 pixels a cell (120x40: 1080 x 720)
 "$bin" explore --dump-screen --size 120x40 --png "$tmp/s.png" >/dev/null 2>&1
 check "--png writes a 1080 x 720 PNG" "python3 -c \"import struct, sys; d = open('$tmp/s.png', 'rb').read(24); sys.exit(0 if d[:8] == b'\\x89PNG\\r\\n\\x1a\\n' and struct.unpack('>II', d[16:24]) == (1080, 720) else 1)\""
