@@ -150,7 +150,7 @@ static void explore_feed(struct explore *x, const char *keys, struct cells *g)
             k++;
             key = *k == 'n' ? '\n' : *k == 'e' ? 27 : (unsigned char)*k;
         }
-        if (key == 't' && x->mode == MODE_GANTT) {
+        if (key == 't' && x->mode == MODE_GANTT && !explore_too_small(x)) {
             explore_run_tuner(x, NULL, NULL);
             continue;
         }

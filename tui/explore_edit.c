@@ -249,9 +249,8 @@ int explore_edit(struct explore *x, enum explore_edit what, int dir)
     case EDIT_UPDATE:
         if (!config_scheme_async(x->cfg.scheme)) {
             snprintf(x->status, sizeof x->status,
-                     "%s: %s is synchronous: one iteration, one optimizer step at its end (s: "
-                     "Async and PipeDream span several iterations and update every U "
-                     "micro-batches)",
+                     "%s: %s is synchronous: only the asynchronous schemes (s: Async, "
+                     "PipeDream) span several iterations or update every U micro-batches",
                      what == EDIT_ITERATIONS ? "i/I" : "u/U", sname);
             x->status_err = true;
             return R_REDRAW;

@@ -217,7 +217,7 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
             redraw = redraw || r != R_NONE;
             continue;
         }
-        if (key == 't' && x->mode == MODE_GANTT) {
+        if (key == 't' && x->mode == MODE_GANTT && !explore_too_small(x)) {
             struct screen_progress sp = {COLS, LINES};
             explore_run_tuner(x, screen_tune_progress, &sp);
             redraw = true;
