@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "render/layout.h"
+#include "render/paint_cells.h"
 #include "render/palette.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -244,5 +245,139 @@ int paint_cairo_pdf(const struct layout *const *pages, int n, const char *path, 
     TRY(paint_cairo_pdf_render(pages, n, &data, &len, e));
     int rc = str_write_file_atomic(path, (const char *)data, len, e);
     free(data);
+    return rc;
+}
+
+/* ---- a terminal screenshot of a cell grid ---------------------------------------------- */
+
+struct paint_cairo_theme {
+    struct rgb fg, bg;
+};
+
+static void paint_cairo_rgb(cairo_t *cr, struct rgb c, double alpha)
+{
+    cairo_set_source_rgba(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0, alpha);
+}
+
+/* A palette entry, or the theme's own colour (CELLS_TERM_OWN) for ink or paper. */
+static struct rgb paint_cairo_term_rgb(const struct paint_cairo_theme *th, int p, bool ink)
+{
+    if (p == CELLS_TERM_OWN)
+        return ink ? th->fg : th->bg;
+    return palette_rgb((enum pal)p);
+}
+
+static struct rgb paint_cairo_mix(struct rgb a, struct rgb b, double t)
+{
+    return (struct rgb){(unsigned char)(a.r + (b.r - a.r) * t + 0.5),
+                        (unsigned char)(a.g + (b.g - a.g) * t + 0.5),
+                        (unsigned char)(a.b + (b.b - a.b) * t + 0.5)};
+}
+
+/* Block elements as shapes: true when ch is one (and it was drawn). */
+static bool paint_cairo_block(cairo_t *cr, uint32_t ch, double x, double y, struct rgb ink,
+                              struct rgb paper)
+{
+    const double w = PAINT_CAIRO_CELL_W, h = PAINT_CAIRO_CELL_H;
+    double bx = x, bw = 0, by = y, bh = h, alpha = 1;
+    if (ch >= 0x2589 && ch <= 0x258F) /* ▉..▏ left 7/8 .. 1/8 */
+        bw = w * (0x258F - ch + 1) / 8.0;
+    else if (ch == 0x2588)
+        bw = w;
+    else if (ch == 0x258C)
+        bw = w / 2;
+    else if (ch == 0x2590) /* ▐ */
+        bx = x + w / 2, bw = w / 2;
+    else if (ch == 0x2595) /* ▕ */
+        bx = x + w * 7 / 8, bw = w / 8;
+    else if (ch >= 0x2581 && ch <= 0x2587) /* ▁..▇ lower eighths */
+        bw = w, bh = h * (ch - 0x2580) / 8.0, by = y + h - bh;
+    else if (ch == 0x2591 || ch == 0x2592) /* ░ ▒: the ink over a quarter, a half */
+        bw = w, alpha = ch == 0x2591 ? 0.25 : 0.5;
+    else
+        return false;
+    (void)paper;
+    paint_cairo_rgb(cr, ink, alpha);
+    cairo_rectangle(cr, bx, by, bw, bh);
+    cairo_fill(cr);
+    return true;
+}
+
+static int paint_cairo_utf8(uint32_t cp, char *buf)
+{
+    if (cp < 0x80) {
+        buf[0] = (char)cp;
+        buf[1] = 0;
+        return 1;
+    }
+    if (cp < 0x800) {
+        buf[0] = (char)(0xC0 | (cp >> 6));
+        buf[1] = (char)(0x80 | (cp & 0x3F));
+        buf[2] = 0;
+        return 2;
+    }
+    buf[0] = (char)(0xE0 | (cp >> 12));
+    buf[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    buf[2] = (char)(0x80 | (cp & 0x3F));
+    buf[3] = 0;
+    return 3;
+}
+
+int paint_cairo_cells_png(const struct cells *g, bool dark, const char *path, struct mt_err *e)
+{
+    const struct paint_cairo_theme th =
+        dark ? (struct paint_cairo_theme){{0xd0, 0xd0, 0xd0}, {0x1c, 0x1c, 0x1c}}
+             : (struct paint_cairo_theme){{0x1a, 0x1a, 0x1a}, {0xff, 0xff, 0xff}};
+    const int cw = PAINT_CAIRO_CELL_W, chh = PAINT_CAIRO_CELL_H;
+    if ((long)g->w * cw > PAINT_CAIRO_MAX_PX || (long)g->h * chh > PAINT_CAIRO_MAX_PX)
+        return err_set(e, MT_EINVAL, "PNG: %d x %d cells is too large", g->w, g->h);
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, g->w * cw, g->h * chh);
+    TRY(paint_cairo_status(cairo_surface_status(s), "PNG", e));
+    cairo_t *cr = cairo_create(s);
+    paint_cairo_rgb(cr, th.bg, 1);
+    cairo_paint(cr);
+    cairo_set_font_size(cr, 14);
+    for (int y = 0; y < g->h; y++)
+        for (int x = 0; x < g->w; x++) {
+            struct cells_term t;
+            cells_term(&g->c[(size_t)y * g->w + x], &t);
+            struct rgb ink = paint_cairo_term_rgb(&th, t.fg, true);
+            struct rgb paper = paint_cairo_term_rgb(&th, t.bg, false);
+            if (t.attr & CELL_REVERSE) {
+                struct rgb k = ink;
+                ink = paper, paper = k;
+            }
+            if (t.attr & CELLS_TERM_DIM)
+                ink = paint_cairo_mix(ink, paper, 0.4);
+            double px = x * cw, py = y * chh;
+            paint_cairo_rgb(cr, paper, 1);
+            cairo_rectangle(cr, px, py, cw, chh);
+            cairo_fill(cr);
+            if (t.ch != ' ' && !paint_cairo_block(cr, t.ch, px, py, ink, paper)) {
+                char u[8];
+                paint_cairo_utf8(t.ch, u);
+                cairo_select_font_face(cr, "DejaVu Sans Mono", CAIRO_FONT_SLANT_NORMAL,
+                                       (t.attr & CELL_BOLD) ? CAIRO_FONT_WEIGHT_BOLD
+                                                            : CAIRO_FONT_WEIGHT_NORMAL);
+                paint_cairo_rgb(cr, ink, 1);
+                cairo_move_to(cr, px, py + 14);
+                cairo_show_text(cr, u);
+            }
+            if (t.attr & CELL_UNDERLINE) {
+                paint_cairo_rgb(cr, ink, 1);
+                cairo_rectangle(cr, px, py + chh - 2, cw, 1.5);
+                cairo_fill(cr);
+            }
+        }
+    int rc = paint_cairo_status(cairo_status(cr), "PNG", e);
+    cairo_destroy(cr);
+    struct paint_cairo_buf b = {0};
+    if (rc == MT_OK)
+        rc = paint_cairo_status(cairo_surface_write_to_png_stream(s, paint_cairo_write, &b), "PNG",
+                                e);
+    cairo_surface_destroy(s);
+    if (rc == MT_OK)
+        rc = str_write_file_atomic(path, (const char *)b.data, b.len, e);
+    free(b.data);
     return rc;
 }

@@ -5,6 +5,7 @@
 #ifndef MT_RENDER_PAINT_CAIRO_H
 #define MT_RENDER_PAINT_CAIRO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct layout;
@@ -21,5 +22,14 @@ int paint_cairo_png(const struct layout *l, const char *path, struct mt_err *e);
 int paint_cairo_pdf_render(const struct layout *const *pages, int n, unsigned char **out,
                            size_t *len, struct mt_err *e);
 int paint_cairo_pdf(const struct layout *const *pages, int n, const char *path, struct mt_err *e);
+
+struct cells;
+/* A screenshot of a terminal cell grid (render/paint_cells.h) as a PNG: each cell as a
+ * colour terminal shows it (cells_term: the terminal's own colours from a dark or a light
+ * theme), 9 x 18 pixels, DejaVu Sans Mono; block elements and shades drawn as shapes, so the
+ * picture is the same wherever it is made. */
+#define PAINT_CAIRO_CELL_W 9
+#define PAINT_CAIRO_CELL_H 18
+int paint_cairo_cells_png(const struct cells *g, bool dark, const char *path, struct mt_err *e);
 
 #endif

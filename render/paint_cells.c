@@ -312,6 +312,21 @@ static void cells_gantt_row(struct cells *g, const struct cells_gantt *v, int y,
                 if (k >= 1)
                     c->ch = k >= 3 ? 0x2590 : 0x2595, c->fg = a.run_color[1]; /* ▐ ▕ */
             }
+        } else if (g->utf8 && a.runs > 2 && bg != PAL_BUBBLE && bg != PAL_DEFAULT) {
+            /* ops interleaved finer than a cell (1F1B's steady state): the op that covers the
+             * most of the rest shows as a shade over the dominant one, ░ from 1/8, ▒ from 3/8,
+             * so the forwards between backwards do not vanish; idle time is never blended */
+            int second = -1;
+            for (int k = 0; k < PAL__COUNT; k++)
+                if (k != bg && k != PAL_BUBBLE && k != PAL_DEFAULT && a.cov[k] > eps &&
+                    (second < 0 || a.cov[k] > a.cov[second]))
+                    second = k;
+            double share = second >= 0 ? a.cov[second] / tpc : 0;
+            if (share >= 0.125)
+                c->ch = share >= 0.375 ? 0x2592 : 0x2591, c->fg = (unsigned char)second;
+        } else if (bg == PAL_BUBBLE) { /* idle time: a dot, so it reads apart from "no lane" */
+            c->ch = g->utf8 ? 0x00B7 : '.';
+            c->fg = PAL_AXIS;
         }
         if (v->owner != NULL)
             v->owner[(size_t)y * g->w + v->x + i] =
@@ -399,6 +414,45 @@ void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const stru
         c->ch = g->utf8 ? 0x2503 : '|'; /* ┃ */
         c->fg = PAL_CAP;
         c->attr |= CELL_BOLD;
+    }
+}
+
+/* ---- how a terminal shows a cell ------------------------------------------------------ */
+
+/* Colours that are the terminal's own paper: the page, the row band, idle time, no lane. */
+static bool cells_is_page(int p)
+{
+    return p == PAL_BG || p == PAL_ROW || p == PAL_BUBBLE || p == PAL_DEFAULT;
+}
+
+/* Ink that is the terminal's own: text, axes, the cap (and the page's colour on the page). */
+static bool cells_is_own_ink(int p)
+{
+    return p == PAL_TEXT || p == PAL_TEXT_DIM || p == PAL_AXIS || p == PAL_CAP || p == PAL_BG;
+}
+
+void cells_term(const struct cell *c, struct cells_term *out)
+{
+    bool page = cells_is_page(c->bg);
+    bool block = c->ch >= 0x2580 && c->ch <= 0x259F && c->ch != 0x2591 && c->ch != 0x2592;
+    bool page_ink = c->fg == PAL_DEFAULT || c->fg == PAL_BUBBLE || (cells_is_page(c->fg) && block);
+    *out = (struct cells_term){c->fg, page ? CELLS_TERM_OWN : c->bg, c->attr, c->ch};
+    if (c->fg == PAL_TEXT_DIM || c->fg == PAL_AXIS)
+        out->attr |= CELLS_TERM_DIM;
+    if (c->fg == PAL_CAP)
+        out->attr |= CELL_BOLD;
+    if (page && page_ink) { /* page on page: nothing to see */
+        out->ch = ' ';
+        out->fg = CELLS_TERM_OWN;
+    } else if (page_ink) { /* the fill as ink, the terminal's paper as paper, reversed */
+        out->fg = c->bg;
+        out->bg = CELLS_TERM_OWN;
+        out->attr ^= CELL_REVERSE;
+    } else if (c->bg == PAL_TEXT && c->fg == PAL_BG) { /* the title bar */
+        out->fg = out->bg = CELLS_TERM_OWN;
+        out->attr ^= CELL_REVERSE;
+    } else if ((page && cells_is_own_ink(c->fg)) || c->fg == PAL_CAP) {
+        out->fg = CELLS_TERM_OWN;
     }
 }
 

@@ -74,12 +74,32 @@ struct cells_gantt {
  * part, the time past the end of the step) PAL_DEFAULT, the terminal's own background, never
  * the page's. That colour is the cell's background, with UTF-8 and without; with UTF-8 a cell
  * of two parts also shows where the other part lies: a left block ▏..▉ in its colour when it
- * is on the left (in eighths), ▕ or ▐ when it is on the right. Labels and selection are the
- * caller's, over this. */
+ * is on the left (in eighths), ▕ or ▐ when it is on the right; a cell of ops interleaved
+ * finer than it shows the op covering the most of the rest as a shade over the dominant one
+ * (░ from 1/8 of the cell, ▒ from 3/8). A bubble cell holds a dot · (. without UTF-8) in
+ * PAL_AXIS. Labels and selection are the caller's, over this. */
 void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v);
 /* Over that and over the caller's labels: where an iteration starts on a device (async plans),
  * a heavy bar ┃ (| without UTF-8) in PAL_CAP, bold, in the cell of its time. */
 void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v);
+
+/* How a colour terminal shows a cell (one rule for tui/screen.c and the screenshot painter,
+ * render/paint_cairo.h): foreground and background as palette entries or CELLS_TERM_OWN, the
+ * terminal's own colour (curses -1: its default ink as a foreground, its default paper as a
+ * background), the attributes to set and the character. The page, idle time and empty
+ * Gantt cells are the terminal's own paper, never the page's white; ink that is the page's
+ * text, axes and the cap is the terminal's own ink (dim for axes, bold for the cap), so it
+ * reads on dark and light themes alike; the title bar (page ink on PAL_TEXT) is the
+ * terminal's own colours reversed; a block whose ink is the page over a fill is the fill as
+ * ink, the terminal's paper as paper, reversed. */
+#define CELLS_TERM_OWN (-1)
+#define CELLS_TERM_DIM 0x8
+struct cells_term {
+    int fg, bg;      /* enum pal or CELLS_TERM_OWN */
+    unsigned attr;   /* CELL_* | CELLS_TERM_DIM */
+    uint32_t ch;
+};
+void cells_term(const struct cell *c, struct cells_term *out);
 
 /* The grid as text, one line per row, trailing blanks trimmed. */
 void cells_dump(const struct cells *g, FILE *f);

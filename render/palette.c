@@ -32,6 +32,7 @@ static const struct {
     [PAL_ROW] = {"row", {0xf6, 0xf6, 0xf6}},
     [PAL_BG] = {"bg", {0xff, 0xff, 0xff}},
     [PAL_DEFAULT] = {"default", {0xff, 0xff, 0xff}}, /* a page painter has only the page */
+    [PAL_CRIT] = {"crit", {0xf0, 0xe4, 0x42}},
 };
 
 struct rgb palette_rgb(enum pal p)

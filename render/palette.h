@@ -30,6 +30,7 @@ enum pal {
     PAL_BG,         /* page, and the thin borders between adjacent boxes */
     PAL_DEFAULT,    /* terminal cells only: the terminal's own colour (curses -1), not the page's
                      * white; what an empty Gantt cell shows on a light or a dark theme */
+    PAL_CRIT,       /* the critical path (terminal): Okabe-Ito yellow, apart from every op */
     PAL__COUNT
 };
 

@@ -102,6 +102,11 @@ check_PROGRAMS += tests/unit/test_paint_cells
 TESTS += tests/unit/test_paint_cells
 tests_unit_test_paint_cells_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_util.a \
 	$(CAIRO_LIBS) $(CJSON_LIBS) -lm
+# issue 20: the explorer as a person sees it: edits, OOM, units, layout, colours, traces, mouse.
+TESTS += tests/tui/test_edits.sh tests/tui/test_oom.sh tests/tui/test_small.sh tests/tui/test_layout.sh \
+	tests/tui/test_dark.sh tests/tui/test_traces.sh tests/tui/test_mouse.sh
+EXTRA_DIST += tests/tui/sgr.py tests/tui/test_edits.sh tests/tui/test_oom.sh tests/tui/test_small.sh tests/tui/test_layout.sh \
+	tests/tui/test_dark.sh tests/tui/test_traces.sh tests/tui/test_mouse.sh
 # ... and the explorer's Gantt drawn by it (what --dump-screen prints), cell by cell.
 check_PROGRAMS += tests/unit/test_view_gantt
 TESTS += tests/unit/test_view_gantt

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "model/seqlen.h"
+#include "render/paint_cairo.h"
 #include "render/paint_cells.h"
 #include "sim/plan.h"
 #include "tui/curses_compat.h"
@@ -27,9 +28,9 @@ static const char explore_usage[] =
     "passes step by step (n/p), live edits, the tuner (t), exports (e). Press ? inside.\n\n";
 
 struct explore_opts {
-    bool ascii, dump;
+    bool ascii, dump, light;
     int w, h, max_iter;
-    const char *keys, *lengths, *trace;
+    const char *keys, *lengths, *trace, *png;
 };
 
 static int explore_size(void *opts, const struct cmd_option *o, const char *arg,
@@ -46,8 +47,13 @@ static const struct cmd_option explore_options[] = {
      .help = "print one frame as text instead of opening the terminal"},
     {.name = "size", .arg = "WxH", CMD_TO_CALL(explore_size, 0),
      .help = "the frame size for --dump-screen (default 120x40)"},
+    {.name = "png", .arg = "FILE", CMD_TO_STRING(struct explore_opts, png),
+     .help = "with --dump-screen: also a screenshot of the frame as a terminal shows it"},
+    {.name = "light", CMD_TO_BOOL(struct explore_opts, light),
+     .help = "the --png screenshot on a light terminal theme (default: dark)"},
     {.name = "keys", .arg = "KEYS", CMD_TO_STRING(struct explore_opts, keys),
-     .help = "keys to press before the frame is drawn (\\n Enter, \\e Esc)"},
+     .help = "keys to press before the frame is drawn (\\n Enter, \\e Esc; the mouse: "
+             "\\McCOL,ROW; click, \\MdC0,R0,C1,R1; drag, \\MuCOL,ROW; \\MwCOL,ROW; wheel)"},
     {.name = "max-iterations", .arg = "N",
      CMD_TO_INT(struct explore_opts, max_iter, 1, 1 << 30),
      .help = "quit after N idle ticks of 250 ms (headless test runs)"},
@@ -88,16 +94,63 @@ static int explore_size(void *opts, const struct cmd_option *o, const char *arg,
     return MT_OK;
 }
 
-/* Feeds --keys to the explorer: plain characters, \n, \e and \\. */
-static void explore_feed(struct explore *x, const char *keys)
+/* A mouse event of --keys: \Mc COL,ROW; (click), \Md C0,R0,C1,R1; (drag), \Mu COL,ROW;
+ * (wheel up), \Mw COL,ROW; (wheel down). Returns the characters read after "\M", 0 when it is
+ * not one. */
+static int explore_feed_mouse(struct explore *x, const char *k)
+{
+    int v[4] = {0}, n = 0, used = 1;
+    char kind = k[0];
+    const char *p = k + 1;
+    while (n < 4) {
+        char *end;
+        long a = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        v[n++] = (int)a;
+        p = end;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (*p != ';' || n < 2 || (kind == 'd' && n < 4))
+        return 0;
+    used = (int)(p + 1 - k);
+    switch (kind) {
+    case 'c':
+        explore_mouse(x, MOUSE_PRESS, v[0], v[1]);
+        explore_mouse(x, MOUSE_RELEASE, v[0], v[1]);
+        break;
+    case 'd':
+        explore_mouse(x, MOUSE_PRESS, v[0], v[1]);
+        explore_mouse(x, MOUSE_MOVE, (v[0] + v[2]) / 2, (v[1] + v[3]) / 2);
+        explore_mouse(x, MOUSE_RELEASE, v[2], v[3]);
+        break;
+    case 'u': explore_mouse(x, MOUSE_WHEEL_UP, v[0], v[1]); break;
+    case 'w': explore_mouse(x, MOUSE_WHEEL_DOWN, v[0], v[1]); break;
+    default: return 0;
+    }
+    return used;
+}
+
+/* Feeds --keys to the explorer: plain characters, \n, \e, \\ and mouse events \M... */
+static void explore_feed(struct explore *x, const char *keys, struct cells *g)
 {
     for (const char *k = keys; *k; k++) {
         int key = (unsigned char)*k;
+        if (k[0] == '\\' && k[1] == 'M') {
+            explore_draw(x, g); /* where things are, as a person would see them */
+            int used = explore_feed_mouse(x, k + 2);
+            if (used > 0) {
+                k += 1 + used;
+                continue;
+            }
+        }
         if (*k == '\\' && k[1]) {
             k++;
             key = *k == 'n' ? '\n' : *k == 'e' ? 27 : (unsigned char)*k;
         }
-        if (key == 't' && x->mode == MODE_GANTT) {
+        if (key == 't' && x->mode == MODE_GANTT && !explore_too_small(x)) {
             explore_run_tuner(x, NULL, NULL);
             continue;
         }
@@ -117,8 +170,11 @@ static int explore_exec(int argc, char **argv)
 
     struct config c;
     struct plan *loaded = NULL;
-    if (cmd_plan_config(&cp, &c, &loaded, &e) != MT_OK)
+    if (cmd_plan_config(&cp, &c, &loaded, &e) != MT_OK) {
+        if (e.code == MT_EIO) /* a CONFIG or PLAN that cannot be read is bad input (README) */
+            e.code = MT_EINVAL;
         return cmd_fail("explore", &e);
+    }
     if (o.lengths != NULL && seqlen_config_use_file(&c, o.lengths, NULL, &e) != MT_OK) {
         plan_free(loaded);
         return cmd_fail("explore", &e);
@@ -139,9 +195,11 @@ static int explore_exec(int argc, char **argv)
         struct cells *g = cells_new(o.w, o.h, utf8);
         x.w = o.w, x.h = o.h;
         explore_draw(&x, g); /* lays out once so that keys see the real width */
-        explore_feed(&x, o.keys);
+        explore_feed(&x, o.keys, g);
         explore_draw(&x, g);
         cells_dump(g, stdout);
+        if (o.png != NULL && paint_cairo_cells_png(g, !o.light, o.png, &e) != MT_OK)
+            status = cmd_fail("explore", &e);
         cells_free(g);
     } else {
         if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {

@@ -42,9 +42,16 @@ int explore_lanes(const struct explore *x)
     return g->devices * g->parts;
 }
 
+/* Narrow terminals (80 columns) keep the Gantt wide and the memory column short. */
+int explore_mem_width(const struct explore *x, int w)
+{
+    (void)x;
+    return w >= 110 ? EXPLORE_MEM_W : 16;
+}
+
 int explore_gantt_width(const struct explore *x, int w)
 {
-    int gw = w - EXPLORE_GUTTER - EXPLORE_MEM_W - 1;
+    int gw = w - EXPLORE_GUTTER - explore_mem_width(x, w) - 1;
     return gw < 10 ? 10 : gw;
 }
 
@@ -60,16 +67,30 @@ static void explore_critical_path(struct explore *x)
     sim_critical_path(st->plan, &st->sim, x->on_path, NULL);
 }
 
-static void explore_fit(struct explore *x)
+/* One time scale for every pass step: the longest of them (and of a measured run laid beside
+ * the shown one) fills the width. */
+double explore_longest(const struct explore *x)
 {
-    const struct pass_step *st = explore_step(x);
-    if (st == NULL)
-        return;
-    /* One time scale for every pass step: the longest of them fills the width. */
     double longest = 0;
     for (int i = 0; i < x->pl.n; i++)
         if (x->pl.step[i].sim.step_time > longest)
             longest = x->pl.step[i].sim.step_time;
+    if (x->bucket_on && x->bucket_step.sim.step_time > longest)
+        longest = x->bucket_step.sim.step_time;
+    if (x->have_meas && x->show_meas && explore_step(x) != NULL) { /* us, or 1000 per t */
+        double meas = x->meas.step_time_us * (explore_step(x)->sim.unit ? 1e-3 : 1.0);
+        if (meas > longest)
+            longest = meas;
+    }
+    return longest;
+}
+
+void explore_fit(struct explore *x)
+{
+    const struct pass_step *st = explore_step(x);
+    if (st == NULL)
+        return;
+    double longest = explore_longest(x);
     int gw = explore_gantt_width(x, x->w > 0 ? x->w : 120);
     x->t0 = 0;
     x->tpc = longest > 0 ? longest / gw : 1;
@@ -154,9 +175,7 @@ int explore_init(struct explore *x, const struct config *cfg, struct plan *loade
         x->loaded = NULL;
         return rc;
     }
-    snprintf(x->status, sizeof x->status,
-             "n/p: next/previous pass   arrows: select   +/-: zoom   t: tune   e: export   "
-             "?: help   q: quit");
+    explore_status_shown(x);
     return MT_OK;
 }
 
@@ -175,25 +194,83 @@ void explore_fini(struct explore *x)
     memset(x, 0, sizeof *x);
 }
 
-int explore_rebuild(struct explore *x)
+int explore_apply(struct explore *x, const struct config *c, struct mt_err *e)
 {
-    struct mt_err e = {0};
-    struct config prev = x->cfg;
-    if (explore_build(x, &x->cfg, NULL, &e) != MT_OK) {
-        x->cfg = prev;
-        snprintf(x->status, sizeof x->status, "%s", e.msg);
-        x->status_err = true;
-        return R_REDRAW;
-    }
+    struct config cand = *c; /* c may be x->cfg itself */
+    TRY(explore_build(x, &cand, NULL, e));
     plan_free(x->loaded); /* edited: the loaded plan no longer describes the config */
     x->loaded = NULL;
+    return MT_OK;
+}
+
+bool explore_too_small(const struct explore *x)
+{
+    return x->w > 0 && x->h > 0 && (x->w < EXPLORE_MIN_W || x->h < EXPLORE_MIN_H);
+}
+
+void explore_status_shown(struct explore *x)
+{
     const struct pass_step *st = explore_step(x);
+    const struct pass_step *base = pass_pipeline_row(&x->pl, PASS_ROW_BASE);
+    if (st == NULL)
+        return;
+    char t[32], what[400];
+    explore_fmt_time(x, st->sim.step_time, t, sizeof t);
+    if (x->bucket_on || st == base || base->sim.step_time <= 0)
+        snprintf(what, sizeof what, "%s: step %s", x->bucket_on ? "bucket" : st->name, t);
+    else if (st->changes.kept_input)
+        snprintf(what, sizeof what, "%s: step %s (%+.1f%% against base), nothing changed: %s",
+                 st->name, t, 100 * (st->sim.step_time / base->sim.step_time - 1),
+                 st->changes.note);
+    else
+        snprintf(what, sizeof what, "%s: step %s (%+.1f%% against base), %d instruction%s "
+                 "changed (marked *)", st->name, t,
+                 100 * (st->sim.step_time / base->sim.step_time - 1), st->changes.n,
+                 st->changes.n == 1 ? "" : "s");
+    snprintf(x->status, sizeof x->status,
+             "%s   n/p: passes  arrows: select  +/-/0: zoom  t: tune  e: export  ?: help  q: quit",
+             what);
     x->status_err = false;
-    snprintf(x->status, sizeof x->status, "rebuilt: %s, pp %d, %d micro-batches of %d: %s",
-             config_scheme_name(x->cfg.scheme), plan_geom(st->plan)->devices,
-             plan_geom(st->plan)->mbs, x->cfg.micro_batch_size,
-             x->cfg.unit.enabled ? "unit costs" : x->cfg.cluster.device.name);
-    return R_REDRAW;
+    explore_status_oom(x, true);
+}
+
+int explore_oom(const struct explore *x, int *worst_dev)
+{
+    const struct pass_step *st = explore_step(x);
+    int n = 0, worst = -1;
+    if (st == NULL || !(st->sim.cap > 0))
+        return 0;
+    for (int d = 0; d < st->sim.devices; d++)
+        if (st->sim.dev[d].peak_mem > st->sim.cap) {
+            n++;
+            if (worst < 0 || st->sim.dev[d].peak_mem > st->sim.dev[worst].peak_mem)
+                worst = d;
+        }
+    if (worst_dev != NULL)
+        *worst_dev = worst;
+    return n;
+}
+
+void explore_status_oom(struct explore *x, bool first)
+{
+    int d, n = explore_oom(x, &d);
+    if (n == 0)
+        return;
+    const struct sim_result *r = &explore_step(x)->sim;
+    char peak[32], cap[32], oom[160];
+    explore_fmt_peak(x, r->dev[d].peak_mem, r->cap, peak, sizeof peak);
+    explore_fmt_cap(x, r->cap, cap, sizeof cap);
+    snprintf(oom, sizeof oom, "OOM: %d of %d device%s over the %s cap (dev %d at %s)", n,
+             r->devices, r->devices == 1 ? "" : "s", cap, d, peak);
+    char was[sizeof x->status];
+    snprintf(was, sizeof was, "%s", x->status);
+    if (was[0] == '\0')
+        snprintf(x->status, sizeof x->status, "%s", oom);
+    else if (first)
+        snprintf(x->status, sizeof x->status, "%s; %.1000s", oom, was);
+    else
+        snprintf(x->status, sizeof x->status, "%.1000s; %s", was, oom);
+    x->status_err = true;
 }
 
 void explore_set_row(struct explore *x, int row)
@@ -230,13 +307,30 @@ void explore_realign(struct explore *x)
         return;
     }
     x->have_meas = true;
-    double sim = st->sim.step_time * (st->sim.unit ? 1000.0 : 1.0);
-    snprintf(x->status, sizeof x->status,
-             "trace %s: %d of %d instructions matched; measured step %.3f ms, simulated %.3f ms "
-             "(%+.1f%%); o: hide/show",
-             x->trace_path, x->meas.matched, x->meas.total, x->meas.step_time_us / 1000.0,
-             sim / 1000.0, sim > 0 ? 100 * (x->meas.step_time_us - sim) / sim : 0);
-    x->status_err = x->meas.matched == 0;
+    double to_sim = st->sim.unit ? 1e-3 : 1.0; /* a unit-cost trace writes 1 t as 1000 us */
+    char ms[32], ss[32];
+    explore_fmt_time(x, x->meas.step_time_us * to_sim, ms, sizeof ms);
+    explore_fmt_time(x, st->sim.step_time, ss, sizeof ss);
+    double sim = st->sim.step_time / to_sim;
+    double off = sim > 0 ? 100 * (x->meas.step_time_us - sim) / sim : 0;
+    if (x->meas.matched == x->meas.total && x->meas.extra > 0)
+        snprintf(x->status, sizeof x->status,
+                 "trace %s: %d of %d instructions matched, but %zu of its events match none: was "
+                 "it made from another config? measured step %s, simulated %s (%+.1f%%)",
+                 x->trace_path, x->meas.matched, x->meas.total, x->meas.extra, ms, ss, off);
+    else if (x->meas.matched < x->meas.total) /* made from another config: say so, loudly */
+        snprintf(x->status, sizeof x->status,
+                 "trace %s: only %d of %d instructions matched: was it made from another "
+                 "config? measured step %s, simulated %s (%+.1f%%); o: hide/show",
+                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off);
+    else
+        snprintf(x->status, sizeof x->status,
+                 "trace %s: %d of %d instructions matched; measured step %s, simulated %s "
+                 "(%+.1f%%); 0: fit both; o: hide/show",
+                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off);
+    x->status_err = x->meas.matched < x->meas.total || x->meas.extra > 0;
+    if (x->fitted) /* the measured step may be the longer: fit it too */
+        explore_fit(x);
 }
 
 int explore_load_trace(struct explore *x, const char *path, struct mt_err *e)
@@ -322,10 +416,22 @@ void explore_tune_load(struct explore *x)
         x->status_err = true;
         return;
     }
-    tune_candidate_config(&x->cfg, k, &x->cfg);
-    explore_rebuild(x);
-    explore_set_row(x, k->ckpt ? PASS_ROW_PREPOSE : PASS_ROW_BASE);
+    struct config c;
+    tune_candidate_config(&x->cfg, k, &c);
+    char label[48];
+    tune_label(k, label, sizeof label);
+    struct mt_err e = {0};
     x->mode = MODE_GANTT;
+    if (explore_apply(x, &c, &e) != MT_OK) {
+        snprintf(x->status, sizeof x->status, "tuner row %s: %s", label, e.msg);
+        x->status_err = true;
+        return;
+    }
+    explore_set_row(x, k->ckpt ? PASS_ROW_PREPOSE : PASS_ROW_BASE);
+    snprintf(x->status, sizeof x->status, "loaded %s (%s), shown at %s", label,
+             k->ckpt ? "Mario's checkpointing" : "no checkpointing",
+             pass_row_name((enum pass_row)x->row));
+    x->status_err = false;
 }
 
 static bool explore_ends_with(const char *s, const char *suffix)

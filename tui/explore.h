@@ -22,8 +22,7 @@ struct ckpt_plan_report;
 /* Reactions (htop's Htop_Reaction): what the loop must do after an action. */
 #define R_NONE 0x0
 #define R_REDRAW 0x1
-#define R_RESIM 0x2 /* the config changed: rebuild, re-run the passes, simulate */
-#define R_QUIT 0x4
+#define R_QUIT 0x2
 
 #define EXPLORE_MIN_W 80
 #define EXPLORE_MIN_H 24
@@ -69,20 +68,55 @@ struct explore {
     struct align_result meas; /* the trace matched to the shown step's plan */
     bool have_meas;
     bool show_meas;           /* a measured row under each lane */
+    /* Where the last draw put the Gantt (tui/view_gantt.c), for the mouse and paging. */
+    int gantt_top;            /* screen row of the first lane */
+    int lane_rows, lane_h;    /* rows of a lane's boxes; rows from one lane to the next */
+    int sel_col;              /* screen column of the selection's caret, or -1 */
+    int pass_col[8];          /* the pass bar: screen column where each step's item starts */
+    int list_first;           /* the tuner's (or buckets') first row shown */
+    int help_top;             /* the help's first line shown (it scrolls on short screens) */
+    /* A drag in progress (tui/explore_mouse.c): where it began, t0 then, whether it moved. */
+    bool drag, drag_moved;
+    int drag_col, drag_row;
+    double drag_t0;
 };
 
 /* Takes ownership of loaded (may be NULL). Builds the first pipeline; on failure e says why. */
 int explore_init(struct explore *x, const struct config *cfg, struct plan *loaded, bool utf8,
                  struct mt_err *e);
 void explore_fini(struct explore *x);
-/* Rebuilds plan, passes and simulation from x->cfg. On failure the previous state stays and
- * the status line shows the error. Returns R_REDRAW. */
-int explore_rebuild(struct explore *x);
+/* Shows config c when its whole pipeline builds (scheme, validation, passes, simulation):
+ * then x->cfg = *c. Otherwise nothing changes and e says why. */
+int explore_apply(struct explore *x, const struct config *c, struct mt_err *e);
+/* The live edits (tui/explore_edit.c): all or nothing. Each steps the drawn config's value by
+ * dir (-1, +1), over values the scheme refuses to the nearest one it allows; when there is
+ * none the config stays as drawn and the status line says why. Returns reaction flags. */
+enum explore_edit {
+    EDIT_DEVICES,    /* d / D: pp (2 at a time for Chimera) */
+    EDIT_MB_COUNT,   /* m / M: micro-batches, the micro-batch size kept */
+    EDIT_MB_SIZE,    /* b / B: micro-batch size halved / doubled, the global batch kept */
+    EDIT_CHUNKS,     /* v / V: chunks per device (W, ZB-W) */
+    EDIT_SCHEME,     /* s: the next scheme in the cycle */
+    EDIT_CAP,        /* [ / ]: the memory cap / x 1.25, in whole MiB */
+    EDIT_ITERATIONS, /* i / I: iterations one async plan spans */
+    EDIT_UPDATE,     /* u / U: backwards per optimizer step (async) */
+};
+int explore_edit(struct explore *x, enum explore_edit what, int dir);
 /* The step shown (plan, sim, changes). */
 const struct pass_step *explore_step(const struct explore *x);
 int explore_lanes(const struct explore *x);
 /* Handles one key (curses key codes or characters). Returns reaction flags. */
 int explore_key(struct explore *x, int key);
+/* Zoom by factor keeping time center where it is on screen, within the zoom's limits; pan
+ * limits (tui/keys.c). */
+int explore_zoom_at(struct explore *x, double factor, double center);
+void explore_clamp_t0(struct explore *x);
+/* The mouse, as htop has it (tui/explore_mouse.c): a click selects the instruction under it
+ * (or a lane by its name, a pass step in the pass bar, a row of the tuner or the buckets: a
+ * second click on the selected row loads it), the wheel zooms around the time under the
+ * pointer, a drag pans. col and row are screen cells of the last draw. */
+enum explore_mouse { MOUSE_PRESS, MOUSE_MOVE, MOUSE_RELEASE, MOUSE_WHEEL_UP, MOUSE_WHEEL_DOWN };
+int explore_mouse(struct explore *x, enum explore_mouse ev, int col, int row);
 /* Draws the whole screen into g (its size is the terminal's). */
 void explore_draw(struct explore *x, struct cells *g);
 void explore_set_row(struct explore *x, int row);
@@ -104,6 +138,7 @@ void explore_run_tuner(struct explore *x, void (*progress)(void *, int, int), vo
 
 /* Views (tui/view_*.c). */
 void view_gantt_draw(struct explore *x, struct cells *g, int top, int height);
+void view_gantt_legend(struct explore *x, struct cells *g, int y);
 void view_inspect_draw(struct explore *x, struct cells *g, int top, int height);
 void view_tune_draw(struct explore *x, struct cells *g, int top, int height);
 void view_help_draw(struct explore *x, struct cells *g);
@@ -116,10 +151,35 @@ void explore_buckets_fini(struct explore *x);
 /* After the shown step changed: the cursor back on it, the critical path again. */
 void explore_refresh(struct explore *x);
 
+/* Numbers in units that fit them (tui/view_units.c); unit-cost plans in t and M_θ. */
+void explore_fmt_bytes(const struct explore *x, double v, char *buf, size_t n); /* "2.78M" */
+void explore_fmt_cap(const struct explore *x, double cap, char *buf, size_t n);  /* "40G" */
+/* A peak with the decimals that tell it from cap: 40.02G beside a 40G cap. */
+void explore_fmt_peak(const struct explore *x, double peak, double cap, char *buf, size_t n);
+void explore_fmt_time(const struct explore *x, double us, char *buf, size_t n); /* "2.593ms" */
+void explore_fmt_rate(double v, char *buf, size_t n);                            /* "49.65k" */
+/* The last draw was below EXPLORE_MIN_W x EXPLORE_MIN_H: only "too small" is on screen, and
+ * keys other than quit are not acted on unseen. */
+bool explore_too_small(const struct explore *x);
+/* The status line for the shown step: its name, time and change against base, the keys. */
+void explore_status_shown(struct explore *x);
+/* The devices over the cap in the shown step: how many, and the one furthest over. */
+int explore_oom(const struct explore *x, int *worst_dev);
+/* An over-the-cap plan makes the status line an error that says so (first: before what it
+ * says, else after). */
+void explore_status_oom(struct explore *x, bool first);
+
 /* Geometry shared by the views. */
 #define EXPLORE_GUTTER 7   /* lane labels */
-#define EXPLORE_MEM_W 24   /* memory bar column */
+#define EXPLORE_MEM_W 24   /* memory bar column (16 below 110 columns: explore_mem_width) */
 #define EXPLORE_BOTTOM 7   /* inspect + memory-over-time panel */
 int explore_gantt_width(const struct explore *x, int w);
+int explore_mem_width(const struct explore *x, int w);
+/* The time the Gantt's width stands for when fitted: the longest pass step, or the measured
+ * step when a trace is shown and longer. '0' (explore_fit) shows it whole; zoom goes from
+ * there in to EXPLORE_ZOOM_MAX times, pan no further than half a screen past its end. */
+double explore_longest(const struct explore *x);
+void explore_fit(struct explore *x);
+#define EXPLORE_ZOOM_MAX 4096
 
 #endif

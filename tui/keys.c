@@ -44,7 +44,7 @@ static void key_follow(struct explore *x)
         x->t0 = e - width * 0.9;
     if (x->t0 < 0)
         x->t0 = 0;
-    int rows = (x->h > 0 ? x->h : 40) - 4 - EXPLORE_BOTTOM;
+    int rows = ((x->h > 0 ? x->h : 40) - 3 - EXPLORE_BOTTOM - 2) / (x->lane_h > 0 ? x->lane_h : 1);
     if (x->sel_lane < x->lane_top)
         x->lane_top = x->sel_lane;
     else if (rows > 0 && x->sel_lane >= x->lane_top + rows)
@@ -102,6 +102,24 @@ static int key_move_lane(struct explore *x, int dir)
     return R_REDRAW;
 }
 
+/* The zoom's limits: out to the whole step (the fit), in to EXPLORE_ZOOM_MAX times that. */
+static double key_fit_tpc(const struct explore *x)
+{
+    double longest = explore_longest(x);
+    return longest > 0 ? longest / explore_gantt_width(x, x->w > 0 ? x->w : 120) : 1;
+}
+
+/* t0 in [0, the end of the longest step less half a screen]: never a screen of nothing. */
+void explore_clamp_t0(struct explore *x)
+{
+    double width = x->tpc * explore_gantt_width(x, x->w > 0 ? x->w : 120);
+    double hi = explore_longest(x) - width / 2;
+    if (x->t0 > hi)
+        x->t0 = hi;
+    if (x->t0 < 0)
+        x->t0 = 0;
+}
+
 static int key_zoom(struct explore *x, double factor)
 {
     int dev, part;
@@ -111,28 +129,56 @@ static int key_zoom(struct explore *x, double factor)
     double center = x->t0 + x->tpc * explore_gantt_width(x, x->w > 0 ? x->w : 120) / 2;
     if (x->sel_idx < plan_len(st->plan, dev))
         center = st->sim.start[plan_id(st->plan, dev, x->sel_idx)];
+    return explore_zoom_at(x, factor, center);
+}
+
+int explore_zoom_at(struct explore *x, double factor, double center)
+{
+    if (explore_step(x) == NULL)
+        return R_NONE;
+    double fit = key_fit_tpc(x), tpc = x->tpc * factor;
+    if (tpc >= fit * (1 - 1e-9)) { /* out past the whole step: the fit, and say so */
+        explore_fit(x);
+        snprintf(x->status, sizeof x->status, "zoom: the whole step is shown (0)");
+        x->status_err = false;
+        return R_REDRAW;
+    }
+    if (tpc < fit / EXPLORE_ZOOM_MAX) {
+        snprintf(x->status, sizeof x->status, "zoom: at its limit, %d x the whole step",
+                 EXPLORE_ZOOM_MAX);
+        x->status_err = true;
+        return R_REDRAW;
+    }
     double left = (center - x->t0) / x->tpc;
-    x->tpc *= factor;
-    if (x->tpc < 1e-9)
-        x->tpc = 1e-9;
+    x->tpc = tpc;
     x->t0 = center - left * x->tpc;
-    if (x->t0 < 0)
-        x->t0 = 0;
+    explore_clamp_t0(x);
     x->fitted = false;
     return R_REDRAW;
 }
 
 static int key_pan(struct explore *x, double screens)
 {
+    double t0 = x->t0;
     x->t0 += screens * x->tpc * explore_gantt_width(x, x->w > 0 ? x->w : 120);
-    if (x->t0 < 0)
-        x->t0 = 0;
+    explore_clamp_t0(x);
+    if (x->t0 == t0) {
+        snprintf(x->status, sizeof x->status, "pan: at the %s of the step",
+                 screens < 0 ? "start" : "end");
+        x->status_err = false;
+        return R_REDRAW;
+    }
     x->fitted = false;
     return R_REDRAW;
 }
 
 static int a_quit(struct explore *x) { return R_QUIT; }
-static int a_help(struct explore *x) { x->mode = MODE_HELP; return R_REDRAW; }
+static int a_help(struct explore *x)
+{
+    x->mode = MODE_HELP;
+    x->help_top = 0;
+    return R_REDRAW;
+}
 static int a_left(struct explore *x) { return key_move_instr(x, -1); }
 static int a_right(struct explore *x) { return key_move_instr(x, +1); }
 static int a_up(struct explore *x) { return key_move_lane(x, -1); }
@@ -144,28 +190,24 @@ static int a_pan_right(struct explore *x) { return key_pan(x, +0.5); }
 
 static int a_fit(struct explore *x)
 {
-    double longest = 0;
-    for (int i = 0; i < x->pl.n; i++)
-        if (x->pl.step[i].sim.step_time > longest)
-            longest = x->pl.step[i].sim.step_time;
-    x->t0 = 0;
-    x->tpc = longest > 0 ? longest / explore_gantt_width(x, x->w > 0 ? x->w : 120) : 1;
-    x->fitted = true;
+    explore_fit(x);
     x->lane_top = 0;
     return R_REDRAW;
 }
 
 static int a_next_pass(struct explore *x)
 {
-    if (x->row + 1 < PASS_ROW__COUNT)
-        explore_set_row(x, x->row + 1);
+    if (x->row + 1 < PASS_ROW__COUNT || x->bucket_on)
+        explore_set_row(x, x->bucket_on ? x->row : x->row + 1);
+    explore_status_shown(x);
     return R_REDRAW;
 }
 
 static int a_prev_pass(struct explore *x)
 {
-    if (x->row > 0)
-        explore_set_row(x, x->row - 1);
+    if (x->row > 0 || x->bucket_on)
+        explore_set_row(x, x->bucket_on ? x->row : x->row - 1);
+    explore_status_shown(x);
     return R_REDRAW;
 }
 
@@ -223,104 +265,21 @@ static int a_tune(struct explore *x)
     return R_REDRAW;
 }
 
-static int a_scheme(struct explore *x)
-{
-    static const enum scheme_id cycle[] = {
-        SCHEME_V,    SCHEME_X,    SCHEME_W,   SCHEME_GPIPE, SCHEME_ASYNC,    SCHEME_PIPEDREAM,
-        SCHEME_ZBH1, SCHEME_ZBH2, SCHEME_ZBV, SCHEME_ZBW,   SCHEME_DUALPIPEV};
-    int n = (int)(sizeof cycle / sizeof cycle[0]), i = 0;
-    while (i < n && cycle[i] != x->cfg.scheme)
-        i++;
-    x->cfg.scheme = cycle[(i + 1) % n];
-    if (!config_scheme_async(x->cfg.scheme)) { /* a synchronous plan holds one iteration */
-        x->cfg.iterations = 1;
-        x->cfg.update_interval = 1;
-    } else if (x->cfg.iterations == 1) { /* show the steady state between iterations */
-        x->cfg.iterations = 3;
-    }
-    return R_RESIM;
-}
-
-/* Iterations an async plan spans (i / I) and its update interval (u / U). */
-static int key_set_async(struct explore *x, int *field, int delta)
-{
-    if (!config_scheme_async(x->cfg.scheme)) {
-        snprintf(x->status, sizeof x->status, "%s: only the asynchronous schemes (s: Async, "
-                 "PipeDream) span several iterations or update every U micro-batches",
-                 config_scheme_name(x->cfg.scheme));
-        x->status_err = true;
-        return R_REDRAW;
-    }
-    if (*field + delta < 1)
-        return R_NONE;
-    *field += delta;
-    return R_RESIM;
-}
-
-static int a_iter_minus(struct explore *x) { return key_set_async(x, &x->cfg.iterations, -1); }
-static int a_iter_plus(struct explore *x) { return key_set_async(x, &x->cfg.iterations, +1); }
-static int a_update_minus(struct explore *x)
-{
-    return key_set_async(x, &x->cfg.update_interval, -1);
-}
-static int a_update_plus(struct explore *x)
-{
-    return key_set_async(x, &x->cfg.update_interval, +1);
-}
-
-static int a_dev_minus(struct explore *x)
-{
-    int step = x->cfg.scheme == SCHEME_X ? 2 : 1;
-    x->cfg.num_device -= step * x->cfg.cluster.dp;
-    return R_RESIM;
-}
-
-static int a_dev_plus(struct explore *x)
-{
-    int step = x->cfg.scheme == SCHEME_X ? 2 : 1;
-    x->cfg.num_device += step * x->cfg.cluster.dp;
-    return R_RESIM;
-}
-
-static int key_set_mbs_count(struct explore *x, int delta)
-{
-    int n = config_microbatches(&x->cfg);
-    int step = x->cfg.scheme == SCHEME_W ? config_pp(&x->cfg) : x->cfg.scheme == SCHEME_X ? 2 : 1;
-    x->cfg.num_microbatches = n + delta * step;
-    x->cfg.global_batch_size =
-        x->cfg.num_microbatches * x->cfg.micro_batch_size * x->cfg.cluster.dp;
-    return R_RESIM;
-}
-
-static int a_mb_minus(struct explore *x) { return key_set_mbs_count(x, -1); }
-static int a_mb_plus(struct explore *x) { return key_set_mbs_count(x, +1); }
-
-/* Micro-batch size halves or doubles at a fixed global batch. */
-static int key_set_mbs(struct explore *x, bool up)
-{
-    int mbs = up ? x->cfg.micro_batch_size * 2 : x->cfg.micro_batch_size / 2;
-    if (mbs < 1)
-        return R_NONE;
-    x->cfg.micro_batch_size = mbs;
-    x->cfg.num_microbatches = 0;
-    return R_RESIM;
-}
-
-static int a_mbs_minus(struct explore *x) { return key_set_mbs(x, false); }
-static int a_mbs_plus(struct explore *x) { return key_set_mbs(x, true); }
-static int a_chunks_minus(struct explore *x) { x->cfg.chunks--; return R_RESIM; }
-static int a_chunks_plus(struct explore *x) { x->cfg.chunks++; return R_RESIM; }
-
-static int key_cap(struct explore *x, double factor)
-{
-    double cap = x->cfg.memory_per_device > 0 ? x->cfg.memory_per_device
-                                              : x->cfg.cluster.device.mem_bytes;
-    x->cfg.memory_per_device = cap * factor;
-    return R_RESIM;
-}
-
-static int a_cap_minus(struct explore *x) { return key_cap(x, 1 / 1.25); }
-static int a_cap_plus(struct explore *x) { return key_cap(x, 1.25); }
+static int a_scheme(struct explore *x) { return explore_edit(x, EDIT_SCHEME, +1); }
+static int a_iter_minus(struct explore *x) { return explore_edit(x, EDIT_ITERATIONS, -1); }
+static int a_iter_plus(struct explore *x) { return explore_edit(x, EDIT_ITERATIONS, +1); }
+static int a_update_minus(struct explore *x) { return explore_edit(x, EDIT_UPDATE, -1); }
+static int a_update_plus(struct explore *x) { return explore_edit(x, EDIT_UPDATE, +1); }
+static int a_dev_minus(struct explore *x) { return explore_edit(x, EDIT_DEVICES, -1); }
+static int a_dev_plus(struct explore *x) { return explore_edit(x, EDIT_DEVICES, +1); }
+static int a_mb_minus(struct explore *x) { return explore_edit(x, EDIT_MB_COUNT, -1); }
+static int a_mb_plus(struct explore *x) { return explore_edit(x, EDIT_MB_COUNT, +1); }
+static int a_mbs_minus(struct explore *x) { return explore_edit(x, EDIT_MB_SIZE, -1); }
+static int a_mbs_plus(struct explore *x) { return explore_edit(x, EDIT_MB_SIZE, +1); }
+static int a_chunks_minus(struct explore *x) { return explore_edit(x, EDIT_CHUNKS, -1); }
+static int a_chunks_plus(struct explore *x) { return explore_edit(x, EDIT_CHUNKS, +1); }
+static int a_cap_minus(struct explore *x) { return explore_edit(x, EDIT_CAP, -1); }
+static int a_cap_plus(struct explore *x) { return explore_edit(x, EDIT_CAP, +1); }
 
 static int a_buckets(struct explore *x) { return explore_buckets_open(x); }
 
@@ -404,6 +363,7 @@ static int key_prompt(struct explore *x, int key)
     size_t n = strlen(x->input);
     if (key == 27) { /* Esc */
         x->mode = MODE_GANTT;
+        explore_status_shown(x);
         return R_REDRAW;
     }
     if (key == '\n' || key == '\r' || key == KEY_ENTER) {
@@ -448,7 +408,7 @@ static int key_prompt(struct explore *x, int key)
 static int key_tune_view(struct explore *x, int key)
 {
     switch (key) {
-    case 27: case 'q': x->mode = MODE_GANTT; return R_REDRAW;
+    case 27: case 'q': x->mode = MODE_GANTT; explore_status_shown(x); return R_REDRAW;
     case KEY_UP: case 'k': if (x->tune_sel > 0) x->tune_sel--; return R_REDRAW;
     case KEY_DOWN: case 'j': if (x->tune_sel + 1 < x->tune.n) x->tune_sel++; return R_REDRAW;
     case KEY_PPAGE: x->tune_sel = x->tune_sel > 10 ? x->tune_sel - 10 : 0; return R_REDRAW;
@@ -462,22 +422,31 @@ static int key_tune_view(struct explore *x, int key)
 
 int explore_key(struct explore *x, int key)
 {
+    if (explore_too_small(x)) /* nothing on screen shows what a key would do */
+        return key == 'q' || key == KEY_F(10) ? R_QUIT : R_NONE;
     if (x->mode == MODE_PROMPT)
         return key_prompt(x, key);
     if (x->mode == MODE_TUNE)
         return key_tune_view(x, key);
     if (x->mode == MODE_BUCKETS)
         return explore_buckets_key(x, key);
-    if (x->mode == MODE_HELP) {
+    if (x->mode == MODE_HELP) { /* j/k scroll a help taller than the screen; any other key returns */
+        if (key == 'j' || key == KEY_DOWN || key == KEY_NPAGE) {
+            x->help_top += key == KEY_NPAGE ? 10 : 1;
+            return R_REDRAW;
+        }
+        if (key == 'k' || key == KEY_UP || key == KEY_PPAGE) {
+            x->help_top -= key == KEY_PPAGE ? 10 : 1;
+            if (x->help_top < 0)
+                x->help_top = 0;
+            return R_REDRAW;
+        }
         x->mode = MODE_GANTT;
-        return key == 'q' ? R_REDRAW : R_REDRAW;
+        return R_REDRAW;
     }
     for (size_t i = 0; i < sizeof key_table / sizeof key_table[0]; i++)
         if (key_table[i].key == key) {
-            int r = key_table[i].action(x);
-            if (r & R_RESIM)
-                r = explore_rebuild(x) | R_REDRAW;
-            return r;
+            return key_table[i].action(x);
         }
     return R_NONE;
 }

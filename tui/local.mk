@@ -1,7 +1,7 @@
 noinst_LIBRARIES += libmt_tui.a
 libmt_tui_a_SOURCES = tui/cmd.h tui/cmd.c tui/cmd_options.c tui/cmd_plan.c tui/cmd_simulate.c tui/cmd_optimize.c tui/cmd_tune.c tui/cmd_explore.c tui/explore.c tui/explore.h \
-	tui/keys.c tui/screen.c tui/screen.h tui/view_frame.c tui/view_gantt.c tui/view_inspect.c \
-	tui/view_tune.c tui/view_help.c tui/view_buckets.c tui/curses_compat.h tui/cmd_export.c \
+	tui/keys.c tui/explore_edit.c tui/explore_mouse.c tui/screen.c tui/screen.h tui/view_frame.c tui/view_gantt.c tui/view_inspect.c \
+	tui/view_tune.c tui/view_help.c tui/view_buckets.c tui/view_units.c tui/curses_compat.h tui/cmd_export.c \
 	tui/cmd_run.c tui/cmd_plan_inputs.c
 libmt_tui_a_SOURCES += tui/cmd_compare.c tui/cmd_profile.c
 libmt_tui_a_SOURCES += tui/cmd_chart.c
@@ -40,3 +40,9 @@ input-aware-doc: mario-tui$(EXEEXT)
 	MT_BIN='$(abs_top_builddir)/mario-tui' $(SHELL) '$(top_srcdir)/scripts/input_aware_doc.sh' \
 		'$(top_srcdir)/docs/input-aware.md'
 .PHONY: input-aware-doc
+
+# The manual page (issue 20): written by hand, installed in man1 and in the dist tarball;
+# tests/cli/test_man.sh checks it names every command and option that --help lists.
+dist_man_MANS = mario-tui.1
+TESTS += tests/cli/test_man.sh
+EXTRA_DIST += tests/cli/test_man.sh

@@ -1,6 +1,8 @@
 /* tui/screen.c: curses setup, the colour mapping and the main loop. The canvas is redrawn
- * whole on every reaction and copied cell by cell; curses sends only what changed. The page,
- * idle time and empty cells are the terminal's default background (use_default_colors). */
+ * whole on every reaction and copied cell by cell; curses sends only what changed. Which
+ * cells take the terminal's own colours (use_default_colors) is render/paint_cells.h's
+ * cells_term(): the page, idle time and empty cells its paper, text, axes and the cap its
+ * ink, so a dark theme shows them as well as a light one. */
 #include <config.h>
 #include "tui/screen.h"
 
@@ -19,8 +21,7 @@
 struct screen_colors {
     int mode;                     /* 0 monochrome, 8, 16 or 256 */
     short color[PAL__COUNT];      /* curses colour of each palette entry */
-    short pair[PAL__COUNT][PAL__COUNT];
-    short pair_rev[PAL__COUNT];   /* page-inked blocks over a fill, drawn reversed */
+    short pair[PAL__COUNT + 1][PAL__COUNT + 1]; /* [fg][bg]; PAL__COUNT: the terminal's own */
     int next_pair;
 };
 
@@ -82,64 +83,40 @@ static void screen_colors_init(void)
     screen_col.next_pair = 1;
 }
 
-/* Colours that mean "the terminal's own background": the page (PAL_BG, the alternate row
- * band), idle time and empty Gantt cells. Drawn as curses colour -1, so light and dark themes
- * both read; never as the page's white. */
-static bool screen_is_page(unsigned char p)
-{
-    return p == PAL_BG || p == PAL_ROW || p == PAL_BUBBLE || p == PAL_DEFAULT;
-}
-
-/* Block elements (▀..▟): their ink is a share of the cell, not a letter. */
-static bool screen_is_block(uint32_t ch)
-{
-    return ch >= 0x2580 && ch <= 0x259F;
-}
-
-/* The attributes and the character of a cell: its pair, or reverse video for fills on a
- * monochrome terminal. Text on the page keeps the terminal's own colours. A block whose ink
- * is the page (a sub-cell edge between a box and idle time) over a fill cannot be inked with
- * the default background, so it is drawn reversed: the fill as ink, the default as paper. */
+/* The attributes and the character of a cell as render/paint_cells.h's cells_term() says a
+ * terminal shows it: a pair of its colours (-1: the terminal's own), or, on a monochrome
+ * terminal, reverse video for fills. */
 static attr_t screen_attr(const struct cell *c, short *pair_out, wchar_t *ch_out)
 {
+    struct cells_term t;
+    cells_term(c, &t);
     attr_t a = 0;
-    if (c->attr & CELL_BOLD)
+    if (t.attr & CELL_BOLD)
         a |= A_BOLD;
-    if (c->attr & CELL_REVERSE)
+    if (t.attr & CELL_REVERSE)
         a |= A_REVERSE;
-    if (c->attr & CELL_UNDERLINE)
+    if (t.attr & CELL_UNDERLINE)
         a |= A_UNDERLINE;
+    if (t.attr & CELLS_TERM_DIM)
+        a |= A_DIM;
     *pair_out = 0;
-    *ch_out = (wchar_t)c->ch;
-    bool page = screen_is_page(c->bg);
-    bool page_ink = c->fg == PAL_DEFAULT || c->fg == PAL_BUBBLE ||
-                    (screen_is_page(c->fg) && screen_is_block(c->ch));
-    if (page && page_ink) /* page on page: nothing to see */
-        *ch_out = ' ';
+    *ch_out = (wchar_t)t.ch;
     if (screen_col.mode == 0) {
-        if (!page)
+        if (t.bg != CELLS_TERM_OWN)
             a ^= A_REVERSE;
-        if (c->fg == PAL_TEXT_DIM)
-            a |= A_DIM;
         return a;
     }
-    if (page && (c->fg == PAL_TEXT || c->fg == PAL_TEXT_DIM || c->fg == PAL_BG || page_ink)) {
-        if (c->fg == PAL_TEXT_DIM)
-            a |= A_DIM;
+    if (t.fg == CELLS_TERM_OWN && t.bg == CELLS_TERM_OWN)
         return a;
-    }
-    short *pp = page_ink ? &screen_col.pair_rev[c->bg] : &screen_col.pair[c->fg][c->bg];
+    int fi = t.fg == CELLS_TERM_OWN ? PAL__COUNT : t.fg;
+    int bi = t.bg == CELLS_TERM_OWN ? PAL__COUNT : t.bg;
+    short *pp = &screen_col.pair[fi][bi];
     if (*pp == 0 && screen_col.next_pair < COLOR_PAIRS && screen_col.next_pair < 32767) {
-        short fg = screen_col.color[c->fg], bg = page ? -1 : screen_col.color[c->bg];
-        if (page && c->fg == PAL_BG)
-            fg = -1;
-        if (page_ink)
-            fg = screen_col.color[c->bg], bg = -1;
+        short fg = t.fg == CELLS_TERM_OWN ? -1 : screen_col.color[t.fg];
+        short bg = t.bg == CELLS_TERM_OWN ? -1 : screen_col.color[t.bg];
         init_pair((short)screen_col.next_pair, fg, bg);
         *pp = (short)screen_col.next_pair++;
     }
-    if (page_ink)
-        a ^= A_REVERSE;
     *pair_out = *pp;
     return a;
 }
@@ -189,6 +166,12 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
     set_escdelay(25);
     timeout(250);
     screen_colors_init();
+    /* the mouse (htop's): presses and releases apart, so a drag is a press, moves, a release;
+     * the wheel is buttons 4 and 5 */
+    mouseinterval(0);
+    mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON4_PRESSED | BUTTON5_PRESSED |
+                  REPORT_MOUSE_POSITION,
+              NULL);
     struct cells *g = NULL;
     int ticks = 0;
     bool redraw = true;
@@ -214,7 +197,27 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
             redraw = true;
             continue;
         }
-        if (key == 't' && x->mode == MODE_GANTT) {
+        if (key == KEY_MOUSE) {
+            MEVENT ev;
+            if (getmouse(&ev) != OK)
+                continue;
+            int r = R_NONE; /* a motion report may carry the held button: motion first */
+            if (ev.bstate & REPORT_MOUSE_POSITION)
+                r = explore_mouse(x, MOUSE_MOVE, ev.x, ev.y);
+            else if (ev.bstate & BUTTON4_PRESSED)
+                r = explore_mouse(x, MOUSE_WHEEL_UP, ev.x, ev.y);
+            else if (ev.bstate & BUTTON5_PRESSED)
+                r = explore_mouse(x, MOUSE_WHEEL_DOWN, ev.x, ev.y);
+            else if (ev.bstate & BUTTON1_PRESSED)
+                r = explore_mouse(x, MOUSE_PRESS, ev.x, ev.y);
+            else if (ev.bstate & BUTTON1_RELEASED)
+                r = explore_mouse(x, MOUSE_RELEASE, ev.x, ev.y);
+            if (r & R_QUIT)
+                break;
+            redraw = redraw || r != R_NONE;
+            continue;
+        }
+        if (key == 't' && x->mode == MODE_GANTT && !explore_too_small(x)) {
             struct screen_progress sp = {COLS, LINES};
             explore_run_tuner(x, screen_tune_progress, &sp);
             redraw = true;

@@ -114,7 +114,7 @@ int explore_buckets_key(struct explore *x, int key)
     int n = x->buckets != NULL ? x->buckets->n : 0;
     switch (key) {
     case 27:
-    case 'q': x->mode = MODE_GANTT; return R_REDRAW;
+    case 'q': x->mode = MODE_GANTT; explore_status_shown(x); return R_REDRAW;
     case KEY_UP:
     case 'k':
         if (x->bucket_sel > 0)
@@ -142,15 +142,16 @@ void view_buckets_draw(struct explore *x, struct cells *g, int top, int height)
         return;
     const double *t = r->throughput;
     cells_printf(g, 1, top, g->w - 2, PAL_TEXT, PAL_BG, CELL_BOLD,
-                 "input-aware checkpointing: %d buckets of %d tokens; expected %.2f samples/s, "
+                 "input-aware checkpointing: %d bucket%s of %d tokens; expected %.2f samples/s, "
                  "full ckpt %.2f, static %.2f   (Enter: show  Esc: back)",
-                 r->n, r->width, t[CKPT_PLAN_INPUT_AWARE], t[CKPT_PLAN_FULL], t[CKPT_PLAN_STATIC]);
+                 r->n, r->n == 1 ? "" : "s", r->width, t[CKPT_PLAN_INPUT_AWARE], t[CKPT_PLAN_FULL], t[CKPT_PLAN_STATIC]);
     cells_printf(g, 1, top + 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, CELL_UNDERLINE,
                  "%-11s %8s %11s %9s %10s  %s", "tokens", "batches", "peak", "step (s)",
                  "samples/s", "layers checkpointed per stage");
     double dp_eff = x->cfg.cluster.dp > 1 ? x->cfg.cluster.dp_efficiency : 1.0;
     int rows = height - 2;
     int first = x->bucket_sel >= rows ? x->bucket_sel - rows + 1 : 0;
+    x->list_first = first;
     for (int i = 0; i < rows && first + i < r->n; i++) {
         const struct ckpt_plan_bucket *b = &r->b[first + i];
         char range[32], peak[32], ks[512];

@@ -12,60 +12,125 @@
 #include "sim/simulate.h"
 #include "util/str.h"
 
-static void frame_time(const struct explore *x, double v, char *buf, size_t n)
-{
-    if (x->cfg.unit.enabled)
-        snprintf(buf, n, "%.4gt", v);
-    else
-        snprintf(buf, n, "%.3fs", v * 1e-6);
-}
-
+/* The title: what is drawn (model, scheme, geometry, device and cap, step time, throughput)
+ * and, when a device is over the cap, a red "OOM: dev 0 231.8G > 40G" at its right end.
+ * Fields go, least needed first, until the rest fits: step time and throughput always stay. */
 static void frame_title(struct explore *x, struct cells *g)
 {
     const struct pass_step *st = explore_step(x);
     const struct plan_geom *geo = plan_geom(st->plan);
     const struct config *c = plan_config(st->plan);
-    char t[32], cap[32];
-    frame_time(x, st->sim.step_time, t, sizeof t);
+    char t[32], cap[32], rate[32], oom[96] = "";
+    explore_fmt_time(x, st->sim.step_time, t, sizeof t);
+    explore_fmt_rate(st->sim.throughput, rate, sizeof rate);
     if (c->unit.enabled)
         snprintf(cap, sizeof cap, "unit costs");
     else
-        str_format_bytes(c->memory_per_device, cap, sizeof cap);
+        explore_fmt_cap(x, st->sim.cap > 0 ? st->sim.cap : c->memory_per_device, cap,
+                        sizeof cap);
+    int worst, n_oom = explore_oom(x, &worst);
+    char peak[32] = "";
+    if (n_oom > 0) {
+        explore_fmt_peak(x, st->sim.dev[worst].peak_mem, st->sim.cap, peak, sizeof peak);
+        if (n_oom > 1)
+            snprintf(oom, sizeof oom, " OOM: dev %d %s > %s (%d devices) ", worst, peak, cap,
+                     n_oom);
+        else
+            snprintf(oom, sizeof oom, " OOM: dev %d %s > %s ", worst, peak, cap);
+    }
     for (int cx = 0; cx < g->w; cx++)
         cells_put(g, cx, 0, ' ', PAL_BG, PAL_TEXT, 0);
-    char chunks[40] = "";
+    char scheme[48];
     int n_mb = geo->mbs;
+    snprintf(scheme, sizeof scheme, "%s", config_scheme_name(geo->scheme));
     if (geo->scheme == SCHEME_W || geo->scheme == SCHEME_ZBW)
-        snprintf(chunks, sizeof chunks, " v%d", geo->parts);
+        snprintf(scheme + strlen(scheme), sizeof scheme - strlen(scheme), " v%d", geo->parts);
     if (config_scheme_async(geo->scheme)) { /* K iterations x N, an update every U */
-        snprintf(chunks, sizeof chunks, " K %d U %d", c->iterations, c->update_interval);
+        snprintf(scheme + strlen(scheme), sizeof scheme - strlen(scheme), " K %d U %d",
+                 c->iterations, c->update_interval);
         n_mb = config_microbatches(c);
     }
-    cells_printf(g, 1, 0, g->w - 2, PAL_BG, PAL_TEXT, CELL_BOLD,
-                 "mario-tui  %s  %s%s  pp %d x dp %d  N %d x mbs %d  %s %s  step %s  %.4g %s",
-                 c->model.name, config_scheme_name(geo->scheme), chunks, geo->devices,
-                 c->cluster.dp, n_mb, c->micro_batch_size,
-                 c->unit.enabled ? "" : c->cluster.device.name, cap, t, st->sim.throughput,
-                 c->unit.enabled ? "samples/t" : "samples/s");
+    char f[8][64];
+    snprintf(f[0], sizeof f[0], "mario-tui");
+    snprintf(f[1], sizeof f[1], "%s", c->model.name);
+    snprintf(f[2], sizeof f[2], "%s", scheme);
+    snprintf(f[3], sizeof f[3], "pp %d x dp %d", geo->devices, c->cluster.dp);
+    snprintf(f[4], sizeof f[4], "N %d x mbs %d", n_mb, c->micro_batch_size);
+    snprintf(f[5], sizeof f[5], "%s%s%s", c->unit.enabled ? "" : c->cluster.device.name,
+             c->unit.enabled ? "" : " ", cap);
+    snprintf(f[6], sizeof f[6], "step %s", t);
+    snprintf(f[7], sizeof f[7], "%s %s", rate, c->unit.enabled ? "samples/t" : "samples/s");
+    /* drop order: the program's name, the device's name, the model, then shorter forms */
+    bool keep[8] = {true, true, true, true, true, true, true, true};
+    char line[512];
+    for (int stage = 0;; stage++) {
+        int room = g->w - 2 - (int)strlen(oom);
+        size_t len = 0;
+        for (int i = 0; i < 8; i++)
+            if (keep[i] && len + strlen(f[i]) + 3 < sizeof line) {
+                if (len > 0)
+                    line[len++] = ' ', line[len++] = ' ';
+                memcpy(line + len, f[i], strlen(f[i]));
+                len += strlen(f[i]);
+            }
+        line[len] = 0;
+        if ((int)strlen(line) <= room || stage == 8)
+            break;
+        switch (stage) {
+        case 0: keep[0] = false; break;
+        case 1: snprintf(f[5], sizeof f[5], "%s", cap); break;
+        case 2: keep[1] = false; break;
+        case 3: snprintf(f[3], sizeof f[3], "pp %d dp %d", geo->devices, c->cluster.dp);
+                snprintf(f[4], sizeof f[4], "N %d mbs %d", n_mb, c->micro_batch_size); break;
+        case 4: snprintf(f[7], sizeof f[7], "%s/%s", rate, c->unit.enabled ? "t" : "s"); break;
+        case 5: keep[5] = false; break;
+        case 6: /* the worst device alone */
+            if (n_oom > 1)
+                snprintf(oom, sizeof oom, " OOM: dev %d %s > %s ", worst, peak, cap);
+            break;
+        case 7: keep[4] = false; break;
+        }
+    }
+    cells_text(g, 1, 0, g->w - 2 - (int)strlen(oom), line, PAL_BG, PAL_TEXT, CELL_BOLD);
+    if (oom[0])
+        cells_text(g, g->w - (int)strlen(oom), 0, 0, oom, PAL_BG, PAL_MEM_OVER, CELL_BOLD);
 }
 
 static void frame_passes(struct explore *x, struct cells *g)
 {
     const struct pass_step *base = pass_pipeline_row(&x->pl, PASS_ROW_BASE);
+    /* Narrow terminals: the shown step and base keep their time, the others their change. */
+    int full = 1;
+    for (int row = 0; row < PASS_ROW__COUNT; row++) {
+        const struct pass_step *st = pass_pipeline_row(&x->pl, (enum pass_row)row);
+        char t[32];
+        explore_fmt_time(x, st->sim.step_time, t, sizeof t);
+        full += (int)(strlen(pass_row_name((enum pass_row)row)) + strlen(t)) + 3 +
+                (row > 0 ? 7 : 0) + 1;
+    }
+    if (explore_step(x) != NULL && config_scheme_async(plan_geom(explore_step(x)->plan)->scheme))
+        full += 26; /* util and steady utilization */
+    bool compact = full > g->w;
     int cx = 1;
     for (int row = 0; row < PASS_ROW__COUNT; row++) {
         const struct pass_step *st = pass_pipeline_row(&x->pl, (enum pass_row)row);
         char t[32], item[96];
-        frame_time(x, st->sim.step_time, t, sizeof t);
+        explore_fmt_time(x, st->sim.step_time, t, sizeof t);
         double change = base->sim.step_time > 0
                             ? 100 * (st->sim.step_time / base->sim.step_time - 1)
                             : 0;
+        const char *name = pass_row_name((enum pass_row)row);
+        if (compact && row == PASS_ROW_REDUNDANCY)
+            name = "redund";
         if (row == 0)
-            snprintf(item, sizeof item, " %s %s ", pass_row_name((enum pass_row)row), t);
+            snprintf(item, sizeof item, " %s %s ", name, t);
+        else if (compact && row != x->row)
+            snprintf(item, sizeof item, " %s %+.0f%% ", name, change);
         else
-            snprintf(item, sizeof item, " %s %s %+.1f%% ", pass_row_name((enum pass_row)row),
-                     t, change);
+            snprintf(item, sizeof item, " %s %s %+.1f%% ", name, t, change);
         bool cur = row == x->row;
+        if (row < 8)
+            x->pass_col[row] = cx;
         cx += cells_text(g, cx, 1, g->w - cx, item, cur ? PAL_BG : PAL_TEXT_DIM,
                          cur ? PAL_FW : PAL_BG, cur ? CELL_BOLD : 0);
         if (row + 1 < PASS_ROW__COUNT)
@@ -98,18 +163,55 @@ static void frame_status(struct explore *x, struct cells *g)
                x->status_err ? CELL_BOLD : 0);
 }
 
+/* Words wrapped to width w into lines (at most max); returns the count. */
+static int frame_wrap(const char *const *words, int nw, int w, char lines[][96], int max)
+{
+    int n = 0;
+    lines[0][0] = '\0';
+    for (int i = 0; i < nw; i++) {
+        size_t len = strlen(lines[n]);
+        if (words[i][0] == '\n' || (len > 0 && (int)(len + 1 + strlen(words[i])) > w)) {
+            if (n + 1 >= max)
+                return max + 1; /* does not fit */
+            lines[++n][0] = '\0';
+            len = 0;
+            if (words[i][0] == '\n')
+                continue;
+        }
+        snprintf(lines[n] + len, 96 - len, "%s%s", len > 0 ? " " : "", words[i]);
+    }
+    return n + 1;
+}
+
+/* Below 80x24: what the terminal is and needs, wrapped to its width, centred; a shorter form
+ * when the long one does not fit its height. */
+static void frame_too_small(struct cells *g)
+{
+    char need[32], have[32], small[48];
+    snprintf(need, sizeof need, "(need %dx%d,", EXPLORE_MIN_W, EXPLORE_MIN_H);
+    snprintf(have, sizeof have, "have %dx%d)", g->w, g->h);
+    snprintf(small, sizeof small, "%dx%d<%dx%d", g->w, g->h, EXPLORE_MIN_W, EXPLORE_MIN_H);
+    const char *const full[] = {"terminal", "too", "small", need, have, "\n", "q quits"};
+    const char *const brief[] = {"too", "small:", small};
+    char lines[8][96];
+    int n = frame_wrap(full, 7, g->w, lines, g->h < 8 ? g->h : 8);
+    if (n > (g->h < 8 ? g->h : 8))
+        n = frame_wrap(brief, 3, g->w, lines, 8);
+    int top = (g->h - n) / 2 > 0 ? (g->h - n) / 2 : 0;
+    for (int i = 0; i < n && i < 8 && top + i < g->h; i++) {
+        int len = (int)strlen(lines[i]);
+        cells_text(g, g->w > len ? (g->w - len) / 2 : 0, top + i, g->w, lines[i], PAL_TEXT,
+                   PAL_BG, CELL_BOLD);
+    }
+}
+
 void explore_draw(struct explore *x, struct cells *g)
 {
     x->w = g->w;
     x->h = g->h;
     cells_clear(g, PAL_BG);
-    if (g->w < EXPLORE_MIN_W || g->h < EXPLORE_MIN_H) {
-        char msg[64];
-        snprintf(msg, sizeof msg, "terminal too small (need %dx%d, have %dx%d)", EXPLORE_MIN_W,
-                 EXPLORE_MIN_H, g->w, g->h);
-        int len = (int)strlen(msg);
-        cells_text(g, g->w > len ? (g->w - len) / 2 : 0, g->h / 2, 0, msg, PAL_TEXT, PAL_BG,
-                   CELL_BOLD);
+    if (explore_too_small(x)) { /* the message, in words that fit, and nothing else */
+        frame_too_small(g);
         return;
     }
     if (explore_step(x) == NULL)
@@ -128,6 +230,7 @@ void explore_draw(struct explore *x, struct cells *g)
         break;
     default: {
         int gantt_h = g->h - 3 - EXPLORE_BOTTOM;
+        view_gantt_legend(x, g, 2);
         view_gantt_draw(x, g, 3, gantt_h);
         view_inspect_draw(x, g, 3 + gantt_h, EXPLORE_BOTTOM - 1);
         break;

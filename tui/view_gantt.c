@@ -2,11 +2,14 @@
  * picture `export` writes): the layout gives the boxes, bubbles, lanes (one per device and
  * part; a measured row under each when a trace is shown) and iteration marks of async plans,
  * render/paint_cells.h maps them to cells (each cell the colour of what covers most of it).
- * Drawn here over them: lane names, micro-batch numbers where they fit, the selected
- * instruction in reverse video, what the shown pass changed underlined and marked, the
- * critical path in bold; beside each device its peak memory bar (static, activations, the
- * cap; red over the cap) and, for async plans, each stage's weight staleness τ; a time axis
- * below. */
+ * A lane is 1 to 3 rows tall, as the terminal's rows allow (and a blank row between lanes
+ * when it is more than one).
+ * Drawn here over them: lane names, op names and micro-batch numbers where they fit, the
+ * selected instruction underlined in bold with a caret under it on the axis (reverse video
+ * looked like idle time on a dark terminal), what the shown pass changed marked *, the
+ * critical path in a colour of its own (PAL_CRIT: its labels, and a thread through its boxes);
+ * beside each device its peak memory bar (static, activations, the cap; red over the cap)
+ * and, for async plans, each stage's weight staleness τ; a time axis below. */
 #include <config.h>
 #include "tui/explore.h"
 
@@ -23,15 +26,6 @@
 #include "util/str.h"
 #include "util/xalloc.h"
 
-static void gantt_mem_text(const struct explore *x, double v, char *buf, size_t n)
-{
-    if (x->cfg.unit.enabled) {
-        snprintf(buf, n, "%.2f", v);
-        return;
-    }
-    snprintf(buf, n, "%.1fG", v / (1024.0 * 1024 * 1024));
-}
-
 /* Async plans (one stage per device) show each stage's weight staleness beside its bar. */
 static bool gantt_shows_staleness(const struct plan *p, const struct sim_result *r)
 {
@@ -44,7 +38,9 @@ static void gantt_mem_bar(struct explore *x, struct cells *g, int y, int col,
                           const struct sim_result *r, int d, double scale, bool stale)
 {
     const struct sim_device *dv = &r->dev[d];
-    int bw = EXPLORE_MEM_W - 8 - (stale ? 4 : 0);
+    int bw = explore_mem_width(x, g->w) - 8 - (stale ? 4 : 0);
+    if (bw < 1)
+        bw = 1;
     cells_put(g, col, y, x->utf8 ? 0x2595 : '[', PAL_AXIS, PAL_BG, 0);
     cells_bar(g, col + 1, y, bw, 0, dv->static_mem, scale, PAL_MEM_STATIC);
     bool over = r->cap > 0 && dv->peak_mem > r->cap;
@@ -63,7 +59,7 @@ static void gantt_mem_bar(struct explore *x, struct cells *g, int y, int col,
         }
     }
     char t[24];
-    gantt_mem_text(x, dv->peak_mem, t, sizeof t);
+    explore_fmt_peak(x, dv->peak_mem, r->cap, t, sizeof t);
     cells_printf(g, col + bw + 2, y, 7, over ? PAL_MEM_OVER : PAL_TEXT_DIM, PAL_BG,
                  over ? CELL_BOLD : 0, "%6s", t);
     if (stale)
@@ -75,6 +71,9 @@ static void gantt_axis(struct explore *x, struct cells *g, int y, int gx, int gw
 {
     const bool unit = x->cfg.unit.enabled;
     double span = x->tpc * gw;
+    /* labels in s, ms or us, whichever keeps them short: a zoomed-in axis is not 2e-05 ms */
+    double div = unit ? 1 : span >= 20e6 ? 1e6 : span >= 2e3 ? 1e3 : 1;
+    const char *uname = unit ? "t" : div == 1e6 ? "s" : div == 1e3 ? "ms" : x->utf8 ? "µs" : "us";
     /* A tick every 1, 2 or 5 x 10^k units, about every 12 cells. */
     double raw = span / (gw / 12.0 > 1 ? gw / 12.0 : 1);
     double mag = pow(10, floor(log10(raw > 0 ? raw : 1)));
@@ -88,15 +87,12 @@ static void gantt_axis(struct explore *x, struct cells *g, int y, int gx, int gw
             break;
         cells_put(g, cx, y, x->utf8 ? 0x252C : '+', PAL_AXIS, PAL_BG, 0);
         char label[32];
-        if (unit)
-            snprintf(label, sizeof label, "%g", t);
-        else
-            snprintf(label, sizeof label, "%g", t / 1000.0);
+        snprintf(label, sizeof label, "%g", t / div);
         if (cx + (int)strlen(label) < gx + gw)
             cells_text(g, cx, y + 1, 0, label, PAL_TEXT_DIM, PAL_BG, 0);
     }
     /* the unit in the gutter, left of the first label: the memory bars' legend owns the right */
-    cells_printf(g, 0, y + 1, gx - 1, PAL_TEXT_DIM, PAL_BG, 0, "%*s", gx - 2, unit ? "t" : "ms");
+    cells_printf(g, 0, y + 1, gx - 1, PAL_TEXT_DIM, PAL_BG, 0, "%*s", gx - 2, uname);
 }
 
 /* The measured timeline of the shown step in the simulation's unit (the trace's us; a
@@ -113,12 +109,14 @@ static void gantt_measured(const struct explore *x, int total, double **start, d
 }
 
 /* Labels and marks of one instruction box over the painted cells it owns (those it gave
- * their colour): its micro-batch (with * when the shown pass changed it) where the owned
- * cells hold it and the box is as long as the label, the selection in reverse video, the
- * change underlined, the critical path in bold (• where no label fits). A box that owns no
- * cell marks the cell under its middle, so the cursor never disappears. */
+ * their colour) on the rows [y, y + nrow) of its lane: with one row its micro-batch, with two
+ * or more its op on the first and micro-batch on the second (with * when the shown pass
+ * changed it), each where the owned cells hold it and the box is as long as it; the
+ * selection underlined in bold; the critical path's labels in PAL_CRIT, and a thread ─ of
+ * that colour along the cells that hold no label. A box that owns no cell marks the cell
+ * under its middle, so the cursor never disappears. */
 static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner, int y,
-                            const struct layout_item *it, bool selected)
+                            int nrow, const struct layout_item *it, bool selected)
 {
     const struct pass_step *st = explore_step(x);
     int gx = EXPLORE_GUTTER, gw = explore_gantt_width(x, g->w);
@@ -136,32 +134,74 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
     const struct pass_change *ch = pass_changes_find(&st->changes, it->dev, it->op, it->mb,
                                                      it->stage);
     bool crit = x->critical && x->on_path && x->on_path[it->id];
-    unsigned attr = (selected ? CELL_REVERSE : 0) | (ch ? CELL_UNDERLINE : 0) |
-                    (crit ? CELL_BOLD : 0);
+    unsigned attr = selected ? CELL_UNDERLINE | CELL_BOLD : 0;
+    if (selected) { /* a caret on the axis under the box's first cell */
+        double mid = s < 0 ? 0 : s;
+        x->sel_col = gx + (int)floor(mid);
+    }
     if (c0 < 0) { /* too small to own a cell */
         double mid = (s + e) / 2;
-        struct cell *c = cells_at(g, gx + (int)floor(mid < 0 ? 0 : mid), y);
-        if (c != NULL && attr != 0 && mid < gw)
+        for (int k = 0; k < nrow; k++) {
+            struct cell *c = cells_at(g, gx + (int)floor(mid < 0 ? 0 : mid), y + k);
+            if (c == NULL || mid >= gw)
+                continue;
             c->attr |= (unsigned char)attr;
+            if (selected && c->ch == ' ' && c->bg != PAL_DEFAULT && c->bg != PAL_BUBBLE)
+                c->fg = (unsigned char)palette_text_on((enum pal)c->bg);
+            if (crit && k == nrow / 2) {
+                c->ch = x->utf8 ? 0x2022 : '*';
+                c->fg = PAL_CRIT;
+            }
+        }
         return;
     }
     enum pal color = it->color;
-    char label[16];
+    char label[2][16];
+    snprintf(label[0], sizeof label[0], "%s%s", ch && nrow > 1 ? "*" : "",
+             plan_op_name(it->op));
     if (it->mb >= 0)
-        snprintf(label, sizeof label, "%s%d", ch ? "*" : "", it->mb);
+        snprintf(label[1], sizeof label[1], "%s%d", ch ? "*" : "", it->mb);
     else
-        snprintf(label, sizeof label, "%s", plan_op_name(it->op));
-    int len = (int)strlen(label);
-    if (c1 - c0 >= len && e - s >= len) /* on its own cells, and no wider than the box */
-        cells_text(g, c0 + (c1 - c0 - len) / 2, y, len, label, palette_text_on(color), color,
-                   (ch || crit) ? CELL_BOLD : 0);
-    else if (crit) {
-        struct cell *c = cells_at(g, c0, y);
-        c->ch = x->utf8 ? 0x2022 : '*';
-        c->fg = (unsigned char)palette_text_on(color);
+        snprintf(label[1], sizeof label[1], "%s", nrow > 1 ? "" : plan_op_name(it->op));
+    enum pal ink = crit ? PAL_CRIT : palette_text_on(color);
+    for (int k = 0; k < nrow; k++) {
+        const char *t = nrow == 1 ? label[1] : k < 2 ? label[k] : "";
+        int len = (int)strlen(t);
+        bool fits = len > 0 && c1 - c0 >= len && e - s >= len; /* its own cells, no wider */
+        if (fits)
+            cells_text(g, c0 + (c1 - c0 - len) / 2, y + k, len, t, ink, color,
+                       (ch || crit) ? CELL_BOLD : 0);
+        if (crit && (!fits || k == nrow - 1) && !(fits && nrow == 1))
+            for (int cx = c0; cx < c1; cx++) { /* the critical thread */
+                struct cell *c = cells_at(g, cx, y + k);
+                if (c != NULL && (c->ch == ' ' || (cx == c0 && !fits && nrow == 1))) {
+                    c->ch = x->utf8 ? 0x2501 : '=';
+                    c->fg = PAL_CRIT;
+                }
+            }
+        if (ch && !fits && k == 0 && nrow == 1) { /* changed, no room for "*12": a star */
+            struct cell *c = cells_at(g, c0, y);
+            c->ch = '*';
+            c->fg = (unsigned char)ink;
+            c->attr |= CELL_BOLD;
+        }
+        for (int cx = c0; cx < c1; cx++) {
+            struct cell *c = cells_at(g, cx, y + k);
+            c->attr |= (unsigned char)attr;
+            if (selected && c->ch == ' ') /* the underline is drawn in the ink: readable */
+                c->fg = (unsigned char)palette_text_on(color);
+        }
     }
-    for (int cx = c0; cx < c1; cx++)
-        cells_at(g, cx, y)->attr |= (unsigned char)attr;
+}
+
+/* Rows from one lane to the next: 1 to 4 as the rows allow, 1 when lanes scroll. From 2 on
+ * the last is a blank row, so lanes of the same colour never run together. */
+static int gantt_pitch(int rows, int lanes, int rpl)
+{
+    int p = lanes > 0 ? rows / (lanes * rpl) : 1;
+    if (rpl == 2 && p > 3) /* a measured row under each lane: no more than 3 rows per lane */
+        p = 3;
+    return p < 1 ? 1 : p > 4 ? 4 : p;
 }
 
 /* The lanes are painted from render/'s layout of the shown step (layout_build, the picture
@@ -171,22 +211,28 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
 void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
 {
     const struct pass_step *st = explore_step(x);
+    x->gantt_top = top;
+    x->lane_rows = 0;
     if (st == NULL || height < 3)
         return;
     const struct plan *p = st->plan;
     const struct sim_result *r = &st->sim;
     const struct plan_geom *geo = plan_geom(p);
     int gx = EXPLORE_GUTTER, gw = explore_gantt_width(x, g->w);
-    int mem_col = gx + gw + 1;
+    int mem_col = gx + gw + 1, mem_w = explore_mem_width(x, g->w);
     /* With a measured trace loaded, each lane gets a second row under it. */
     int rpl = x->show_meas && x->have_meas ? 2 : 1;
     int parts = geo->parts > 0 ? geo->parts : 1;
-    int lanes = geo->devices * parts, rows = (height - 2) / rpl;
+    int lanes = geo->devices * parts;
+    int pitch = gantt_pitch(height - 2, lanes, rpl);
+    int box_rows = pitch > 1 ? pitch - 1 : 1;          /* rows of a lane's boxes */
+    int lane_h = box_rows + rpl - 1 + (pitch > 1);     /* + measured row, + blank row */
+    int rows = (height - 2) / lane_h;           /* lanes shown */
+    x->lane_rows = box_rows;
+    x->lane_h = lane_h;
+    x->sel_col = -1;
     if (x->fitted) { /* the width may have changed since the fit */
-        double longest = 0;
-        for (int i = 0; i < x->pl.n; i++)
-            if (x->pl.step[i].sim.step_time > longest)
-                longest = x->pl.step[i].sim.step_time;
+        double longest = explore_longest(x);
         x->tpc = longest > 0 ? longest / gw : 1;
     }
     if (x->lane_top > lanes - rows)
@@ -216,21 +262,31 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
         free(ms);
         return;
     }
-    /* Screen rows: lane (dev * parts + part) from lane_top, its measured row under it. */
+    /* Screen rows: lane (dev * parts + part) from lane_top, box_rows tall, its measured row
+     * under it. Each of a lane's box rows is painted alike (row_y per sub-row k). */
     int nrows;
     const struct layout_row *lr = layout_rows(l, 0, &nrows);
     int *row_y = xmalloc(((size_t)nrows + 1) * sizeof *row_y);
-    for (int i = 0; i < nrows; i++) {
-        int k = lr[i].dev * parts + lr[i].lane - x->lane_top;
-        row_y[i] = k >= 0 && k < rows && top + k * rpl + lr[i].sub < g->h
-                       ? top + k * rpl + lr[i].sub
-                       : -1;
-    }
     int *owner = xmalloc((size_t)g->w * g->h * sizeof *owner);
     for (int i = 0; i < g->w * g->h; i++)
         owner[i] = -1;
+    for (int k = 0; k < box_rows; k++) {
+        for (int i = 0; i < nrows; i++) {
+            int lane = lr[i].dev * parts + lr[i].lane - x->lane_top;
+            int y = top + lane * lane_h + (lr[i].sub == 1 ? box_rows : k);
+            row_y[i] = lane >= 0 && lane < rows && y < top + height - 2 && (k == 0 || lr[i].sub == 0)
+                           ? y
+                           : -1;
+        }
+        struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
+        cells_paint_gantt(g, l, &v);
+    }
+    for (int i = 0; i < nrows; i++) { /* back to each row's first screen row */
+        int lane = lr[i].dev * parts + lr[i].lane - x->lane_top;
+        int y = top + lane * lane_h + (lr[i].sub == 1 ? box_rows : 0);
+        row_y[i] = lane >= 0 && lane < rows && y < top + height - 2 ? y : -1;
+    }
     struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
-    cells_paint_gantt(g, l, &v);
 
     for (int i = 0; i < nrows; i++) {
         int y = row_y[i], dev = lr[i].dev, part = lr[i].lane;
@@ -257,7 +313,7 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
         if (it->role != LAYOUT_ROLE_INSTR || (it->style & LAYOUT_MEASURED) || it->row < 0 ||
             it->row >= nrows || row_y[it->row] < 0)
             continue;
-        gantt_box_marks(x, g, owner, row_y[it->row], it, it->id == sel_id);
+        gantt_box_marks(x, g, owner, row_y[it->row], box_rows, it, it->id == sel_id);
     }
     cells_paint_gantt_marks(g, l, &v); /* over the labels */
     free(owner);
@@ -265,17 +321,66 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     layout_free(l);
     free(ms);
 
-    int used = (rows < lanes ? rows : lanes) * rpl;
-    if (lanes > rows)
-        cells_printf(g, 0, top + used - 1, EXPLORE_GUTTER - 1, PAL_TEXT_DIM, PAL_BG, 0,
-                     x->lane_top + rows < lanes ? "  v" : "");
+    int shown = rows < lanes ? rows : lanes;
+    int used = shown * lane_h - (pitch > 1 ? 1 : 0);
     gantt_axis(x, g, top + used, gx, gw);
+    if (x->sel_col >= gx && x->sel_col < gx + gw) /* the caret under the selection */
+        cells_put(g, x->sel_col, top + used, x->utf8 ? 0x25B2 : '^', PAL_TEXT, PAL_BG,
+                  CELL_BOLD);
+    if (lanes > rows) /* lanes out of sight: how many, in the axis row's gutter (its own) */
+        cells_printf(g, 0, top + used, EXPLORE_GUTTER - 1, PAL_TEXT_DIM, PAL_BG, CELL_BOLD,
+                     "%s%d", x->utf8 ? "↕" : "+", lanes - rows);
     char cap[24];
-    gantt_mem_text(x, r->cap, cap, sizeof cap);
+    explore_fmt_cap(x, r->cap, cap, sizeof cap);
     if (stale) /* the column's key: staleness, and the iteration marks when there are some */
-        cells_printf(g, mem_col, top + used, EXPLORE_MEM_W, PAL_TEXT_DIM,
+        cells_printf(g, mem_col, top + used, mem_w, PAL_TEXT_DIM,
                      PAL_BG, 0, "%s staleness%s", x->utf8 ? "τ" : "s",
                      iter_n > 0 ? (x->utf8 ? " ┃ iteration" : " | iteration") : "");
-    cells_printf(g, mem_col, top + used + 1, EXPLORE_MEM_W, PAL_TEXT_DIM,
-                 PAL_BG, 0, "peak memory, cap %s", r->cap > 0 ? cap : "none");
+    cells_printf(g, mem_col, top + used + 1, mem_w, PAL_TEXT_DIM, PAL_BG, 0,
+                 mem_w >= 20 ? "peak memory, cap %s" : "peak, cap %s", r->cap > 0 ? cap : "none");
+}
+
+/* One line of what the colours and abbreviations mean: a swatch and a word for each op the
+ * shown plan has (B and W for split backward), idle time, the receives the inspect panel
+ * names (RA, RG), and the lanes' names (d0.1: device 0, chunk 1). Entries that do not fit
+ * the width are left out, the least needed (the last) first. */
+void view_gantt_legend(struct explore *x, struct cells *g, int y)
+{
+    const struct pass_step *st = explore_step(x);
+    if (st == NULL)
+        return;
+    const struct plan *p = st->plan;
+    static const struct {
+        enum op op;
+        const char *what;
+    } ops[] = {{OP_FW, "forward"},          {OP_CFW, "ckpt forward"},
+               {OP_RC, "recompute"},        {OP_BW, "backward"},
+               {OP_B, "input grad"},        {OP_W, "weight grad"},
+               {OP_AR, "allreduce"},        {OP_OS, "optimizer"}};
+    bool has[OP__COUNT] = {false};
+    for (int d = 0; d < plan_devices(p); d++)
+        for (int i = 0; i < plan_len(p, d); i++)
+            has[plan_at(p, d, i)->op] = true;
+    int cx = 1, end = g->w - 1;
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        if (!has[ops[k].op])
+            continue;
+        char t[48];
+        snprintf(t, sizeof t, " %s %s  ", plan_op_name(ops[k].op), ops[k].what);
+        if (cx + 1 + (int)strlen(t) > end)
+            break;
+        cells_put(g, cx, y, ' ', PAL_TEXT, palette_of_op(ops[k].op), 0);
+        cx++;
+        cx += cells_text(g, cx, y, 0, t, PAL_TEXT_DIM, PAL_BG, 0);
+    }
+    const char *rest[3] = {x->utf8 ? "· idle  " : ". idle  ",
+                           has[OP_RA] || has[OP_RG] ? "RA/RG receive act/grad  " : "",
+                           plan_geom(p)->parts > 1 ? "d0.1 device 0 chunk 1  " : ""};
+    for (int k = 0; k < 3; k++)
+        if (rest[k][0] && cx + (int)strlen(rest[k]) <= end + 2)
+            cx += cells_text(g, cx, y, 0, rest[k], PAL_TEXT_DIM, PAL_BG, 0);
+    if (x->critical && cx + 16 <= end) {
+        cells_put(g, cx, y, x->utf8 ? 0x2501 : '=', PAL_CRIT, PAL_BG, CELL_BOLD);
+        cells_text(g, cx + 1, y, 0, " critical path", PAL_TEXT_DIM, PAL_BG, 0);
+    }
 }

@@ -2,6 +2,9 @@
 #include <config.h>
 #include "tui/explore.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "render/paint_cells.h"
 
 static const char *const help_lines[] = {
@@ -12,30 +15,84 @@ static const char *const help_lines[] = {
     "  + / -   0           zoom in / out around the cursor;  fit the whole step",
     "  H / L, PgUp/PgDn    pan half a screen",
     "  n / p               next / previous pass step: base, ckpt, overlap, redundancy, prepose",
-    "  c                   critical path on / off (bold)",
+    "  c                   critical path on / off (a yellow thread through its boxes)",
     "  /                   search: 12 (micro-batch), BW (op), RC3 (op and micro-batch)",
-    "  s                   scheme: V -> X -> W -> GPipe -> Async -> PipeDream",
+    "  s                   scheme: V X W GPipe Async PipeDream ZB-H1 ZB-H2 ZB-V ZB-W DualPipeV",
     "  i / I  u / U        Async, PipeDream: fewer / more iterations; update interval",
-    "  d / D               fewer / more devices",
+    "  d / D               fewer / more devices (pp)",
     "  m / M               fewer / more micro-batches",
     "  b / B               halve / double the micro-batch size (same global batch)",
-    "  v / V               fewer / more chunks (W)",
-    "  [ / ]               lower / raise the memory cap (x 1.25)",
+    "  v / V               fewer / more chunks (W, ZB-W)",
+    "  [ / ]               lower / raise the memory cap (x 1.25, in whole MiB)",
     "  t / a               the tuner / input-aware length buckets; Enter loads one",
     "  e                   export: file.json (plan), file.trace.json (Perfetto),",
     "                      file.svg / file.pdf / file.png (picture of the shown step)",
     "  T / o               load a measured trace (mario-tui run --trace-out, Kineto) / show",
     "                      or hide its row under each lane",
+    "  mouse               click: select an instruction, a lane, a pass step, a tuner row (again:",
+    "                      load it);  wheel: zoom around the pointer;  drag: pan",
     "  ?, F1               this help;  q, F10  quit",
-    "Boxes: FW blue, CFW sky blue, RC orange, BW green; underlined * = changed by the",
-    "shown pass; reverse = selected. Bars: grey static, blue activations, red over cap.",
+    "Edits are all or nothing: a value the scheme refuses is stepped over to the nearest it allows.",
+    "",
+    "Ops: FW forward, CFW checkpointed forward, RC recompute, BW backward, B and W its input-",
+    "and weight-gradient halves (split backward), AR allreduce, OS optimizer step; RA/RG/SA/SG",
+    "receive/send activations/gradients. d0.1 = device 0, chunk 1. * = changed by the shown",
+    "pass; underlined with a caret on the axis = selected; · = idle; ░▒ = ops finer than a cell.",
+    "Bars: grey static, blue activations, red over the cap, │ the cap. Header: OOM = over it.",
 };
 
+/* The help wrapped to the width (a key's description goes on under its column, the prose at
+ * the end as paragraphs) and, when it is taller than the screen, from line x->help_top on
+ * (j/k scroll it, tui/keys.c). */
 void view_help_draw(struct explore *x, struct cells *g)
 {
     int n = (int)(sizeof help_lines / sizeof help_lines[0]);
-    int top = (g->h - n) / 2 > 1 ? (g->h - n) / 2 : 1;
-    for (int i = 0; i < n; i++)
-        cells_text(g, 2, top + i, g->w - 4, help_lines[i], PAL_TEXT, PAL_BG,
-                   i == 0 ? CELL_BOLD : 0);
+    int width = g->w - 4 > 20 ? g->w - 4 : 20;
+    static char wrapped[160][160];
+    int m = 0;
+    for (int i = 0; i < n && m < 160; i++) {
+        char para[1024];
+        snprintf(para, sizeof para, "%s", help_lines[i]);
+        bool key_line = help_lines[i][0] == ' ';
+        while (!key_line && i > 0 && help_lines[i][0] != '\0' && i + 1 < n &&
+               help_lines[i + 1][0] != ' ' && help_lines[i + 1][0] != '\0' &&
+               strlen(para) + strlen(help_lines[i + 1]) + 2 < sizeof para) {
+            i++; /* prose: one paragraph */
+            snprintf(para + strlen(para), sizeof para - strlen(para), " %s", help_lines[i]);
+        }
+        const char *s = para;
+        int indent = key_line ? 22 : 0;
+        bool first = true;
+        do {
+            int pad = first ? 0 : indent, room = width - pad, len = (int)strlen(s);
+            int cut = len;
+            if (len > room) { /* the last space that fits */
+                cut = room;
+                while (cut > 0 && s[cut] != ' ')
+                    cut--;
+                if (cut <= 0)
+                    cut = room;
+            }
+            snprintf(wrapped[m], sizeof wrapped[m], "%*s%.*s", pad, "", cut, s);
+            m++;
+            s += cut;
+            while (*s == ' ')
+                s++;
+            first = false;
+        } while (*s && m < 160);
+    }
+    int rows = g->h - 3; /* between the title, a row for the scroll hint, and the status */
+    for (int y = 1; y <= g->h - 2; y++)
+        for (int cx = 0; cx < g->w; cx++)
+            cells_put(g, cx, y, ' ', PAL_TEXT, PAL_BG, 0);
+    if (x->help_top > m - rows)
+        x->help_top = m - rows > 0 ? m - rows : 0;
+    int top = m <= rows ? 2 + (rows - m) / 2 : 2;
+    for (int i = 0; i < rows && x->help_top + i < m; i++)
+        cells_text(g, 2, top + i, g->w - 4, wrapped[x->help_top + i], PAL_TEXT, PAL_BG,
+                   x->help_top + i == 0 ? CELL_BOLD : 0);
+    if (m > rows) /* more above or below: say how to see it */
+        cells_printf(g, 2, 1, g->w - 4, PAL_TEXT_DIM, PAL_BG, CELL_BOLD,
+                     "lines %d-%d of %d   j/k, PgDn/PgUp: scroll   any other key: back",
+                     x->help_top + 1, x->help_top + rows < m ? x->help_top + rows : m, m);
 }

@@ -25,10 +25,7 @@ static void inspect_mem(const struct explore *x, double v, char *buf, size_t n)
 
 static void inspect_time(const struct explore *x, double v, char *buf, size_t n)
 {
-    if (x->cfg.unit.enabled)
-        snprintf(buf, n, "%.4g t", v);
-    else
-        snprintf(buf, n, "%.3f ms", v / 1000.0);
+    explore_fmt_time(x, v, buf, n);
 }
 
 /* Memory of device dev over time, one column per time slice, 8 levels per cell. */
@@ -128,6 +125,22 @@ void view_inspect_draw(struct explore *x, struct cells *g, int top, int height)
             snprintf(buf + len, sizeof buf - len, " %s", x->sel_idx > 0 ? "its device" : "nothing");
         cells_text(g, 1, y++, half - 2, buf, PAL_TEXT_DIM, PAL_BG, 0);
         vpipe_index_free(vx);
+    }
+    if (x->have_meas && id < x->meas.total) { /* the measured run beside the simulation */
+        double to_sim = r->unit ? 1e-3 : 1.0, ms = x->meas.start[id], me = x->meas.end[id];
+        if (ms == ms && me == me) { /* not NaN: measured */
+            char a[32], b[32], c[32];
+            inspect_time(x, ms * to_sim, a, sizeof a);
+            inspect_time(x, me * to_sim, b, sizeof b);
+            inspect_time(x, (me - ms) * to_sim, c, sizeof c);
+            double sd = r->end[id] - r->start[id];
+            cells_printf(g, 1, y++, half - 2, PAL_TEXT, PAL_BG, 0,
+                         "measured start %s  end %s  (%s, %+.1f%%)", a, b, c,
+                         sd > 0 ? 100 * ((me - ms) * to_sim - sd) / sd : 0.0);
+        } else {
+            cells_text(g, 1, y++, half - 2, "measured: not in the trace", PAL_TEXT_DIM, PAL_BG,
+                       0);
+        }
     }
     const struct pass_change *ch = pass_changes_find(&st->changes, dev, in->op, in->mb, in->stage);
     if (ch)

@@ -23,8 +23,9 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
     cells_printf(g, 1, top + 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, CELL_UNDERLINE,
                  "%4s  %-14s %-4s %4s %12s %12s %12s  %s", "rank", "config", "ckpt", "dp",
                  x->cfg.unit.enabled ? "samples/t" : "samples/s", "step", "peak mem", "");
-    int rows = height - 2;
+    int rows = height - 3; /* the last row explains the selected row's label */
     int first = x->tune_sel >= rows ? x->tune_sel - rows + 1 : 0;
+    x->list_first = first;
     for (int r = 0; r < rows && first + r < n; r++) {
         const struct tune_candidate *k = &x->tune.cand[order[first + r]];
         char label[48], mem[32], note[300];
@@ -41,9 +42,31 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
             snprintf(note, sizeof note, "%s", k->why);
         bool sel = first + r == x->tune_sel;
         enum pal ink = k->status == TUNE_OK ? PAL_TEXT : PAL_TEXT_DIM;
+        /* A candidate that was never simulated (invalid) has no figures; an OOM one has. */
+        char tput[32] = "-", step[32] = "-";
+        if (k->status == TUNE_OK)
+            snprintf(tput, sizeof tput, "%.3f", k->throughput);
+        if (k->status == TUNE_OK || k->status == TUNE_OOM) { /* seconds, or t */
+            explore_fmt_time(x, k->step_time * (x->cfg.unit.enabled ? 1 : 1e6), step,
+                             sizeof step);
+        } else {
+            snprintf(mem, sizeof mem, "-");
+        }
         cells_printf(g, 1, top + 2 + r, g->w - 2, ink, PAL_BG, sel ? CELL_REVERSE : 0,
-                     "%4d  %-14s %-4s %4d %12.3f %12.4f %12s  %s", first + r + 1, label,
-                     k->ckpt ? "on" : "off", k->dp, k->throughput, k->step_time, mem, note);
+                     "%4d  %-14s %-4s %4d %12s %12s %12s  %s", first + r + 1, label,
+                     k->ckpt ? "on" : "off", k->dp, tput, step, mem, note);
+    }
+    if (n > 0) {
+        const struct tune_candidate *k = &x->tune.cand[order[x->tune_sel]];
+        char label[48], chunks[32] = "";
+        tune_label(k, label, sizeof label);
+        if (k->scheme == SCHEME_W || k->scheme == SCHEME_ZBW)
+            snprintf(chunks, sizeof chunks, ", %d chunks", k->chunks);
+        cells_printf(g, 1, top + height - 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, 0,
+                     "%s (scheme-pp-mbs%s): %s, pp %d, dp %d, micro-batch size %d%s; ckpt %s",
+                     label, chunks[0] ? "xchunks" : "", config_scheme_name(k->scheme), k->pp,
+                     k->dp, k->mbs, chunks,
+                     k->ckpt ? "on = Mario's passes (prepose)" : "off = as scheduled (base)");
     }
     free(order);
 }

@@ -58,7 +58,7 @@ static void test_sizes(void)
                     CHECK_EQ_INT(found, 1);
                 } else {
                     row_text(g, 0, line, sizeof line);
-                    CHECK(strstr(line, "mario-tui") != NULL);
+                    CHECK(strstr(line, "step ") != NULL); /* the step time stays at every width */
                     row_text(g, 1, line, sizeof line);
                     CHECK(strstr(line, "base") != NULL && strstr(line, "prepose") != NULL);
                     /* Lane labels: one per lane that fits above the axis. */
@@ -93,15 +93,18 @@ static void test_box_position(void)
     struct cells *g = cells_new(w, 30, true);
     explore_draw(&x, g);
     CHECK_NEAR(x.tpc, 28.0 / 84, 1e-12);
-    /* Device 1's lane (row 4): idle for t < 1, FW0 from 1 t = cell 3 to 2 t = cell 6. */
-    int y = 4;
+    /* Device 1's lane (30 rows: 3 rows a lane and a blank one, from row 3 + 4 = 7): idle
+     * for t < 1, FW0 from 1 t = cell 3 to 2 t = cell 6. */
+    CHECK_EQ_INT(x.lane_h, 4);
+    int y = 3 + x.lane_h;
     for (int cx = 0; cx < 3; cx++)
         CHECK(cells_at(g, EXPLORE_GUTTER + cx, y)->bg != PAL_FW);
     for (int cx = 3; cx < 6; cx++)
         CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + cx, y)->bg, PAL_FW);
-    /* FW1 follows at once (device 1 warms up with two forwards); each label is centred. */
-    CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 4, y)->ch, '0');
-    CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 7, y)->ch, '1');
+    /* FW1 follows at once (device 1 warms up with two forwards); each label is centred,
+     * the micro-batch on the lane's second row. */
+    CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 4, y + 1)->ch, '0');
+    CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 7, y + 1)->ch, '1');
     cells_free(g);
     explore_fini(&x);
 }
@@ -136,8 +139,85 @@ static void test_keys(void)
     explore_fini(&x);
 }
 
+/* The config being edited is always the one drawn: a refused edit changes nothing (issue 20):
+ * 4 devices, 4 micro-batches; m makes 3, which Chimera (X, an even N) refuses; s then steps
+ * over X to W, which refuses 3 at pp 4 too, to GPipe. */
+static void test_edits_all_or_nothing(void)
+{
+    struct config c = {0};
+    config_default(&c);
+    c.num_device = 4;
+    c.num_microbatches = 4;
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
+    struct explore x;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
+    x.w = 120, x.h = 40;
+    explore_key(&x, 'm');
+    CHECK_EQ_INT(config_microbatches(&x.cfg), 3);
+    explore_key(&x, 'B'); /* 3 samples cannot be cut in micro-batches of 2 */
+    CHECK_EQ_INT(x.cfg.micro_batch_size, 1);
+    CHECK(x.status_err);
+    explore_key(&x, 's');
+    CHECK_EQ_INT(x.cfg.scheme, SCHEME_GPIPE);
+    const struct config *drawn = plan_config(explore_step(&x)->plan);
+    CHECK_EQ_INT(drawn->scheme, x.cfg.scheme);
+    CHECK_EQ_INT(drawn->micro_batch_size, x.cfg.micro_batch_size);
+    CHECK_EQ_INT(drawn->num_device, x.cfg.num_device);
+    CHECK_EQ_INT(config_microbatches(drawn), 3);
+    explore_key(&x, 'd');
+    CHECK_EQ_INT(plan_geom(explore_step(&x)->plan)->devices, 3);
+    CHECK(!x.status_err);
+    explore_fini(&x);
+}
+
+/* Numbers in units that fit (tui/view_units.c), against values worked by hand. */
+static void test_units(void)
+{
+    struct config c;
+    config_default(&c);
+    c.num_device = 2;
+    c.num_microbatches = 2;
+    struct explore x;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
+    const double gib = 1024.0 * 1024 * 1024, mib = 1024.0 * 1024;
+    char b[48];
+    explore_fmt_peak(&x, 40.02 * gib, 40 * gib, b, sizeof b);
+    CHECK(strcmp(b, "40.02G") == 0);
+    explore_fmt_peak(&x, 40 * gib + 1.1 * mib, 40 * gib, b, sizeof b); /* 40.00107 */
+    CHECK(strcmp(b, "40.001G") == 0);
+    explore_fmt_peak(&x, 39.96 * gib, 40 * gib, b, sizeof b); /* below: 40.0 would read as 40 */
+    CHECK(strcmp(b, "39.96G") == 0);
+    explore_fmt_peak(&x, 231.8 * gib, 40 * gib, b, sizeof b);
+    CHECK(strcmp(b, "231.8G") == 0);
+    explore_fmt_cap(&x, 40 * gib, b, sizeof b);
+    CHECK(strcmp(b, "40G") == 0);
+    explore_fmt_cap(&x, 25.6 * gib, b, sizeof b);
+    CHECK(strcmp(b, "25.6G") == 0);
+    explore_fmt_bytes(&x, 2.78 * mib, b, sizeof b);
+    CHECK(strcmp(b, "2.78M") == 0);
+    explore_fmt_bytes(&x, 224 * 1024, b, sizeof b);
+    CHECK(strcmp(b, "224.0K") == 0);
+    explore_fmt_time(&x, 2578.4, b, sizeof b);
+    CHECK(strcmp(b, "2.578ms") == 0);
+    explore_fmt_time(&x, 2.268e6, b, sizeof b);
+    CHECK(strcmp(b, "2.268s") == 0);
+    explore_fmt_time(&x, 2.99e6, b, sizeof b);
+    CHECK(strcmp(b, "2.990s") == 0);
+    explore_fmt_time(&x, 81.25, b, sizeof b);
+    CHECK(strcmp(b, "81.25µs") == 0);
+    explore_fmt_rate(49650, b, sizeof b);
+    CHECK(strcmp(b, "49.65k") == 0);
+    explore_fmt_rate(56.43, b, sizeof b);
+    CHECK(strcmp(b, "56.43") == 0);
+    explore_fini(&x);
+}
+
 int main(void)
 {
+    test_units();
+    test_edits_all_or_nothing();
     test_sizes();
     test_box_position();
     test_keys();

@@ -187,11 +187,11 @@ static void check_hand(enum scheme_id scheme, const struct hand *h, int n, const
                 check_row(g[utf8], d, h[k].dev[d], what);
             check_no_page(g[utf8]);
         }
-        /* The same colour per cell without UTF-8, and no glyph there. */
+        /* The same colour per cell without UTF-8, and no glyph there but the idle dot. */
         int differ = 0, glyphs = 0;
         for (int i = 0; i < h[k].w * 4; i++) {
             differ += g[0]->c[i].bg != g[1]->c[i].bg;
-            glyphs += g[0]->c[i].ch != ' ';
+            glyphs += g[0]->c[i].ch != (g[0]->c[i].bg == PAL_BUBBLE ? '.' : ' ');
         }
         CHECK_EQ_INT(differ, 0);
         CHECK_EQ_INT(glyphs, 0);
@@ -406,8 +406,45 @@ static void test_span(void)
     cells_free(g);
 }
 
+/* How a terminal shows cells (cells_term): the terminal's own paper for the page, idle time
+ * and empty cells; its own ink for text, axes (dim) and the cap (bold); the title bar
+ * reversed; a page-inked block over a fill as the fill reversed; op colours as they are. */
+static void test_term(void)
+{
+    struct cells_term t;
+    struct cell c = {0x2502, PAL_CAP, PAL_BG, 0}; /* the cap marker on the page */
+    cells_term(&c, &t);
+    CHECK(t.fg == CELLS_TERM_OWN && t.bg == CELLS_TERM_OWN && (t.attr & CELL_BOLD));
+    c = (struct cell){0x2502, PAL_CAP, PAL_MEM_DYN, 0}; /* ... inside a bar */
+    cells_term(&c, &t);
+    CHECK(t.fg == CELLS_TERM_OWN && t.bg == PAL_MEM_DYN);
+    c = (struct cell){0x252C, PAL_AXIS, PAL_BG, 0};
+    cells_term(&c, &t);
+    CHECK(t.fg == CELLS_TERM_OWN && t.bg == CELLS_TERM_OWN && (t.attr & CELLS_TERM_DIM));
+    c = (struct cell){0xB7, PAL_AXIS, PAL_BUBBLE, 0}; /* an idle dot */
+    cells_term(&c, &t);
+    CHECK(t.fg == CELLS_TERM_OWN && t.bg == CELLS_TERM_OWN && t.ch == 0xB7);
+    c = (struct cell){' ', PAL_TEXT, PAL_DEFAULT, 0};
+    cells_term(&c, &t);
+    CHECK(t.bg == CELLS_TERM_OWN);
+    c = (struct cell){'m', PAL_BG, PAL_TEXT, CELL_BOLD}; /* the title bar */
+    cells_term(&c, &t);
+    CHECK(t.fg == CELLS_TERM_OWN && t.bg == CELLS_TERM_OWN &&
+          (t.attr & (CELL_REVERSE | CELL_BOLD)) == (CELL_REVERSE | CELL_BOLD));
+    c = (struct cell){0x258C, PAL_DEFAULT, PAL_FW, 0}; /* ▌ empty on the left of a forward */
+    cells_term(&c, &t);
+    CHECK(t.fg == PAL_FW && t.bg == CELLS_TERM_OWN && (t.attr & CELL_REVERSE));
+    c = (struct cell){0x2591, PAL_FW, PAL_BW, 0}; /* ░ forwards among backwards */
+    cells_term(&c, &t);
+    CHECK(t.fg == PAL_FW && t.bg == PAL_BW && t.attr == 0);
+    c = (struct cell){0x2501, PAL_CRIT, PAL_BW, 0}; /* the critical thread */
+    cells_term(&c, &t);
+    CHECK(t.fg == PAL_CRIT && t.bg == PAL_BW);
+}
+
 int main(void)
 {
+    test_term();
     check_hand(SCHEME_V, v_hand, 3, "1F1B");
     check_hand(SCHEME_GPIPE, gpipe_hand, 3, "GPipe");
     test_v_cells();

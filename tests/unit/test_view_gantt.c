@@ -86,15 +86,21 @@ static void check_scheme(enum scheme_id scheme, const char *const fine[4],
             snprintf(what, sizeof what, "%s, %s per cell%s", name, k == 0 ? "1/3 t" : "2.1 t",
                      utf8 ? "" : ", --ascii");
             for (int d = 0; d < 4; d++)
-                check_lane(g, gw, TOP + d, k == 0 ? fine[d] : coarse[d], k == 0 ? 3 : 1, what);
-            /* The page's white is no fill, and ink only of numbers (white on dark boxes). */
+                for (int r = 0; r < x.lane_rows; r++) /* each row of a lane alike */
+                    check_lane(g, gw, TOP + d * x.lane_h + r, k == 0 ? fine[d] : coarse[d],
+                               k == 0 ? 3 : 1, what);
+            /* The page's white is no fill of a lane, and ink only of labels (white on dark
+             * boxes). */
             int page = 0;
-            for (int y = TOP; y < TOP + 4; y++)
+            for (int y = TOP; y < TOP + 4 * x.lane_h; y++)
                 for (int i = EXPLORE_GUTTER; i < EXPLORE_GUTTER + gw; i++) {
+                    if ((y - TOP) % x.lane_h >= x.lane_rows)
+                        continue; /* the blank row between lanes */
                     const struct cell *cl = cells_at(g, i, y);
-                    bool digit = cl->ch >= '0' && cl->ch <= '9';
+                    bool digit = (cl->ch >= '0' && cl->ch <= '9') || (cl->ch >= 'A' && cl->ch <= 'Z');
+                    bool underline = cl->attr & CELL_UNDERLINE; /* the selection's ink */
                     page += cl->bg == PAL_BG || cl->bg == PAL_ROW ||
-                            ((cl->fg == PAL_BG || cl->fg == PAL_ROW) && !digit);
+                            ((cl->fg == PAL_BG || cl->fg == PAL_ROW) && !digit && !underline);
                 }
             CHECK_EQ_INT(page, 0);
             grid[utf8][k] = g;
@@ -105,12 +111,27 @@ static void check_scheme(enum scheme_id scheme, const char *const fine[4],
          * on dev 0's FW0. */
         struct cells *g = grid[utf8][0];
         bool v = scheme == SCHEME_V;
-        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 1, TOP)->ch, '0');
-        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 4, TOP)->ch, '1');
-        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + (v ? 32 : 41), TOP)->ch, '0');
-        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + (v ? 19 : 13), TOP + 3)->ch, '1');
-        for (int i = 0; i < 6; i++)
-            CHECK_EQ_INT(!!(cells_at(g, EXPLORE_GUTTER + i, TOP)->attr & CELL_REVERSE), i < 3);
+        /* 30 rows leave 18 for 4 lanes: 3 rows each and a blank one; op names on the first,
+         * micro-batches on the second ("FW" centred in 3 cells: cells 0-1) */
+        CHECK_EQ_INT(x.lane_rows, 3);
+        CHECK_EQ_INT(x.lane_h, 4);
+        int mb = TOP + 1, lane3 = 3 * x.lane_h;
+        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 0, TOP)->ch, 'F');
+        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 1, TOP)->ch, 'W');
+        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 1, mb)->ch, '0');
+        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + 4, mb)->ch, '1');
+        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + (v ? 32 : 41), mb)->ch, '0');
+        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER + (v ? 19 : 13), mb + lane3)->ch, '1');
+        /* the cursor: its box underlined in bold on every row of the lane, never reversed
+         * (reverse video read as idle time on a dark terminal); a caret on the axis */
+        for (int r = 0; r < 3; r++)
+            for (int i = 0; i < 6; i++) {
+                unsigned a = cells_at(g, EXPLORE_GUTTER + i, TOP + r)->attr;
+                CHECK_EQ_INT(!!(a & CELL_UNDERLINE), i < 3);
+                CHECK_EQ_INT(!!(a & CELL_REVERSE), 0);
+            }
+        int axis = TOP + 4 * x.lane_h - 1;
+        CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER, axis)->ch, utf8 ? 0x25B2 : '^');
         explore_fini(&x);
     }
     for (int k = 0; k < 2; k++) { /* --ascii: the same colour in every cell */

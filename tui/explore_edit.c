@@ -1,0 +1,263 @@
+/* tui/explore_edit.c: the explorer's live edits (d/D devices, m/M micro-batches, b/B
+ * micro-batch size, v/V chunks, s scheme, [/] memory cap, i/I u/U async iterations and update
+ * interval) as all-or-nothing changes of the config that is drawn (issue 20).
+ *
+ * An edit never leaves a hidden setting behind: it makes candidate configs from the one on
+ * screen, one step further each time (pp 7, 6, 5, ... for d), and keeps the first one the
+ * whole pipeline builds from (scheme, validation, Mario's passes). So a value the scheme
+ * refuses is stepped over to the nearest one it allows (d on W goes to a pp the micro-batches
+ * allow; m on ZB-W to the next whole number of rounds), and when none is found the edit is
+ * refused whole: the config, the plan and the header stay as they were and the status line
+ * says why. */
+#include <config.h>
+#include "tui/explore.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/plan.h"
+#include "util/err.h"
+#include "util/str.h"
+
+/* How far an edit looks for a value the scheme allows. Refused values fail in
+ * config_validate, before any plan is made, so a long search costs little. */
+#define EDIT_MAX_TRIES 64
+
+/* Candidate k (k = 1, 2, ...) of an edit from the drawn config: false when there is none. */
+typedef bool (*edit_next)(struct config *c, const struct config *from, int k, int dir);
+/* The edited value of a config, for the status line ("pp 8 -> 4"). */
+typedef void (*edit_show)(const struct config *c, char *buf, size_t n);
+
+static bool edit_devices(struct config *c, const struct config *from, int k, int dir)
+{
+    int step = from->scheme == SCHEME_X ? 2 : 1; /* Chimera: two pipelines, an even pp */
+    int dp = from->cluster.dp > 0 ? from->cluster.dp : 1;
+    int pp = config_pp(from) + dir * k * step;
+    if (pp < 1 || pp * dp > CONFIG_MAX_DEVICES)
+        return false;
+    c->num_device = pp * dp;
+    return true;
+}
+
+static void show_devices(const struct config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d", config_pp(c));
+}
+
+static bool edit_mb_count(struct config *c, const struct config *from, int k, int dir)
+{
+    int n = config_microbatches(from) + dir * k;
+    if (n < 1 || n > CONFIG_MAX_MICROBATCHES)
+        return false;
+    c->num_microbatches = n;
+    c->global_batch_size = n * from->micro_batch_size * from->cluster.dp;
+    return true;
+}
+
+static void show_mb_count(const struct config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d", config_microbatches(c));
+}
+
+/* Micro-batch size halves or doubles at a fixed global batch. */
+static bool edit_mb_size(struct config *c, const struct config *from, int k, int dir)
+{
+    int mbs = from->micro_batch_size;
+    for (int i = 0; i < k; i++)
+        mbs = dir > 0 ? mbs * 2 : mbs / 2;
+    if (mbs < 1 || mbs > from->global_batch_size)
+        return false;
+    c->micro_batch_size = mbs;
+    c->num_microbatches = 0;
+    return true;
+}
+
+static void show_mb_size(const struct config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d", c->micro_batch_size);
+}
+
+static bool edit_chunks(struct config *c, const struct config *from, int k, int dir)
+{
+    int v = from->chunks + dir * k;
+    if (v < 1 || v > CONFIG_MAX_CHUNKS)
+        return false;
+    c->chunks = v;
+    return true;
+}
+
+static void show_chunks(const struct config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d", c->chunks);
+}
+
+/* The scheme cycle: every scheme the explorer draws, in the README's order. */
+static const enum scheme_id edit_cycle[] = {
+    SCHEME_V,    SCHEME_X,    SCHEME_W,   SCHEME_GPIPE, SCHEME_ASYNC,    SCHEME_PIPEDREAM,
+    SCHEME_ZBH1, SCHEME_ZBH2, SCHEME_ZBV, SCHEME_ZBW,   SCHEME_DUALPIPEV};
+#define EDIT_CYCLE_N ((int)(sizeof edit_cycle / sizeof edit_cycle[0]))
+
+static bool edit_scheme(struct config *c, const struct config *from, int k, int dir)
+{
+    if (k >= EDIT_CYCLE_N)
+        return false;
+    int i = 0;
+    while (i < EDIT_CYCLE_N && edit_cycle[i] != from->scheme)
+        i++;
+    c->scheme = edit_cycle[((i + dir * k) % EDIT_CYCLE_N + EDIT_CYCLE_N) % EDIT_CYCLE_N];
+    if (!config_scheme_async(c->scheme)) { /* a synchronous plan holds one iteration */
+        c->iterations = 1;
+        c->update_interval = 1;
+    } else if (c->iterations == 1) { /* show the steady state between iterations */
+        c->iterations = 3;
+    }
+    return true;
+}
+
+static void show_scheme(const struct config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", config_scheme_name(c->scheme));
+}
+
+static bool edit_iterations(struct config *c, const struct config *from, int k, int dir)
+{
+    int v = from->iterations + dir * k;
+    if (v < 1 || v > CONFIG_MAX_ITERATIONS)
+        return false;
+    c->iterations = v;
+    return true;
+}
+
+static void show_iterations(const struct config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d", c->iterations);
+}
+
+static bool edit_update(struct config *c, const struct config *from, int k, int dir)
+{
+    int v = from->update_interval + dir * k;
+    if (v < 1 || v > config_microbatches(from))
+        return false;
+    c->update_interval = v;
+    return true;
+}
+
+static void show_update(const struct config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d", c->update_interval);
+}
+
+/* The cap in whole MiB: x 1.25 and / 1.25 never leave a fraction of a byte (a saved plan's
+ * cap of 42949672960.00003 after [ and ]). */
+static bool edit_cap(struct config *c, const struct config *from, int k, int dir)
+{
+    if (k > 1)
+        return false;
+    double cap = from->memory_per_device > 0 ? from->memory_per_device
+                                             : from->cluster.device.mem_bytes;
+    const double mib = 1024.0 * 1024.0;
+    double v = round(cap * (dir > 0 ? 1.25 : 1 / 1.25) / mib) * mib;
+    if (v < mib)
+        return false;
+    c->memory_per_device = v;
+    return true;
+}
+
+static void show_cap(const struct config *c, char *buf, size_t n)
+{
+    str_format_bytes(c->memory_per_device, buf, n);
+}
+
+/* Tries candidates 1, 2, ... of an edit until one builds; the status line says what happened. */
+static int edit_apply(struct explore *x, const char *name, edit_next next, edit_show show,
+                      int dir)
+{
+    const struct config from = x->cfg;
+    char was[48], now[48], skipped[160] = "", first_why[400] = "";
+    show(&from, was, sizeof was);
+    int refused = 0;
+    for (int k = 1; k <= EDIT_MAX_TRIES; k++) {
+        struct config c = from;
+        if (!next(&c, &from, k, dir))
+            break;
+        struct mt_err e = {0};
+        if (explore_apply(x, &c, &e) == MT_OK) {
+            show(&c, now, sizeof now);
+            if (refused == 0)
+                snprintf(x->status, sizeof x->status, "%s %s -> %s", name, was, now);
+            else
+                snprintf(x->status, sizeof x->status, "%s %s -> %s (%s refused: %s)", name, was,
+                         now, skipped, first_why);
+            x->status_err = false;
+            explore_status_oom(x, false);
+            return R_REDRAW;
+        }
+        char v[48];
+        show(&c, v, sizeof v);
+        size_t len = strlen(skipped);
+        if (refused < 6 && len + strlen(v) + 3 < sizeof skipped)
+            snprintf(skipped + len, sizeof skipped - len, "%s%s", refused ? ", " : "", v);
+        else if (refused == 6 && len + 6 < sizeof skipped)
+            snprintf(skipped + len, sizeof skipped - len, ", ...");
+        if (refused++ == 0)
+            snprintf(first_why, sizeof first_why, "%.399s", e.msg);
+    }
+    if (refused == 0)
+        snprintf(x->status, sizeof x->status, "%s stays %s: it is at its limit", name, was);
+    else
+        snprintf(x->status, sizeof x->status, "%s stays %s: %s refused (%s)", name, was, skipped,
+                 first_why);
+    x->status_err = true;
+    return R_REDRAW;
+}
+
+int explore_edit(struct explore *x, enum explore_edit what, int dir)
+{
+    const struct pass_step *st = explore_step(x);
+    if (st == NULL)
+        return R_NONE;
+    const char *sname = config_scheme_name(x->cfg.scheme);
+    switch (what) {
+    case EDIT_DEVICES:
+        return edit_apply(x, "pp", edit_devices, show_devices, dir);
+    case EDIT_MB_COUNT:
+        return edit_apply(x, "micro-batches", edit_mb_count, show_mb_count, dir);
+    case EDIT_MB_SIZE:
+        return edit_apply(x, "micro-batch size", edit_mb_size, show_mb_size, dir);
+    case EDIT_CHUNKS:
+        if (x->cfg.scheme != SCHEME_W && x->cfg.scheme != SCHEME_ZBW) {
+            snprintf(x->status, sizeof x->status,
+                     "v/V: %s has no chunks to change (W and ZB-W take 2 to %d per device; "
+                     "ZB-V and DualPipeV always 2)",
+                     sname, CONFIG_MAX_CHUNKS);
+            x->status_err = true;
+            return R_REDRAW;
+        }
+        return edit_apply(x, "chunks", edit_chunks, show_chunks, dir);
+    case EDIT_SCHEME:
+        return edit_apply(x, "scheme", edit_scheme, show_scheme, dir);
+    case EDIT_CAP:
+        if (x->cfg.unit.enabled) {
+            snprintf(x->status, sizeof x->status,
+                     "[/]: unit costs count memory in M_θ and have no cap to change");
+            x->status_err = true;
+            return R_REDRAW;
+        }
+        return edit_apply(x, "cap", edit_cap, show_cap, dir);
+    case EDIT_ITERATIONS:
+    case EDIT_UPDATE:
+        if (!config_scheme_async(x->cfg.scheme)) {
+            snprintf(x->status, sizeof x->status,
+                     "%s: %s is synchronous: only the asynchronous schemes (s: Async, "
+                     "PipeDream) span several iterations or update every U micro-batches",
+                     what == EDIT_ITERATIONS ? "i/I" : "u/U", sname);
+            x->status_err = true;
+            return R_REDRAW;
+        }
+        if (what == EDIT_ITERATIONS)
+            return edit_apply(x, "iterations", edit_iterations, show_iterations, dir);
+        return edit_apply(x, "update interval", edit_update, show_update, dir);
+    }
+    return R_NONE;
+}
