@@ -339,7 +339,7 @@ int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct tr
                        "parts per device)",
                        g->parts);
     struct align_result m;
-    struct align_opts ao = {-1};
+    struct align_opts ao = {.step = -1};
     TRY(align_run(p, t, &ao, &m, e));
     struct cost_model cm;
     int rc = scheme_costs(plan_config(p), &cm, e);

@@ -7,7 +7,10 @@
  *   clocks    each rank's events are shifted so that the ranks share one time line: not at
  *             all for our traces (the executor takes one origin after a barrier) and single
  *             files, by each rank's first event for several Kineto files, or by a barrier /
- *             collective event named in the mapping file (its start or end, on every rank).
+ *             collective event named in the mapping file (its start or end, on every rank);
+ *             then, for traces with our keys, by their messages where those show the clocks
+ *             apart (a receive that ends before its send starts: a rank that left the start
+ *             barrier late, as when ranks outnumber cores; trace_align_messages).
  * Events and samples live in two growing arrays (STYLE 2.6.5): no per-event allocation. */
 #include <config.h>
 #include "traces/trace.h"
@@ -17,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/plan.h"
+#include "sim/vpipe.h"
 #include "traces/chrome_read.h"
 #include "traces/mapping.h"
 #include "traces/scan.h"
@@ -222,6 +227,146 @@ static int trace_align(struct trace *t, enum mapping_align mode, bool end, struc
     return rc;
 }
 
+/* ---- clocks from messages ------------------------------------------------------------------
+ * A message's receive cannot end before its send starts. For each pair of ranks a, b with
+ * messages both ways, m_ab = the least (receive end - send start) of a's messages to b, in
+ * the recorded clocks; b's clock less a's (theta_b - theta_a, what is added to b's times)
+ * lies in [-m_ab, m_ba]. When every pair's range holds 0 the clocks agree with the messages
+ * and stay; otherwise each rank is placed, from the lowest along the pairs, at the middle of
+ * its range (NTP's estimate: the least latencies both ways taken equal), or with messages one
+ * way only at the least shift that makes them causal. */
+
+struct trace_msg_key {
+    int op, mb, stage, step, replica;
+    size_t i;
+};
+
+static int trace_msg_cmp(const void *a, const void *b)
+{
+    const struct trace_msg_key *x = a, *y = b;
+    int kx[5] = {x->op, x->mb, x->stage, x->step, x->replica};
+    int ky[5] = {y->op, y->mb, y->stage, y->step, y->replica};
+    for (int k = 0; k < 5; k++)
+        if (kx[k] != ky[k])
+            return kx[k] < ky[k] ? -1 : 1;
+    return 0;
+}
+
+struct trace_pair {
+    int a, b;     /* sender rank, receiver rank */
+    double least; /* m_ab */
+};
+
+static int trace_pair_cmp(const void *x, const void *y)
+{
+    const struct trace_pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+static double trace_pair_least(const struct trace_pair *v, size_t n, int a, int b)
+{
+    size_t lo = 0, hi = n;
+    struct trace_pair probe = {a, b, 0};
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (trace_pair_cmp(&v[mid], &probe) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].a == a && v[lo].b == b ? v[lo].least : NAN;
+}
+
+static void trace_align_messages(struct trace *t)
+{
+    size_t nr = 0;
+    int max_rank = -1;
+    struct trace_msg_key *recv = xmalloc((t->n + 1) * sizeof *recv);
+    for (size_t i = 0; i < t->n; i++) {
+        const struct trace_event *ev = &t->ev[i];
+        if (ev->rank > max_rank)
+            max_rank = ev->rank;
+        if (ev->op >= 0 && ev->op < OP__COUNT && vpipe_is_recv((enum op)ev->op) && ev->rank >= 0)
+            recv[nr++] = (struct trace_msg_key){ev->op, ev->mb, ev->stage, ev->step, ev->replica, i};
+    }
+    qsort(recv, nr, sizeof *recv, trace_msg_cmp);
+    struct trace_pair *pr = xmalloc((nr + 1) * sizeof *pr);
+    size_t np = 0;
+    for (size_t i = 0; i < t->n && nr > 0; i++) {
+        const struct trace_event *s = &t->ev[i];
+        enum op rop;
+        int rstage;
+        if (s->op < 0 || s->op >= OP__COUNT || !vpipe_is_send((enum op)s->op) || s->rank < 0 ||
+            !vpipe_peer((enum op)s->op, s->stage, &rop, &rstage))
+            continue;
+        struct trace_msg_key want = {(int)rop, s->mb, rstage, s->step, s->replica, 0};
+        struct trace_msg_key *k = bsearch(&want, recv, nr, sizeof *recv, trace_msg_cmp);
+        if (k == NULL || t->ev[k->i].rank == s->rank)
+            continue;
+        pr[np++] = (struct trace_pair){s->rank, t->ev[k->i].rank, t->ev[k->i].end_us - s->start_us};
+    }
+    free(recv);
+    qsort(pr, np, sizeof *pr, trace_pair_cmp);
+    size_t u = 0; /* one per pair: the least */
+    bool apart = false;
+    for (size_t i = 0; i < np; i++) {
+        if (u > 0 && pr[u - 1].a == pr[i].a && pr[u - 1].b == pr[i].b) {
+            pr[u - 1].least = fmin(pr[u - 1].least, pr[i].least);
+            continue;
+        }
+        pr[u++] = pr[i];
+    }
+    for (size_t i = 0; i < u; i++) {
+        double back = trace_pair_least(pr, u, pr[i].b, pr[i].a);
+        /* theta_b - theta_a in [-m_ab, m_ba]: 0 outside it means the clocks are apart */
+        apart |= pr[i].least < 0 || (!isnan(back) && back < 0);
+    }
+    if (apart && max_rank >= 0) {
+        double *theta = xmalloc(((size_t)max_rank + 1) * sizeof(double));
+        int *queue = xmalloc(((size_t)max_rank + 1) * sizeof(int));
+        for (int r = 0; r <= max_rank; r++)
+            theta[r] = NAN;
+        for (int root = 0; root <= max_rank; root++) { /* each group of linked ranks */
+            if (!isnan(theta[root]))
+                continue;
+            theta[root] = 0;
+            int qh = 0, qt = 0;
+            queue[qt++] = root;
+            while (qh < qt) {
+                int a = queue[qh++];
+                for (size_t i = 0; i < u; i++) {
+                    int b = pr[i].a == a ? pr[i].b : pr[i].b == a ? pr[i].a : -1;
+                    if (b < 0 || !isnan(theta[b]))
+                        continue;
+                    double ab = trace_pair_least(pr, u, a, b), ba = trace_pair_least(pr, u, b, a);
+                    double d = !isnan(ab) && !isnan(ba) ? (ba - ab) / 2
+                               : !isnan(ab)             ? fmax(0, -ab)
+                                                        : fmin(0, ba);
+                    theta[b] = theta[a] + d;
+                    queue[qt++] = b;
+                }
+            }
+        }
+        double most = 0;
+        for (int r = 0; r <= max_rank; r++)
+            most = fmax(most, fabs(theta[r]));
+        t->info.clock_shift_us = most;
+        for (size_t i = 0; i < t->n; i++)
+            if (t->ev[i].rank >= 0) {
+                t->ev[i].start_us += theta[t->ev[i].rank];
+                t->ev[i].end_us += theta[t->ev[i].rank];
+            }
+        for (size_t i = 0; i < t->nm; i++)
+            if (t->mem[i].rank >= 0 && t->mem[i].rank <= max_rank)
+                t->mem[i].t_us += theta[t->mem[i].rank];
+        free(theta);
+        free(queue);
+    }
+    free(pr);
+}
+
 static int trace_finish(struct trace *t, const struct chrome_file *cf, int files,
                         const struct trace_opts *o, const char *name, struct mt_err *e)
 {
@@ -240,6 +385,8 @@ static int trace_finish(struct trace *t, const struct chrome_file *cf, int files
     if (trace_align(t, al, mo ? mo->align_end : false, e) != MT_OK)
         return err_wrap(e, "%s", name);
     t->info.align = (int)al;
+    if (ours && al == MAPPING_ALIGN_NONE)
+        trace_align_messages(t);
 
     /* one replica; the alignment events have done their work */
     int replica = o ? o->replica : 0;

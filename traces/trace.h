@@ -56,6 +56,8 @@ struct trace_info {
     size_t events_read;    /* JSON events in the files */
     size_t events_ignored; /* not kept: metadata, host-side ops, flows, ... */
     int align;             /* enum mapping_align actually applied */
+    double clock_shift_us; /* the largest shift of a rank's clock made from its messages (our
+                            * traces whose ranks' clocks the messages show apart); 0: none */
 };
 
 struct trace_opts {

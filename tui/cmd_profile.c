@@ -379,7 +379,7 @@ static int profile_exec(int argc, char **argv)
         }
         if (rc == MT_OK) {
             struct align_result m;
-            struct align_opts ao = {-1};
+            struct align_opts ao = {.step = -1};
             if (align_run(r->plan, t, &ao, &m, NULL) == MT_OK) {
                 r->step_us = m.step_time_us;
                 align_result_fini(&m);

@@ -180,7 +180,7 @@ static void test_round_trip(void)
         CHECK(strcmp(trace_info(t)->source, "simulated") == 0);
         CHECK_NEAR(trace_info(t)->step_time_us, r.step_time, 1e-9 * r.step_time);
         struct align_result m;
-        struct align_opts ao = {-1};
+        struct align_opts ao = {.step = -1};
         CHECK_EQ_INT(align_run(p, t, &ao, &m, &e), MT_OK);
         CHECK_EQ_INT(m.matched, plan_total(p));
         CHECK_EQ_INT(m.missing, 0);
@@ -322,7 +322,7 @@ static void test_known_errors(bool begin_end)
     if (begin_end)                                /* 2 x 2 step spans per step, the unclosed B */
         CHECK_EQ_INT((long)trace_info(t)->events_ignored, 3 * 4 + 1);
     struct align_result m;
-    struct align_opts ao = {-1};
+    struct align_opts ao = {.step = -1};
     CHECK_EQ_INT(align_run(p, t, &ao, &m, &e), MT_OK);
     CHECK_EQ_INT(m.first_step, 1); /* the warm-up step is left out */
     CHECK_EQ_INT(m.steps_used, 2);
@@ -650,7 +650,7 @@ static void test_kineto(void)
         if (t != NULL) {
             struct plan *p = unit_plan(SCHEME_V, 2, 2);
             struct align_result m;
-            struct align_opts ao = {-1};
+            struct align_opts ao = {.step = -1};
             CHECK_EQ_INT(align_run(p, t, &ao, &m, &e), MT_OK);
             CHECK_EQ_INT(m.matched, 8 + 0); /* 4 FW + 4 BW; no AR in a dp 1 plan */
             CHECK_EQ_INT(m.steps_used, 1);  /* steps 0 and 1: the first warms up */

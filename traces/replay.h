@@ -1,0 +1,77 @@
+/* traces/replay.h: a measured run replayed through the simulator (issue 19; the schedule half
+ * of fidelity, as Lumos replays profiler traces): the plan simulated with the measured
+ * duration of every instruction instead of the cost model's, one used step at a time, so that
+ * what is left between the replayed and the measured step time is the schedule model's own
+ * error (who waits for whom, when a message arrives), not the cost model's.
+ *
+ * What each instruction lasts in the replay, for a measured trace of ours (every instruction
+ * of the device measured in the step):
+ *   compute, OS   from the end of the device's previous instruction that is not a send to its
+ *                 own end: its duration, the executor's time between instructions and the
+ *                 posting of the sends before it (the simulator's sends hold no device time);
+ *   AR            the same from the latest of its group's (sim/vpipe.h vpipe_ar_group)
+ *                 arrivals, so that waiting for the other replicas of the plan is left to the
+ *                 simulator and waiting for replicas outside it stays in the duration;
+ *   SA, SG        the message's latency: the run's p2p latency L less a receive's own time c;
+ *   RA, RG        c when it waited for its message (the message was not there when it began:
+ *                 its send started less than L - c before), else its time from when both it
+ *                 and its message were ready.
+ * L is the median, over the messages whose receiver was already waiting when the send began,
+ * of the send's start to the receive's end (how calibrate.h measures p2p latency); c the
+ * median time of a receive whose message had surely arrived. What a wait adds beyond L when
+ * it ends late (a waiting rank that naps between polls, exec/comm_mpi.c, or that the machine's
+ * other work holds off its core) is where this replay misses. The replay "per message" lets
+ * each message a receive waited for last what it took: that is the run itself (step by step,
+ * to rounding) unless the simulator waits for something else than the executor did, so it
+ * checks the dependencies, and its difference to the replay is what the late waits cost.
+ *
+ * A simulated trace (ours, `simulate --trace-out`) is replayed as it was simulated: each
+ * instruction lasts its span, a send its transfer. A device with instructions not measured in
+ * the step (a profiler trace mapped onto compute only) takes measured durations where there
+ * are, the simulation's elsewhere. */
+#ifndef MT_TRACES_REPLAY_H
+#define MT_TRACES_REPLAY_H
+
+#include <stdbool.h>
+
+struct plan;
+struct cost_model;
+struct sim_result;
+struct align_result;
+struct mt_err;
+
+struct replay_dev {
+    double finish_us;      /* replayed: the end of its last instruction, mean over the steps */
+    double meas_finish_us; /* measured: the same (NAN: nothing measured) */
+    double err_pct;        /* signed (replayed - measured) / measured; NAN when not measured */
+    double busy_us;        /* replayed compute, AR and OS time, mean over the steps */
+};
+
+struct replay_result {
+    int steps;          /* steps replayed (the steps the alignment used) */
+    double step_us;     /* replayed step time, mean over the steps */
+    double meas_us;     /* measured step time over the same steps */
+    double err_pct;     /* signed */
+    double *step_each;  /* [steps] replayed step time of each */
+    double lat_us;      /* L (NAN: no message measured) */
+    int lat_samples;    /* messages L was taken from */
+    double recv_us;     /* c */
+    double exact_us;    /* the replay with each message a receive waited for lasting what it
+                         * took (not L): the run itself, unless the plan's dependencies differ
+                         * from what the executor waited for; the difference to step_us is
+                         * what the late ends of waits (naps, preemption) added */
+    double exact_err_pct;
+    int devices;
+    struct replay_dev *dev; /* [devices] */
+};
+
+/* Replays the steps of m (aligned with align_opts.per_step) on plan p. cost is the plan's
+ * cost model (its memory model, and its latencies for what m did not measure); sim is the
+ * plan's simulation with it (the durations of what was not measured). simulated_trace says
+ * the trace is a simulation (its spans are the simulator's). Zeroes *out on failure. */
+int replay_run(const struct plan *p, const struct cost_model *cost, const struct sim_result *sim,
+               const struct align_result *m, bool simulated_trace, struct replay_result *out,
+               struct mt_err *e);
+void replay_fini(struct replay_result *r);
+
+#endif
