@@ -97,6 +97,39 @@ static void replay_sample(const struct replay *r, double lat, double *v, size_t 
     }
 }
 
+/* Without messages (a profiler trace of compute only): L from the forwards (backwards) whose
+ * device was idle when the forward (backward) of the stage before (after) them ended: the gap
+ * from that end to their start. */
+static void replay_sample_compute(const struct replay *r, double *v, size_t *n)
+{
+    const struct plan_geom *g = plan_geom(r->p);
+    for (int d = 0; d < r->devices; d++)
+        for (int i = 0; i < plan_len(r->p, d); i++) {
+            const struct instr *in = plan_at(r->p, d, i);
+            int id = plan_id(r->p, d, i);
+            bool fwd = plan_op_is_forward(in->op);
+            enum op peer;
+            int stage, d2, part;
+            if (isnan(r->en[id]) || (!fwd && !plan_op_is_backward(in->op)) ||
+                !vpipe_peer(fwd ? OP_SA : OP_SG, in->stage, &peer, &stage) || stage < 0 ||
+                stage >= g->stages)
+                continue;
+            vpipe_locate(g, in->mb, stage, &d2, &part);
+            if (d2 == d)
+                continue;
+            static const enum op fw_ops[] = {OP_FW, OP_CFW}, bw_ops[] = {OP_BW, OP_B};
+            for (int k = 0; k < 2; k++) {
+                int j = plan_find(r->p, d2, fwd ? fw_ops[k] : bw_ops[k], in->mb, stage);
+                if (j < 0)
+                    continue;
+                int c = plan_id(r->p, d2, j);
+                if (!isnan(r->st[c]) && r->prev_end[c] <= r->en[id] && r->st[c] >= r->en[id])
+                    v[(*n)++] = r->st[c] - r->en[id];
+                break;
+            }
+        }
+}
+
 /* One step's durations (us) into dur; per_message: a message that a receive waited for lasts
  * what it took (its send's start to the receive's end, less c: the run itself), else L - c. */
 static void replay_durations(const struct replay *r, bool simulated, double lat, double own,
@@ -109,7 +142,10 @@ static void replay_durations(const struct replay *r, bool simulated, double lat,
             double st = r->st[id], en = r->en[id];
             bool measured = !isnan(en);
             if (simulated || (!r->full[d] && !vpipe_is_p2p(op))) {
-                dur[id] = measured ? en - st : model[id];
+                /* an optimizer step or allreduce the trace did not measure is outside the
+                 * span it measured (torch's optimizer runs after its schedule) */
+                bool outside = !simulated && (op == OP_OS || op == OP_AR);
+                dur[id] = measured ? en - st : outside ? 0 : model[id];
             } else if (vpipe_is_send(op)) {
                 dur[id] = isnan(lat) ? model[id] : lat - own;
             } else if (vpipe_is_recv(op)) {
@@ -197,6 +233,18 @@ int replay_run(const struct plan *p, const struct cost_model *cost, const struct
                 replay_sample(&r, lat, v, &n);
             }
         own = n > 0 ? fmin(replay_median(v, n), lat) : 0;
+        if (isnan(lat)) { /* no message measured: the gaps between the stages' compute */
+            n = 0;
+            for (int u = 0; u < S; u++) {
+                r.st = m->step_start + (size_t)u * total;
+                r.en = m->step_end + (size_t)u * total;
+                replay_marks(&r);
+                replay_sample_compute(&r, v, &n);
+            }
+            out->lat_samples = (int)n;
+            lat = replay_median(v, n);
+            own = 0;
+        }
     }
     free(v);
     out->lat_us = lat;

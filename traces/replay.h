@@ -28,7 +28,8 @@
  * A simulated trace (ours, `simulate --trace-out`) is replayed as it was simulated: each
  * instruction lasts its span, a send its transfer. A device with instructions not measured in
  * the step (a profiler trace mapped onto compute only) takes measured durations where there
- * are, the simulation's elsewhere. */
+ * are, the simulation's elsewhere, but no time for an OS or AR it did not measure (outside the
+ * span measured: torch's optimizer step runs after its schedule). */
 #ifndef MT_TRACES_REPLAY_H
 #define MT_TRACES_REPLAY_H
 

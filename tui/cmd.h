@@ -156,6 +156,7 @@ extern const struct cmd_entry cmd_export_entry;
 extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_plan_inputs_entry;
 extern const struct cmd_entry cmd_compare_entry;
+extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_profile_entry;
 extern const struct cmd_entry cmd_chart_entry;
 

@@ -206,8 +206,8 @@ static void compare_print(const struct compare_side *s, const char *const *files
         printf(", %zu without keys", m->unkeyed);
     printf("\n");
     if (ti->clock_shift_us > 0)
-        printf("note: the ranks' clocks were apart (a receive ended before its send began); they "
-               "are put together from the messages, shifting a rank by up to %.1f us\n",
+        printf("note: the ranks' clocks are put together by their dependencies (docs/traces.md), "
+               "shifting a rank by up to %.1f us\n",
                ti->clock_shift_us);
     if (s->sim.unit != ti->unit)
         printf("note: the simulation uses %s and the trace %s\n",
