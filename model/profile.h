@@ -47,6 +47,8 @@ struct profile {
     struct profile_shape shape;
     /* times of one micro-batch (us) */
     struct profile_fit fw, bw, rc;
+    struct profile_fit b, w; /* split backward: input gradient (B), weight gradient (W); when
+                              * both are measured they replace the FLOPs' split of bw */
     struct profile_fit os;  /* optimizer step of a stage (us) */
     struct profile_fit ar;  /* gradient allreduce of a stage (us) */
     struct profile_fit p2p; /* one activation or gradient message, send to arrival (us) */
@@ -59,11 +61,16 @@ struct profile {
     struct profile_fit cfw_peak_bytes; /* CFW: the most over what the device held before it */
     struct profile_fit bw_work_bytes;  /* BW: over what the device held before it */
     struct profile_fit msg_bytes;      /* one activation or gradient message's buffer */
+    struct profile_fit w_keep_bytes;   /* what a B leaves held for its W (split backward) */
 };
 
 /* Applies p to one stage of config c (its layer count and ends already set): every fitted
  * quantity replaces the analytic one, scaled to c's shape. */
 void profile_apply(const struct profile *p, const struct config *c, struct stage_cost *st);
+/* The split backward's measured B and W times (both fitted) and W's kept bytes, over what
+ * model/cost.c made of the measured backward (its FLOPs' split); called after that split.
+ * Calibrations without them leave the stage as it is. */
+void profile_apply_split(const struct profile *p, const struct config *c, struct stage_cost *st);
 /* Records c's shape in p->shape. */
 void profile_shape_of(const struct config *c, struct profile_shape *out);
 
@@ -73,7 +80,8 @@ void profile_shape_of(const struct config *c, struct profile_shape *out);
  *  "vocab_size", "ffn_hidden_size", "micro_batch_size", "tp"},
  *  "fits": {"fw_us": {"a", "b", "embed", "head", "r2", "points"}, "bw_us", "rc_us", "os_us",
  *           "ar_us", "p2p_us", "act_bytes", "ckpt_bytes", "static_bytes", "fw_work_bytes",
- *           "cfw_peak_bytes", "bw_work_bytes", "msg_bytes"},
+ *           "cfw_peak_bytes", "bw_work_bytes", "msg_bytes", and since the split backward
+ *           "b_us", "w_us", "w_keep_bytes" (each optional: older files load as they were)},
  *  "observations": [...]}   (what was measured; kept for the record, not read back)
  * Unknown keys are errors. */
 #define PROFILE_MAX_BYTES (16u << 20)

@@ -43,6 +43,9 @@ static const struct profile_fit_key profile_fits[] = {
     {"cfw_peak_bytes", offsetof(struct profile, cfw_peak_bytes)},
     {"bw_work_bytes", offsetof(struct profile, bw_work_bytes)},
     {"msg_bytes", offsetof(struct profile, msg_bytes)},
+    {"b_us", offsetof(struct profile, b)},
+    {"w_us", offsetof(struct profile, w)},
+    {"w_keep_bytes", offsetof(struct profile, w_keep_bytes)},
 };
 #define PROFILE_NFITS (sizeof profile_fits / sizeof profile_fits[0])
 

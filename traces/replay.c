@@ -185,6 +185,90 @@ static void replay_durations(const struct replay *r, bool simulated, double lat,
     }
 }
 
+static void replay_setup(struct replay *r, const struct plan *p, const struct vpipe_index *x)
+{
+    int total = plan_total(p), D = plan_devices(p);
+    *r = (struct replay){.p = p, .x = x, .total = total, .devices = D};
+    r->full = xcalloc((size_t)D + 1, sizeof(bool));
+    r->ss = xmalloc(((size_t)total + 1) * sizeof(double));
+    r->prev_end = xmalloc(((size_t)total + 1) * sizeof(double));
+    r->rel = xmalloc(((size_t)total + 1) * sizeof(double));
+    r->partner = xmalloc(((size_t)total + 1) * sizeof(int));
+    for (int id = 0; id < total; id++) {
+        int d, i;
+        plan_locate_id(p, id, &d, &i);
+        r->partner[id] = vpipe_is_recv(plan_at(p, d, i)->op) ? vpipe_partner(p, x, id) : -1;
+    }
+}
+
+static void replay_teardown(struct replay *r)
+{
+    free(r->full);
+    free(r->ss);
+    free(r->prev_end);
+    free(r->rel);
+    free(r->partner);
+}
+
+static void replay_step(struct replay *r, const struct align_result *m, int u)
+{
+    r->st = m->step_start + (size_t)u * r->total;
+    r->en = m->step_end + (size_t)u * r->total;
+    replay_marks(r);
+}
+
+/* L's samples (v holds steps_used x total) and c's, from r set up on m. */
+static void replay_latencies(struct replay *r, const struct align_result *m, double *v, size_t *n,
+                             bool *compute, double *lat, double *own)
+{
+    int S = m->steps_used;
+    *n = 0;
+    *compute = false;
+    for (int u = 0; u < S; u++) {
+        replay_step(r, m, u);
+        replay_sample(r, NAN, v, n);
+    }
+    if (*n == 0) { /* no message measured: the gaps between the stages' compute */
+        *compute = true;
+        for (int u = 0; u < S; u++) {
+            replay_step(r, m, u);
+            replay_sample_compute(r, v, n);
+        }
+    }
+    double *tmp = xmalloc((*n + 1) * sizeof(double));
+    memcpy(tmp, v, *n * sizeof(double));
+    *lat = replay_median(tmp, *n);
+    free(tmp);
+    *own = 0;
+    if (*compute || isnan(*lat))
+        return;
+    size_t k = 0; /* c's samples after L's */
+    double *w = v + *n;
+    for (int u = 0; u < S; u++) {
+        replay_step(r, m, u);
+        replay_sample(r, *lat, w, &k);
+    }
+    *own = k > 0 ? fmin(replay_median(w, k), *lat) : 0;
+}
+
+double *replay_latency_samples(const struct plan *p, const struct align_result *m, size_t *n,
+                               bool *compute)
+{
+    *n = 0;
+    *compute = false;
+    struct vpipe_index *x = NULL;
+    if (m->step_start == NULL || vpipe_index_build(p, &x, NULL) != MT_OK)
+        return xcalloc(1, sizeof(double));
+    struct replay r;
+    replay_setup(&r, p, x);
+    double *v = xmalloc((2 * (size_t)m->steps_used * (size_t)r.total + 1) * sizeof(double));
+    double lat, own;
+    replay_latencies(&r, m, v, n, compute, &lat, &own);
+    replay_teardown(&r);
+    vpipe_index_free(x);
+    return v;
+}
+
 int replay_run(const struct plan *p, const struct cost_model *cost, const struct sim_result *sim,
                const struct align_result *m, bool simulated_trace, struct replay_result *out,
                struct mt_err *e)
@@ -196,57 +280,23 @@ int replay_run(const struct plan *p, const struct cost_model *cost, const struct
     TRY(vpipe_index_build(p, &x, e));
     int total = plan_total(p), D = plan_devices(p), S = m->steps_used;
     double scale = sim->unit ? 1000.0 : 1.0; /* us per simulated unit */
-    struct replay r = {.p = p, .x = x, .total = total, .devices = D};
-    r.full = xcalloc((size_t)D + 1, sizeof(bool));
-    r.ss = xmalloc(((size_t)total + 1) * sizeof(double));
-    r.prev_end = xmalloc(((size_t)total + 1) * sizeof(double));
-    r.rel = xmalloc(((size_t)total + 1) * sizeof(double));
-    r.partner = xmalloc(((size_t)total + 1) * sizeof(int));
+    struct replay r;
+    replay_setup(&r, p, x);
     double *model = xmalloc(((size_t)total + 1) * sizeof(double));
     double *dur = xmalloc(((size_t)total + 1) * sizeof(double));
-    for (int id = 0; id < total; id++) {
-        int d, i;
-        plan_locate_id(p, id, &d, &i);
-        r.partner[id] = vpipe_is_recv(plan_at(p, d, i)->op) ? vpipe_partner(p, x, id) : -1;
+    for (int id = 0; id < total; id++)
         model[id] = (sim->end[id] - sim->start[id]) * scale;
-    }
 
     /* L and c over every step */
-    size_t cap = (size_t)S * (size_t)total + 1, n = 0;
-    double *v = xmalloc(cap * sizeof(double));
     double lat = NAN, own = 0;
     if (!simulated_trace) {
-        for (int u = 0; u < S; u++) {
-            r.st = m->step_start + (size_t)u * total;
-            r.en = m->step_end + (size_t)u * total;
-            replay_marks(&r);
-            replay_sample(&r, NAN, v, &n);
-        }
+        size_t n;
+        bool compute;
+        double *v = xmalloc((2 * (size_t)S * (size_t)total + 1) * sizeof(double));
+        replay_latencies(&r, m, v, &n, &compute, &lat, &own);
         out->lat_samples = (int)n;
-        lat = replay_median(v, n);
-        n = 0;
-        if (!isnan(lat))
-            for (int u = 0; u < S; u++) {
-                r.st = m->step_start + (size_t)u * total;
-                r.en = m->step_end + (size_t)u * total;
-                replay_marks(&r);
-                replay_sample(&r, lat, v, &n);
-            }
-        own = n > 0 ? fmin(replay_median(v, n), lat) : 0;
-        if (isnan(lat)) { /* no message measured: the gaps between the stages' compute */
-            n = 0;
-            for (int u = 0; u < S; u++) {
-                r.st = m->step_start + (size_t)u * total;
-                r.en = m->step_end + (size_t)u * total;
-                replay_marks(&r);
-                replay_sample_compute(&r, v, &n);
-            }
-            out->lat_samples = (int)n;
-            lat = replay_median(v, n);
-            own = 0;
-        }
+        free(v);
     }
-    free(v);
     out->lat_us = lat;
     out->recv_us = own;
 
@@ -257,9 +307,7 @@ int replay_run(const struct plan *p, const struct cost_model *cost, const struct
     int *meas_n = xcalloc((size_t)D + 1, sizeof(int));
     int rc = MT_OK;
     for (int u = 0; u < S && rc == MT_OK; u++) {
-        r.st = m->step_start + (size_t)u * total;
-        r.en = m->step_end + (size_t)u * total;
-        replay_marks(&r);
+        replay_step(&r, m, u);
         struct sim_result res;
         /* every message as it came: the run again, unless the plan's dependencies differ */
         replay_durations(&r, simulated_trace, lat, own, true, model, dur);
@@ -315,11 +363,7 @@ int replay_run(const struct plan *p, const struct cost_model *cost, const struct
     free(meas_n);
     free(model);
     free(dur);
-    free(r.full);
-    free(r.ss);
-    free(r.prev_end);
-    free(r.rel);
-    free(r.partner);
+    replay_teardown(&r);
     vpipe_index_free(x);
     return rc;
 }

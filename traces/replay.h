@@ -16,8 +16,8 @@
  *   RA, RG        c when it waited for its message (the message was not there when it began:
  *                 its send started less than L - c before), else its time from when both it
  *                 and its message were ready.
- * L is the median, over the messages whose receiver was already waiting when the send began,
- * of the send's start to the receive's end (how calibrate.h measures p2p latency); c the
+ * L is the median of replay_latency_samples (below; a send's start, in the simulator, is its
+ * device's release: the end of the instruction before it); c the
  * median time of a receive whose message had surely arrived. What a wait adds beyond L when
  * it ends late (a waiting rank that naps between polls, exec/comm_mpi.c, or that the machine's
  * other work holds off its core) is where this replay misses. The replay "per message" lets
@@ -34,6 +34,7 @@
 #define MT_TRACES_REPLAY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct plan;
 struct cost_model;
@@ -74,5 +75,15 @@ int replay_run(const struct plan *p, const struct cost_model *cost, const struct
                const struct align_result *m, bool simulated_trace, struct replay_result *out,
                struct mt_err *e);
 void replay_fini(struct replay_result *r);
+
+/* The one measure of a run's p2p latency (the replay's L; calibrate.h's p2p observations):
+ * each message whose receiver was already waiting when its send's device was released (the
+ * end of its instruction before the send: where the simulator starts the send), from that
+ * release to the receive's end; in a trace without messages (a profiler trace of compute),
+ * each forward (backward) whose device was idle when the forward (backward) it needs ended,
+ * the gap between the two (*compute set). m must be aligned with per_step. Returns the
+ * samples, *n of them (malloc'd; free()). */
+double *replay_latency_samples(const struct plan *p, const struct align_result *m, size_t *n,
+                               bool *compute);
 
 #endif
