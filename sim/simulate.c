@@ -20,6 +20,7 @@
 #include "sim/memory.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
+#include "sim/share.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -300,6 +301,8 @@ static void sim_memory(struct sim_state *st, struct sim_result *r)
 int sim_run_costs(const struct plan *p, const struct cost_model *cost, struct sim_result *out,
                   struct mt_err *e)
 {
+    if (share_applies(plan_config(p))) /* more ranks than cores: they share them */
+        return share_run(p, cost, out, e);
     return sim_run_durations(p, cost, NULL, out, e);
 }
 

@@ -34,7 +34,8 @@ static const char *const calibrate_names[CAL__COUNT] = {
     "fw_us",          "bw_us",         "rc_us",     "os_us",
     "ar_us",          "p2p_us",        "static_bytes", "peak_dynamic_bytes",
     "fw_work_bytes",  "cfw_peak_bytes", "bw_work_bytes", "msg_bytes",
-    "b_us",           "w_us",          "w_keep_bytes"};
+    "b_us",           "w_us",          "w_keep_bytes", "p2p_shared_us",
+    "recv_shared_us", "gap_shared_us"};
 
 const char *calibrate_qty_name(enum calibrate_qty q)
 {
@@ -402,14 +403,57 @@ int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct tr
         calibrate_transients(c, &o, ev, n, t, d, m.first_step);
     }
     /* messages: the one measure of p2p latency the replay takes too */
-    size_t nl;
+    size_t nl, nc;
     bool compute;
-    double *lat = replay_latency_samples(p, &m, &nl, &compute);
+    double *lat = replay_latency_samples(p, &m, &nl, &compute, &nc);
     for (size_t i = 0; i < nl; i++)
         calibrate_add(c, &(struct calibrate_obs){.q = CAL_P2P, .run = run, .y = lat[i]});
     free(lat);
     free(dur);
     cost_model_fini(&cm);
+    align_result_fini(&m);
+    return MT_OK;
+}
+
+int calibrate_add_shared_run(struct calibrate *c, const struct plan *p, const struct trace *t,
+                             struct mt_err *e)
+{
+    struct align_result m;
+    struct align_opts ao = {.step = -1, .per_step = true};
+    TRY(align_run(p, t, &ao, &m, e));
+    int run = c->runs++;
+    size_t nl, nc;
+    bool compute;
+    double *v = replay_latency_samples(p, &m, &nl, &compute, &nc);
+    for (size_t i = 0; i < nl + nc; i++)
+        calibrate_add(c, &(struct calibrate_obs){.q = i < nl ? CAL_P2P_SHARED : CAL_RECV_SHARED,
+                                                 .run = run,
+                                                 .y = v[i]});
+    free(v);
+    /* the time between instructions, per instruction that is not a send, over the run: a rank
+     * that gives its core up at an instruction's end (the MPI library yields when the ranks
+     * outnumber the cores) gets it back when the rank it gave it to lets go */
+    int total = plan_total(p);
+    double gaps = 0;
+    long counted = 0;
+    for (int u = 0; u < m.steps_used; u++)
+        for (int d = 0; d < plan_devices(p); d++) {
+            double prev = NAN;
+            for (int i = 0; i < plan_len(p, d); i++) {
+                int id = plan_id(p, d, i);
+                double st = m.step_start[(size_t)u * total + id];
+                double en = m.step_end[(size_t)u * total + id];
+                if (isnan(en))
+                    continue;
+                if (!isnan(prev) && st > prev)
+                    gaps += st - prev;
+                prev = en;
+                counted += !vpipe_is_send(plan_at(p, d, i)->op);
+            }
+        }
+    if (counted > 0)
+        calibrate_add(c, &(struct calibrate_obs){.q = CAL_GAP_SHARED, .run = run,
+                                                 .y = gaps / (double)counted});
     align_result_fini(&m);
     return MT_OK;
 }
@@ -585,10 +629,12 @@ int calibrate_fit(const struct calibrate *c, const struct config *measured, stru
     calibrate_fit_q(c->obs, c->n, CAL_BW_WORK, &out->bw_work_bytes);
     calibrate_fit_memory(c, out);
     /* the p2p latency and a message's buffer: one figure each, the median */
-    static const enum calibrate_qty one[] = {CAL_P2P, CAL_MSG};
-    struct profile_fit *one_fit[] = {&out->p2p, &out->msg_bytes};
+    static const enum calibrate_qty one[] = {CAL_P2P, CAL_MSG, CAL_P2P_SHARED, CAL_RECV_SHARED,
+                                             CAL_GAP_SHARED};
+    struct profile_fit *one_fit[] = {&out->p2p, &out->msg_bytes, &out->p2p_shared,
+                                     &out->recv_shared, &out->gap_shared};
     double *v = xmalloc((c->n + 1) * sizeof(double));
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < 5; m++) {
         size_t nv = 0;
         for (size_t i = 0; i < c->n; i++)
             if (c->obs[i].q == one[m])

@@ -56,6 +56,9 @@ enum calibrate_qty {
     CAL_B,        /* split backward: the input-gradient half */
     CAL_W,        /* split backward: the weight-gradient half */
     CAL_W_KEEP,   /* what a W frees: the bytes its B left held for it */
+    CAL_P2P_SHARED,  /* p2p latency with more ranks than cores (calibrate_add_shared_run) */
+    CAL_RECV_SHARED, /* a receive's own time then */
+    CAL_GAP_SHARED,  /* then: the time between instructions, per instruction (mean per run) */
     CAL__COUNT
 };
 
@@ -79,6 +82,11 @@ void calibrate_free(struct calibrate *c);
  * plan. */
 int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct trace *t,
                       struct mt_err *e);
+/* A run with more ranks than cores (sim/share.h): only its p2p latency and a receive's own
+ * time, which waiting ranks that nap and wait for a core make longer than a rank alone on its
+ * core sees (its compute is the sharing model's). */
+int calibrate_add_shared_run(struct calibrate *c, const struct plan *p, const struct trace *t,
+                             struct mt_err *e);
 /* The gradient allreduce of the run added last, from its trace with every replica (trace_opts
  * replica -1): per step and stage the shortest AR over the replicas (the one that arrived last
  * waited least: its time is the collective's own, what the simulator's AR lasts after the

@@ -217,10 +217,12 @@ static void replay_step(struct replay *r, const struct align_result *m, int u)
     replay_marks(r);
 }
 
-/* L's samples (v holds steps_used x total) and c's, from r set up on m. */
+/* L's samples (v holds 2 x steps_used x total) and c's after them (*nc), from r set up on
+ * m. */
 static void replay_latencies(struct replay *r, const struct align_result *m, double *v, size_t *n,
-                             bool *compute, double *lat, double *own)
+                             size_t *nc, bool *compute, double *lat, double *own)
 {
+    *nc = 0;
     int S = m->steps_used;
     *n = 0;
     *compute = false;
@@ -249,12 +251,14 @@ static void replay_latencies(struct replay *r, const struct align_result *m, dou
         replay_sample(r, *lat, w, &k);
     }
     *own = k > 0 ? fmin(replay_median(w, k), *lat) : 0;
+    *nc = k;
 }
 
 double *replay_latency_samples(const struct plan *p, const struct align_result *m, size_t *n,
-                               bool *compute)
+                               bool *compute, size_t *nrecv)
 {
     *n = 0;
+    *nrecv = 0;
     *compute = false;
     struct vpipe_index *x = NULL;
     if (m->step_start == NULL || vpipe_index_build(p, &x, NULL) != MT_OK)
@@ -263,7 +267,7 @@ double *replay_latency_samples(const struct plan *p, const struct align_result *
     replay_setup(&r, p, x);
     double *v = xmalloc((2 * (size_t)m->steps_used * (size_t)r.total + 1) * sizeof(double));
     double lat, own;
-    replay_latencies(&r, m, v, n, compute, &lat, &own);
+    replay_latencies(&r, m, v, n, nrecv, compute, &lat, &own);
     replay_teardown(&r);
     vpipe_index_free(x);
     return v;
@@ -293,7 +297,8 @@ int replay_run(const struct plan *p, const struct cost_model *cost, const struct
         size_t n;
         bool compute;
         double *v = xmalloc((2 * (size_t)S * (size_t)total + 1) * sizeof(double));
-        replay_latencies(&r, m, v, &n, &compute, &lat, &own);
+        size_t nc;
+        replay_latencies(&r, m, v, &n, &nc, &compute, &lat, &own);
         out->lat_samples = (int)n;
         free(v);
     }

@@ -82,8 +82,10 @@ void replay_fini(struct replay_result *r);
  * release to the receive's end; in a trace without messages (a profiler trace of compute),
  * each forward (backward) whose device was idle when the forward (backward) it needs ended,
  * the gap between the two (*compute set). m must be aligned with per_step. Returns the
- * samples, *n of them (malloc'd; free()). */
+ * samples, *n of them (malloc'd; free()), followed by *nrecv samples of a receive's own time
+ * (c: a receive whose message had surely arrived, from the end of the instruction before it
+ * to its end). */
 double *replay_latency_samples(const struct plan *p, const struct align_result *m, size_t *n,
-                               bool *compute);
+                               bool *compute, size_t *nrecv);
 
 #endif

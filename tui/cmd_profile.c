@@ -122,6 +122,7 @@ struct profile_run {
     bool ckpt;
     struct plan *plan;
     double step_us; /* measured */
+    bool shared;    /* more ranks than cores: only its messages are taken (sim/share.h) */
 };
 
 /* --layer-counts, --mb-counts: a comma list of up to PROFILE_MAX_COUNTS numbers in
@@ -501,7 +502,13 @@ static int profile_exec(int argc, char **argv)
         }
     }
 
-    int nruns = o.layers.n * 2 * o.mbs.n * 2;
+    /* on a CPU of a few cores, two runs of twice as many ranks as cores more: the messages of
+     * ranks that share cores (sim/share.h) */
+    long cores = strcmp(backend, "cpu") == 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
+    int shared_pp = cores >= 1 && cores <= 8 ? (int)(2 * cores) : 0;
+    int nruns = o.layers.n * 2 * o.mbs.n * 2, nmain = nruns;
+    if (shared_pp > 0)
+        nruns += 2;
     struct profile_run *runs = xcalloc((size_t)nruns, sizeof *runs);
     struct calibrate *cal = calibrate_new();
     int status = 0, k = 0;
@@ -512,7 +519,10 @@ static int profile_exec(int argc, char **argv)
             for (int mi = 0; mi < o.mbs.n; mi++)
                 for (int ck = 0; ck < 2; ck++, k++)
                     runs[k] = (struct profile_run){o.layers.v[li], pp, o.mbs.v[mi], ck == 1,
-                                                   NULL, NAN};
+                                                   NULL, NAN, false};
+    for (int ck = 0; k < nruns; k++, ck++)
+        runs[k] = (struct profile_run){1, shared_pp, o.mbs.v[o.mbs.n - 1], ck == 1, NULL, NAN,
+                                       true};
     for (k = 0; k < nruns; k++) {
         struct profile_run *r = &runs[k];
         char plan_path[1100], trace_path[1100], log_path[1100];
@@ -536,7 +546,8 @@ static int profile_exec(int argc, char **argv)
             rc = trace_load(paths, 1, NULL, &t, &e);
         }
         if (rc == MT_OK)
-            rc = calibrate_add_run(cal, r->plan, t, &e);
+            rc = r->shared ? calibrate_add_shared_run(cal, r->plan, t, &e)
+                           : calibrate_add_run(cal, r->plan, t, &e);
         if (rc == MT_OK && plan_config(r->plan)->cluster.dp > 1) {
             /* the allreduce from every replica's events */
             const char *paths[] = {trace_path};
@@ -579,6 +590,8 @@ static int profile_exec(int argc, char **argv)
     }
     snprintf(prof.backend, sizeof prof.backend, "%s", backend);
     profile_device_name(backend, prof.device, sizeof prof.device);
+    if (strcmp(backend, "cpu") == 0) /* its ranks share this machine's cores (sim/share.h) */
+        prof.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
@@ -594,8 +607,9 @@ static int profile_exec(int argc, char **argv)
         before[k] = profile_predict(runs[k].plan, &none);
         after[k] = profile_predict(runs[k].plan, &prof);
     }
-    double mape_before = accuracy_mape(before, meas, nruns);
-    double mape_after = accuracy_mape(after, meas, nruns);
+    double mape_before = accuracy_mape(before, meas, nmain);
+    double mape_after = accuracy_mape(after, meas, nmain);
+    double mape_shared = accuracy_mape(after + nmain, meas + nmain, nruns - nmain);
     free(meas);
     free(before);
     free(after);
@@ -616,18 +630,28 @@ static int profile_exec(int argc, char **argv)
                m->hidden_size, m->seq_length, base.micro_batch_size, prof.device, backend);
         printf("%d runs of %d steps (the first not counted), two ranks each: GPipe on 1 device "
                "(dp 2) and 2 devices, layers per stage",
-               nruns, o.steps);
+               nmain, o.steps);
         for (int i = 0; i < o.layers.n; i++)
             printf("%s%d", i ? "," : " ", o.layers.v[i]);
         printf(", micro-batches");
         for (int i = 0; i < o.mbs.n; i++)
             printf("%s%d", i ? "," : " ", o.mbs.v[i]);
-        printf(", with and without checkpointing\n\n");
-        /* the widths count bytes: "·" and "²" take two */
+        printf(", with and without checkpointing");
+        if (nruns > nmain)
+            printf("; and %d runs of %d ranks on these %ld cores, for the messages of ranks that "
+                   "share cores",
+                   nruns - nmain, shared_pp, cores);
+        printf("\n\n");
         profile_print_fits(&prof);
+        profile_print_fit("p2p shared", &prof.p2p_shared, false);
+        profile_print_fit("recv shared", &prof.recv_shared, false);
+        profile_print_fit("gap shared", &prof.gap_shared, false);
         printf("\nstep time of these runs, simulated against measured: MAPE %.1f %% analytic, "
                "%.1f %% calibrated\n",
                mape_before, mape_after);
+        if (nruns > nmain)
+            printf("the %d-rank runs, calibrated, their cores shared: MAPE %.1f %%\n", shared_pp,
+                   mape_shared);
         printf("wrote %s (use it with --calibration %s)\n", o.out, o.out);
     }
 done:
