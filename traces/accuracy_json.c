@@ -67,12 +67,12 @@ char *accuracy_report_json(const struct accuracy_report *r)
         report_num(j, "step_time", rp->step_us);
         report_num(j, "step_time_error_pct", rp->err_pct);
         cJSON_AddNumberToObject(j, "steps", rp->steps);
-        report_num(j, "p2p_latency_us", rp->lat_us);
-        cJSON_AddNumberToObject(j, "p2p_latency_samples", rp->lat_samples);
-        report_num(j, "receive_us", rp->recv_us);
-        cJSON *pm = cJSON_AddObjectToObject(j, "per_message");
-        report_num(pm, "step_time", rp->exact_us);
-        report_num(pm, "step_time_error_pct", rp->exact_err_pct);
+        cJSON *one = cJSON_AddObjectToObject(j, "one_latency");
+        report_num(one, "step_time", rp->one_lat_us);
+        report_num(one, "step_time_error_pct", rp->one_lat_err_pct);
+        report_num(one, "p2p_latency_us", rp->lat_us);
+        cJSON_AddNumberToObject(one, "p2p_latency_samples", rp->lat_samples);
+        report_num(one, "receive_us", rp->recv_us);
         cJSON *devs = cJSON_AddArrayToObject(j, "per_device");
         for (int d = 0; d < rp->devices; d++) {
             const struct replay_dev *dv = &rp->dev[d];

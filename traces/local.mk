@@ -26,6 +26,7 @@ tests_unit_test_replay_LDADD = libmt_traces.a libmt_sim.a libmt_model.a libmt_ut
 # compare and --calibration end to end (test_compare: no executor); profile and the accuracy
 # script's quick subset on the CPU executor (skipped without mpirun)
 EXTRA_DIST += tests/cli/test_compare.sh tests/cli/test_profile.sh tests/cli/test_accuracy.sh \
-	tests/cli/test_replay.sh tests/cli/test_import.sh scripts/accuracy.sh
+	tests/cli/test_replay.sh tests/cli/test_import.sh scripts/accuracy.sh \
+	scripts/accuracy_report.py
 TESTS += tests/cli/test_compare.sh tests/cli/test_profile.sh tests/cli/test_accuracy.sh \
 	tests/cli/test_replay.sh tests/cli/test_import.sh

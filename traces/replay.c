@@ -131,7 +131,8 @@ static void replay_sample_compute(const struct replay *r, double *v, size_t *n)
 }
 
 /* One step's durations (us) into dur; per_message: a message that a receive waited for lasts
- * what it took (its send's start to the receive's end, less c: the run itself), else L - c. */
+ * what it took (its send's start to the receive's end, less c: the run itself); else every
+ * message L - c. */
 static void replay_durations(const struct replay *r, bool simulated, double lat, double own,
                              bool per_message, const double *model, double *dur)
 {
@@ -314,17 +315,17 @@ int replay_run(const struct plan *p, const struct cost_model *cost, const struct
     for (int u = 0; u < S && rc == MT_OK; u++) {
         replay_step(&r, m, u);
         struct sim_result res;
-        /* every message as it came: the run again, unless the plan's dependencies differ */
-        replay_durations(&r, simulated_trace, lat, own, true, model, dur);
+        /* every message L: what the waits that ended late cost is the difference */
+        replay_durations(&r, simulated_trace, lat, own, false, model, dur);
         for (int id = 0; id < total; id++)
             dur[id] = fmax(dur[id], 0) / scale;
         rc = sim_run_durations(p, cost, dur, &res, e);
         if (rc != MT_OK)
             break;
-        out->exact_us += res.step_time * scale / S;
+        out->one_lat_us += res.step_time * scale / S;
         sim_result_fini(&res);
-        /* every message L */
-        replay_durations(&r, simulated_trace, lat, own, false, model, dur);
+        /* every message as it came: the run again, unless the plan's dependencies differ */
+        replay_durations(&r, simulated_trace, lat, own, true, model, dur);
         for (int id = 0; id < total; id++)
             dur[id] = fmax(dur[id], 0) / scale;
         rc = sim_run_durations(p, cost, dur, &res, e);
@@ -352,8 +353,8 @@ int replay_run(const struct plan *p, const struct cost_model *cost, const struct
     if (rc == MT_OK) {
         out->meas_us = m->step_time_us;
         out->err_pct = out->meas_us > 0 ? 100 * (out->step_us - out->meas_us) / out->meas_us : NAN;
-        out->exact_err_pct =
-            out->meas_us > 0 ? 100 * (out->exact_us - out->meas_us) / out->meas_us : NAN;
+        out->one_lat_err_pct =
+            out->meas_us > 0 ? 100 * (out->one_lat_us - out->meas_us) / out->meas_us : NAN;
         for (int d = 0; d < D; d++) {
             struct replay_dev *dv = &out->dev[d];
             dv->meas_finish_us = meas_n[d] > 0 ? dv->meas_finish_us / meas_n[d] : NAN;

@@ -1,8 +1,8 @@
 /* traces/replay.h: a measured run replayed through the simulator (issue 19; the schedule half
  * of fidelity, as Lumos replays profiler traces): the plan simulated with the measured
- * duration of every instruction instead of the cost model's, one used step at a time, so that
- * what is left between the replayed and the measured step time is the schedule model's own
- * error (who waits for whom, when a message arrives), not the cost model's.
+ * duration of every instruction and every message instead of the cost model's, one used step
+ * at a time, so that what is left between the replayed and the measured step time is the
+ * schedule model's own error (who waits for whom, in which order), not the cost model's.
  *
  * What each instruction lasts in the replay, for a measured trace of ours (every instruction
  * of the device measured in the step):
@@ -12,24 +12,26 @@
  *   AR            the same from the latest of its group's (sim/vpipe.h vpipe_ar_group)
  *                 arrivals, so that waiting for the other replicas of the plan is left to the
  *                 simulator and waiting for replicas outside it stays in the duration;
- *   SA, SG        the message's latency: the run's p2p latency L less a receive's own time c;
- *   RA, RG        c when it waited for its message (the message was not there when it began:
- *                 its send started less than L - c before), else its time from when both it
- *                 and its message were ready.
- * L is the median of replay_latency_samples (below; a send's start, in the simulator, is its
- * device's release: the end of the instruction before it); c the
- * median time of a receive whose message had surely arrived. What a wait adds beyond L when
- * it ends late (a waiting rank that naps between polls, exec/comm_mpi.c, or that the machine's
- * other work holds off its core) is where this replay misses. The replay "per message" lets
- * each message a receive waited for last what it took: that is the run itself (step by step,
- * to rounding) unless the simulator waits for something else than the executor did, so it
- * checks the dependencies, and its difference to the replay is what the late waits cost.
+ *   SA, SG        the message's latency: for a message its receive waited for, from the
+ *                 release of the send's device (the end of its instruction before the send)
+ *                 to the receive's end, less a receive's own time c; for one that was there
+ *                 before its receive began, the run's p2p latency L less c;
+ *   RA, RG        c when it waited for its message, else its time from when both it and its
+ *                 message were ready.
+ * So replayed, a run is itself, step by step to rounding, unless the simulator waits for
+ * something else than the executor did (a dependency, an order, a clock that put a receive
+ * before its send): the replay checks the schedule model. The replay "with one latency" gives
+ * every message L instead: its difference to the run is what the waits that ended late cost
+ * (a waiting rank that naps between polls, exec/comm_mpi.c, or that the machine's other work
+ * holds off its core). L is the median of replay_latency_samples (below); c the median time of
+ * a receive whose message had surely arrived.
  *
  * A simulated trace (ours, `simulate --trace-out`) is replayed as it was simulated: each
  * instruction lasts its span, a send its transfer. A device with instructions not measured in
  * the step (a profiler trace mapped onto compute only) takes measured durations where there
- * are, the simulation's elsewhere, but no time for an OS or AR it did not measure (outside the
- * span measured: torch's optimizer step runs after its schedule). */
+ * are, L for its messages (from the gaps between the stages' compute), the simulation's
+ * elsewhere, but no time for an OS or AR it did not measure (outside the span measured: torch's
+ * optimizer step runs after its schedule). */
 #ifndef MT_TRACES_REPLAY_H
 #define MT_TRACES_REPLAY_H
 
@@ -43,7 +45,8 @@ struct align_result;
 struct mt_err;
 
 struct replay_dev {
-    double finish_us;      /* replayed: the end of its last instruction, mean over the steps */
+    double finish_us;      /* replayed: the end of its last instruction (a send's: its message's
+                            * arrival), mean over the steps */
     double meas_finish_us; /* measured: the same (NAN: nothing measured) */
     double err_pct;        /* signed (replayed - measured) / measured; NAN when not measured */
     double busy_us;        /* replayed compute, AR and OS time, mean over the steps */
@@ -51,18 +54,16 @@ struct replay_dev {
 
 struct replay_result {
     int steps;          /* steps replayed (the steps the alignment used) */
-    double step_us;     /* replayed step time, mean over the steps */
+    double step_us;     /* replayed step time, mean over the steps (every message as it came) */
     double meas_us;     /* measured step time over the same steps */
     double err_pct;     /* signed */
     double *step_each;  /* [steps] replayed step time of each */
     double lat_us;      /* L (NAN: no message measured) */
     int lat_samples;    /* messages L was taken from */
     double recv_us;     /* c */
-    double exact_us;    /* the replay with each message a receive waited for lasting what it
-                         * took (not L): the run itself, unless the plan's dependencies differ
-                         * from what the executor waited for; the difference to step_us is
-                         * what the late ends of waits (naps, preemption) added */
-    double exact_err_pct;
+    double one_lat_us;  /* the replay with every message lasting L: the difference to the run is
+                         * what the waits that ended late (naps, preemption) added */
+    double one_lat_err_pct;
     int devices;
     struct replay_dev *dev; /* [devices] */
 };

@@ -220,11 +220,14 @@ static void compare_print(const struct compare_side *s, const char *const *files
     if (rp != NULL) {
         compare_time(rp->step_us, unit, b1, sizeof b1);
         compare_pct(rp->err_pct, b3, sizeof b3);
-        printf("replayed with the measured durations: %s, error %s", b1, b3);
-        if (!isnan(rp->lat_us))
-            printf(" (p2p latency %.1f us from %d messages, a receive %.1f us)", rp->lat_us,
-                   rp->lat_samples, rp->recv_us);
-        printf("\n");
+        printf("replayed with the measured durations: %s, error %s\n", b1, b3);
+        if (!isnan(rp->lat_us)) {
+            compare_time(rp->one_lat_us, unit, b1, sizeof b1);
+            compare_pct(rp->one_lat_err_pct, b3, sizeof b3);
+            printf("  with one p2p latency for every message (%.1f us, from %d; a receive %.1f "
+                   "us): %s, error %s\n",
+                   rp->lat_us, rp->lat_samples, rp->recv_us, b1, b3);
+        }
     }
     if (!isnan(a->time_mape_pct))
         printf("instruction time MAPE: %.1f %%\n", a->time_mape_pct);
