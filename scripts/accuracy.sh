@@ -23,7 +23,8 @@
 #   0.2-1 ms, where a preemption is as long as an op).
 #   Environment: MT_BIN (default ./mario-tui), MT_ACCURACY_ROUNDS (3), MT_ACCURACY_STEPS (40
 #   tiny, 12 large), MT_ACCURACY_IDLE=PCT and MT_ACCURACY_WAIT=S (wait up to S s, default
-#   600, before each round for the CPUs to be PCT % idle). Needs python3 and mpirun. Figures
+#   600, before each round for the CPUs to be PCT % idle), MT_ACCURACY_KEEP=DIR (keep the
+#   plans, traces, calibrations and comparisons there). Needs python3 and mpirun. Figures
 #   are what this machine measured: a loaded machine measures noise.
 set -eu
 bin=${MT_BIN:-./mario-tui}
@@ -43,8 +44,14 @@ large) out=${1:-$top/docs/accuracy-large.md}; steps=${MT_ACCURACY_STEPS:-12} ;;
 *) echo "accuracy: --model tiny or large" >&2; exit 2 ;;
 esac
 rounds=${MT_ACCURACY_ROUNDS:-3}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [ -n "${MT_ACCURACY_KEEP:-}" ]; then # keep the runs, plans and calibrations there
+    tmp=$MT_ACCURACY_KEEP
+    mkdir -p "$tmp"
+    rm -f "$tmp/ran"
+else
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+fi
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
 
@@ -203,8 +210,8 @@ while read -r name pp scheme variant mbs; do
         fi
         r=$((r + 1))
     done
-    # the calibrated simulation's own durations, for the cost model op by op
-    "$bin" simulate "$tmp/$name.plan.json" --calibration "$tmp/cal-mbs$mbs.json" \
+    # the calibrated cost model's own durations (a core each), for the ops one by one
+    "$bin" simulate "$tmp/$name.plan.json" --calibration "$tmp/cal-mbs$mbs.json" --cores 1024 \
         --trace-out "$tmp/$name.sim.json" </dev/null >/dev/null 2>&1 || true
 done <"$tmp/list"
 

@@ -269,11 +269,11 @@ int cmd_plan_config(const struct cmd_plan *cp, struct config *out, struct plan *
         plan_free(loaded);
         return cp->path ? err_wrap(e, "%s (with flags)", cp->path) : rc;
     }
-    /* --calibration changes the costs, not the instructions: a loaded plan is kept, with the
-     * calibrated config */
+    /* --calibration and --cores change the costs, not the instructions: a loaded plan is kept,
+     * with the calibrated config */
     int changing = 0;
     for (int i = 0; i < cp->n_over && !(cp->path && plan_path_is_csv(cp->path)); i++)
-        changing += cp->over[i].opt != CMD_PLAN_CALIBRATION;
+        changing += cp->over[i].opt != CMD_PLAN_CALIBRATION && cp->over[i].opt != CMD_PLAN_CORES;
     if (plan_out && loaded && changing == 0 && cp->n_over > 0) {
         struct plan *q = plan_new(out, plan_geom(loaded));
         for (int d = 0; d < plan_devices(loaded); d++)

@@ -25,6 +25,12 @@ check "its replay is its step time" \
 "$bin" compare "$tmp/w.json" "$tmp/w-trace.json" >"$tmp/txt" 2>&1
 check "the text report has the replayed row" "grep -q '^replayed with the measured durations: ' $tmp/txt"
 
+# --cores, like --calibration, changes the costs of a plan file, not its instructions
+"$bin" optimize --devices 4 --microbatches 8 --plan-out "$tmp/opt.json" >/dev/null
+"$bin" simulate "$tmp/opt.json" --cores 2 --plan-out "$tmp/opt2.json" >/dev/null 2>&1
+check "a plan file keeps its instructions under --cores" \
+    "python3 -c 'import json,sys; a=json.load(open(\"$tmp/opt.json\")); b=json.load(open(\"$tmp/opt2.json\")); sys.exit(0 if a[\"devices\"] == b[\"devices\"] else 1)'"
+
 command -v mpirun >/dev/null 2>&1 || skip "no mpirun"
 run_case() { # NAME RANKS PLAN FLAGS...
     name=$1
