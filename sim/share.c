@@ -132,9 +132,9 @@ int share_run(const struct plan *p, const struct cost_model *cost, struct sim_re
             double end = r.end[id] - gap[id];
             if (!cpu[id] || !(end > r.start[id]))
                 continue;
-            double speed = (share_integral(ts, g, G, m, end) -
-                            share_integral(ts, g, G, m, r.start[id])) /
-                           (end - r.start[id]);
+            double speed =
+                (share_integral(ts, g, G, m, end) - share_integral(ts, g, G, m, r.start[id])) /
+                (end - r.start[id]);
             double want = speed > 0 ? base[id] / speed + gap[id] : dur[id];
             double next = it < SHARE_UNDAMPED ? want : (dur[id] + want) / 2;
             moved = fmax(moved, fabs(next - dur[id]) / dur[id]);

@@ -34,8 +34,8 @@ struct importer {
     bool ours;
     const struct trace_event **ev; /* the kept events, device by device in time order */
     size_t n;
-    int *off;                      /* [devices + 1]: device d's events at [off[d], off[d+1]) */
-    struct import_key *keys;       /* sorted, for lookups */
+    int *off;                /* [devices + 1]: device d's events at [off[d], off[d+1]) */
+    struct import_key *keys; /* sorted, for lookups */
 };
 
 struct import_key {
@@ -79,8 +79,8 @@ static void import_where(const struct importer *im, const struct trace_event *ev
         snprintf(what, sizeof what, "%s, micro-batch %d, stage %d", plan_op_name((enum op)ev->op),
                  ev->mb, ev->stage);
     long line = 0, col = 0;
-    const char *path = im->paths && ev->file >= 0 && ev->file < im->npaths ? im->paths[ev->file]
-                                                                           : NULL;
+    const char *path =
+        im->paths && ev->file >= 0 && ev->file < im->npaths ? im->paths[ev->file] : NULL;
     struct scan *s;
     if (path != NULL && scan_open(path, &s, NULL) == MT_OK) {
         struct scan_item it;
@@ -218,8 +218,9 @@ static int import_collect(struct importer *im, const struct import_opts *o, size
         im->off[im->ev[i]->dev + 1]++;
     for (int d = 0; d < im->devices; d++) {
         if (im->off[d + 1] == 0)
-            return err_set(e, MT_EINVAL, "device %d has no instruction in step %d (the trace has "
-                                         "devices up to %d)",
+            return err_set(e, MT_EINVAL,
+                           "device %d has no instruction in step %d (the trace has "
+                           "devices up to %d)",
                            d, im->step, im->devices - 1);
         im->off[d + 1] += im->off[d];
     }
@@ -477,8 +478,8 @@ int import_plan(const struct trace *t, const char *const *paths, int npaths,
     }
     if (rc == MT_OK) {
         const struct plan_geom *g = plan_geom(p);
-        *info = (struct import_info){im.step, im.ours, from_trace, g->devices, g->stages, g->mbs,
-                                     im.n, left_out};
+        *info = (struct import_info){im.step,   im.ours, from_trace, g->devices,
+                                     g->stages, g->mbs,  im.n,       left_out};
         *out = p;
     } else {
         plan_free(p);

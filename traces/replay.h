@@ -53,16 +53,16 @@ struct replay_dev {
 };
 
 struct replay_result {
-    int steps;          /* steps replayed (the steps the alignment used) */
-    double step_us;     /* replayed step time, mean over the steps (every message as it came) */
-    double meas_us;     /* measured step time over the same steps */
-    double err_pct;     /* signed */
-    double *step_each;  /* [steps] replayed step time of each */
-    double lat_us;      /* L (NAN: no message measured) */
-    int lat_samples;    /* messages L was taken from */
-    double recv_us;     /* c */
-    double one_lat_us;  /* the replay with every message lasting L: the difference to the run is
-                         * what the waits that ended late (naps, preemption) added */
+    int steps;         /* steps replayed (the steps the alignment used) */
+    double step_us;    /* replayed step time, mean over the steps (every message as it came) */
+    double meas_us;    /* measured step time over the same steps */
+    double err_pct;    /* signed */
+    double *step_each; /* [steps] replayed step time of each */
+    double lat_us;     /* L (NAN: no message measured) */
+    int lat_samples;   /* messages L was taken from */
+    double recv_us;    /* c */
+    double one_lat_us; /* the replay with every message lasting L: the difference to the run is
+                        * what the waits that ended late (naps, preemption) added */
     double one_lat_err_pct;
     int devices;
     struct replay_dev *dev; /* [devices] */

@@ -362,7 +362,8 @@ static int compare_exec(int argc, char **argv)
             accuracy_report_json(&(struct accuracy_report){
                 .plan = s.plan, .sim_name = s.name, .from_trace = s.from_trace,
                 .unit = s.sim.unit, .files = files, .nfiles = nfiles, .info = trace_info(t),
-                .m = &m, .a = &a, .replay = replayed ? &rp : NULL, .top = o.top, .gate = o.gate, .gate_failed = gate_failed});
+                .m = &m, .a = &a, .replay = replayed ? &rp : NULL, .top = o.top,
+                .gate = o.gate, .gate_failed = gate_failed});
         puts(text);
         free(text);
     } else {

@@ -35,13 +35,23 @@ struct import_cmd_opts {
 };
 
 static const struct cmd_option import_options[] = {
-    {.name = "output", .letter = 'o', .arg = "FILE", CMD_TO_STRING(struct import_cmd_opts, out),
-     .heading = "Import:\n", .help = "write the plan to FILE (.json, or .csv: torch's schedule)"},
-    {.name = "map", .arg = "FILE", CMD_TO_STRING(struct import_cmd_opts, map),
+    {.name = "output",
+     .letter = 'o',
+     .arg = "FILE",
+     CMD_TO_STRING(struct import_cmd_opts, out),
+     .heading = "Import:\n",
+     .help = "write the plan to FILE (.json, or .csv: torch's schedule)"},
+    {.name = "map",
+     .arg = "FILE",
+     CMD_TO_STRING(struct import_cmd_opts, map),
      .help = "mapping of foreign event names to plan keys (docs/traces.md)"},
-    {.name = "step", .arg = "K", CMD_TO_INT(struct import_cmd_opts, step, 0, 1 << 24),
-     .help = "take step K's order (default: the second step, the first\nwarms up; or the only one)"},
-    {.name = "json", CMD_TO_BOOL(struct import_cmd_opts, json),
+    {.name = "step",
+     .arg = "K",
+     CMD_TO_INT(struct import_cmd_opts, step, 0, 1 << 24),
+     .help =
+         "take step K's order (default: the second step, the first\nwarms up; or the only one)"},
+    {.name = "json",
+     CMD_TO_BOOL(struct import_cmd_opts, json),
      .help = "print what was imported as one JSON object"},
     {0},
 };
@@ -107,8 +117,8 @@ static int import_exec(int argc, char **argv)
         printf("{\"plan\": \"%s\", \"scheme\": \"%s\", \"devices\": %d, \"stages\": %d, "
                "\"microbatches\": %d, \"step\": %d, \"ours\": %s, \"config_from_trace\": %s, "
                "\"instructions\": %zu, \"left_out\": %zu, \"clock_shift_us\": %.17g}\n",
-               o.out, config_scheme_name(c->scheme), info.devices, info.stages, info.mbs,
-               info.step, info.ours ? "true" : "false", info.config_from_trace ? "true" : "false",
+               o.out, config_scheme_name(c->scheme), info.devices, info.stages, info.mbs, info.step,
+               info.ours ? "true" : "false", info.config_from_trace ? "true" : "false",
                info.instructions, info.left_out, ti->clock_shift_us);
     } else {
         printf("imported %s%s: %d devices, %d stages, %d micro-batches, placed as %s; step %d's "

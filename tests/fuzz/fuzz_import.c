@@ -45,8 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const struct plan_geom *g = plan_geom(p);
     FUZZ_CHECK(g->devices == info.devices && g->stages == info.stages && g->mbs == info.mbs,
-               "geometry %d/%d/%d, reported %d/%d/%d", g->devices, g->stages, g->mbs,
-               info.devices, info.stages, info.mbs);
+               "geometry %d/%d/%d, reported %d/%d/%d", g->devices, g->stages, g->mbs, info.devices,
+               info.stages, info.mbs);
     FUZZ_CHECK(validate_plan(p, &e) == MT_OK, "the imported plan does not validate: %s", e.msg);
     struct sim_result r;
     FUZZ_CHECK(sim_run(p, &r, &e) == MT_OK, "the imported plan does not simulate: %s", e.msg);

@@ -122,9 +122,9 @@ static bool same_order(const struct plan *a, const struct plan *b)
             const struct instr *x = plan_at(a, d, i), *y = plan_at(b, d, i);
             if (x->op != y->op || x->mb != y->mb || x->part != y->part || x->stage != y->stage ||
                 x->peer != y->peer) {
-                fprintf(stderr, "device %d, instruction %d: %s%d.%d/%d against %s%d.%d/%d\n", d,
-                        i, plan_op_name(x->op), x->mb, x->part, x->stage, plan_op_name(y->op),
-                        y->mb, y->part, y->stage);
+                fprintf(stderr, "device %d, instruction %d: %s%d.%d/%d against %s%d.%d/%d\n", d, i,
+                        plan_op_name(x->op), x->mb, x->part, x->stage, plan_op_name(y->op), y->mb,
+                        y->part, y->stage);
                 return false;
             }
         }
@@ -184,9 +184,10 @@ static void test_ours(enum scheme_id s, int D, int N, int chunks, bool ckpt)
                 double dur = vpipe_is_send(in->op) ? 0 : r.end[id] - t0;
                 if (!p2p)
                     last = r.end[id];
-                sp[n++] = (struct chrome_span){d,      d,      0,         in->op,
-                                               in->mb, in->part, in->stage, in->peer,
-                                               step,   step * 2 * r.step_time + t0, dur, 0};
+                sp[n++] = (struct chrome_span){
+                    d,        d,         0,        in->op, in->mb,
+                    in->part, in->stage, in->peer, step,   step * 2 * r.step_time + t0,
+                    dur,      0};
             }
         }
     struct chrome_run run = {sp, n, plan_devices(p), "cpu", "complete"};
@@ -240,14 +241,16 @@ static void torch_files(const struct plan *p, const char *tag, int drop_dev, int
     for (int d = 0; d < plan_devices(p); d++) {
         struct buf b = {0};
         double off = 1.7e15 + d * 1e5;
-        bprintf(&b, "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": "
-                    "\"NVIDIA H100 80GB HBM3\"}], \"distributedInfo\": {\"backend\": \"nccl\", "
-                    "\"rank\": %d, \"world_size\": %d},\n \"traceEvents\": [\n",
+        bprintf(&b,
+                "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": "
+                "\"NVIDIA H100 80GB HBM3\"}], \"distributedInfo\": {\"backend\": \"nccl\", "
+                "\"rank\": %d, \"world_size\": %d},\n \"traceEvents\": [\n",
                 d, plan_devices(p));
         for (int step = 0; step < 2; step++) {
             double base = off + step * 2 * r.step_time;
-            bprintf(&b, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
-                        "\"ProfilerStep#%d\", \"pid\": 7, \"tid\": 7, \"ts\": %.3f, \"dur\": %.3f},\n",
+            bprintf(&b,
+                    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+                    "\"ProfilerStep#%d\", \"pid\": 7, \"tid\": 7, \"ts\": %.3f, \"dur\": %.3f},\n",
                     step + 4, base - 10, 1.5 * r.step_time);
             for (int i = 0; i < plan_len(p, d); i++) {
                 const struct instr *in = plan_at(p, d, i);
@@ -272,8 +275,9 @@ static void torch_files(const struct plan *p, const char *tag, int drop_dev, int
                         "\"tid\": \"stream 7\", \"ts\": %.3f, \"dur\": %.3f},\n",
                         t0 + 0.1 * dur, 0.8 * dur);
             }
-            bprintf(&b, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"PP:%dUNSHARD\", "
-                        "\"pid\": 7, \"tid\": 7, \"ts\": %.3f, \"dur\": 1},\n",
+            bprintf(&b,
+                    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"PP:%dUNSHARD\", "
+                    "\"pid\": 7, \"tid\": 7, \"ts\": %.3f, \"dur\": 1},\n",
                     d, base);
         }
         bprintf(&b, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 7, \"args\": "
@@ -365,7 +369,8 @@ static void test_torch_errors(void)
         "{\"ph\": \"X\", \"name\": \"PP:0F0\", \"pid\": 0, \"tid\": 0, \"ts\": 0, \"dur\": 10},\n"
         "{\"ph\": \"X\", \"name\": \"PP:0B0\", \"pid\": 0, \"tid\": 0, \"ts\": 30, \"dur\": 10},\n"
         "{\"ph\": \"X\", \"name\": \"PP:0F1\", \"pid\": 1, \"tid\": 0, \"ts\": 0, \"dur\": 10},\n"
-        "{\"ph\": \"X\", \"name\": \"PP:0B1\", \"pid\": 1, \"tid\": 0, \"ts\": 30, \"dur\": 10}]}\n";
+        "{\"ph\": \"X\", \"name\": \"PP:0B1\", \"pid\": 1, \"tid\": 0, \"ts\": 30, \"dur\": "
+        "10}]}\n";
     const char *tp = write_tmp("two.json", two);
     e = (struct mt_err){0};
     CHECK_EQ_INT(import_files(&tp, 1, NULL, &c, &q, &info, &e), MT_EINVAL);
@@ -383,7 +388,8 @@ static void test_torch_errors(void)
     plan_free(p);
 }
 
-/* ---- a PiPPy-visualizer-style trace with the mapping of docs/traces.md ------------------------ */
+/* ---- a PiPPy-visualizer-style trace with the mapping of docs/traces.md ------------------------
+ */
 
 static void test_pippy(void)
 {
@@ -395,7 +401,8 @@ static void test_pippy(void)
         "\"mb\": \"$2\"}]}\n";
     struct mapping *map = NULL;
     struct mt_err e = {0};
-    CHECK_EQ_INT(mapping_load_string(map_text, strlen(map_text), "pippy-map.json", &map, &e), MT_OK);
+    CHECK_EQ_INT(mapping_load_string(map_text, strlen(map_text), "pippy-map.json", &map, &e),
+                 MT_OK);
     /* 1F1B on 2 ranks, 2 micro-batches, F = 10, B = 20, messages 2; the array form, string
      * pids and tids */
     static const char trace[] =
@@ -431,7 +438,8 @@ static void test_pippy(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "%s/mt-import-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(tmpdir, sizeof tmpdir, "%s/mt-import-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (mkdtemp(tmpdir) == NULL) {
         perror("mkdtemp");
         return 1;

@@ -118,12 +118,12 @@ static void test_hand_1f1b(double skew, bool compute_only)
     /* F 100, B 200, OS 30, posting a send 2; messages 15 after their send's device was
      * released, but RG1's ends 40 late (a nap); RA1's message was there (its own time 8) */
     static const struct hand_ev ev[] = {
-        {0, "FW", 0, 0, 100},    {0, "SA", 0, 100, 102}, {0, "FW", 1, 102, 202},
-        {0, "SA", 1, 202, 204},  {0, "RG", 0, 204, 430}, {0, "BW", 0, 430, 630},
-        {0, "RG", 1, 630, 780},  {0, "BW", 1, 780, 980}, {0, "OS", -1, 980, 1010},
-        {1, "RA", 0, 0, 115},    {1, "FW", 0, 115, 215}, {1, "BW", 0, 215, 415},
-        {1, "SG", 0, 415, 417},  {1, "RA", 1, 417, 425}, {1, "FW", 1, 425, 525},
-        {1, "BW", 1, 525, 725},  {1, "SG", 1, 725, 727}, {1, "OS", -1, 727, 757},
+        {0, "FW", 0, 0, 100},   {0, "SA", 0, 100, 102}, {0, "FW", 1, 102, 202},
+        {0, "SA", 1, 202, 204}, {0, "RG", 0, 204, 430}, {0, "BW", 0, 430, 630},
+        {0, "RG", 1, 630, 780}, {0, "BW", 1, 780, 980}, {0, "OS", -1, 980, 1010},
+        {1, "RA", 0, 0, 115},   {1, "FW", 0, 115, 215}, {1, "BW", 0, 215, 415},
+        {1, "SG", 0, 415, 417}, {1, "RA", 1, 417, 425}, {1, "FW", 1, 425, 525},
+        {1, "BW", 1, 525, 725}, {1, "SG", 1, 725, 727}, {1, "OS", -1, 727, 757},
     };
     char text[8192];
     size_t n = (size_t)snprintf(text, sizeof text,
@@ -131,13 +131,13 @@ static void test_hand_1f1b(double skew, bool compute_only)
     for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
         if (compute_only && (ev[i].op[0] == 'S' || ev[i].op[0] == 'R'))
             continue;
-        n += (size_t)snprintf(text + n, sizeof text - n,
-                              "%s{\"ph\": \"X\", \"name\": \"x\", \"pid\": %d, \"ts\": %g, \"dur\": "
-                              "%g, \"args\": {\"op\": \"%s\", \"mb\": %d, \"part\": 0, \"stage\": "
-                              "%d, \"step\": 0}}",
-                              i ? ", " : "", ev[i].dev,
-                              ev[i].t0 + 5000 + (ev[i].dev == 1 ? skew : 0), ev[i].t1 - ev[i].t0,
-                              ev[i].op, ev[i].mb, ev[i].dev);
+        n += (size_t)snprintf(
+            text + n, sizeof text - n,
+            "%s{\"ph\": \"X\", \"name\": \"x\", \"pid\": %d, \"ts\": %g, \"dur\": "
+            "%g, \"args\": {\"op\": \"%s\", \"mb\": %d, \"part\": 0, \"stage\": "
+            "%d, \"step\": 0}}",
+            i ? ", " : "", ev[i].dev, ev[i].t0 + 5000 + (ev[i].dev == 1 ? skew : 0),
+            ev[i].t1 - ev[i].t0, ev[i].op, ev[i].mb, ev[i].dev);
     }
     snprintf(text + n, sizeof text - n, "]}");
     struct replay_result r;
@@ -240,8 +240,9 @@ static void test_compute_only(void)
     struct mt_err e = {0};
     CHECK_EQ_INT(sim_run(p, &sim, &e), MT_OK);
     char text[8192];
-    size_t n = (size_t)snprintf(text, sizeof text, "{\"otherData\": {\"source\": \"measured\"}, "
-                                                   "\"traceEvents\": [");
+    size_t n = (size_t)snprintf(text, sizeof text,
+                                "{\"otherData\": {\"source\": \"measured\"}, "
+                                "\"traceEvents\": [");
     int k = 0;
     for (int d = 0; d < plan_devices(p); d++)
         for (int i = 0; i < plan_len(p, d); i++) {
