@@ -19,8 +19,8 @@
 # Usage: scripts/accuracy.sh [--quick] [--model tiny|large] [OUT]
 #   OUT defaults to docs/accuracy.md (docs/accuracy-large.md with --model large); --quick: 4
 #   configs, 2 rounds, a small profile (CI: tests/cli/test_accuracy.sh). --model large: a GPT of
-#   hidden 128, sequence 128, 16 layers, so that each op lasts 4-20 ms (the tiny model's last
-#   0.2-1 ms, where a preemption is as long as an op).
+#   hidden 128, sequence 128, 16 layers, whose forwards and backwards last 4-13 ms (the tiny
+#   model's ops last 0.1-2 ms, where a preemption is as long as an op).
 #   Environment: MT_BIN (default ./mario-tui), MT_ACCURACY_ROUNDS (3), MT_ACCURACY_STEPS (40
 #   tiny, 12 large), MT_ACCURACY_IDLE=PCT and MT_ACCURACY_WAIT=S (wait up to S s, default
 #   600, before each round for the CPUs to be PCT % idle), MT_ACCURACY_KEEP=DIR (keep the
