@@ -84,7 +84,7 @@ static int bench_load(const struct plan *p, const char *path)
     }
     double t1 = bench_now_s();
     struct align_result m;
-    struct align_opts ao = {-1};
+    struct align_opts ao = {.step = -1};
     int rc = align_run(p, t, &ao, &m, &e);
     double t2 = bench_now_s();
     if (rc != MT_OK) {

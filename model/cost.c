@@ -212,6 +212,7 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
             st->w_keep *= st->act / act_analytic;
         if (act_analytic > 0 && st->act != act_analytic) /* measured: its per-layer share */
             st->layer_act *= st->act / act_analytic;
+        profile_apply_split(&c->profile, c, st); /* a measured B, W and W's bytes, if any */
         st->sel_ckpt = st->ckpt; /* the input of the checkpointed layers, measured or not */
     }
     return MT_OK;

@@ -36,10 +36,14 @@ static double profile_term(const struct profile_fit *f, const struct stage_cost 
            (st->has_head ? f->head * kh : 0);
 }
 
-void profile_apply(const struct profile *p, const struct config *c, struct stage_cost *st)
+/* The factors from the measured shape to c's. */
+struct profile_scale {
+    double k_sbh, k_fw, k_head, k_act, k_logits, k_par, k_vh;
+};
+
+static void profile_scale_of(const struct profile *p, const struct config *c,
+                             struct profile_scale *k)
 {
-    if (!p->enabled || c->unit.enabled)
-        return;
     const struct profile_shape *s = &p->shape;
     struct config m = *c; /* the measured shape */
     m.model.arch = (enum model_arch)s->arch;
@@ -64,6 +68,17 @@ void profile_apply(const struct profile *p, const struct config *c, struct stage
     double k_par = profile_ratio(cost_layer_params(c), cost_layer_params(&m));
     double k_vh = profile_ratio((double)a->vocab_size * a->hidden_size / c->cluster.tp,
                                 (double)b->vocab_size * b->hidden_size / m.cluster.tp);
+    *k = (struct profile_scale){k_sbh, k_fw, k_head, k_act, k_logits, k_par, k_vh};
+}
+
+void profile_apply(const struct profile *p, const struct config *c, struct stage_cost *st)
+{
+    if (!p->enabled || c->unit.enabled)
+        return;
+    struct profile_scale k;
+    profile_scale_of(p, c, &k);
+    double k_sbh = k.k_sbh, k_fw = k.k_fw, k_head = k.k_head, k_act = k.k_act,
+           k_logits = k.k_logits, k_par = k.k_par, k_vh = k.k_vh;
 
     if (p->fw.points > 0)
         st->fw = profile_term(&p->fw, st, k_fw, k_sbh, k_head, 1);
@@ -104,4 +119,20 @@ void profile_apply(const struct profile *p, const struct config *c, struct stage
             *v[i] = 0;
     if (st->ckpt > st->act)
         st->ckpt = st->act;
+}
+
+void profile_apply_split(const struct profile *p, const struct config *c, struct stage_cost *st)
+{
+    if (!p->enabled || c->unit.enabled)
+        return;
+    struct profile_scale k;
+    profile_scale_of(p, c, &k);
+    if (p->b.points > 0 && p->w.points > 0) {
+        st->b = fmax(profile_term(&p->b, st, k.k_fw, k.k_sbh, k.k_head, 1), 0);
+        st->w = fmax(profile_term(&p->w, st, k.k_fw, k.k_sbh, k.k_head, 1), 0);
+    }
+    /* the weight GEMMs' inputs and output gradients: a block's activations' kind of bytes */
+    if (p->w_keep_bytes.points > 0)
+        st->w_keep =
+            fmax(profile_term(&p->w_keep_bytes, st, k.k_act, k.k_sbh, k.k_logits, k.k_sbh), 0);
 }

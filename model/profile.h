@@ -44,9 +44,13 @@ struct profile {
     char device[96];  /* what it was measured on: "cpu: <model name> (N cores)", a GPU name */
     char backend[16]; /* the executor backend: cpu, cuda, nccl */
     char created[32]; /* UTC date and time of the measurement */
+    int cores;        /* the cores the measured node's ranks share (a CPU's); 0 = a core each.
+                       * More ranks than this share them (sim/share.h); --cores sets it */
     struct profile_shape shape;
     /* times of one micro-batch (us) */
     struct profile_fit fw, bw, rc;
+    struct profile_fit b, w; /* split backward: input gradient (B), weight gradient (W); when
+                              * both are measured they replace the FLOPs' split of bw */
     struct profile_fit os;  /* optimizer step of a stage (us) */
     struct profile_fit ar;  /* gradient allreduce of a stage (us) */
     struct profile_fit p2p; /* one activation or gradient message, send to arrival (us) */
@@ -59,21 +63,33 @@ struct profile {
     struct profile_fit cfw_peak_bytes; /* CFW: the most over what the device held before it */
     struct profile_fit bw_work_bytes;  /* BW: over what the device held before it */
     struct profile_fit msg_bytes;      /* one activation or gradient message's buffer */
+    struct profile_fit w_keep_bytes;   /* what a B leaves held for its W (split backward) */
+    /* with more ranks than cores (sim/share.h): b = the median p2p latency and a receive's
+     * own time, measured on runs of twice as many ranks as cores */
+    struct profile_fit p2p_shared, recv_shared;
+    struct profile_fit gap_shared; /* then: the time between instructions, per instruction */
 };
 
 /* Applies p to one stage of config c (its layer count and ends already set): every fitted
  * quantity replaces the analytic one, scaled to c's shape. */
 void profile_apply(const struct profile *p, const struct config *c, struct stage_cost *st);
+/* The split backward's measured B and W times (both fitted) and W's kept bytes, over what
+ * model/cost.c made of the measured backward (its FLOPs' split); called after that split.
+ * Calibrations without them leave the stage as it is. */
+void profile_apply_split(const struct profile *p, const struct config *c, struct stage_cost *st);
 /* Records c's shape in p->shape. */
 void profile_shape_of(const struct config *c, struct profile_shape *out);
 
 /* ---- model/profile_json.c: calibration files ---------------------------------------------
  * {"format": "mario-calibration", "version": 1, "device": "...", "backend": "cpu",
- *  "created": "...", "shape": {"type", "hidden_size", "num_attention_heads", "seq_length",
+ *  "created": "...", "cores": N (optional: the cores the ranks shared), "shape": {"type", "hidden_size", "num_attention_heads", "seq_length",
  *  "vocab_size", "ffn_hidden_size", "micro_batch_size", "tp"},
  *  "fits": {"fw_us": {"a", "b", "embed", "head", "r2", "points"}, "bw_us", "rc_us", "os_us",
  *           "ar_us", "p2p_us", "act_bytes", "ckpt_bytes", "static_bytes", "fw_work_bytes",
- *           "cfw_peak_bytes", "bw_work_bytes", "msg_bytes"},
+ *           "cfw_peak_bytes", "bw_work_bytes", "msg_bytes", and since the split backward
+ *           "b_us", "w_us", "w_keep_bytes", "p2p_shared_us", "recv_shared_us", "gap_shared_us"
+ *           (each optional:
+ *           older files load as they were)},
  *  "observations": [...]}   (what was measured; kept for the record, not read back)
  * Unknown keys are errors. */
 #define PROFILE_MAX_BYTES (16u << 20)

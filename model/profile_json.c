@@ -43,6 +43,12 @@ static const struct profile_fit_key profile_fits[] = {
     {"cfw_peak_bytes", offsetof(struct profile, cfw_peak_bytes)},
     {"bw_work_bytes", offsetof(struct profile, bw_work_bytes)},
     {"msg_bytes", offsetof(struct profile, msg_bytes)},
+    {"b_us", offsetof(struct profile, b)},
+    {"w_us", offsetof(struct profile, w)},
+    {"w_keep_bytes", offsetof(struct profile, w_keep_bytes)},
+    {"p2p_shared_us", offsetof(struct profile, p2p_shared)},
+    {"recv_shared_us", offsetof(struct profile, recv_shared)},
+    {"gap_shared_us", offsetof(struct profile, gap_shared)},
 };
 #define PROFILE_NFITS (sizeof profile_fits / sizeof profile_fits[0])
 
@@ -122,10 +128,10 @@ static int profile_shape_read(struct json_doc *d, const struct json_value *sv,
 int profile_from_json(struct json_doc *d, const struct json_value *obj, struct profile *out)
 {
     enum { K_FORMAT, K_VERSION, K_DEVICE, K_BACKEND, K_CREATED, K_SHAPE, K_FITS, K_OBS, K_NOTE,
-           K__COUNT };
+           K_CORES, K__COUNT };
     static const char *const keys[K__COUNT] = {"format", "version", "device",       "backend",
                                                "created", "shape",  "fits", "observations",
-                                               "note"};
+                                               "note",    "cores"};
     struct json_value k[K__COUNT];
     struct profile p;
     memset(&p, 0, sizeof p);
@@ -142,6 +148,8 @@ int profile_from_json(struct json_doc *d, const struct json_value *obj, struct p
     TRY(profile_text(d, &k[K_DEVICE], p.device, sizeof p.device));
     TRY(profile_text(d, &k[K_BACKEND], p.backend, sizeof p.backend));
     TRY(profile_text(d, &k[K_CREATED], p.created, sizeof p.created));
+    if (k[K_CORES].item != NULL)
+        TRY(json_int(d, &k[K_CORES], 0, 1 << 20, &p.cores));
     if (k[K_SHAPE].item == NULL)
         return json_fail(d, &k[K_SHAPE], "missing (expected an object)");
     TRY(profile_shape_read(d, &k[K_SHAPE], &p.shape));
@@ -195,6 +203,8 @@ cJSON *profile_to_cjson(const struct profile *p)
     cJSON_AddStringToObject(o, "device", p->device);
     cJSON_AddStringToObject(o, "backend", p->backend);
     cJSON_AddStringToObject(o, "created", p->created);
+    if (p->cores > 0)
+        cJSON_AddNumberToObject(o, "cores", p->cores);
     cJSON *s = cJSON_AddObjectToObject(o, "shape");
     cJSON_AddStringToObject(s, "type", config_arch_name((enum model_arch)p->shape.arch));
     struct profile_shape shape = p->shape;

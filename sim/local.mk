@@ -5,9 +5,14 @@ libmt_sim_a_SOURCES = sim/plan.c sim/plan.h sim/plan_json.c sim/plan_csv.c sim/v
 	sim/pass.c sim/pass.h sim/pass_summary.c sim/pass_json.c sim/pass_checkpoint.c sim/pass_overlap.c sim/pass_redundancy.c \
 	sim/pass_prepose.c sim/ckpt_plan.c sim/ckpt_plan.h sim/ckpt_plan_internal.h \
 	sim/ckpt_solve.c sim/ckpt_cache.c sim/ckpt_plan_json.c sim/memory.c sim/memory.h \
-	sim/critical.c sim/critical.h
+	sim/critical.c sim/critical.h sim/share.c sim/share.h
 libmt_sim_a_SOURCES += sim/scheme_async.c sim/async.c sim/async.h
 libmt_sim_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
+
+# Processor sharing (sim/share.c): hand-worked timelines on fewer cores than ranks.
+check_PROGRAMS += tests/unit/test_share
+TESTS += tests/unit/test_share
+tests_unit_test_share_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 
 # Mario's four passes (sim/pass*.c): Figure 2, Table 1's Mario column, properties.
 check_PROGRAMS += tests/unit/test_pass

@@ -20,6 +20,7 @@
 #include "sim/memory.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
+#include "sim/share.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -66,6 +67,7 @@ struct sim_state {
     const struct cost_model *cost;
     const struct vpipe_index *x;
     bool blocking;
+    const double *fixed;  /* [total] or NULL: measured durations in place of the costs' (replay) */
     int *dep_off, *deps;  /* CSR: deps of id in deps[dep_off[id] .. dep_off[id+1]) */
     int *partner;         /* SA/SG: the matching receive; -1 elsewhere */
     double *posted;       /* RA/RG (blocking) and AR: when the device reached it; < 0 not yet */
@@ -125,7 +127,8 @@ static int sim_resolve(struct sim_state *st, struct sim_result *r, struct mt_err
             }
             n += k;
             st->partner[id] = vpipe_is_send(in->op) ? vpipe_partner(p, st->x, id) : -1;
-            st->dur[id] = sim_instr_latency(st->cost, in);
+            st->dur[id] = st->fixed && isfinite(st->fixed[id]) ? st->fixed[id]
+                                                                : sim_instr_latency(st->cost, in);
         }
     st->dep_off[total] = n;
     return MT_OK;
@@ -298,6 +301,14 @@ static void sim_memory(struct sim_state *st, struct sim_result *r)
 int sim_run_costs(const struct plan *p, const struct cost_model *cost, struct sim_result *out,
                   struct mt_err *e)
 {
+    if (share_applies(plan_config(p))) /* more ranks than cores: they share them */
+        return share_run(p, cost, out, e);
+    return sim_run_durations(p, cost, NULL, out, e);
+}
+
+int sim_run_durations(const struct plan *p, const struct cost_model *cost, const double *dur,
+                      struct sim_result *out, struct mt_err *e)
+{
     memset(out, 0, sizeof *out);
     const struct config *c = plan_config(p);
     struct sim_result r = {0};
@@ -312,7 +323,7 @@ int sim_run_costs(const struct plan *p, const struct cost_model *cost, struct si
     r.dev = xcalloc((size_t)r.devices, sizeof *r.dev);
 
     struct vpipe_index *x = NULL;
-    struct sim_state st = {.p = p, .cost = cost, .blocking = c->blocking_send};
+    struct sim_state st = {.p = p, .cost = cost, .blocking = c->blocking_send, .fixed = dur};
     int rc = vpipe_index_build(p, &x, e);
     if (rc != MT_OK)
         goto fail;

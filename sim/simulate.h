@@ -64,6 +64,11 @@ int sim_run(const struct plan *p, struct sim_result *out, struct mt_err *e);
 /* Same with given per-stage costs (profiled or calibrated). */
 int sim_run_costs(const struct plan *p, const struct cost_model *cost, struct sim_result *out,
                   struct mt_err *e);
+/* Same with the duration of each instruction given (dur[plan_id], in the costs' unit: a
+ * measured run replayed, traces/replay.h); a NAN entry keeps the cost's latency. For SA/SG the
+ * duration is the message's latency. Memory follows the costs. */
+int sim_run_durations(const struct plan *p, const struct cost_model *cost, const double *dur,
+                      struct sim_result *out, struct mt_err *e);
 /* The figures of sim_run for the plan scheme_build(c) would make, straight from c without
  * building it, for an Async config with dp 1 and sends that do not block: every figure but the
  * per-instruction ones (start, end and mem_after stay NULL, the memory curves empty), equal to

@@ -71,6 +71,7 @@ double accuracy_kendall_tau(const double *a, const double *b, int n);
  * a simulated trace stood for it, unit costs), the measured files and what the trace says of
  * itself, the alignment and the figures; gate < 0 when no --gate was given. */
 struct trace_info;
+struct replay_result;
 struct accuracy_report {
     const struct plan *plan;
     const char *sim_name; /* NULL: the config's source */
@@ -80,6 +81,7 @@ struct accuracy_report {
     const struct trace_info *info;
     const struct align_result *m;
     const struct accuracy *a;
+    const struct replay_result *replay; /* NULL: not replayed */
     int top;
     double gate;
     int gate_failed;

@@ -9,6 +9,7 @@
 #include "model/config.h"
 #include "sim/plan.h"
 #include "traces/align.h"
+#include "traces/replay.h"
 #include "traces/trace.h"
 
 static void report_num(cJSON *o, const char *key, double v)
@@ -41,6 +42,8 @@ char *accuracy_report_json(const struct accuracy_report *r)
         cJSON_AddItemToArray(fl, cJSON_CreateString(files[i]));
     cJSON_AddStringToObject(meas, "source", ti->source);
     cJSON_AddStringToObject(meas, "backend", ti->backend);
+    if (ti->clock_shift_us > 0)
+        cJSON_AddNumberToObject(meas, "clock_shift_us", ti->clock_shift_us);
     cJSON_AddNumberToObject(meas, "steps_in_trace", m->steps_in_trace);
     cJSON_AddNumberToObject(meas, "first_step", m->first_step);
     cJSON_AddNumberToObject(meas, "steps_used", m->steps_used);
@@ -58,6 +61,30 @@ char *accuracy_report_json(const struct accuracy_report *r)
     report_num(o, "peak_memory_error_pct", a->peak_mape_pct);
     report_num(o, "peak_memory_max_error_pct", a->peak_max_err_pct);
     cJSON_AddStringToObject(o, "memory_unit", r->unit ? "M_theta" : "bytes");
+    if (r->replay != NULL) {
+        const struct replay_result *rp = r->replay;
+        cJSON *j = cJSON_AddObjectToObject(o, "replay");
+        report_num(j, "step_time", rp->step_us);
+        report_num(j, "step_time_error_pct", rp->err_pct);
+        cJSON_AddNumberToObject(j, "steps", rp->steps);
+        cJSON *one = cJSON_AddObjectToObject(j, "one_latency");
+        report_num(one, "step_time", rp->one_lat_us);
+        report_num(one, "step_time_error_pct", rp->one_lat_err_pct);
+        report_num(one, "p2p_latency_us", rp->lat_us);
+        cJSON_AddNumberToObject(one, "p2p_latency_samples", rp->lat_samples);
+        report_num(one, "receive_us", rp->recv_us);
+        cJSON *devs = cJSON_AddArrayToObject(j, "per_device");
+        for (int d = 0; d < rp->devices; d++) {
+            const struct replay_dev *dv = &rp->dev[d];
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "device", d);
+            report_num(x, "finish_us", dv->finish_us);
+            report_num(x, "finish_measured_us", dv->meas_finish_us);
+            report_num(x, "error_pct", dv->err_pct);
+            report_num(x, "busy_us", dv->busy_us);
+            cJSON_AddItemToArray(devs, x);
+        }
+    }
     cJSON *ops = cJSON_AddObjectToObject(o, "per_op");
     for (int op = 0; op < OP__COUNT; op++) {
         const struct accuracy_op *x = &a->op[op];

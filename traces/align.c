@@ -126,6 +126,8 @@ void align_result_fini(struct align_result *r)
     free(r->step_times_us);
     free(r->peak_bytes);
     free(r->low_bytes);
+    free(r->step_start);
+    free(r->step_end);
     memset(r, 0, sizeof *r);
 }
 
@@ -244,13 +246,23 @@ int align_run(const struct plan *p, const struct trace *t, const struct align_op
     for (int i = 0; i < total; i++)
         out->start[i] = out->end[i] = 0;
     int u = 0;
-    for (int s = 0; s < S; s++)
+    int *slot = xmalloc((size_t)S * sizeof(int)); /* a used step's index among the used */
+    for (int s = 0; s < S; s++) {
+        slot[s] = use[s] ? u : -1;
         if (use[s]) {
             if (out->first_step < 0)
                 out->first_step = s;
             out->step_times_us[u++] = s1[s] - s0[s];
             out->step_time_us += (s1[s] - s0[s]) / used;
         }
+    }
+    if (o && o->per_step) {
+        size_t cells = (size_t)used * (size_t)total + 1;
+        out->step_start = xmalloc(cells * sizeof(double));
+        out->step_end = xmalloc(cells * sizeof(double));
+        for (size_t i = 0; i < cells; i++)
+            out->step_start[i] = out->step_end[i] = NAN;
+    }
     for (size_t i = 0; i < n; i++) {
         const struct trace_event *x = &ev[i];
         if (x->dev < 0 || x->dev >= D || x->step < 0 || x->step >= S || !use[x->step])
@@ -266,7 +278,13 @@ int align_run(const struct plan *p, const struct trace *t, const struct align_op
         out->start[id] += x->start_us - s0[x->step];
         out->end[id] += x->end_us - s0[x->step];
         out->count[id]++;
+        if (out->step_start != NULL) {
+            size_t cell = (size_t)slot[x->step] * (size_t)total + (size_t)id;
+            out->step_start[cell] = x->start_us - s0[x->step];
+            out->step_end[cell] = x->end_us - s0[x->step];
+        }
     }
+    free(slot);
     for (int i = 0; i < total; i++) {
         if (out->count[i] > 0) {
             out->start[i] /= out->count[i];

@@ -17,6 +17,7 @@ struct mt_err;
 struct align_opts {
     int step; /* -1: every step but the first when there are several (the first warms up;
                * of the rest, only complete steps when there are any); else only this step */
+    bool per_step; /* also keep every used step's own times (step_start, step_end) */
 };
 
 struct align_result {
@@ -39,6 +40,10 @@ struct align_result {
                             * (what stays between steps: weights, gradients, optimizer state);
                             * NAN: none */
     bool unit;             /* the trace is a unit-cost simulation (1 t = 1000 us, M_theta) */
+    double *step_start, *step_end; /* per_step: [steps_used * total], step u's instruction id at
+                                    * [u * total + id], us from that step's start; NAN where
+                                    * not measured in it (the first event taken, as above);
+                                    * NULL otherwise */
 };
 
 /* Matches t against p. MT_EINVAL when step is given and the trace has no event in it, or when

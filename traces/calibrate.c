@@ -17,6 +17,7 @@
 #include "sim/vpipe.h"
 #include "sim/scheme.h"
 #include "traces/align.h"
+#include "traces/replay.h"
 #include "traces/trace.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -30,10 +31,11 @@ struct calibrate {
 };
 
 static const char *const calibrate_names[CAL__COUNT] = {
-    "fw_us",  "bw_us",        "rc_us",
-    "os_us",  "ar_us",        "p2p_us",
-    "static_bytes", "peak_dynamic_bytes", "fw_work_bytes",
-    "cfw_peak_bytes", "bw_work_bytes", "msg_bytes"};
+    "fw_us",          "bw_us",         "rc_us",     "os_us",
+    "ar_us",          "p2p_us",        "static_bytes", "peak_dynamic_bytes",
+    "fw_work_bytes",  "cfw_peak_bytes", "bw_work_bytes", "msg_bytes",
+    "b_us",           "w_us",          "w_keep_bytes", "p2p_shared_us",
+    "recv_shared_us", "gap_shared_us"};
 
 const char *calibrate_qty_name(enum calibrate_qty q)
 {
@@ -236,14 +238,15 @@ static void calibrate_transients(struct calibrate *c, struct calibrate_obs *o,
         if (mem[i].dev == d)
             s[k++] = (struct calibrate_sample){mem[i].t_us, mem[i].bytes, i};
     qsort(s, k, sizeof *s, calibrate_sample_cmp);
-    double sum[4] = {0};
-    int cnt[4] = {0};
+    double sum[5] = {0};
+    int cnt[5] = {0};
     for (size_t i = 0; i < n && k > 0; i++) {
         const struct trace_event *x = &ev[i];
         int which = x->op == OP_FW                     ? 0
                     : x->op == OP_CFW                  ? 1
                     : x->op == OP_BW                   ? 2
                     : vpipe_is_recv((enum op)x->op)     ? 3
+                    : x->op == OP_W                    ? 4
                                                        : -1;
         if (x->dev != d || which < 0 || x->step < first_step)
             continue;
@@ -258,6 +261,18 @@ static void calibrate_transients(struct calibrate *c, struct calibrate_obs *o,
         size_t at = lo; /* [lo, at): the samples at the start instant */
         while (at < k && s[at].t == x->start_us)
             at++;
+        if (which == 4) { /* what W frees: the level before it less the lowest during it */
+            /* (samples at its start instant are earlier instructions' ends; at its end
+             * instant its own free comes first, then what follows takes) */
+            if (at == 0 || at >= k || s[at].t > x->end_us)
+                continue;
+            double low = s[at].bytes;
+            for (size_t j = at; j < k && s[j].t <= x->end_us; j++)
+                low = fmin(low, s[j].bytes);
+            sum[4] += s[at - 1].bytes - low;
+            cnt[4]++;
+            continue;
+        }
         if (which == 3) { /* the first rise during the receive: its buffer */
             for (size_t j = lo; j < k && s[j].t <= x->end_us; j++)
                 if (j > 0 && s[j].bytes > s[j - 1].bytes) {
@@ -287,8 +302,9 @@ static void calibrate_transients(struct calibrate *c, struct calibrate_obs *o,
         sum[which] += which == 0 ? top - after : top - before;
         cnt[which]++;
     }
-    static const enum calibrate_qty q[4] = {CAL_FW_WORK, CAL_CFW_PEAK, CAL_BW_WORK, CAL_MSG};
-    for (int w = 0; w < 4; w++)
+    static const enum calibrate_qty q[5] = {CAL_FW_WORK, CAL_CFW_PEAK, CAL_BW_WORK, CAL_MSG,
+                                            CAL_W_KEEP};
+    for (int w = 0; w < 5; w++)
         if (cnt[w] > 0) {
             o->q = q[w];
             o->y = sum[w] / cnt[w];
@@ -297,49 +313,12 @@ static void calibrate_transients(struct calibrate *c, struct calibrate_obs *o,
     free(s);
 }
 
-/* An event, ordered by (device, op, micro-batch, stage, step) for bsearch. */
-struct calibrate_key {
-    const struct trace_event *ev;
-};
-
-static int calibrate_key_cmp(const void *a, const void *b)
-{
-    const struct trace_event *x = ((const struct calibrate_key *)a)->ev;
-    const struct trace_event *y = ((const struct calibrate_key *)b)->ev;
-    int kx[5] = {x->dev, x->op, x->mb, x->stage, x->step};
-    int ky[5] = {y->dev, y->op, y->mb, y->stage, y->step};
-    for (int k = 0; k < 5; k++)
-        if (kx[k] != ky[k])
-            return kx[k] < ky[k] ? -1 : 1;
-    return 0;
-}
-
-/* The event of instruction in of device dev in step `step`, or NULL. */
-static const struct trace_event *calibrate_find(const struct calibrate_key *kv, size_t n,
-                                                const struct instr *in, int dev, int step)
-{
-    struct trace_event want = {0};
-    want.dev = dev;
-    want.op = in->op;
-    want.mb = in->mb;
-    want.stage = in->stage;
-    want.step = step;
-    struct calibrate_key key = {&want};
-    const struct calibrate_key *k = bsearch(&key, kv, n, sizeof *kv, calibrate_key_cmp);
-    return k ? k->ev : NULL;
-}
-
 int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct trace *t,
                       struct mt_err *e)
 {
     const struct plan_geom *g = plan_geom(p);
-    if (g->parts != 1)
-        return err_set(e, MT_EINVAL,
-                       "profile runs hold one stage per device (this plan has %d "
-                       "parts per device)",
-                       g->parts);
     struct align_result m;
-    struct align_opts ao = {-1};
+    struct align_opts ao = {.step = -1, .per_step = true};
     TRY(align_run(p, t, &ao, &m, e));
     struct cost_model cm;
     int rc = scheme_costs(plan_config(p), &cm, e);
@@ -348,7 +327,7 @@ int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct tr
         return rc;
     }
     int run = c->runs++;
-    /* durations of every measured event of the steps used, by device and op: the median of
+    /* durations of every measured event of the steps used, by stage and op: the median of
      * each is the observation. The calibration describes the device: what the machine's other
      * work takes from it while it is measured is noise, not the device's (and another sample
      * of it than the runs predicted see). One preemption of a few milliseconds would move the
@@ -356,7 +335,44 @@ int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct tr
     size_t n;
     const struct trace_event *ev = trace_events(t, &n);
     double *dur = xmalloc((n + 1) * sizeof(double));
-    for (int d = 0; d < g->devices; d++) {
+    for (int s = 0; s < cm.num_stages; s++) {
+        const struct stage_cost *st = &cm.stage[s];
+        struct calibrate_obs o = {0};
+        o.run = run;
+        o.n = st->num_layers;
+        o.embed = st->has_embed;
+        o.head = st->has_head;
+        /* (an AR's duration here includes waiting for the other replicas: see
+         * calibrate_add_allreduce) */
+        static const struct {
+            int op;
+            enum calibrate_qty q;
+        } ops[] = {{OP_FW, CAL_FW}, {OP_BW, CAL_BW}, {OP_RC, CAL_RC},
+                   {OP_OS, CAL_OS}, {OP_B, CAL_B},   {OP_W, CAL_W}};
+        double med[sizeof ops / sizeof ops[0]];
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+            size_t cnt = 0;
+            for (size_t i = 0; i < n; i++) {
+                int op = ev[i].op == OP_CFW ? OP_FW : ev[i].op;
+                if (ev[i].stage == s && ev[i].dev >= 0 && ev[i].dev < g->devices &&
+                    op == ops[k].op && ev[i].step >= m.first_step)
+                    dur[cnt++] = ev[i].end_us - ev[i].start_us;
+            }
+            med[k] = cnt > 0 ? calibrate_median(dur, cnt) : NAN;
+            if (cnt > 0) {
+                o.q = ops[k].q;
+                o.y = med[k];
+                calibrate_add(c, &o);
+            }
+        }
+        if (isnan(med[1]) && !isnan(med[4]) && !isnan(med[5])) { /* only split: BW = B + W */
+            o.q = CAL_BW;
+            o.y = med[4] + med[5];
+            calibrate_add(c, &o);
+        }
+    }
+    /* memory, per device: only when a device holds one stage (its bytes are that stage's) */
+    for (int d = 0; d < g->devices && g->parts == 1; d++) {
         int stage = -1;
         bool ckpt = false;
         for (int i = 0; i < plan_len(p, d); i++) {
@@ -371,25 +387,6 @@ int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct tr
         o.n = st->num_layers;
         o.embed = st->has_embed;
         o.head = st->has_head;
-        /* (an AR's duration here includes waiting for the other replicas: see
-         * calibrate_add_allreduce) */
-        static const struct {
-            int op;
-            enum calibrate_qty q;
-        } ops[] = {{OP_FW, CAL_FW}, {OP_BW, CAL_BW}, {OP_RC, CAL_RC}, {OP_OS, CAL_OS}};
-        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
-            size_t cnt = 0;
-            for (size_t i = 0; i < n; i++) {
-                int op = ev[i].op == OP_CFW ? OP_FW : ev[i].op;
-                if (ev[i].dev == d && op == ops[k].op && ev[i].step >= m.first_step)
-                    dur[cnt++] = ev[i].end_us - ev[i].start_us;
-            }
-            if (cnt > 0) {
-                o.q = ops[k].q;
-                o.y = calibrate_median(dur, cnt);
-                calibrate_add(c, &o);
-            }
-        }
         double low = m.low_bytes[d], peak = m.peak_bytes[d];
         if (isfinite(low) && isfinite(peak)) {
             o.q = CAL_STATIC;
@@ -405,44 +402,58 @@ int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct tr
         }
         calibrate_transients(c, &o, ev, n, t, d, m.first_step);
     }
-    /* messages, step by step: a send's start to the end of its receive, when the receiving
-     * device was already waiting (the instruction before the receive had ended) */
-    size_t nr = 0;
-    struct calibrate_key *kv = xmalloc((n + 1) * sizeof *kv);
-    for (size_t i = 0; i < n; i++)
-        if (ev[i].step >= m.first_step && ev[i].dev >= 0 && ev[i].dev < g->devices)
-            kv[nr++] = (struct calibrate_key){&ev[i]};
-    qsort(kv, nr, sizeof *kv, calibrate_key_cmp);
-    for (size_t i = 0; i < n; i++) {
-        const struct trace_event *x = &ev[i];
-        if (!vpipe_is_send((enum op)x->op) || x->step < m.first_step || x->dev < 0 ||
-            x->dev >= g->devices)
-            continue;
-        int pos = plan_find(p, x->dev, (enum op)x->op, x->mb, x->stage);
-        int peer = pos >= 0 ? plan_at(p, x->dev, pos)->peer : -1;
-        if (peer < 0 || peer >= g->devices)
-            continue;
-        enum op recv_op;
-        int recv_stage;
-        vpipe_peer((enum op)x->op, x->stage, &recv_op, &recv_stage);
-        int rpos = plan_find(p, peer, recv_op, x->mb, recv_stage);
-        if (rpos < 0)
-            continue;
-        const struct trace_event *r = calibrate_find(kv, nr, plan_at(p, peer, rpos), peer, x->step);
-        const struct trace_event *before =
-            rpos > 0 ? calibrate_find(kv, nr, plan_at(p, peer, rpos - 1), peer, x->step) : NULL;
-        if (r == NULL || (rpos > 0 && before == NULL) || r->end_us < x->start_us ||
-            (before != NULL && before->end_us > x->start_us))
-            continue;
-        struct calibrate_obs o = {0};
-        o.q = CAL_P2P;
-        o.run = run;
-        o.y = r->end_us - x->start_us;
-        calibrate_add(c, &o);
-    }
-    free(kv);
+    /* messages: the one measure of p2p latency the replay takes too */
+    size_t nl, nc;
+    bool compute;
+    double *lat = replay_latency_samples(p, &m, &nl, &compute, &nc);
+    for (size_t i = 0; i < nl; i++)
+        calibrate_add(c, &(struct calibrate_obs){.q = CAL_P2P, .run = run, .y = lat[i]});
+    free(lat);
     free(dur);
     cost_model_fini(&cm);
+    align_result_fini(&m);
+    return MT_OK;
+}
+
+int calibrate_add_shared_run(struct calibrate *c, const struct plan *p, const struct trace *t,
+                             struct mt_err *e)
+{
+    struct align_result m;
+    struct align_opts ao = {.step = -1, .per_step = true};
+    TRY(align_run(p, t, &ao, &m, e));
+    int run = c->runs++;
+    size_t nl, nc;
+    bool compute;
+    double *v = replay_latency_samples(p, &m, &nl, &compute, &nc);
+    for (size_t i = 0; i < nl + nc; i++)
+        calibrate_add(c, &(struct calibrate_obs){.q = i < nl ? CAL_P2P_SHARED : CAL_RECV_SHARED,
+                                                 .run = run,
+                                                 .y = v[i]});
+    free(v);
+    /* the time between instructions, per instruction that is not a send, over the run: a rank
+     * that gives its core up at an instruction's end (the MPI library yields when the ranks
+     * outnumber the cores) gets it back when the rank it gave it to lets go */
+    int total = plan_total(p);
+    double gaps = 0;
+    long counted = 0;
+    for (int u = 0; u < m.steps_used; u++)
+        for (int d = 0; d < plan_devices(p); d++) {
+            double prev = NAN;
+            for (int i = 0; i < plan_len(p, d); i++) {
+                int id = plan_id(p, d, i);
+                double st = m.step_start[(size_t)u * total + id];
+                double en = m.step_end[(size_t)u * total + id];
+                if (isnan(en))
+                    continue;
+                if (!isnan(prev) && st > prev)
+                    gaps += st - prev;
+                prev = en;
+                counted += !vpipe_is_send(plan_at(p, d, i)->op);
+            }
+        }
+    if (counted > 0)
+        calibrate_add(c, &(struct calibrate_obs){.q = CAL_GAP_SHARED, .run = run,
+                                                 .y = gaps / (double)counted});
     align_result_fini(&m);
     return MT_OK;
 }
@@ -607,6 +618,9 @@ int calibrate_fit(const struct calibrate *c, const struct config *measured, stru
     calibrate_fit_q(c->obs, c->n, CAL_FW, &out->fw);
     calibrate_fit_q(c->obs, c->n, CAL_BW, &out->bw);
     calibrate_fit_q(c->obs, c->n, CAL_RC, &out->rc);
+    calibrate_fit_q(c->obs, c->n, CAL_B, &out->b);
+    calibrate_fit_q(c->obs, c->n, CAL_W, &out->w);
+    calibrate_fit_q(c->obs, c->n, CAL_W_KEEP, &out->w_keep_bytes);
     calibrate_fit_params(c, measured, CAL_OS, &out->os);
     calibrate_fit_params(c, measured, CAL_AR, &out->ar);
     calibrate_fit_q(c->obs, c->n, CAL_STATIC, &out->static_bytes);
@@ -615,10 +629,12 @@ int calibrate_fit(const struct calibrate *c, const struct config *measured, stru
     calibrate_fit_q(c->obs, c->n, CAL_BW_WORK, &out->bw_work_bytes);
     calibrate_fit_memory(c, out);
     /* the p2p latency and a message's buffer: one figure each, the median */
-    static const enum calibrate_qty one[] = {CAL_P2P, CAL_MSG};
-    struct profile_fit *one_fit[] = {&out->p2p, &out->msg_bytes};
+    static const enum calibrate_qty one[] = {CAL_P2P, CAL_MSG, CAL_P2P_SHARED, CAL_RECV_SHARED,
+                                             CAL_GAP_SHARED};
+    struct profile_fit *one_fit[] = {&out->p2p, &out->msg_bytes, &out->p2p_shared,
+                                     &out->recv_shared, &out->gap_shared};
     double *v = xmalloc((c->n + 1) * sizeof(double));
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < 5; m++) {
         size_t nv = 0;
         for (size_t i = 0; i < c->n; i++)
             if (c->obs[i].q == one[m])

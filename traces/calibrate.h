@@ -3,11 +3,14 @@
  * squares into a calibration (model/profile.h) that the simulator then uses.
  *
  * Per run and stage (n layers, holding the embedding and/or the head or neither): the median
- * time of FW (and CFW), BW, RC and OS over the steps used, and of AR over the replicas
- * (calibrate_add_allreduce). Per run and device: the bytes
- * held between steps (static) and the peak above them. Per run: each message's latency, from
- * the send's start to the end of a receive whose device was already waiting for it. Fits:
- *   FW, BW, RC, static bytes q = a·n + b + embed·E + head·H      (least squares, 4 columns;
+ * time of FW (and CFW), BW, RC, OS and the split backward's B and W over the steps used (a
+ * stage measured only split also gives BW = B + W), and of AR over the replicas
+ * (calibrate_add_allreduce). Per run and device, when each device holds one stage: the bytes
+ * held between steps (static), the peak above them and the transients. Per run: each
+ * message's latency (traces/replay.h replay_latency_samples: from the release of the send's
+ * device to the end of a receive whose device was already waiting; in a trace of compute only,
+ * the gaps between the stages' compute). Fits:
+ *   FW, BW, RC, B, W, static bytes q = a·n + b + embed·E + head·H (least squares, 4 columns;
  *                            columns the runs cannot tell apart are left out)
  *   OS, AR                   q = k·params + c (the stage's parameters, model/cost.h), written
  *                            as a = k·(a block's), embed, head = k·(theirs), b = c
@@ -18,6 +21,8 @@
  *                            holds over what it leaves held at its end (FW) or over what was
  *                            held before it (CFW, BW), mean per run and stage; then
  *                            a·n + b + ...
+ *   W's kept bytes           what each W frees (the level before it less the level after it),
+ *                            mean per run and stage; then a·n + b + ...
  *   p2p                      b = the median latency
  *   message buffer           b = the median of what a receive takes (RA, RG)
  * Medians, not means: the calibration describes the device, and what a busy machine's other
@@ -48,6 +53,12 @@ enum calibrate_qty {
     CAL_CFW_PEAK, /* the most a CFW holds over what the device held before it */
     CAL_BW_WORK,  /* the most a BW holds over what the device held before it */
     CAL_MSG,      /* the buffer a receive takes: one message */
+    CAL_B,        /* split backward: the input-gradient half */
+    CAL_W,        /* split backward: the weight-gradient half */
+    CAL_W_KEEP,   /* what a W frees: the bytes its B left held for it */
+    CAL_P2P_SHARED,  /* p2p latency with more ranks than cores (calibrate_add_shared_run) */
+    CAL_RECV_SHARED, /* a receive's own time then */
+    CAL_GAP_SHARED,  /* then: the time between instructions, per instruction (mean per run) */
     CAL__COUNT
 };
 
@@ -66,10 +77,16 @@ struct calibrate;
 struct calibrate *calibrate_new(void);
 void calibrate_free(struct calibrate *c);
 /* Adds what the measured run t of plan p tells (every step but the first, see
- * traces/align.h). Each device must hold one stage (parts = 1). MT_EINVAL otherwise, or when
- * the trace does not match the plan. */
+ * traces/align.h): times per stage, memory per device when each device holds one stage
+ * (parts = 1; with more, the memory is left out). MT_EINVAL when the trace does not match the
+ * plan. */
 int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct trace *t,
                       struct mt_err *e);
+/* A run with more ranks than cores (sim/share.h): only its p2p latency and a receive's own
+ * time, which waiting ranks that nap and wait for a core make longer than a rank alone on its
+ * core sees (its compute is the sharing model's). */
+int calibrate_add_shared_run(struct calibrate *c, const struct plan *p, const struct trace *t,
+                             struct mt_err *e);
 /* The gradient allreduce of the run added last, from its trace with every replica (trace_opts
  * replica -1): per step and stage the shortest AR over the replicas (the one that arrived last
  * waited least: its time is the collective's own, what the simulator's AR lasts after the

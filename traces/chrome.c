@@ -183,6 +183,9 @@ char *chrome_from_measured(const struct plan *p, const struct chrome_run *r)
     cJSON_AddStringToObject(other, "time_unit", "us");
     cJSON_AddNumberToObject(other, "ranks", r->ranks);
     cJSON_AddStringToObject(other, "status", r->status ? r->status : "complete");
+    cJSON *cfg = config_to_cjson(c); /* what `mario-tui import` makes the plan's config */
+    if (cfg != NULL)
+        cJSON_AddItemToObject(other, "config", cfg);
     cJSON_AddItemToObject(other, "loss", losses);
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);

@@ -20,8 +20,8 @@ int chrome_write_sim(const char *path, const struct plan *p, const struct sim_re
 /* ---- measured runs (the executor, `mario-tui run`) -----------------------------------------
  * The same events with pid = MPI rank (= device when dp is 1; process names say device and
  * replica), args {op, mb, part, stage, peer, step}, "C" counters "memory" {bytes} per rank
- * and "loss" {loss} at each step's end on pid 0; otherData.source "measured", the losses and
- * whether the run completed. tui/cmd_run.c copies exec/capture.h's records into these (the
+ * and "loss" {loss} at each step's end on pid 0; otherData.source "measured", the losses,
+ * whether the run completed and the plan's config (model/config.h config_to_cjson). tui/cmd_run.c copies exec/capture.h's records into these (the
  * two layers do not include each other). */
 struct chrome_span {
     int rank, dev, dp_rank; /* dev: the plan's device that rank runs */

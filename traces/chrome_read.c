@@ -17,6 +17,7 @@
 #include "traces/chrome_read.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +54,11 @@ struct chrome_open {
     cJSON *ev;
 };
 
+struct chrome_pp {
+    size_t i; /* index in the trace's events */
+    bool gpu; /* on the GPU timeline */
+};
+
 struct chrome_kmem {
     double t_us, bytes;
     int pid;
@@ -80,6 +86,10 @@ struct chrome_state {
     struct chrome_kmem *kmem;
     size_t n_kmem, cap_kmem;
     bool kmem_gpu;
+    /* torch's pipelining actions, host or GPU copies */
+    struct chrome_pp *pp;
+    size_t n_pp, cap_pp;
+    bool pp_gpu;
     /* open "B" events, innermost of each thread last */
     struct chrome_open *open;
     size_t n_open, cap_open;
@@ -98,6 +108,27 @@ static int chrome_event_fail(struct chrome_state *st, const struct scan_item *it
     va_end(ap);
     return err_set(e, MT_EINVAL, "%s:%ld:%ld: event %zu: %s", st->name, it->line, it->col,
                    it->index, what);
+}
+
+/* An event's position in its file's event array, as trace_event.index keeps it. */
+static int chrome_index(const struct scan_item *it)
+{
+    return it->index < (size_t)INT_MAX ? (int)it->index : INT_MAX;
+}
+
+/* A torch.distributed.pipelining action ("PP:1F0") about to be added: the trace's next
+ * event. Kineto mirrors a host range on the GPU timeline ("gpu_user_annotation") where the
+ * device's work runs: once a file has those, its host copies are left out (chrome_finish). */
+static void chrome_note_pp(struct chrome_state *st, bool gpu)
+{
+    size_t n;
+    trace_events(st->t, &n);
+    if (st->n_pp == st->cap_pp) {
+        st->cap_pp = st->cap_pp ? 2 * st->cap_pp : 64;
+        st->pp = xreallocarray(st->pp, st->cap_pp, sizeof *st->pp);
+    }
+    st->pp[st->n_pp++] = (struct chrome_pp){n, gpu};
+    st->pp_gpu |= gpu;
 }
 
 /* A number, or a string holding one. */
@@ -190,6 +221,7 @@ static int chrome_ours(struct chrome_state *st, const struct scan_item *it, cons
     ev.pid = pid;
     ev.rank = pid;
     ev.file = st->file;
+    ev.index = chrome_index(it);
     TRY(chrome_arg_int(st, it, args, "mb", -1, CONFIG_MAX_MICROBATCHES, -1, &ev.mb, e));
     TRY(chrome_arg_int(st, it, args, "part", 0, CONFIG_MAX_CHUNKS, 0, &ev.part, e));
     TRY(chrome_arg_int(st, it, args, "stage", -1, CHROME_MAX_STAGES, -1, &ev.stage, e));
@@ -235,7 +267,8 @@ static int chrome_complete(struct chrome_state *st, const struct scan_item *it, 
                                 .rank = -1,
                                 .step = -1,
                                 .file = st->file,
-                                .pid = pid};
+                                .pid = pid,
+                                .index = chrome_index(it)};
         TRY(trace_add_event(st->t, &a, e));
     }
     struct trace_event out;
@@ -257,13 +290,19 @@ static int chrome_complete(struct chrome_state *st, const struct scan_item *it, 
     if (out.mb < -1 || out.mb > CONFIG_MAX_MICROBATCHES || out.stage > CHROME_MAX_STAGES ||
         out.part > CONFIG_MAX_CHUNKS || out.dev >= CONFIG_MAX_DEVICES ||
         out.step > CHROME_MAX_STEPS)
-        return chrome_event_fail(st, it, e, "\"%.60s\": a mapped key is out of range", name);
+        return chrome_event_fail(st, it, e,
+                                 "\"%.60s\": a key (stage, micro-batch, part, device, step) is "
+                                 "out of range",
+                                 name);
     out.start_us = ts;
     out.end_us = ts + dur;
     out.replica = 0;
     out.rank = -1;
     out.file = st->file;
     out.pid = pid;
+    out.index = chrome_index(it);
+    if (out.op >= 0 && strncmp(name, "PP:", 3) == 0) /* torch's: CPU or GPU annotation */
+        chrome_note_pp(st, cat != NULL && strcmp(cat, "gpu_user_annotation") == 0);
     return trace_add_event(st->t, &out, e);
 }
 
@@ -477,6 +516,13 @@ static int chrome_member(struct chrome_state *st, const struct scan_item *it, st
         double v;
         if (chrome_number(cJSON_GetObjectItemCaseSensitive(j, "step_time_us"), &v))
             in->step_time_us = v;
+        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(j, "config");
+        if (cJSON_IsObject(cfg)) {
+            char *text = cJSON_PrintUnformatted(cfg);
+            if (text != NULL)
+                trace_set_config_text(st->t, text);
+            cJSON_free(text);
+        }
     } else if (strcmp(key, "distributedInfo") == 0 && cJSON_IsObject(j)) {
         double r;
         st->cf->kineto = true;
@@ -507,6 +553,20 @@ static void chrome_finish(struct chrome_state *st)
 {
     size_t n;
     struct trace_event *ev = trace_events_edit(st->t, &n);
+    if (st->pp_gpu) { /* the GPU copies of torch's actions only */
+        size_t k = st->first_ev, p = 0;
+        for (size_t i = st->first_ev; i < n; i++) {
+            while (p < st->n_pp && st->pp[p].i < i)
+                p++;
+            if (p < st->n_pp && st->pp[p].i == i && !st->pp[p].gpu) {
+                trace_info_edit(st->t)->events_ignored++;
+                continue;
+            }
+            ev[k++] = ev[i];
+        }
+        trace_events_truncate(st->t, k);
+        n = k;
+    }
     if (st->n_spans > 1) /* spans is NULL when there are none: qsort's pointer must not be */
         qsort(st->spans, st->n_spans, sizeof *st->spans, chrome_span_cmp);
     int min_step = 0;
@@ -595,5 +655,6 @@ int chrome_read(struct scan *s, int file, const struct mapping *map, struct trac
     free(st.rank_rep);
     free(st.spans);
     free(st.kmem);
+    free(st.pp);
     return rc;
 }

@@ -39,6 +39,44 @@ int kineto_step_number(const char *name)
     return *s == '\0' ? (int)v : -1;
 }
 
+int kineto_pp_action(const char *name, struct trace_event *out)
+{
+    if (strncmp(name, "PP:", 3) != 0)
+        return -1;
+    const char *s = name + 3;
+    long stage = 0, mb = 0;
+    int digits = 0;
+    for (; *s >= '0' && *s <= '9' && digits < 8; s++, digits++)
+        stage = stage * 10 + (*s - '0');
+    if (digits == 0)
+        return 0;
+    static const struct {
+        const char *type;
+        int op;
+    } types[] = {{"SEND_F", OP_SA}, {"RECV_F", OP_RA}, {"SEND_B", OP_SG}, {"RECV_B", OP_RG},
+                 {"REDUCE_GRAD", OP_AR}, {"F", OP_FW},  {"I", OP_B},       {"W", OP_W},
+                 {"B", OP_BW}};
+    int op = -1;
+    for (size_t k = 0; k < sizeof types / sizeof types[0] && op < 0; k++) {
+        size_t n = strlen(types[k].type);
+        if (strncmp(s, types[k].type, n) == 0) {
+            op = types[k].op;
+            s += n;
+        }
+    }
+    if (op < 0)
+        return 0; /* UNSHARD, RESHARD, OVERLAP_F_B: not an instruction here */
+    digits = 0;
+    for (; *s >= '0' && *s <= '9' && digits < 8; s++, digits++)
+        mb = mb * 10 + (*s - '0');
+    if (*s != '\0' || (digits == 0) != (op == OP_AR))
+        return 0;
+    out->op = op;
+    out->stage = (int)stage;
+    out->mb = op == OP_AR ? -1 : (int)mb;
+    return 1;
+}
+
 static bool kineto_is_device_activity(const char *cat)
 {
     static const char *const cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel",
@@ -70,6 +108,13 @@ enum kineto_kind kineto_classify(const char *name, const char *cat, const struct
         out->dev = hit.device;
         out->step = hit.step;
         return KINETO_EVENT;
+    }
+    if (map == NULL || mapping_rules(map) == 0) {
+        int pp = kineto_pp_action(name, out);
+        if (pp == 1)
+            return KINETO_EVENT;
+        if (pp == 0)
+            return KINETO_IGNORE;
     }
     if (kineto_is_nccl(name)) {
         out->op = strstr(name, "AllReduce") != NULL ? OP_AR : TRACE_OP_COMM;

@@ -1,9 +1,9 @@
 /* traces/kineto.h: what the PyTorch profiler (Kineto) writes, as far as a pipeline trace
  * needs it: device activity ("cat": "kernel", "gpu_memcpy", "gpu_memset"), NCCL kernels
  * (names starting "ncclKernel" or "ncclDevKernel": communication, AllReduce -> AR), the
- * "ProfilerStep#N" spans that delimit iterations, and the "[memory]" instant events whose
- * args carry "Total Allocated" bytes per device. Host-side ops are left out unless a
- * mapping rule names them. */
+ * "ProfilerStep#N" spans that delimit iterations, the "[memory]" instant events whose
+ * args carry "Total Allocated" bytes per device, and torch.distributed.pipelining's "PP:"
+ * action ranges. Other host-side ops are left out unless a mapping rule names them. */
 #ifndef MT_TRACES_KINETO_H
 #define MT_TRACES_KINETO_H
 
@@ -28,6 +28,14 @@ enum kineto_kind kineto_classify(const char *name, const char *cat, const struct
  * ("Device Type" 1), *device_id its "Device Id". False when ev is not one. */
 bool kineto_memory(const struct cJSON *ev, double *bytes, bool *gpu, int *device_id);
 bool kineto_is_nccl(const char *name);
+/* torch.distributed.pipelining wraps each action of its schedule in a profiler range named
+ * "PP:" + the action: stage index, then F (forward) | I (input gradient) | W (weight gradient)
+ * | B (whole backward) | SEND_F | RECV_F | SEND_B | RECV_B | REDUCE_GRAD, then micro-batch
+ * ("PP:0F1", "PP:1I0", "PP:2SEND_F3", "PP:0REDUCE_GRAD"). Returns 1 and sets out's op
+ * (FW, B, W, BW, SA, RA, SG, RG, AR), stage and mb for one of those; 0 for another "PP:" name
+ * (UNSHARD, RESHARD, OVERLAP_F_B: not instructions here); -1 for a name that is not one.
+ * Without a mapping file kineto_classify reads them so. */
+int kineto_pp_action(const char *name, struct trace_event *out);
 /* N of "ProfilerStep#N", or -1. */
 int kineto_step_number(const char *name);
 

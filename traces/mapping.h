@@ -29,12 +29,15 @@ enum mapping_device {
 
 /* How the clocks of several ranks are put on one time line. */
 enum mapping_align {
-    MAPPING_ALIGN_AUTO,  /* one clock (none) for our own traces and for a single file;
-                          * "first" for several Kineto files */
+    MAPPING_ALIGN_AUTO,  /* one clock (none) for our own traces and for a single file, but
+                          * "causal" where our messages show the ranks' clocks apart;
+                          * "causal" for several Kineto files */
     MAPPING_ALIGN_NONE,  /* the timestamps are on one clock already (one host) */
     MAPPING_ALIGN_FIRST, /* each rank's first kept event starts at the same instant */
     MAPPING_ALIGN_EVENT, /* each rank's first event whose name matches align_event starts (or
                           * ends) at the same instant: a barrier or a collective */
+    MAPPING_ALIGN_CAUSAL, /* "first", then each rank at the middle of what its messages (or
+                           * its stages' forwards and backwards) allow (traces/trace.c) */
 };
 
 struct mapping_opts {

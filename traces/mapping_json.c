@@ -77,18 +77,20 @@ static int mapping_json_rule(struct json_doc *d, struct mapping *m, const struct
     return MT_OK;
 }
 
-/* "align": "auto" | "none" | "first" | {"event": REGEX, "edge": "start" | "end"}. */
+/* "align": "auto" | "none" | "first" | "causal" | {"event": REGEX, "edge": "start" | "end"}. */
 static int mapping_json_align(struct json_doc *d, struct mapping *m, const struct json_value *al)
 {
     struct mt_err ae;
     if (cJSON_IsString(al->item)) {
-        static const char *const an[] = {"auto", "none", "first"};
+        static const char *const an[] = {"auto", "none", "first", "causal"};
+        static const enum mapping_align av[] = {MAPPING_ALIGN_AUTO, MAPPING_ALIGN_NONE,
+                                                MAPPING_ALIGN_FIRST, MAPPING_ALIGN_CAUSAL};
         int k;
-        TRY(json_enum(d, al, an, 3,
-                      "\"auto\", \"none\", \"first\" or {\"event\": REGEX, \"edge\": "
-                      "\"start\"|\"end\"}",
+        TRY(json_enum(d, al, an, 4,
+                      "\"auto\", \"none\", \"first\", \"causal\" or {\"event\": REGEX, "
+                      "\"edge\": \"start\"|\"end\"}",
                       &k));
-        if (mapping_set_align(m, (enum mapping_align)k, NULL, false, &ae) != MT_OK)
+        if (mapping_set_align(m, av[k], NULL, false, &ae) != MT_OK)
             return json_fail_from(d, al, &ae);
         return MT_OK;
     }

@@ -7,7 +7,10 @@
  *   clocks    each rank's events are shifted so that the ranks share one time line: not at
  *             all for our traces (the executor takes one origin after a barrier) and single
  *             files, by each rank's first event for several Kineto files, or by a barrier /
- *             collective event named in the mapping file (its start or end, on every rank).
+ *             collective event named in the mapping file (its start or end, on every rank);
+ *             then, for traces with our keys, by their messages where those show the clocks
+ *             apart (a receive that ends before its send starts: a rank that left the start
+ *             barrier late, as when ranks outnumber cores; trace_align_messages).
  * Events and samples live in two growing arrays (STYLE 2.6.5): no per-event allocation. */
 #include <config.h>
 #include "traces/trace.h"
@@ -17,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/plan.h"
+#include "sim/vpipe.h"
 #include "traces/chrome_read.h"
 #include "traces/mapping.h"
 #include "traces/scan.h"
@@ -29,6 +34,7 @@ struct trace {
     struct trace_mem *mem;
     size_t nm, capm;
     struct trace_info info;
+    char *config_text;
 };
 
 struct trace *trace_new(void)
@@ -42,6 +48,7 @@ void trace_free(struct trace *t)
         return;
     free(t->ev);
     free(t->mem);
+    free(t->config_text);
     free(t);
 }
 
@@ -62,6 +69,17 @@ const struct trace_info *trace_info(const struct trace *t)
     return &t->info;
 }
 
+const char *trace_config_text(const struct trace *t)
+{
+    return t->config_text;
+}
+
+void trace_set_config_text(struct trace *t, const char *text)
+{
+    if (t->config_text == NULL)
+        t->config_text = xstrdup(text);
+}
+
 struct trace_info *trace_info_edit(struct trace *t)
 {
     return &t->info;
@@ -77,6 +95,12 @@ struct trace_mem *trace_mems_edit(struct trace *t, size_t *n)
 {
     *n = t->nm;
     return t->mem;
+}
+
+void trace_events_truncate(struct trace *t, size_t n)
+{
+    if (n < t->n)
+        t->n = n;
 }
 
 int trace_add_event(struct trace *t, const struct trace_event *ev, struct mt_err *e)
@@ -222,6 +246,204 @@ static int trace_align(struct trace *t, enum mapping_align mode, bool end, struc
     return rc;
 }
 
+/* ---- clocks from causality ----------------------------------------------------------------
+ * A message's receive cannot end before its send starts; a forward of stage s+1 cannot start
+ * before the forward of stage s of its micro-batch has ended, nor a backward before the
+ * backward of the stage after it. For each pair of ranks a, b with such pairs both ways,
+ * m_ab = the least (receive end - send start), or (consumer start - producer end), of a's to
+ * b, in the recorded clocks: b's clock less a's (theta_b - theta_a, what is added to b's
+ * times) lies in [-m_ab, m_ba]. Each rank is placed, from the lowest along the pairs, at the
+ * middle of its range (NTP's estimate: the least latencies both ways taken equal), or with
+ * pairs one way only at the least shift that makes them causal. Messages are used where the
+ * trace has them, compute otherwise (a profiler trace of torch's actions). With `always`
+ * false (one clock recorded: ours) the clocks stay unless some pair is not causal. */
+
+struct trace_msg_key {
+    int kind, mb, stage, step, replica; /* kind: a receive's op, or the compute kinds below */
+    size_t i;
+};
+
+#define TRACE_KIND_FWD (OP__COUNT + 1) /* FW, CFW */
+#define TRACE_KIND_BWD (OP__COUNT + 2) /* BW, B */
+
+static int trace_msg_cmp(const void *a, const void *b)
+{
+    const struct trace_msg_key *x = a, *y = b;
+    int kx[5] = {x->kind, x->mb, x->stage, x->step, x->replica};
+    int ky[5] = {y->kind, y->mb, y->stage, y->step, y->replica};
+    for (int k = 0; k < 5; k++)
+        if (kx[k] != ky[k])
+            return kx[k] < ky[k] ? -1 : 1;
+    return 0;
+}
+
+struct trace_pair {
+    int a, b;     /* producer's rank, consumer's rank */
+    double least; /* m_ab */
+};
+
+static int trace_pair_cmp(const void *x, const void *y)
+{
+    const struct trace_pair *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return (p->b > q->b) - (p->b < q->b);
+}
+
+static double trace_pair_least(const struct trace_pair *v, size_t n, int a, int b)
+{
+    size_t lo = 0, hi = n;
+    struct trace_pair probe = {a, b, 0};
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (trace_pair_cmp(&v[mid], &probe) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo].a == a && v[lo].b == b ? v[lo].least : NAN;
+}
+
+/* The kind an event is found by as a consumer (-1: none), and the key of what it produces
+ * for (false: nothing). */
+static int trace_consumer_kind(const struct trace_event *ev, bool compute)
+{
+    if (ev->op < 0 || ev->op >= OP__COUNT || ev->stage < 0 || ev->mb < 0)
+        return -1;
+    enum op op = (enum op)ev->op;
+    if (!compute)
+        return vpipe_is_recv(op) ? (int)op : -1;
+    return plan_op_is_forward(op) ? TRACE_KIND_FWD : plan_op_is_backward(op) ? TRACE_KIND_BWD : -1;
+}
+
+static bool trace_produces(const struct trace_event *ev, bool compute, struct trace_msg_key *k)
+{
+    if (ev->op < 0 || ev->op >= OP__COUNT || ev->stage < 0 || ev->mb < 0)
+        return false;
+    enum op op = (enum op)ev->op, peer;
+    int stage;
+    if (compute) { /* the stage its output goes to, as the send after it would say */
+        bool fwd = plan_op_is_forward(op);
+        if (!fwd && !plan_op_is_backward(op))
+            return false;
+        if (!vpipe_peer(fwd ? OP_SA : OP_SG, ev->stage, &peer, &stage))
+            return false;
+        k->kind = fwd ? TRACE_KIND_FWD : TRACE_KIND_BWD;
+    } else {
+        if (!vpipe_is_send(op) || !vpipe_peer(op, ev->stage, &peer, &stage))
+            return false;
+        k->kind = (int)peer;
+    }
+    k->mb = ev->mb;
+    k->stage = stage;
+    k->step = ev->step;
+    k->replica = ev->replica;
+    return true;
+}
+
+/* The least of each (producer rank, consumer rank) pair into pr (sorted, one per pair). */
+static size_t trace_causal_pairs(const struct trace *t, bool compute, struct trace_pair *pr,
+                                 struct trace_msg_key *keys)
+{
+    size_t nk = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct trace_event *ev = &t->ev[i];
+        int kind = trace_consumer_kind(ev, compute);
+        if (kind >= 0 && ev->rank >= 0)
+            keys[nk++] = (struct trace_msg_key){kind, ev->mb, ev->stage, ev->step, ev->replica, i};
+    }
+    qsort(keys, nk, sizeof *keys, trace_msg_cmp);
+    size_t np = 0;
+    for (size_t i = 0; i < t->n && nk > 0; i++) {
+        const struct trace_event *s = &t->ev[i];
+        struct trace_msg_key want;
+        if (s->rank < 0 || !trace_produces(s, compute, &want))
+            continue;
+        struct trace_msg_key *k = bsearch(&want, keys, nk, sizeof *keys, trace_msg_cmp);
+        if (k == NULL || t->ev[k->i].rank == s->rank)
+            continue;
+        const struct trace_event *c = &t->ev[k->i];
+        double least = compute ? c->start_us - s->end_us : c->end_us - s->start_us;
+        pr[np++] = (struct trace_pair){s->rank, c->rank, least};
+    }
+    qsort(pr, np, sizeof *pr, trace_pair_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < np; i++) {
+        if (u > 0 && pr[u - 1].a == pr[i].a && pr[u - 1].b == pr[i].b) {
+            pr[u - 1].least = fmin(pr[u - 1].least, pr[i].least);
+            continue;
+        }
+        pr[u++] = pr[i];
+    }
+    return u;
+}
+
+/* Whether the trace had pairs to align by (then it is aligned, or was already causal). */
+static bool trace_align_causal(struct trace *t, bool always)
+{
+    int max_rank = -1;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->ev[i].rank > max_rank)
+            max_rank = t->ev[i].rank;
+    if (max_rank < 1 || max_rank >= (1 << 20))
+        return false;
+    struct trace_msg_key *keys = xmalloc((t->n + 1) * sizeof *keys);
+    struct trace_pair *pr = xmalloc((t->n + 1) * sizeof *pr);
+    size_t u = trace_causal_pairs(t, false, pr, keys);
+    if (u == 0)
+        u = trace_causal_pairs(t, true, pr, keys);
+    free(keys);
+    bool apart = always;
+    for (size_t i = 0; i < u; i++) {
+        double back = trace_pair_least(pr, u, pr[i].b, pr[i].a);
+        /* theta_b - theta_a in [-m_ab, m_ba]: 0 outside it means the clocks are apart */
+        apart |= pr[i].least < 0 || (!isnan(back) && back < 0);
+    }
+    if (u > 0 && apart) {
+        double *theta = xmalloc(((size_t)max_rank + 1) * sizeof(double));
+        int *queue = xmalloc(((size_t)max_rank + 1) * sizeof(int));
+        for (int r = 0; r <= max_rank; r++)
+            theta[r] = NAN;
+        for (int root = 0; root <= max_rank; root++) { /* each group of linked ranks */
+            if (!isnan(theta[root]))
+                continue;
+            theta[root] = 0;
+            int qh = 0, qt = 0;
+            queue[qt++] = root;
+            while (qh < qt) {
+                int a = queue[qh++];
+                for (size_t i = 0; i < u; i++) {
+                    int b = pr[i].a == a ? pr[i].b : pr[i].b == a ? pr[i].a : -1;
+                    if (b < 0 || !isnan(theta[b]))
+                        continue;
+                    double ab = trace_pair_least(pr, u, a, b), ba = trace_pair_least(pr, u, b, a);
+                    double d = !isnan(ab) && !isnan(ba) ? (ba - ab) / 2
+                               : !isnan(ab)             ? fmax(0, -ab)
+                                                        : fmin(0, ba);
+                    theta[b] = theta[a] + d;
+                    queue[qt++] = b;
+                }
+            }
+        }
+        double most = 0;
+        for (int r = 0; r <= max_rank; r++)
+            most = fmax(most, fabs(theta[r]));
+        t->info.clock_shift_us = most;
+        for (size_t i = 0; i < t->n; i++)
+            if (t->ev[i].rank >= 0) {
+                t->ev[i].start_us += theta[t->ev[i].rank];
+                t->ev[i].end_us += theta[t->ev[i].rank];
+            }
+        for (size_t i = 0; i < t->nm; i++)
+            if (t->mem[i].rank >= 0 && t->mem[i].rank <= max_rank)
+                t->mem[i].t_us += theta[t->mem[i].rank];
+        free(theta);
+        free(queue);
+    }
+    free(pr);
+    return u > 0;
+}
+
 static int trace_finish(struct trace *t, const struct chrome_file *cf, int files,
                         const struct trace_opts *o, const char *name, struct mt_err *e)
 {
@@ -234,11 +456,20 @@ static int trace_finish(struct trace *t, const struct chrome_file *cf, int files
         ours |= cf[i].ours;
         kineto |= cf[i].kineto;
     }
-    enum mapping_align al = mo ? mo->align : MAPPING_ALIGN_AUTO;
+    enum mapping_align asked = mo ? mo->align : MAPPING_ALIGN_AUTO, al = asked;
     if (al == MAPPING_ALIGN_AUTO)
         al = ours || files == 1 ? MAPPING_ALIGN_NONE : MAPPING_ALIGN_FIRST;
-    if (trace_align(t, al, mo ? mo->align_end : false, e) != MT_OK)
+    if (trace_align(t, al == MAPPING_ALIGN_CAUSAL ? MAPPING_ALIGN_FIRST : al,
+                    mo ? mo->align_end : false, e) != MT_OK)
         return err_wrap(e, "%s", name);
+    /* then by causality: always when asked or for several profiler files (their first
+     * events are not one instant: the first stage starts before the last), for ours (one
+     * clock) only where its messages say the ranks' clocks are apart */
+    if (al == MAPPING_ALIGN_CAUSAL || (asked == MAPPING_ALIGN_AUTO && (ours || files > 1))) {
+        bool always = !ours || al == MAPPING_ALIGN_CAUSAL;
+        if (trace_align_causal(t, always) && (always || t->info.clock_shift_us > 0))
+            al = MAPPING_ALIGN_CAUSAL;
+    }
     t->info.align = (int)al;
 
     /* one replica; the alignment events have done their work */

@@ -33,6 +33,8 @@ struct trace_event {
     int step;    /* iteration, from 0 */
     int file;    /* index of the file it came from */
     int pid;     /* the event's pid (a string pid: its digits, or 1000000 + its order) */
+    int index;   /* its position in its file's event array (from 0; INT_MAX past that), for
+                  * messages that name it (traces/import.h finds its line and column) */
 };
 
 struct trace_mem {
@@ -56,6 +58,8 @@ struct trace_info {
     size_t events_read;    /* JSON events in the files */
     size_t events_ignored; /* not kept: metadata, host-side ops, flows, ... */
     int align;             /* enum mapping_align actually applied */
+    double clock_shift_us; /* the largest shift of a rank's clock made from its messages (our
+                            * traces whose ranks' clocks the messages show apart); 0: none */
 };
 
 struct trace_opts {
@@ -80,6 +84,8 @@ int trace_load_mem(const char *data, size_t len, const char *name, const struct 
 const struct trace_event *trace_events(const struct trace *t, size_t *n);
 const struct trace_mem *trace_mems(const struct trace *t, size_t *n);
 const struct trace_info *trace_info(const struct trace *t);
+/* The config a trace of ours carries (otherData.config, JSON text), or NULL. */
+const char *trace_config_text(const struct trace *t);
 
 /* ---- for the readers (traces/chrome_read.c, traces/kineto.c) ---------------------------- */
 int trace_add_event(struct trace *t, const struct trace_event *ev, struct mt_err *e);
@@ -88,5 +94,9 @@ struct trace_info *trace_info_edit(struct trace *t);
 /* Mutable views for the readers' fix-ups after a file (ranks known only at its end). */
 struct trace_event *trace_events_edit(struct trace *t, size_t *n);
 struct trace_mem *trace_mems_edit(struct trace *t, size_t *n);
+/* Keeps a copy of a file's otherData.config (the first one read). */
+void trace_set_config_text(struct trace *t, const char *text);
+/* Keeps the first n events (n <= their count). */
+void trace_events_truncate(struct trace *t, size_t n);
 
 #endif

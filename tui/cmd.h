@@ -107,6 +107,7 @@ enum cmd_plan_flag {
     CMD_PLAN_ITERATIONS,
     CMD_PLAN_UPDATE_INTERVAL,
     CMD_PLAN_CALIBRATION,
+    CMD_PLAN_CORES,
 };
 
 extern const struct cmd_option cmd_plan_options[];
@@ -156,6 +157,7 @@ extern const struct cmd_entry cmd_export_entry;
 extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_plan_inputs_entry;
 extern const struct cmd_entry cmd_compare_entry;
+extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_profile_entry;
 extern const struct cmd_entry cmd_chart_entry;
 

@@ -15,12 +15,15 @@
 
 #include "render/layout.h"
 #include "render/paint_svg.h"
+#include "model/cost.h"
 #include "sim/plan.h"
+#include "sim/scheme.h"
 #include "sim/simulate.h"
 #include "sim/vpipe.h"
 #include "traces/accuracy.h"
 #include "traces/align.h"
 #include "traces/mapping.h"
+#include "traces/replay.h"
 #include "traces/trace.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -177,7 +180,7 @@ static void compare_label(const struct plan *p, int id, char *buf, size_t n)
 
 static void compare_print(const struct compare_side *s, const char *const *files, int nfiles,
                           const struct trace_info *ti, const struct align_result *m,
-                          const struct accuracy *a, int top)
+                          const struct accuracy *a, const struct replay_result *rp, int top)
 {
     const struct plan *p = s->plan;
     const struct config *c = plan_config(p);
@@ -202,6 +205,10 @@ static void compare_print(const struct compare_side *s, const char *const *files
     if (m->unkeyed)
         printf(", %zu without keys", m->unkeyed);
     printf("\n");
+    if (ti->clock_shift_us > 0)
+        printf("note: the ranks' clocks are put together by their dependencies (docs/traces.md), "
+               "shifting a rank by up to %.1f us\n",
+               ti->clock_shift_us);
     if (s->sim.unit != ti->unit)
         printf("note: the simulation uses %s and the trace %s\n",
                s->sim.unit ? "unit costs (1 t = 1000 us)" : "real costs",
@@ -210,6 +217,18 @@ static void compare_print(const struct compare_side *s, const char *const *files
     compare_time(a->step_meas_us, unit, b2, sizeof b2);
     compare_pct(a->step_err_pct, b3, sizeof b3);
     printf("\nstep time: simulated %s, measured %s, error %s\n", b1, b2, b3);
+    if (rp != NULL) {
+        compare_time(rp->step_us, unit, b1, sizeof b1);
+        compare_pct(rp->err_pct, b3, sizeof b3);
+        printf("replayed with the measured durations: %s, error %s\n", b1, b3);
+        if (!isnan(rp->lat_us)) {
+            compare_time(rp->one_lat_us, unit, b1, sizeof b1);
+            compare_pct(rp->one_lat_err_pct, b3, sizeof b3);
+            printf("  with one p2p latency for every message (%.1f us, from %d; a receive %.1f "
+                   "us): %s, error %s\n",
+                   rp->lat_us, rp->lat_samples, rp->recv_us, b1, b3);
+        }
+    }
     if (!isnan(a->time_mape_pct))
         printf("instruction time MAPE: %.1f %%\n", a->time_mape_pct);
 
@@ -305,6 +324,8 @@ static int compare_exec(int argc, char **argv)
     struct trace *t = NULL;
     struct align_result m = {0};
     struct accuracy a = {0};
+    struct replay_result rp = {0};
+    bool replayed = false;
     int status = 0;
     if (o.map && mapping_load(o.map, &map, &e) != MT_OK)
         return cmd_fail("compare", &e);
@@ -317,24 +338,36 @@ static int compare_exec(int argc, char **argv)
         status = cmd_fail("compare", &e);
         goto done;
     }
-    struct align_opts ao = {o.step};
+    struct align_opts ao = {o.step, true};
     if (align_run(s.plan, t, &ao, &m, &e) != MT_OK) {
         err_wrap(&e, "%s", files[0]);
         status = cmd_fail("compare", &e);
         goto done;
     }
     accuracy_compute(s.plan, &s.sim, &m, &a);
+    /* the replay: the plan with the measured durations (issue 19) */
+    struct cost_model cost;
+    struct mt_err re = {0};
+    if (scheme_costs(plan_config(s.plan), &cost, &re) == MT_OK) {
+        bool sim_trace = strcmp(trace_info(t)->source, "simulated") == 0;
+        if (replay_run(s.plan, &cost, &s.sim, &m, sim_trace, &rp, &re) == MT_OK)
+            replayed = true;
+        cost_model_fini(&cost);
+    }
+    if (!replayed)
+        fprintf(stderr, "mario-tui compare: no replay: %s\n", re.msg);
     bool gate_failed = o.gate >= 0 && !(fabs(a.step_err_pct) <= o.gate);
     if (o.json) {
         char *text =
             accuracy_report_json(&(struct accuracy_report){
                 .plan = s.plan, .sim_name = s.name, .from_trace = s.from_trace,
                 .unit = s.sim.unit, .files = files, .nfiles = nfiles, .info = trace_info(t),
-                .m = &m, .a = &a, .top = o.top, .gate = o.gate, .gate_failed = gate_failed});
+                .m = &m, .a = &a, .replay = replayed ? &rp : NULL, .top = o.top,
+                .gate = o.gate, .gate_failed = gate_failed});
         puts(text);
         free(text);
     } else {
-        compare_print(&s, files, nfiles, trace_info(t), &m, &a, o.top);
+        compare_print(&s, files, nfiles, trace_info(t), &m, &a, replayed ? &rp : NULL, o.top);
     }
     if (o.svg && compare_svg(&s, &m, o.svg, &e) != MT_OK)
         status = cmd_fail("compare", &e);
@@ -344,6 +377,7 @@ static int compare_exec(int argc, char **argv)
         status = 1;
     }
 done:
+    replay_fini(&rp);
     accuracy_fini(&a);
     align_result_fini(&m);
     trace_free(t);

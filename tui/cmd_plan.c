@@ -64,6 +64,9 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "calibration", .arg = "FILE", .type = CMD_PLAN, .value = CMD_PLAN_CALIBRATION,
      .help = "measured costs from `mario-tui profile` in place of the\n"
              "analytic ones (a plan keeps its instructions)"},
+    {.name = "cores", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_CORES,
+     .help = "cores the ranks share (more ranks than N share them; default:\n"
+             "a CPU calibration's, else a core each)"},
     {0},
 };
 
@@ -147,9 +150,21 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         if (profile_load(arg, &c->profile, e) != MT_OK)
             return err_wrap(e, "--calibration");
         return MT_OK;
+    case CMD_PLAN_CORES:
+        return cmd_plan_int("cores", arg, 1, 1 << 20, &c->profile.cores, e);
     default:
         return err_set(e, MT_EINVAL, "unknown plan flag");
     }
+}
+
+/* Every flag in order, --cores last (it sets what a --calibration file would). */
+static int cmd_plan_apply_all(const struct cmd_plan *cp, struct config *out, struct mt_err *e)
+{
+    for (int last = 0; last < 2; last++)
+        for (int i = 0; i < cp->n_over; i++)
+            if ((cp->over[i].opt == CMD_PLAN_CORES) == (last == 1))
+                TRY(cmd_plan_apply(out, cp->over[i].opt, cp->over[i].arg, e));
+    return MT_OK;
 }
 
 /* A plan file is recognised by its "format" key, without parsing it twice. */
@@ -174,8 +189,7 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
         /* torch's schedule CSV holds only the order: the model, cluster and costs come from
          * the flags, the geometry from the file */
         config_default(out);
-        for (int i = 0; i < cp->n_over; i++)
-            TRY(cmd_plan_apply(out, cp->over[i].opt, cp->over[i].arg, e));
+        TRY(cmd_plan_apply_all(cp, out, e));
         TRY(plan_load_torch_csv_file(cp->path, out, loaded, e));
         *out = *plan_config(*loaded);
         return MT_OK;
@@ -188,13 +202,11 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
     } else {
         TRY(config_load_file(cp->path, out, e));
     }
-    for (int i = 0; i < cp->n_over; i++) {
-        int rc = cmd_plan_apply(out, cp->over[i].opt, cp->over[i].arg, e);
-        if (rc != MT_OK) {
-            plan_free(*loaded);
-            *loaded = NULL;
-            return rc;
-        }
+    int rc = cmd_plan_apply_all(cp, out, e);
+    if (rc != MT_OK) {
+        plan_free(*loaded);
+        *loaded = NULL;
+        return rc;
     }
     if (cp->n_over > 0)
         snprintf(out->source + strnlen(out->source, sizeof out->source - 12),
@@ -257,11 +269,11 @@ int cmd_plan_config(const struct cmd_plan *cp, struct config *out, struct plan *
         plan_free(loaded);
         return cp->path ? err_wrap(e, "%s (with flags)", cp->path) : rc;
     }
-    /* --calibration changes the costs, not the instructions: a loaded plan is kept, with the
-     * calibrated config */
+    /* --calibration and --cores change the costs, not the instructions: a loaded plan is kept,
+     * with the calibrated config */
     int changing = 0;
     for (int i = 0; i < cp->n_over && !(cp->path && plan_path_is_csv(cp->path)); i++)
-        changing += cp->over[i].opt != CMD_PLAN_CALIBRATION;
+        changing += cp->over[i].opt != CMD_PLAN_CALIBRATION && cp->over[i].opt != CMD_PLAN_CORES;
     if (plan_out && loaded && changing == 0 && cp->n_over > 0) {
         struct plan *q = plan_new(out, plan_geom(loaded));
         for (int d = 0; d < plan_devices(loaded); d++)

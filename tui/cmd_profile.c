@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@
 #include "traces/accuracy.h"
 #include "traces/align.h"
 #include "traces/calibrate.h"
+#include "traces/import.h"
+#include "traces/mapping.h"
 #include "traces/trace.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -44,6 +47,7 @@ static const char profile_usage[] =
     "Usage: mario-tui profile [CONFIG] [plan flags] [--backend cpu|cuda|nccl] [--out FILE]\n"
     "                         [--layer-counts L,...] [--mb-counts N,...] [--steps K]\n"
     "                         [--keep DIR] [--json]\n"
+    "       mario-tui profile --from-trace TRACE... [--map FILE] [plan flags] [--out FILE]\n"
     "The paper's lightweight profiling (§5.2): short executor runs of GPipe pipelines on 1\n"
     "device (two data-parallel replicas) and 2 devices, always two ranks, with the config's\n"
     "model and batch shape, over a few layer counts per stage and micro-batch counts, with\n"
@@ -51,7 +55,10 @@ static const char profile_usage[] =
     "recompute time (medians per run), optimizer step and allreduce (by parameters), static\n"
     "and dynamic memory, message buffers and p2p latency, written as a calibration that every\n"
     "command takes with --calibration FILE.\n"
-    "The calibration records the device it was measured on.\n\n";
+    "The calibration records the device it was measured on.\n"
+    "With --from-trace the calibration comes from a measured run instead (ours, or a PyTorch\n"
+    "profiler trace, as `mario-tui import` reads it): per-op medians per stage, fitted over\n"
+    "the stages' layer counts, and the p2p latency; the device from deviceProperties.\n\n";
 
 struct profile_counts {
     int v[PROFILE_MAX_COUNTS], n;
@@ -59,7 +66,8 @@ struct profile_counts {
 
 struct profile_opts {
     int backend; /* in cmd_run_backends */
-    const char *out, *keep;
+    const char *out, *keep, *map;
+    bool from_trace;
     struct profile_counts layers, mbs;
     int steps;
     bool json;
@@ -86,6 +94,12 @@ static const struct cmd_option profile_options[] = {
      .help = "keep the runs' plans, traces and logs in DIR"},
     {.name = "json", CMD_TO_BOOL(struct profile_opts, json),
      .help = "print the calibration (with its observations) instead of the\ntable"},
+    {.name = "from-trace", CMD_TO_BOOL(struct profile_opts, from_trace),
+     .heading = "Calibrate from a measured run:\n",
+     .help = "the arguments are traces of one run (one file, or one per rank):\n"
+             "fit them instead of running the executor"},
+    {.name = "map", .arg = "FILE", CMD_TO_STRING(struct profile_opts, map),
+     .help = "with --from-trace: a mapping of foreign event names (docs/traces.md)"},
     {0},
 };
 
@@ -98,8 +112,8 @@ const struct cmd_entry cmd_profile_entry = {
     .plan_flags = true,
     .options = profile_options,
     .footer = "Exit status: 0 ok, 1 a run or the fit failed, 2 bad usage or input.\n",
-    .args_max = 1,
-    .args = "CONFIG",
+    .args_max = -1,
+    .args = "CONFIG (or, with --from-trace, TRACE...)",
     .exec = profile_exec,
 };
 
@@ -108,6 +122,7 @@ struct profile_run {
     bool ckpt;
     struct plan *plan;
     double step_us; /* measured */
+    bool shared;    /* more ranks than cores: only its messages are taken (sim/share.h) */
 };
 
 /* --layer-counts, --mb-counts: a comma list of up to PROFILE_MAX_COUNTS numbers in
@@ -207,7 +222,8 @@ static int profile_spawn(const char *self, const char *plan, const char *trace, 
                    WTERMSIG(status), last, log);
 }
 
-/* The plan of one run: GPipe over pp devices, n layers each, N micro-batches. Every run has
+/* The plan of one run: GPipe over pp devices, n layers each, N micro-batches, the odd ones'
+ * backwards split into B and W. Every run has
  * two ranks, so that each is measured as the runs it predicts run (two ranks computing at
  * once share the machine's caches, memory bandwidth and clock boost): one device is two
  * data-parallel replicas, which also measures the gradient allreduce. */
@@ -237,7 +253,21 @@ static int profile_plan(const struct config *base, struct profile_run *r, struct
         TRY(rc);
         p = q;
     }
-    r->plan = p;
+    /* odd micro-batches' backwards split, B then W, so that every run measures BW, B and W
+     * (and what B keeps for W) on the same stages */
+    struct plan *q = plan_new(plan_config(p), plan_geom(p));
+    for (int d = 0; d < plan_devices(p); d++)
+        for (int i = 0; i < plan_len(p, d); i++) {
+            struct instr in = *plan_at(p, d, i);
+            if (in.op == OP_BW && in.mb % 2 == 1) {
+                in.op = OP_B;
+                plan_append(q, d, in);
+                in.op = OP_W;
+            }
+            plan_append(q, d, in);
+        }
+    plan_free(p);
+    r->plan = q;
     return MT_OK;
 }
 
@@ -274,6 +304,39 @@ static void profile_print_fit(const char *name, const struct profile_fit *f, boo
                f->head, f->r2, f->points);
 }
 
+static void profile_print_fits(const struct profile *prof)
+{
+    /* the widths count bytes: "·" and "²" take two */
+    printf("  %-13s %15s %14s %12s %12s %8s %6s\n", "fit y =", "a·n (per layer)", "+ b (stage)",
+           "+ embed", "+ head", "R²", "points");
+    static const struct {
+        const char *name;
+        size_t off;
+        bool bytes;
+    } rows[] = {
+        {"FW (us)", offsetof(struct profile, fw), false},
+        {"BW (us)", offsetof(struct profile, bw), false},
+        {"RC (us)", offsetof(struct profile, rc), false},
+        {"B (us)", offsetof(struct profile, b), false},
+        {"W (us)", offsetof(struct profile, w), false},
+        {"OS (us)", offsetof(struct profile, os), false},
+        {"AR (us)", offsetof(struct profile, ar), false},
+        {"p2p (us)", offsetof(struct profile, p2p), false},
+        {"act (B)", offsetof(struct profile, act), true},
+        {"ckpt (B)", offsetof(struct profile, ckpt), true},
+        {"static (B)", offsetof(struct profile, static_bytes), true},
+        {"FW work (B)", offsetof(struct profile, fw_work_bytes), true},
+        {"CFW peak (B)", offsetof(struct profile, cfw_peak_bytes), true},
+        {"BW work (B)", offsetof(struct profile, bw_work_bytes), true},
+        {"message (B)", offsetof(struct profile, msg_bytes), true},
+        {"W keeps (B)", offsetof(struct profile, w_keep_bytes), true},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        profile_print_fit(rows[i].name,
+                          (const struct profile_fit *)((const char *)prof + rows[i].off),
+                          rows[i].bytes);
+}
+
 static void profile_cleanup(const char *dir, int nruns)
 {
     static const char *const what[] = {"plan.json", "trace.json", "log"};
@@ -284,6 +347,108 @@ static void profile_cleanup(const char *dir, int nruns)
             unlink(path);
         }
     rmdir(dir);
+}
+
+/* `profile --from-trace`: the plan the trace ran (traces/import.h), its observations
+ * (calibrate_add_run, and the allreduce over every replica of ours), the fits. */
+static int profile_from_trace(const struct profile_opts *o, const struct cmd_plan *cp,
+                              const char *const *files, int nfiles)
+{
+    struct mt_err e = {0};
+    if (nfiles < 1)
+        return cmd_usage_error("profile", "--from-trace needs the trace files");
+    struct cmd_plan flags = *cp; /* the arguments are traces: the flags over the default */
+    flags.path = NULL;
+    struct config base;
+    if (cmd_plan_config_raw(&flags, &base, &e) != MT_OK)
+        return cmd_fail("profile", &e);
+    base.profile.enabled = false;
+    struct mapping *map = NULL;
+    if (o->map && mapping_load(o->map, &map, &e) != MT_OK)
+        return cmd_fail("profile", &e);
+    struct trace *t = NULL, *all = NULL;
+    struct plan *p = NULL;
+    struct calibrate *cal = calibrate_new();
+    int status = 0;
+    struct trace_opts to = {map, 0};
+    struct import_opts io = {-1, cp->n_over > 0, cmd_plan_given(cp, CMD_PLAN_DEVICE)};
+    struct import_info info;
+    int rc = trace_load(files, nfiles, &to, &t, &e);
+    if (rc == MT_OK)
+        rc = import_plan(t, files, nfiles, &base, &io, &p, &info, &e);
+    if (rc == MT_OK) { /* the plan's own costs: the calibration is what is being made */
+        struct config c = *plan_config(p);
+        c.profile.enabled = false;
+        struct plan *q = plan_new(&c, plan_geom(p));
+        for (int d = 0; d < plan_devices(p); d++)
+            for (int i = 0; i < plan_len(p, d); i++)
+                plan_append(q, d, *plan_at(p, d, i));
+        plan_free(p);
+        p = q;
+        rc = calibrate_add_run(cal, p, t, &e);
+    }
+    if (rc == MT_OK && trace_info(t)->replicas > 1) {
+        struct trace_opts every = {map, -1};
+        rc = trace_load(files, nfiles, &every, &all, &e);
+        if (rc == MT_OK)
+            rc = calibrate_add_allreduce(cal, p, all, &e);
+    }
+    struct profile prof;
+    if (rc == MT_OK)
+        rc = calibrate_fit(cal, plan_config(p), &prof, &e);
+    if (rc != MT_OK) {
+        status = cmd_fail("profile", &e);
+        goto done;
+    }
+    const struct trace_info *ti = trace_info(t);
+    snprintf(prof.backend, sizeof prof.backend, "%s", ti->backend[0] ? ti->backend : ti->source);
+    if (ti->device_name[0])
+        snprintf(prof.device, sizeof prof.device, "%s", ti->device_name);
+    else
+        snprintf(prof.device, sizeof prof.device, "%s (from %.60s)",
+                 ti->backend[0] ? ti->backend : "unknown device", files[0]);
+    time_t now = time(NULL);
+    struct tm tmv;
+    gmtime_r(&now, &tmv);
+    strftime(prof.created, sizeof prof.created, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+    /* the self-check: the run simulated with the calibration against what it measured */
+    struct align_result m;
+    struct align_opts ao = {.step = -1};
+    double meas = NAN, sim = profile_predict(p, &prof);
+    if (align_run(p, t, &ao, &m, NULL) == MT_OK) {
+        meas = m.step_time_us;
+        align_result_fini(&m);
+    }
+    if (profile_save(o->out, &prof, calibrate_observations_json(cal), &e) != MT_OK) {
+        status = cmd_fail("profile", &e);
+        goto done;
+    }
+    if (o->json) {
+        char *text = NULL;
+        size_t len = 0;
+        if (str_read_file(o->out, PROFILE_MAX_BYTES, &text, &len, &e) == MT_OK)
+            fwrite(text, 1, len, stdout);
+        free(text);
+    } else {
+        const struct config *c = plan_config(p);
+        printf("calibration of %s (hidden %d, sequence %d, micro-batch %d) on %s [%s], from "
+               "%s%s: %s, %d devices, %d stages, %d micro-batches, the steps after the first\n\n",
+               c->model.name, c->model.hidden_size, c->model.seq_length, c->micro_batch_size,
+               prof.device, prof.backend, files[0], nfiles > 1 ? " ..." : "",
+               config_scheme_name(c->scheme), info.devices, info.stages, info.mbs);
+        profile_print_fits(&prof);
+        printf("\nstep time of the run, simulated with the calibration: %.3f ms, measured %.3f ms "
+               "(%+.1f %%)\n",
+               sim * 1e-3, meas * 1e-3, 100 * (sim - meas) / meas);
+        printf("wrote %s (use it with --calibration %s)\n", o->out, o->out);
+    }
+done:
+    plan_free(p);
+    trace_free(t);
+    trace_free(all);
+    mapping_free(map);
+    calibrate_free(cal);
+    return status;
 }
 
 static int profile_exec(int argc, char **argv)
@@ -297,6 +462,12 @@ static int profile_exec(int argc, char **argv)
     int first, st = cmd_options_parse(&cmd_profile_entry, argc, argv, &o, &cp, &first);
     if (st != CMD_OPTIONS_RUN)
         return st;
+    if (o.from_trace)
+        return profile_from_trace(&o, &cp, (const char *const *)&argv[first], argc - first);
+    if (argc - first > 1)
+        return cmd_usage_error("profile", "one CONFIG at most (traces go with --from-trace)");
+    if (o.map)
+        return cmd_usage_error("profile", "--map goes with --from-trace");
     const char *backend = cmd_run_backends[o.backend];
 
     struct config base;
@@ -331,7 +502,13 @@ static int profile_exec(int argc, char **argv)
         }
     }
 
-    int nruns = o.layers.n * 2 * o.mbs.n * 2;
+    /* on a CPU of a few cores, two runs of twice as many ranks as cores more: the messages of
+     * ranks that share cores (sim/share.h) */
+    long cores = strcmp(backend, "cpu") == 0 ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
+    int shared_pp = cores >= 1 && cores <= 8 ? (int)(2 * cores) : 0;
+    int nruns = o.layers.n * 2 * o.mbs.n * 2, nmain = nruns;
+    if (shared_pp > 0)
+        nruns += 2;
     struct profile_run *runs = xcalloc((size_t)nruns, sizeof *runs);
     struct calibrate *cal = calibrate_new();
     int status = 0, k = 0;
@@ -342,7 +519,10 @@ static int profile_exec(int argc, char **argv)
             for (int mi = 0; mi < o.mbs.n; mi++)
                 for (int ck = 0; ck < 2; ck++, k++)
                     runs[k] = (struct profile_run){o.layers.v[li], pp, o.mbs.v[mi], ck == 1,
-                                                   NULL, NAN};
+                                                   NULL, NAN, false};
+    for (int ck = 0; k < nruns; k++, ck++)
+        runs[k] = (struct profile_run){1, shared_pp, o.mbs.v[o.mbs.n - 1], ck == 1, NULL, NAN,
+                                       true};
     for (k = 0; k < nruns; k++) {
         struct profile_run *r = &runs[k];
         char plan_path[1100], trace_path[1100], log_path[1100];
@@ -366,7 +546,8 @@ static int profile_exec(int argc, char **argv)
             rc = trace_load(paths, 1, NULL, &t, &e);
         }
         if (rc == MT_OK)
-            rc = calibrate_add_run(cal, r->plan, t, &e);
+            rc = r->shared ? calibrate_add_shared_run(cal, r->plan, t, &e)
+                           : calibrate_add_run(cal, r->plan, t, &e);
         if (rc == MT_OK && plan_config(r->plan)->cluster.dp > 1) {
             /* the allreduce from every replica's events */
             const char *paths[] = {trace_path};
@@ -379,7 +560,7 @@ static int profile_exec(int argc, char **argv)
         }
         if (rc == MT_OK) {
             struct align_result m;
-            struct align_opts ao = {-1};
+            struct align_opts ao = {.step = -1};
             if (align_run(r->plan, t, &ao, &m, NULL) == MT_OK) {
                 r->step_us = m.step_time_us;
                 align_result_fini(&m);
@@ -409,6 +590,8 @@ static int profile_exec(int argc, char **argv)
     }
     snprintf(prof.backend, sizeof prof.backend, "%s", backend);
     profile_device_name(backend, prof.device, sizeof prof.device);
+    if (strcmp(backend, "cpu") == 0) /* its ranks share this machine's cores (sim/share.h) */
+        prof.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     time_t now = time(NULL);
     struct tm tmv;
     gmtime_r(&now, &tmv);
@@ -424,8 +607,9 @@ static int profile_exec(int argc, char **argv)
         before[k] = profile_predict(runs[k].plan, &none);
         after[k] = profile_predict(runs[k].plan, &prof);
     }
-    double mape_before = accuracy_mape(before, meas, nruns);
-    double mape_after = accuracy_mape(after, meas, nruns);
+    double mape_before = accuracy_mape(before, meas, nmain);
+    double mape_after = accuracy_mape(after, meas, nmain);
+    double mape_shared = accuracy_mape(after + nmain, meas + nmain, nruns - nmain);
     free(meas);
     free(before);
     free(after);
@@ -446,32 +630,28 @@ static int profile_exec(int argc, char **argv)
                m->hidden_size, m->seq_length, base.micro_batch_size, prof.device, backend);
         printf("%d runs of %d steps (the first not counted), two ranks each: GPipe on 1 device "
                "(dp 2) and 2 devices, layers per stage",
-               nruns, o.steps);
+               nmain, o.steps);
         for (int i = 0; i < o.layers.n; i++)
             printf("%s%d", i ? "," : " ", o.layers.v[i]);
         printf(", micro-batches");
         for (int i = 0; i < o.mbs.n; i++)
             printf("%s%d", i ? "," : " ", o.mbs.v[i]);
-        printf(", with and without checkpointing\n\n");
-        /* the widths count bytes: "·" and "²" take two */
-        printf("  %-13s %15s %14s %12s %12s %8s %6s\n", "fit y =", "a·n (per layer)",
-               "+ b (stage)", "+ embed", "+ head", "R²", "points");
-        profile_print_fit("FW (us)", &prof.fw, false);
-        profile_print_fit("BW (us)", &prof.bw, false);
-        profile_print_fit("RC (us)", &prof.rc, false);
-        profile_print_fit("OS (us)", &prof.os, false);
-        profile_print_fit("AR (us)", &prof.ar, false);
-        profile_print_fit("p2p (us)", &prof.p2p, false);
-        profile_print_fit("act (B)", &prof.act, true);
-        profile_print_fit("ckpt (B)", &prof.ckpt, true);
-        profile_print_fit("static (B)", &prof.static_bytes, true);
-        profile_print_fit("FW work (B)", &prof.fw_work_bytes, true);
-        profile_print_fit("CFW peak (B)", &prof.cfw_peak_bytes, true);
-        profile_print_fit("BW work (B)", &prof.bw_work_bytes, true);
-        profile_print_fit("message (B)", &prof.msg_bytes, true);
+        printf(", with and without checkpointing");
+        if (nruns > nmain)
+            printf("; and %d runs of %d ranks on these %ld cores, for the messages of ranks that "
+                   "share cores",
+                   nruns - nmain, shared_pp, cores);
+        printf("\n\n");
+        profile_print_fits(&prof);
+        profile_print_fit("p2p shared", &prof.p2p_shared, false);
+        profile_print_fit("recv shared", &prof.recv_shared, false);
+        profile_print_fit("gap shared", &prof.gap_shared, false);
         printf("\nstep time of these runs, simulated against measured: MAPE %.1f %% analytic, "
                "%.1f %% calibrated\n",
                mape_before, mape_after);
+        if (nruns > nmain)
+            printf("the %d-rank runs, calibrated, their cores shared: MAPE %.1f %%\n", shared_pp,
+                   mape_shared);
         printf("wrote %s (use it with --calibration %s)\n", o.out, o.out);
     }
 done:

@@ -1,19 +1,55 @@
 #!/bin/sh
 # tests/cli/test_profile.sh: `mario-tui profile` on the CPU executor, end to end: a small
 # profile (2 layer counts x 1 device (dp 2) and 2 devices x 2 micro-batch counts x with and
-# without checkpointing, 2 steps each) writes a calibration whose memory fits are exact (the
-# executor's allocator is deterministic), every command takes it, and with it the simulated
-# peak memory of a measured 1F1B run is within 1 %. Timings are reported, not asserted (this
-# machine may be busy). Skips (77) without mpirun.
+# without checkpointing, 2 steps each, odd micro-batches' backwards split) writes a
+# calibration whose memory fits are exact (the executor's allocator is deterministic), B, W
+# and W's kept bytes included; every command takes it, and with it the simulated peak memory
+# of a measured 1F1B run and of a ZB-H1 run is within 1 %. `profile --from-trace`: a
+# torch-style trace (F = 100 us, B = 200 us on 4 layers a stage, 20 us between stages) gives
+# 25 and 50 us a layer and a 20 us p2p latency, and the device of its deviceProperties; our
+# ZB-H1 run gives B, W and W's bytes. Timings are reported, not asserted (this machine may be
+# busy). The executor's part skips (77) without mpirun.
 set -u
 bin=${MT_BIN:-./mario-tui}
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-command -v mpirun >/dev/null 2>&1 || { echo "SKIP: no mpirun"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 . "${top_srcdir:-.}/tests/lib.sh"
+
+# --from-trace on a torch-style trace: one file per rank, clocks 1 s apart, two steps
+python3 - "$tmp" <<'PYEOF'
+import json, sys
+d = sys.argv[1]
+F, B, L = 100.0, 200.0, 20.0
+t = {'0F0': (0, F), '0F1': (F, 2 * F), '1F0': (F + L, 2 * F + L), '1B0': (2 * F + L, 2 * F + L + B),
+     '1F1': (2 * F + L + B, 3 * F + L + B)}
+t['0B0'] = (t['1B0'][1] + L, t['1B0'][1] + L + B)
+t['1B1'] = (t['1F1'][1], t['1F1'][1] + B)
+t['0B1'] = (max(t['0B0'][1], t['1B1'][1] + L), max(t['0B0'][1], t['1B1'][1] + L) + B)
+for r in (0, 1):
+    ev = []
+    for k in (0, 1):
+        base = 1.7e12 + r * 1e6 + k * 5000
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1,
+                   "tid": 1, "ts": base - 10, "dur": 2000})
+        for a, (s, e) in t.items():
+            if a[0] == str(r):
+                ev.append({"ph": "X", "cat": "user_annotation", "name": "PP:" + a, "pid": 1,
+                           "tid": 1, "ts": base + s, "dur": e - s})
+    json.dump({"distributedInfo": {"rank": r}, "deviceProperties": [{"name": "NVIDIA A100-SXM4-80GB"}],
+               "traceEvents": ev}, open("%s/pp%d.json" % (d, r), "w"))
+PYEOF
+"$bin" profile --from-trace "$tmp/pp0.json" "$tmp/pp1.json" --model tiny --out "$tmp/pp-cal.json" \
+    >"$tmp/out" 2>&1
+check "profile --from-trace a torch-style trace ($(head -c 300 $tmp/out))" "[ \$? -eq 0 ]"
+check "25 us a layer forward, 50 backward (4 layers a stage), 20 us p2p, the A100 named" \
+    "json $tmp/pp-cal.json 'abs(d[\"fits\"][\"fw_us\"][\"a\"] - 25) < 1e-9 and abs(d[\"fits\"][\"bw_us\"][\"a\"] - 50) < 1e-9 and abs(d[\"fits\"][\"p2p_us\"][\"b\"] - 20) < 1e-9 and d[\"device\"] == \"NVIDIA A100-SXM4-80GB\"'"
+"$bin" profile "$tmp/pp0.json" "$tmp/pp1.json" >/dev/null 2>&1
+check "traces without --from-trace are a usage error" "[ \$? -eq 2 ]"
+
+command -v mpirun >/dev/null 2>&1 || skip "no mpirun"
 
 "$bin" profile --help >"$tmp/h" 2>&1
 check "--help exits 0 and names --calibration" "[ \$? -eq 0 ] && grep -q -- '--calibration' $tmp/h"
@@ -29,8 +65,8 @@ check "profile exits 0 ($(tail -c 400 $tmp/err))" "[ $rc -eq 0 ]"
 cat "$tmp/out"
 check "the calibration records the device and the shape" \
     "json $tmp/cal.json 'd[\"format\"] == \"mario-calibration\" and d[\"device\"].startswith(\"cpu: \") and d[\"backend\"] == \"cpu\" and d[\"shape\"][\"hidden_size\"] == 64'"
-check "forward, backward, recompute, optimizer, allreduce, memory, buffers and p2p are fitted" \
-    "json $tmp/cal.json 'all(d[\"fits\"][k][\"points\"] > 0 for k in (\"fw_us\", \"bw_us\", \"rc_us\", \"os_us\", \"ar_us\", \"p2p_us\", \"act_bytes\", \"ckpt_bytes\", \"static_bytes\", \"msg_bytes\"))'"
+check "forward, backward, recompute, B, W, optimizer, allreduce, memory, buffers and p2p are fitted" \
+    "json $tmp/cal.json 'all(d[\"fits\"][k][\"points\"] > 0 for k in (\"fw_us\", \"bw_us\", \"rc_us\", \"b_us\", \"w_us\", \"os_us\", \"ar_us\", \"p2p_us\", \"act_bytes\", \"ckpt_bytes\", \"static_bytes\", \"msg_bytes\", \"w_keep_bytes\"))'"
 check "a message buffer is one hidden state: 64 x 64 floats" \
     "json $tmp/cal.json 'd[\"fits\"][\"msg_bytes\"][\"b\"] == 16384'"
 check "memory fits are exact (R^2 = 1)" \
@@ -48,6 +84,21 @@ python3 -c "import json; d=json.load(open('$tmp/j')); print('calibrated 1F1B run
 "$bin" compare "$tmp/p.json" "$tmp/run.json" --json >"$tmp/j0" 2>/dev/null
 check "without calibration the memory is further off" \
     "python3 -c 'import json,sys; a=json.load(open(\"$tmp/j0\")); b=json.load(open(\"$tmp/j\")); sys.exit(0 if a[\"peak_memory_error_pct\"] > b[\"peak_memory_error_pct\"] else 1)'"
+# ZB-H1: its memory with the measured W bytes; its own trace calibrates B and W
+"$bin" simulate --model tiny --scheme ZB-H1 --devices 2 --microbatches 4 --plan-out "$tmp/zb.json" \
+    >/dev/null
+"$bin" run "$tmp/zb.json" --steps 3 --trace-out "$tmp/zb-run.json" >/dev/null 2>"$tmp/err"
+check "a ZB-H1 run ($(tail -c 300 $tmp/err))" "[ \$? -eq 0 ]"
+"$bin" compare "$tmp/zb.json" "$tmp/zb-run.json" --calibration "$tmp/cal.json" --json >"$tmp/j" \
+    2>"$tmp/err"
+check "calibrated ZB-H1 peak memory within 1 % ($(head -c 200 $tmp/err))" \
+    "json $tmp/j 'd[\"peak_memory_error_pct\"] < 1.0'"
+"$bin" profile --from-trace "$tmp/zb-run.json" --out "$tmp/zb-cal.json" >"$tmp/out" 2>&1
+check "profile --from-trace our ZB-H1 run ($(head -c 300 $tmp/out))" "[ \$? -eq 0 ]"
+check "B, W, W's bytes and p2p fitted from it" \
+    "json $tmp/zb-cal.json 'all(d[\"fits\"][k][\"points\"] > 0 for k in (\"fw_us\", \"b_us\", \"w_us\", \"bw_us\", \"p2p_us\", \"w_keep_bytes\"))'"
+check "W's bytes the same as the profile's" \
+    "python3 -c 'import json,sys; a=json.load(open(\"$tmp/cal.json\"))[\"fits\"][\"w_keep_bytes\"]; b=json.load(open(\"$tmp/zb-cal.json\"))[\"fits\"][\"w_keep_bytes\"]; n=4; sys.exit(0 if abs((a[\"a\"]*n+a[\"b\"]+a[\"head\"]) - (b[\"a\"]*n+b[\"b\"]+b[\"head\"])) < 1 else 1)'"
 for cmd in simulate optimize tune; do
     "$bin" $cmd --model tiny --devices 2 --microbatches 4 --calibration "$tmp/cal.json" \
         >/dev/null 2>"$tmp/err"

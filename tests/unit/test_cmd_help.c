@@ -208,7 +208,7 @@ int main(void)
         test_command(cmd_table[n]);
         CHECK(cmd_find(cmd_table[n]->name) == cmd_table[n]);
     }
-    CHECK_EQ_INT(n, 10);
+    CHECK_EQ_INT(n, 11); /* ... compare, import, profile, chart */
     CHECK(cmd_find("no-such-command") == NULL);
     return check_report("test_cmd_help");
 }

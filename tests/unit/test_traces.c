@@ -180,7 +180,7 @@ static void test_round_trip(void)
         CHECK(strcmp(trace_info(t)->source, "simulated") == 0);
         CHECK_NEAR(trace_info(t)->step_time_us, r.step_time, 1e-9 * r.step_time);
         struct align_result m;
-        struct align_opts ao = {-1};
+        struct align_opts ao = {.step = -1};
         CHECK_EQ_INT(align_run(p, t, &ao, &m, &e), MT_OK);
         CHECK_EQ_INT(m.matched, plan_total(p));
         CHECK_EQ_INT(m.missing, 0);
@@ -322,7 +322,7 @@ static void test_known_errors(bool begin_end)
     if (begin_end)                                /* 2 x 2 step spans per step, the unclosed B */
         CHECK_EQ_INT((long)trace_info(t)->events_ignored, 3 * 4 + 1);
     struct align_result m;
-    struct align_opts ao = {-1};
+    struct align_opts ao = {.step = -1};
     CHECK_EQ_INT(align_run(p, t, &ao, &m, &e), MT_OK);
     CHECK_EQ_INT(m.first_step, 1); /* the warm-up step is left out */
     CHECK_EQ_INT(m.steps_used, 2);
@@ -650,7 +650,7 @@ static void test_kineto(void)
         if (t != NULL) {
             struct plan *p = unit_plan(SCHEME_V, 2, 2);
             struct align_result m;
-            struct align_opts ao = {-1};
+            struct align_opts ao = {.step = -1};
             CHECK_EQ_INT(align_run(p, t, &ao, &m, &e), MT_OK);
             CHECK_EQ_INT(m.matched, 8 + 0); /* 4 FW + 4 BW; no AR in a dp 1 plan */
             CHECK_EQ_INT(m.steps_used, 1);  /* steps 0 and 1: the first warms up */
@@ -791,6 +791,10 @@ static struct profile known_profile(const struct config *shape)
     p.ckpt = (struct profile_fit){0, 16384, 0, 0, 1, 1};
     p.static_bytes = (struct profile_fit){800000, 1000, 330000, 264000, 1, 1};
     p.msg_bytes = (struct profile_fit){0, 16384, 0, 0, 1, 1};
+    /* the split backward: B and W apart from BW, and what B keeps for W */
+    p.b = (struct profile_fit){300, 20, 30, 40, 1, 1};
+    p.w = (struct profile_fit){150, 5, 10, 60, 1, 1};
+    p.w_keep_bytes = (struct profile_fit){100000, 8192, 512, 30000, 1, 1};
     return p;
 }
 
@@ -817,23 +821,29 @@ static void test_calibrate(void)
                     c.profile = truth;
                     struct plan *p = NULL;
                     CHECK_EQ_INT(scheme_build(&c, &p, &e), MT_OK);
-                    if (ck) { /* every forward checkpointed, RC right before its BW */
-                        struct plan *q = plan_new(&c, plan_geom(p));
-                        for (int d = 0; d < plan_devices(p); d++)
-                            for (int i = 0; i < plan_len(p, d); i++) {
-                                struct instr in = *plan_at(p, d, i);
-                                if (in.op == OP_FW)
-                                    in.op = OP_CFW;
-                                if (in.op == OP_BW) {
-                                    struct instr rc = in;
-                                    rc.op = OP_RC;
-                                    plan_append(q, d, rc);
-                                }
-                                plan_append(q, d, in);
+                    /* checkpointed runs: every forward a CFW, its RC right before its
+                     * backward; every run: odd micro-batches' backwards split, B then W (as
+                     * `mario-tui profile` runs them) */
+                    struct plan *q = plan_new(&c, plan_geom(p));
+                    for (int d = 0; d < plan_devices(p); d++)
+                        for (int i = 0; i < plan_len(p, d); i++) {
+                            struct instr in = *plan_at(p, d, i);
+                            if (in.op == OP_FW && ck)
+                                in.op = OP_CFW;
+                            if (in.op == OP_BW && ck) {
+                                struct instr rc = in;
+                                rc.op = OP_RC;
+                                plan_append(q, d, rc);
                             }
-                        plan_free(p);
-                        p = q;
-                    }
+                            if (in.op == OP_BW && in.mb % 2 == 1) {
+                                in.op = OP_B;
+                                plan_append(q, d, in);
+                                in.op = OP_W;
+                            }
+                            plan_append(q, d, in);
+                        }
+                    plan_free(p);
+                    p = q;
                     struct sim_result r;
                     CHECK_EQ_INT(sim_run(p, &r, &e), MT_OK);
                     char *text = chrome_from_sim(p, &r);
@@ -852,10 +862,12 @@ static void test_calibrate(void)
     CHECK_EQ_INT(runs, 24);
     struct profile fit;
     CHECK_EQ_INT(calibrate_fit(cal, &base, &fit, &e), MT_OK);
-    const struct profile_fit *got[] = {&fit.fw,  &fit.bw,   &fit.rc,          &fit.os,
-                                       &fit.act, &fit.ckpt, &fit.static_bytes};
-    const struct profile_fit *want[] = {&truth.fw,  &truth.bw,   &truth.rc,          &truth.os,
-                                        &truth.act, &truth.ckpt, &truth.static_bytes};
+    const struct profile_fit *got[] = {&fit.fw,           &fit.bw,  &fit.rc, &fit.os,
+                                       &fit.act,          &fit.ckpt, &fit.b, &fit.w,
+                                       &fit.static_bytes, &fit.w_keep_bytes};
+    const struct profile_fit *want[] = {&truth.fw,           &truth.bw,   &truth.rc, &truth.os,
+                                        &truth.act,          &truth.ckpt, &truth.b,  &truth.w,
+                                        &truth.static_bytes, &truth.w_keep_bytes};
     for (size_t i = 0; i < sizeof got / sizeof got[0]; i++) {
         double tol = 1e-6 * (fabs(want[i]->a) + fabs(want[i]->b) + 1);
         CHECK_NEAR(got[i]->a, want[i]->a, tol);
@@ -921,6 +933,28 @@ static void test_calibrate(void)
     CHECK_NEAR(k, 2, 1e-12);
     CHECK_NEAR(cm.stage[0].fw, 400 * 3 * k + 30 + 200 * 2, 1e-9);
     CHECK_NEAR(cm.stage[1].static_bytes, 800000 * 3 + 1000 + 264000, 1e-6); /* params stay */
+    cost_model_fini(&cm);
+
+    /* the split backward: measured B, W and W's bytes as they are; a calibration without them
+     * (every file before them) splits its measured BW as the FLOPs say, b + w = bw */
+    CHECK(memcmp(&back.b, &fit.b, sizeof fit.b) == 0);
+    CHECK(memcmp(&back.w_keep_bytes, &fit.w_keep_bytes, sizeof fit.b) == 0);
+    CHECK_EQ_INT(cost_model_build(&c, 2, 1, 1, &cm, &e), MT_OK);
+    CHECK_NEAR(cm.stage[0].b, 300 * 3 + 20 + 30, 1e-9);
+    CHECK_NEAR(cm.stage[1].w, 150 * 3 + 5 + 60, 1e-9);
+    CHECK_NEAR(cm.stage[1].w_keep, 100000 * 3 + 8192 + 30000, 1e-6);
+    cost_model_fini(&cm);
+    static const char old[] =
+        "{\"format\": \"mario-calibration\", \"version\": 1, \"shape\": {\"hidden_size\": 64, "
+        "\"num_attention_heads\": 4, \"seq_length\": 64, \"vocab_size\": 256, "
+        "\"ffn_hidden_size\": 256, \"micro_batch_size\": 1, \"tp\": 1}, \"fits\": {\"fw_us\": "
+        "{\"a\": 400, \"points\": 4}, \"bw_us\": {\"a\": 800, \"points\": 4}}}";
+    CHECK_EQ_INT(profile_load_string(old, strlen(old), "old-cal.json", &c.profile, &e), MT_OK);
+    CHECK_EQ_INT(c.profile.b.points + c.profile.w.points + c.profile.w_keep_bytes.points, 0);
+    CHECK_EQ_INT(cost_model_build(&c, 2, 1, 1, &cm, &e), MT_OK);
+    CHECK_NEAR(cm.stage[0].bw, 2400, 1e-9);
+    CHECK_NEAR(cm.stage[0].b + cm.stage[0].w, 2400, 1e-9);
+    CHECK(cm.stage[0].w > 0 && cm.stage[0].b > 0);
     cost_model_fini(&cm);
 }
 

@@ -1,0 +1,74 @@
+#!/bin/sh
+# tests/cli/test_import.sh: `mario-tui import` end to end (issue 19): a simulated Chimera trace
+# and our CPU runs of a Mario-optimized 1F1B plan and ZB-H1 come back as the plans that made
+# them (the same instructions on every device); a torch-style trace of 1F1B ("PP:" ranges)
+# becomes a V plan that simulate, optimize and export take; inconsistent traces exit 2 naming
+# the device, the event and file:line:col. The CPU runs skip without mpirun.
+set -u
+bin=${MT_BIN:-./mario-tui}
+src=${top_srcdir:-.}
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+. "$src/tests/lib.sh"
+corpus=$src/tests/fuzz/corpus/import
+
+# same_plan A B: the same instructions, in the same order, on every device
+same_plan() {
+    python3 -c "import json,sys
+a=json.load(open('$1'))['devices']; b=json.load(open('$2'))['devices']
+sys.exit(0 if a == b else 1)"
+}
+
+"$bin" simulate --scheme X --devices 4 --microbatches 8 --plan-out "$tmp/x.json" \
+    --trace-out "$tmp/x-trace.json" >/dev/null
+"$bin" import "$tmp/x-trace.json" -o "$tmp/x-imp.json" >"$tmp/out" 2>&1
+check "import a simulated X trace ($(head -c 200 $tmp/out))" "[ \$? -eq 0 ]"
+check "it is the plan that was simulated" "same_plan $tmp/x.json $tmp/x-imp.json"
+
+"$bin" import "$corpus/pp-1f1b-two-pids.json" --model tiny -o "$tmp/pp.json" --json >"$tmp/j" \
+    2>&1
+check "import a torch-style 1F1B trace ($(head -c 200 $tmp/j))" "[ \$? -eq 0 ]"
+check "placed as V: 2 devices, 2 stages, 2 micro-batches" \
+    "json $tmp/j 'd[\"scheme\"] == \"V\" and d[\"devices\"] == 2 and d[\"stages\"] == 2 and d[\"microbatches\"] == 2 and not d[\"ours\"]'"
+"$bin" simulate --model tiny --devices 2 --microbatches 2 --plan-out "$tmp/v.json" >/dev/null
+check "it is the 1F1B plan" "same_plan $tmp/v.json $tmp/pp.json"
+for cmd in "simulate $tmp/pp.json --json" "optimize $tmp/pp.json --json" \
+    "export $tmp/pp.json -o $tmp/pp.svg"; do
+    # shellcheck disable=SC2086
+    "$bin" $cmd >"$tmp/out" 2>&1
+    check "$cmd on the imported plan ($(head -c 200 $tmp/out))" "[ \$? -eq 0 ]"
+done
+check "the picture was drawn" "[ -s $tmp/pp.svg ]"
+
+"$bin" import "$corpus/pp-no-backward.json" -o "$tmp/bad.json" >"$tmp/out" 2>&1
+check "a forward with no backward exits 2" "[ \$? -eq 2 ]"
+check "... naming the device, the event and where it is ($(cat $tmp/out))" \
+    "grep -q 'device 0: event 1 (FW, micro-batch 1, stage 0) at .*pp-no-backward.json:1:[0-9]*: the forward has no backward' $tmp/out"
+"$bin" import "$corpus/pp-backwards-in-time.json" -o "$tmp/bad.json" >"$tmp/out" 2>&1
+check "a dependency backwards in time exits 2" "[ \$? -eq 2 ]"
+check "... and says so ($(cat $tmp/out))" "grep -q 'device 1: event 2 .*runs backwards in time' $tmp/out"
+"$bin" import "$corpus/ours-truncated.json" -o "$tmp/bad.json" >"$tmp/out" 2>&1
+check "a truncated trace exits 2 ($(cat $tmp/out))" "[ \$? -eq 2 ] && grep -q 'truncated' $tmp/out"
+"$bin" import "$corpus/pp-1f1b-two-pids.json" >"$tmp/out" 2>&1
+check "-o is required" "[ \$? -eq 2 ]"
+
+command -v mpirun >/dev/null 2>&1 || skip "no mpirun"
+"$bin" optimize --model tiny --devices 2 --microbatches 4 --plan-out "$tmp/opt.json" >/dev/null
+"$bin" run "$tmp/opt.json" --steps 3 --trace-out "$tmp/opt-run.json" >/dev/null 2>"$tmp/err"
+check "a run of Mario's 1F1B ($(tail -c 300 $tmp/err))" "[ \$? -eq 0 ]"
+"$bin" import "$tmp/opt-run.json" -o "$tmp/opt-imp.json" --json >"$tmp/j" 2>&1
+check "import it ($(head -c 300 $tmp/j))" "[ \$? -eq 0 ]"
+check "the plan that ran, instruction for instruction" "same_plan $tmp/opt.json $tmp/opt-imp.json"
+check "with the config the run carried" "json $tmp/j 'd[\"ours\"] and d[\"config_from_trace\"]'"
+"$bin" simulate --model tiny --scheme ZB-H1 --devices 2 --microbatches 4 \
+    --plan-out "$tmp/zb.json" >/dev/null
+"$bin" run "$tmp/zb.json" --steps 2 --trace-out "$tmp/zb-run.json" >/dev/null 2>"$tmp/err"
+check "a run of ZB-H1 ($(tail -c 300 $tmp/err))" "[ \$? -eq 0 ]"
+"$bin" import "$tmp/zb-run.json" -o "$tmp/zb-imp.json" >"$tmp/out" 2>&1
+check "import it ($(head -c 300 $tmp/out))" "[ \$? -eq 0 ] && same_plan $tmp/zb.json $tmp/zb-imp.json"
+
+[ $fail -eq 0 ] && echo "test_import: all passed"
+exit $fail
