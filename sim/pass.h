@@ -159,6 +159,8 @@ const struct pass_step *pass_pipeline_final(const struct pass_pipeline *pl);
 struct pass_summary {
     const char *name;
     double step_time, throughput; /* us (t), samples/s (samples/t) */
+    double lower_bound;           /* sim/bound.h bound_value for this plan (0: none), us (t) */
+    double gap_pct;               /* step_time over lower_bound, percent */
     double mem_min, mem_max;      /* per-device peak memory: bytes (M_θ) */
     int changes;                  /* instructions the step changed */
     bool over_cap;
@@ -173,13 +175,17 @@ struct pass_lmbs {
 };
 
 /* The summary rows of a pipeline (rows[PASS_ROW__COUNT]); the prepose row counts the changes of
- * every round. */
-void pass_summaries(const struct pass_pipeline *pl, struct pass_summary *rows);
+ * every round. b: the bound of the pipeline's work (sim/bound.h; the same for every step: they
+ * differ only in order and recompute), or NULL. */
+struct bound_result;
+void pass_summaries(const struct pass_pipeline *pl, const struct bound_result *b,
+                    struct pass_summary *rows);
 /* The paper's lmbs: twice the micro-batch size, half the micro-batches, same global batch,
  * through the whole pipeline; out->note says why there is no row or why it does not fit. */
 void pass_lmbs(const struct config *c, struct pass_lmbs *out);
-/* The summary as JSON text, malloc'd (`optimize --json`). */
+/* The summary as JSON text, malloc'd (`optimize --json`); b as for pass_summaries. */
 char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
-                       const struct pass_summary *rows, const struct pass_lmbs *lm);
+                       const struct pass_summary *rows, const struct pass_lmbs *lm,
+                       const struct bound_result *b);
 
 #endif

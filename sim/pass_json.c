@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "model/config.h"
+#include "sim/bound.h"
 #include "sim/plan.h"
 
 static void pass_json_row(cJSON *arr, const struct pass_summary *row,
@@ -15,6 +16,10 @@ static void pass_json_row(cJSON *arr, const struct pass_summary *row,
     cJSON_AddStringToObject(j, "name", row->name);
     cJSON_AddNumberToObject(j, "step_time", row->step_time * ts);
     cJSON_AddNumberToObject(j, "throughput", row->throughput);
+    if (row->lower_bound > 0) {
+        cJSON_AddNumberToObject(j, "lower_bound", row->lower_bound * ts);
+        cJSON_AddNumberToObject(j, "lower_bound_gap_pct", row->gap_pct);
+    }
     cJSON_AddNumberToObject(j, "peak_memory_min", row->mem_min);
     cJSON_AddNumberToObject(j, "peak_memory_max", row->mem_max);
     cJSON_AddNumberToObject(j, "speedup",
@@ -27,7 +32,8 @@ static void pass_json_row(cJSON *arr, const struct pass_summary *row,
 }
 
 char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
-                       const struct pass_summary *rows, const struct pass_lmbs *lm)
+                       const struct pass_summary *rows, const struct pass_lmbs *lm,
+                       const struct bound_result *b)
 {
     const struct config *c = plan_config(p);
     bool unit = c->unit.enabled;
@@ -35,11 +41,14 @@ char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
     plan_json_add_shape(o, p);
     cJSON_AddStringToObject(o, "time_unit", unit ? "t" : "s");
     cJSON_AddStringToObject(o, "memory_unit", unit ? "M_theta" : "bytes");
-    cJSON_AddNumberToObject(o, "memory_cap", unit ? 0 : c->memory_per_device);
+    cJSON_AddNumberToObject(o, "memory_cap", c->memory_per_device);
     int rounds = 0;
     for (int i = 0; i < pl->n; i++)
         rounds += pl->step[i].pass == PASS_PREPOSE;
     cJSON_AddNumberToObject(o, "rounds", rounds);
+    /* the bound of the optimized plan: with the memory part when it is under the cap */
+    const struct pass_step *fin = pass_pipeline_final(pl);
+    bound_json_add(o, b, fin->sim.step_time, fin->sim.oom_device < 0, unit);
     cJSON *arr = cJSON_AddArrayToObject(o, "passes");
     for (int k = 0; k < PASS_ROW__COUNT; k++)
         pass_json_row(arr, &rows[k], &rows[0], unit);

@@ -304,7 +304,7 @@ int sim_run_costs(const struct plan *p, const struct cost_model *cost, struct si
     r.unit = cost->unit;
     r.devices = plan_devices(p);
     r.total = plan_total(p);
-    r.cap = c->unit.enabled ? 0 : c->memory_per_device;
+    r.cap = c->memory_per_device; /* M_θ under unit costs */
     r.oom_device = -1;
     r.start = xcalloc((size_t)r.total + 1, sizeof(double));
     r.end = xcalloc((size_t)r.total + 1, sizeof(double));
@@ -680,7 +680,7 @@ int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err
     struct sim_result r = {0};
     r.unit = cost.unit;
     r.devices = D;
-    r.cap = c->unit.enabled ? 0 : c->memory_per_device;
+    r.cap = c->memory_per_device; /* M_θ under unit costs */
     r.oom_device = -1;
     r.stages = D;
     int rc = MT_OK;

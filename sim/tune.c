@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/bound.h"
 #include "sim/pass.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
@@ -132,6 +133,9 @@ static void tune_evaluate(const struct config *base, const struct tune_opts *o,
         return;
     }
     c->step_time = r.unit ? r.step_time : r.step_time * 1e-6;
+    struct bound_result b;
+    if (bound_plan(p, &b, &e) == MT_OK)
+        c->lower_bound = bound_value(&b, r.oom_device < 0) * (r.unit ? 1 : 1e-6);
     c->peak_mem = 0;
     c->min_peak_mem = r.devices > 0 ? r.dev[0].peak_mem : 0;
     for (int d = 0; d < r.devices; d++) {

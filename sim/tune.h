@@ -40,6 +40,7 @@ struct tune_candidate {
     enum tune_status status;
     double step_time;        /* seconds (t under unit costs) */
     double throughput;       /* samples/s; 0 when out of memory or invalid */
+    double lower_bound;      /* sim/bound.h bound_value of its plan: seconds (t); 0 none */
     double peak_mem;         /* max over devices */
     double min_peak_mem;     /* min over devices */
     int oom_device;          /* TUNE_OOM: the device furthest over the cap */

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "model/config.h"
+#include "sim/bound.h"
 
 static const char *tune_status_name(enum tune_status s)
 {
@@ -27,6 +28,11 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
     cJSON_AddStringToObject(o, "status", tune_status_name(k->status));
     cJSON_AddNumberToObject(o, "throughput", k->throughput);
     cJSON_AddNumberToObject(o, "step_time", k->step_time);
+    if (k->lower_bound > 0) {
+        cJSON_AddNumberToObject(o, "lower_bound", k->lower_bound);
+        cJSON_AddNumberToObject(o, "lower_bound_gap_pct",
+                                bound_gap_pct(k->step_time, k->lower_bound));
+    }
     cJSON_AddNumberToObject(o, "peak_memory", k->peak_mem);
     if (k->status == TUNE_OOM) {
         cJSON_AddNumberToObject(o, "oom_device", k->oom_device);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "sim/bound.h"
 #include "sim/pass.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
@@ -87,14 +88,18 @@ static void optimize_print_row(const struct pass_summary *row, const struct pass
     char lo[32], hi[32];
     optimize_mem(unit, row->mem_min, lo, sizeof lo);
     optimize_mem(unit, row->mem_max, hi, sizeof hi);
-    printf("%-11s %12.3f %12.4g %8.3fx %*s %*s %8d%s\n", row->name,
+    char gap[16] = "-";
+    if (row->lower_bound > 0)
+        snprintf(gap, sizeof gap, "%.1f%%", row->gap_pct);
+    printf("%-11s %12.3f %12.4g %8.3fx %*s %*s %8d %7s%s\n", row->name,
            unit ? row->step_time : row->step_time * 1e-3, row->throughput,
            base->throughput > 0 ? row->throughput / base->throughput : 0, optimize_width(lo, 12),
-           lo, optimize_width(hi, 12), hi, row->changes, row->over_cap ? "  OVER CAP" : "");
+           lo, optimize_width(hi, 12), hi, row->changes, gap, row->over_cap ? "  OVER CAP" : "");
 }
 
 static void optimize_print_table(const struct plan *p, const struct pass_pipeline *pl,
-                                 const struct pass_summary *rows, const struct pass_lmbs *lm)
+                                 const struct pass_summary *rows, const struct pass_lmbs *lm,
+                                 const struct bound_result *b)
 {
     const struct config *c = plan_config(p);
     const struct plan_geom *g = plan_geom(p);
@@ -102,8 +107,8 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
     printf("%s, %s, pp %d x dp %d, %d micro-batches of %d, %s  [%s]\n", c->model.name,
            config_scheme_name(c->scheme), g->devices, c->cluster.dp, g->mbs, c->micro_batch_size,
            unit ? "unit costs" : c->cluster.device.name, c->source);
-    printf("%-11s %12s %12s %9s %12s %12s %8s\n", "step", unit ? "step (t)" : "step (ms)",
-           unit ? "samples/t" : "samples/s", "vs base", "peak min", "peak max", "changes");
+    printf("%-11s %12s %12s %9s %12s %12s %8s %7s\n", "step", unit ? "step (t)" : "step (ms)",
+           unit ? "samples/t" : "samples/s", "vs base", "peak min", "peak max", "changes", "gap");
     for (int k = 0; k < PASS_ROW__COUNT; k++)
         optimize_print_row(&rows[k], &rows[0], unit);
     if (lm->made)
@@ -112,12 +117,24 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
     for (int i = 0; i < pl->n; i++)
         rounds += pl->step[i].pass == PASS_PREPOSE;
     printf("passes 2-4 ran %d round%s", rounds, rounds == 1 ? "" : "s");
-    if (!unit && c->memory_per_device > 0) {
+    if (c->memory_per_device > 0) {
         char cap[32];
-        printf("; memory cap %s per device",
-               str_format_bytes(c->memory_per_device, cap, sizeof cap));
+        optimize_mem(unit, c->memory_per_device, cap, sizeof cap);
+        printf("; memory cap %s per device", cap);
     }
     printf("\n");
+    if (b) {
+        double ts = unit ? 1 : 1e-3;
+        const char *tu = unit ? "t" : "ms";
+        printf("lower bound %.4g %s for any schedule of this work (critical path %.4g, device "
+               "%d %.4g)", b->time * ts, tu, b->critical_path * ts, b->device_at, b->device * ts);
+        if (b->cap_infeasible)
+            printf("; no schedule fits the cap (device %d)", b->memory_at);
+        else if (b->memory > 0)
+            printf(", %.4g %s under the cap (device %d recomputes >= %.4g %s)", b->memory * ts, tu,
+                   b->memory_at, b->forced_rc * ts, tu);
+        printf("\n");
+    }
     if (lm->asked && lm->note[0])
         printf("lmbs: %s\n", lm->note);
 }
@@ -139,24 +156,27 @@ static int optimize_exec(int argc, char **argv)
         plan_free(p);
         return cmd_fail("optimize", &e);
     }
+    struct bound_result bound, *b = NULL;
+    if (bound_plan(p, &bound, &e) == MT_OK)
+        b = &bound;
     struct pass_summary rows[PASS_ROW__COUNT];
-    pass_summaries(&pl, rows);
+    pass_summaries(&pl, b, rows);
     if (o.lm.asked)
         pass_lmbs(plan_config(p), &o.lm);
     if (o.json) {
-        char *text = pass_report_json(p, &pl, rows, &o.lm);
+        char *text = pass_report_json(p, &pl, rows, &o.lm, b);
         puts(text);
         free(text);
     } else {
-        optimize_print_table(p, &pl, rows, &o.lm);
+        optimize_print_table(p, &pl, rows, &o.lm, b);
     }
     int status = 0;
     const struct pass_step *fin = pass_pipeline_final(&pl);
     if (fin->sim.oom_device >= 0) {
         char over[32], cap[32];
-        str_format_bytes(fin->sim.dev[fin->sim.oom_device].peak_mem - fin->sim.cap, over,
-                         sizeof over);
-        str_format_bytes(fin->sim.cap, cap, sizeof cap);
+        optimize_mem(fin->sim.unit, fin->sim.dev[fin->sim.oom_device].peak_mem - fin->sim.cap,
+                     over, sizeof over);
+        optimize_mem(fin->sim.unit, fin->sim.cap, cap, sizeof cap);
         fprintf(stderr,
                 "mario-tui optimize: the optimized plan is over the %s memory cap by %s on "
                 "device %d\n",

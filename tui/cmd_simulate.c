@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "sim/bound.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/simulate.h"
@@ -93,7 +94,29 @@ static void simulate_print_async(const struct plan *p, const struct sim_result *
     printf("\n");
 }
 
-static void simulate_print_table(const struct plan *p, const struct sim_result *r)
+/* "lower bound 21 t (gap 4.76%): fill, drain and work of device 3". */
+static void simulate_print_bound(const struct sim_result *r, const struct bound_result *b)
+{
+    if (b == NULL)
+        return;
+    bool under = r->oom_device < 0;
+    double lb = bound_value(b, under), ts = r->unit ? 1 : 1e-3;
+    enum bound_kind k = bound_binding(b, under);
+    printf("lower bound %.4g %s (gap %.2f%%): ", lb * ts, r->unit ? "t" : "ms",
+           bound_gap_pct(r->step_time, lb));
+    if (k == BOUND_CRITICAL_PATH)
+        printf("the critical path\n");
+    else if (k == BOUND_DEVICE)
+        printf("fill, drain and work of device %d\n", b->device_at);
+    else if (b->cap_infeasible)
+        printf("device %d cannot hold one stage's activations under the cap\n", b->memory_at);
+    else
+        printf("recompute forced by the memory cap on device %d (%.4g %s)\n", b->memory_at,
+               b->forced_rc * ts, r->unit ? "t" : "ms");
+}
+
+static void simulate_print_table(const struct plan *p, const struct sim_result *r,
+                                 const struct bound_result *b)
 {
     const struct config *c = plan_config(p);
     const struct plan_geom *g = plan_geom(p);
@@ -125,6 +148,7 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
     else
         printf("step time %.4f s (%.3f %s)   throughput %.2f samples/s\n", r->step_time * 1e-6,
                r->step_time * ts, tu, r->throughput);
+    simulate_print_bound(r, b);
     simulate_print_async(p, r);
 }
 
@@ -170,17 +194,21 @@ static int simulate_exec(int argc, char **argv)
         return cmd_fail("simulate", &e);
     }
     status = 0;
+    /* The bound needs the instructions: none for an Async config walked directly. */
+    struct bound_result bound, *b = NULL;
+    if (plan_total(p) > 0 && bound_plan(p, &bound, &e) == MT_OK)
+        b = &bound;
     if (o.json) {
-        char *text = sim_report_json(p, &r);
+        char *text = sim_report_json(p, &r, b);
         puts(text);
         free(text);
     } else {
-        simulate_print_table(p, &r);
+        simulate_print_table(p, &r, b);
     }
     if (r.oom_device >= 0) {
         char over[32], cap[32];
-        str_format_bytes(r.dev[r.oom_device].peak_mem - r.cap, over, sizeof over);
-        str_format_bytes(r.cap, cap, sizeof cap);
+        simulate_mem(&r, r.dev[r.oom_device].peak_mem - r.cap, over, sizeof over);
+        simulate_mem(&r, r.cap, cap, sizeof cap);
         fprintf(stderr, "mario-tui simulate: device %d is over the %s memory cap by %s\n",
                 r.oom_device, cap, over);
         status = 1;
