@@ -343,10 +343,12 @@ static int bound_fwd_cmp(const void *a, const void *b)
     return (kx < ky) - (kx > ky);
 }
 
-/* The least recompute (fractional) that brings the memory-time integral under cap x T. */
-static double bound_forced_rc(const struct bound_fwd *f, int n, double total, double cap, double T)
+/* The least recompute (fractional) that brings the memory-time integral under cap x the
+ * window [r, T - q] the forwards and their backwards lie in (span = r + q). */
+static double bound_forced_rc(const struct bound_fwd *f, int n, double total, double cap, double T,
+                              double span)
 {
-    double need = total - cap * T, cost = 0;
+    double need = total - cap * (T - span), cost = 0;
     for (int i = 0; i < n && need > 0; i++) {
         if (f[i].save <= 0)
             continue;
@@ -360,7 +362,7 @@ static double bound_forced_rc(const struct bound_fwd *f, int n, double total, do
 /* The smallest T with T >= A + forced_rc(T), from below: the bound returned is a T known to be
  * short of it (or A when nothing is forced there). */
 static double bound_memory_solve(const struct bound_fwd *f, int n, double cap, double A,
-                                 double *forced)
+                                 double span, double *forced)
 {
     double total = 0, saves = 0, rcs = 0;
     for (int i = 0; i < n; i++) {
@@ -368,22 +370,22 @@ static double bound_memory_solve(const struct bound_fwd *f, int n, double cap, d
         saves += f[i].save;
         rcs += f[i].rc;
     }
-    double fa = bound_forced_rc(f, n, total, cap, A);
+    double fa = bound_forced_rc(f, n, total, cap, A, span);
     if (A >= A + fa) {
         *forced = fa;
         return A;
     }
-    double hi = fmax(A + rcs, (total - saves) / cap);
+    double hi = fmax(A + rcs, span + (total - saves) / cap);
     hi = fmax(hi, A) * (1 + 1e-12) + 1e-12;
     double lo = A;
     for (int it = 0; it < 200 && hi - lo > 1e-13 * hi; it++) {
         double mid = 0.5 * (lo + hi);
-        if (mid >= A + bound_forced_rc(f, n, total, cap, mid))
+        if (mid >= A + bound_forced_rc(f, n, total, cap, mid, span))
             hi = mid;
         else
             lo = mid;
     }
-    *forced = bound_forced_rc(f, n, total, cap, hi);
+    *forced = bound_forced_rc(f, n, total, cap, hi, span);
     return lo;
 }
 
@@ -501,7 +503,9 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
             if (plan_op_is_forward(in->op)) {
                 const struct stage_cost *sc = &cost->stage[in->stage];
                 act_sum += sc->act;
-                act_max = fmax(act_max, sc->act);
+                /* a split B takes what its W will need while the activations are still held */
+                bool split = vpipe_lookup(x, OP_W, in->mb, in->stage) >= 0;
+                act_max = fmax(act_max, sc->act + (split ? sc->w_keep : 0));
                 fw[nf++] = (struct bound_fwd){sc->act, sc->ckpt, sc->rc, 0, 0};
             }
         }
@@ -532,6 +536,7 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
             have_mb = true;
         }
         nf = 0;
+        double r_f = INFINITY, q_b = INFINITY; /* the window of the forwards and backwards */
         for (int i = 0; i < plan_len(p, d); i++) {
             int id = plan_id(p, d, i);
             const struct instr *in = plan_at(p, d, i);
@@ -540,11 +545,13 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
             int bw = vpipe_lookup(x, OP_BW, in->mb, in->stage);
             struct bound_fwd *f = &fw[nf++];
             double pb = bw >= 0 ? G.dur[bw] : 0;
+            r_f = fmin(r_f, G.head[id]);
+            q_b = fmin(q_b, bw >= 0 ? G.tail[bw] : 0);
             f->hold = bw >= 0 ? bound_hold(&G, &mbl, id, bw, in->mb) : G.dur[id];
             f->save = (f->act - f->ckpt) * fmax(f->hold - pb, 0);
         }
         qsort(fw, (size_t)nf, sizeof *fw, bound_fwd_cmp);
-        double forced, T = bound_memory_solve(fw, nf, C, rmin + work + qmin, &forced);
+        double forced, T = bound_memory_solve(fw, nf, C, rmin + work + qmin, r_f + q_b, &forced);
         if (out->memory_at < 0 || T > out->memory) {
             out->memory = T;
             out->memory_at = d;

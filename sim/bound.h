@@ -11,8 +11,9 @@
  *   - under a memory cap, per device, a memory-time bound: a forward that keeps its activations
  *     holds them from its start to its backward's end, at least the chain L_j between them; one
  *     checkpointed holds its checkpoint that long and the activations for its backward, and adds
- *     its recompute to the device. The integral of held memory over the step is at most
- *     (cap - static) x T, so the fraction y_j of each forward checkpointed (an LP relaxation,
+ *     its recompute to the device. The integral of held memory over the window the forwards
+ *     and their backwards lie in, [first head, T - least tail], is at most (cap - static) x its
+ *     length, so the fraction y_j of each forward checkpointed (an LP relaxation,
  *     which also covers checkpoints of k layers) must save enough; the least recompute that does
  *     (a fractional knapsack) is added to the device's work between its first head and last tail.
  * Each part is a relaxation of the simulator's semantics (sim/simulate.h), so the bound never
@@ -44,7 +45,8 @@ struct bound_result {
     double forced_rc;     /* recompute the cap forces on memory_at (time; fractional) */
     double cap;           /* the cap the memory part used (bytes, M_θ under unit costs; 0 none) */
     bool cap_infeasible;  /* no schedule fits the cap: a device cannot hold one stage's
-                           * activations (memory is then +inf) */
+                           * activations (and, for a split backward, what B keeps for W beside
+                           * them); memory is then +inf */
 };
 
 /* The bound of p's work under cost (its scheme's costs: scheme_costs) and a memory cap per
