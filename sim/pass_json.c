@@ -50,10 +50,22 @@ char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
     const struct pass_step *fin = pass_pipeline_final(pl);
     bound_json_add(o, b, fin->sim.step_time, fin->sim.oom_device < 0, unit);
     cJSON *arr = cJSON_AddArrayToObject(o, "passes");
-    for (int k = 0; k < PASS_ROW__COUNT; k++)
+    int n_rows = PASS_ROW__COUNT + (pass_pipeline_row(pl, PASS_ROW_SEARCH) != NULL);
+    for (int k = 0; k < n_rows; k++)
         pass_json_row(arr, &rows[k], &rows[0], unit);
     if (lm->made)
         pass_json_row(arr, &lm->row, &rows[0], unit);
+    if (pl->searched) {
+        const struct search_stats *st = &pl->search;
+        cJSON *j = cJSON_AddObjectToObject(o, "search");
+        cJSON_AddNumberToObject(j, "memory_cap", pl->search_cap);
+        cJSON_AddBoolToObject(j, "fits", st->fits);
+        cJSON_AddBoolToObject(j, "improved", st->improved);
+        cJSON_AddStringToObject(j, "from", st->seed_name);
+        cJSON_AddNumberToObject(j, "starts_under_cap", st->seeds);
+        cJSON_AddNumberToObject(j, "evaluations", (double)st->evals);
+        cJSON_AddNumberToObject(j, "moves_kept", st->improvements);
+    }
     if (lm->asked) {
         cJSON *l = cJSON_AddObjectToObject(o, "lmbs");
         cJSON_AddBoolToObject(l, "made", lm->made);

@@ -40,8 +40,8 @@ static struct pass_summary pass_summary_of(const char *name, const struct plan *
 }
 
 /* The summary rows of a pipeline; the prepose row counts the changes of every round. */
-void pass_summaries(const struct pass_pipeline *pl, const struct bound_result *b,
-                    struct pass_summary *rows)
+int pass_summaries(const struct pass_pipeline *pl, const struct bound_result *b,
+                   struct pass_summary *rows)
 {
     for (int k = 0; k < PASS_ROW__COUNT; k++) {
         const struct pass_step *st = pass_pipeline_row(pl, (enum pass_row)k);
@@ -55,6 +55,11 @@ void pass_summaries(const struct pass_pipeline *pl, const struct bound_result *b
         rows[k] =
             pass_summary_of(pass_row_name((enum pass_row)k), st->plan, &st->sim, changes, b);
     }
+    const struct pass_step *st = pass_pipeline_row(pl, PASS_ROW_SEARCH);
+    if (st == NULL)
+        return PASS_ROW__COUNT;
+    rows[PASS_ROW_SEARCH] = pass_summary_of("search", st->plan, &st->sim, st->changes.n, b);
+    return PASS_ROW__COUNT + 1;
 }
 
 /* The paper's lmbs: twice the micro-batch size, half the micro-batches, same global batch. */

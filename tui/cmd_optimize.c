@@ -17,12 +17,14 @@
 #include "sim/pass.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
+#include "sim/search.h"
 #include "sim/simulate.h"
 #include "util/err.h"
 #include "util/str.h"
 
 static const char optimize_usage[] =
-    "Usage: mario-tui optimize [CONFIG] [plan flags] [--lmbs] [--json] [--plan-out FILE]\n"
+    "Usage: mario-tui optimize [CONFIG] [plan flags] [--search [--search-budget N]] [--lmbs]\n"
+    "                          [--json] [--plan-out FILE]\n"
     "Apply Mario's four graph passes (PPoPP'25 §5.1) to a pipeline plan and show each step:\n"
     "  base        the scheme as given, no checkpointing\n"
     "  ckpt        pass 1, apply-checkpoint: every forward checkpointed, RC before each BW\n"
@@ -30,17 +32,27 @@ static const char optimize_usage[] =
     "  redundancy  + pass 3, remove-redundancy: no checkpoint where CFW meets its BW\n"
     "  prepose     + pass 4, prepose-forward: CFW moved into earlier bubbles; passes 2-4\n"
     "              repeat while the step time improves. This is the optimized plan.\n"
+    "  search      (--search) the schedule search under the memory cap (--memory; M_theta\n"
+    "              under --unit-costs): which forwards to checkpoint and each device's order,\n"
+    "              from every step above; never slower than the best of them under the cap\n"
     "  lmbs        (--lmbs) the optimized plan with twice the micro-batch size and half the\n"
     "              micro-batches (same global batch), if the memory cap allows\n"
+    "Each row's gap is its step over the lower bound of any schedule of the same work.\n"
     "\n";
 
 struct optimize_opts {
-    bool json;
+    bool json, search;
+    int search_budget;
     const char *plan_out;
     struct pass_lmbs lm;
 };
 
 static const struct cmd_option optimize_options[] = {
+    {.name = "search", CMD_TO_BOOL(struct optimize_opts, search),
+     .help = "add the search step: the schedule search under the memory cap"},
+    {.name = "search-budget", .arg = "N",
+     CMD_TO_INT(struct optimize_opts, search_budget, 1, 100000000),
+     .help = "schedules the search evaluates (default: by the plan's size)"},
     {.name = "lmbs", CMD_TO_BOOL(struct optimize_opts, lm.asked),
      .help = "add the larger-micro-batch row"},
     {.name = "json", CMD_TO_BOOL(struct optimize_opts, json),
@@ -54,7 +66,7 @@ static int optimize_exec(int argc, char **argv);
 
 const struct cmd_entry cmd_optimize_entry = {
     .name = "optimize",
-    .summary = "Mario's four passes, step by step: time, throughput, memory",
+    .summary = "Mario's four passes and the search, step by step: time, memory, bound",
     .usage = optimize_usage,
     .plan_flags = true,
     .options = optimize_options,
@@ -109,7 +121,8 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
            unit ? "unit costs" : c->cluster.device.name, c->source);
     printf("%-11s %12s %12s %9s %12s %12s %8s %7s\n", "step", unit ? "step (t)" : "step (ms)",
            unit ? "samples/t" : "samples/s", "vs base", "peak min", "peak max", "changes", "gap");
-    for (int k = 0; k < PASS_ROW__COUNT; k++)
+    int n_rows = PASS_ROW__COUNT + (pass_pipeline_row(pl, PASS_ROW_SEARCH) != NULL);
+    for (int k = 0; k < n_rows; k++)
         optimize_print_row(&rows[k], &rows[0], unit);
     if (lm->made)
         optimize_print_row(&lm->row, &rows[0], unit);
@@ -117,6 +130,12 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
     for (int i = 0; i < pl->n; i++)
         rounds += pl->step[i].pass == PASS_PREPOSE;
     printf("passes 2-4 ran %d round%s", rounds, rounds == 1 ? "" : "s");
+    if (pl->searched) {
+        const struct search_stats *st = &pl->search;
+        printf("; search: %s, from %s (%ld schedules evaluated)",
+               !st->fits ? "nothing fits the cap" : st->improved ? "faster" : "no faster schedule",
+               st->seed_name, st->evals);
+    }
     if (c->memory_per_device > 0) {
         char cap[32];
         optimize_mem(unit, c->memory_per_device, cap, sizeof cap);
@@ -156,10 +175,20 @@ static int optimize_exec(int argc, char **argv)
         plan_free(p);
         return cmd_fail("optimize", &e);
     }
+    if (o.search) {
+        struct search_opts so;
+        search_opts_default(&so, plan_config(p));
+        so.budget = o.search_budget;
+        if (pass_pipeline_search(&pl, &so, &e) != MT_OK) {
+            pass_pipeline_fini(&pl);
+            plan_free(p);
+            return cmd_fail("optimize", &e);
+        }
+    }
     struct bound_result bound, *b = NULL;
     if (bound_plan(p, &bound, &e) == MT_OK)
         b = &bound;
-    struct pass_summary rows[PASS_ROW__COUNT];
+    struct pass_summary rows[PASS_ROW__COUNT + 1];
     pass_summaries(&pl, b, rows);
     if (o.lm.asked)
         pass_lmbs(plan_config(p), &o.lm);
