@@ -108,13 +108,14 @@ static int sim_resolve(struct sim_state *st, struct sim_result *r, struct mt_err
     st->deps = xmalloc(((size_t)total * VPIPE_MAX_DEPS + 1) * sizeof(int));
     st->partner = xmalloc(((size_t)total + 1) * sizeof(int));
     int n = 0;
+    const struct plan_geom *g = plan_geom(p);
     for (int d = 0; d < r->devices; d++)
         for (int i = 0; i < st->len[d]; i++) {
             int id = st->base[d] + i;
             const struct instr *in = &st->ins[d][i];
             st->dep_off[id] = n;
             struct vpipe_missing miss;
-            int k = vpipe_deps_at(p, st->x, d, i, st->deps + n, &miss);
+            int k = vpipe_deps_of(g, st->x, in, d, st->deps + n, &miss);
             if (k < 0) {
                 char what[32];
                 plan_instr_label(p, in, what, sizeof what);
@@ -124,7 +125,7 @@ static int sim_resolve(struct sim_state *st, struct sim_result *r, struct mt_err
                                d, i, what, in->stage, plan_op_name(miss.op), miss.mb, miss.stage);
             }
             n += k;
-            st->partner[id] = vpipe_is_send(in->op) ? vpipe_partner(p, st->x, id) : -1;
+            st->partner[id] = vpipe_is_send(in->op) ? vpipe_partner_of(st->x, in) : -1;
             st->dur[id] = sim_instr_latency(st->cost, in);
         }
     st->dep_off[total] = n;
