@@ -202,9 +202,10 @@ int pass_summaries(const struct pass_pipeline *pl, const struct bound_result *b,
 /* The paper's lmbs: twice the micro-batch size, half the micro-batches, same global batch,
  * through the whole pipeline; out->note says why there is no row or why it does not fit. */
 void pass_lmbs(const struct config *c, struct pass_lmbs *out);
-/* The summary as JSON text, malloc'd (`optimize --json`); b as for pass_summaries. */
+/* The summary as JSON text, malloc'd (`optimize --json`); b as for pass_summaries; xr, the
+ * exact search's answer (sim/search.h; may be NULL), as "exact". */
 char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
                        const struct pass_summary *rows, const struct pass_lmbs *lm,
-                       const struct bound_result *b);
+                       const struct bound_result *b, const struct search_exact_result *xr);
 
 #endif

@@ -33,7 +33,7 @@ static void pass_json_row(cJSON *arr, const struct pass_summary *row,
 
 char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
                        const struct pass_summary *rows, const struct pass_lmbs *lm,
-                       const struct bound_result *b)
+                       const struct bound_result *b, const struct search_exact_result *xr)
 {
     const struct config *c = plan_config(p);
     bool unit = c->unit.enabled;
@@ -65,6 +65,16 @@ char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
         cJSON_AddNumberToObject(j, "starts_under_cap", st->seeds);
         cJSON_AddNumberToObject(j, "evaluations", (double)st->evals);
         cJSON_AddNumberToObject(j, "moves_kept", st->improvements);
+    }
+    if (xr) {
+        double step = pass_pipeline_final(pl)->sim.step_time, ts = unit ? 1 : 1e-6;
+        cJSON *j = cJSON_AddObjectToObject(o, "exact");
+        cJSON_AddBoolToObject(j, "finished", xr->finished);
+        cJSON_AddNumberToObject(j, "nodes", (double)xr->nodes);
+        if (xr->best > 0) {
+            cJSON_AddNumberToObject(j, xr->finished ? "optimum" : "best_found", xr->best * ts);
+            cJSON_AddNumberToObject(j, "search_gap_pct", 100 * (step - xr->best) / xr->best);
+        }
     }
     if (lm->asked) {
         cJSON *l = cJSON_AddObjectToObject(o, "lmbs");

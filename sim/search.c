@@ -1,9 +1,12 @@
-/* sim/search.c: the search's driver (sim/search.h). The starting plans are read as schedules;
- * those that fit the cap compete, and the base (no checkpointing) is repaired into one more:
- * the fewest checkpoints, longest-held first, that bring every device under the cap. The local
- * search (sim/search_local.c) runs from the best start and from the repaired base, half the
- * budget each; the better result is made a plan, validated and simulated (sim_run), and kept
- * only if the simulator agrees that it fits and beats every start. */
+/* sim/search.c: the search's driver (sim/search.h). The starting plans are read as schedules
+ * and join the base repaired to fit (the fewest checkpoints, longest-held first) and eight list
+ * schedules (sim/search_list.c: warm-ups of 0, 1, 2 and unbounded extra forwards, backward or
+ * recompute first); those that run and fit are ranked by step. The local search
+ * (sim/search_local.c) gets an eighth of the budget on each of the two best, half on a
+ * multi-start of randomised list schedules with short descents, and the rest on the best so
+ * far. The winner is made a plan, validated and simulated (sim_run), and kept only if the
+ * simulator agrees that it fits and beats every starting plan; else the best starting plan
+ * under the cap is returned (or, when none fits, the one of lowest peak). */
 #include <config.h>
 #include "sim/search.h"
 
@@ -159,11 +162,16 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
         }
     }
     long multi_end = ls.evals + budget / 2, short_ls = budget / 100 > 200 ? budget / 100 : 200;
-    for (unsigned k = 1; ls.evals < multi_end && k < 10000; k++) {
-        if (!search_list(&c, 0, k % 2 == 0, o->seed * 7919 + k, &start)) {
-            ls.evals++;
+    /* a list schedule costs about as much as n_ops / 256 evaluations; when the deterministic
+     * ones all failed (memory or a channel locked them), the random ones would too */
+    long list_cost = 1 + c.n_ops / 256;
+    int lists_ok = 0;
+    for (int i = 0; i < kept; i++)
+        lists_ok += strncmp(cand_name[i], "list", 4) == 0;
+    for (unsigned k = 1; lists_ok > 0 && ls.evals < multi_end && k < 10000; k++) {
+        ls.evals += list_cost;
+        if (!search_list(&c, 0, k % 2 == 0, o->seed * 7919 + k, &start))
             continue;
-        }
         double ms = search_local(&c, &start, short_ls, o->seed + k, &ls);
         if (ms < found * (1 - 1e-12)) {
             found = ms;

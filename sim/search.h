@@ -2,13 +2,14 @@
  * (the whole stage) and the order of every device's compute, to minimise the simulated step
  * with every device under the cap. The placement is the plan's; any scheme with one flushed
  * iteration (V, X, W, GPipe and the split-backward family: an RC before its B, a W anywhere
- * after its B). The method is local search over schedules, started from the given plans (the
- * base and each step of Mario's passes) and a memory-aware repair of the base (the fewest
- * checkpoints that bring each device under the cap), with moves read off the critical path
- * (run an op earlier, fill a bubble with a later op, drop or add a checkpoint) and random kicks
- * when no move helps; every schedule is evaluated by a compact timeline that gives the
- * simulator's figures, and what is kept is checked with sim_run. So the result is never worse
- * than the best starting plan under the cap. docs/search.md says why this method.
+ * after its B). The method is memory-aware list scheduling plus local search: starts from the
+ * given plans (the base and each step of Mario's passes), a repair of the base (the fewest
+ * checkpoints that bring each device under the cap) and list schedules; moves read off the
+ * critical path (run an op earlier, fill a bubble with later ops, drop or add a checkpoint),
+ * suffix moves and random kicks; a multi-start of randomised list schedules. Every schedule is
+ * evaluated by a compact timeline that gives the simulator's figures, and what is kept is
+ * checked with sim_run, so the result is never worse than the best starting plan under the
+ * cap. docs/search.md says why this method.
  *
  * search_exact is branch and bound over the same schedules for small cases (the test oracle):
  * every device's order built in order of start time, pruned with the lower bound's reasoning
@@ -59,15 +60,16 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
 struct search_exact_result {
     bool finished;  /* the whole tree was searched: best is optimal among the schedules that
                      * keep each stage's micro-batch order (forwards, backwards) */
-    bool found;     /* a schedule under the cap */
+    bool found;     /* a schedule under the cap (faster than ub when one was given) */
     double best;    /* its step (us; t) */
     long nodes;     /* nodes visited */
 };
 
 /* Branch and bound over every schedule of base's work under o->cap (budget: the node limit;
  * 0 = 2,000,000), each stage's forwards and backwards kept in micro-batch order. ub: a step
- * known to be reachable (prunes from the start; 0 = none). *out (may be NULL) receives the best
- * plan found. */
+ * known to be reachable (0 = none): only a strictly faster schedule is then looked for, so
+ * finished without found means ub is the optimum. *out (may be NULL) receives the best plan
+ * found. */
 int search_exact(const struct plan *base, const struct search_opts *o, double ub,
                  struct plan **out, struct search_exact_result *res, struct mt_err *e);
 

@@ -229,6 +229,7 @@ static double exact_lb(struct exact *x, double chain, double last_est)
     double lb = fmax(chain, exact_heads(x, last_est, head));
     for (int d = 0; d < c->D; d++) {
         double qmin = INFINITY;
+        bool pending = false; /* a recompute or a W that may run as soon as the device is free */
         for (int l = 0; l < x->n_lanes; l++) {
             const struct lane *ln = &x->lane[l];
             if (ln->dev != d)
@@ -237,12 +238,15 @@ static double exact_lb(struct exact *x, double chain, double last_est)
                 qmin = 0;
             else if (ln->nb < ln->n)
                 qmin = fmin(qmin, x->q[SEARCH_OP(ln->keys[ln->nb], SK_B)]);
+            for (int i = ln->nw; i < ln->nb && !pending; i++)
+                pending = c->split[ln->keys[i]] && !x->done[SEARCH_OP(ln->keys[i], SK_W)];
+            for (int i = ln->nb; i < ln->nf && !pending; i++)
+                pending = x->ck[ln->keys[i]] && !x->done[SEARCH_OP(ln->keys[i], SK_RC)];
         }
         if (isinf(qmin))
             qmin = 0;
         if (x->dev[d].work_left > 0) {
-            /* a pending recompute or W may start as soon as the device is free */
-            double h = fmin(head[d], fmax(x->dev[d].free_at, last_est));
+            double h = pending ? fmin(head[d], fmax(x->dev[d].free_at, last_est)) : head[d];
             double A = fmax(h, x->dev[d].free_at) + x->dev[d].work_left + qmin;
             lb = fmax(lb, A);
             if (x->ckpt_useful[d] && lb < x->best)
@@ -529,7 +533,7 @@ int search_exact(const struct plan *base, const struct search_opts *o, double ub
     x.seq = xmalloc((size_t)c.n_ops * sizeof(int));
     x.best_seq = xmalloc((size_t)c.n_ops * sizeof(int));
     x.best_ck = xcalloc((size_t)c.keys + 1, 1);
-    x.best = ub > 0 ? ub * (1 + 1e-9) : INFINITY;
+    x.best = ub > 0 ? ub : INFINITY; /* only a strictly faster schedule is worth finding */
     exact_tails(&x);
     x.ckpt_useful = xcalloc((size_t)c.D, 1);
     double *acts = xcalloc((size_t)c.D, sizeof(double));

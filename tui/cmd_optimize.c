@@ -23,8 +23,8 @@
 #include "util/str.h"
 
 static const char optimize_usage[] =
-    "Usage: mario-tui optimize [CONFIG] [plan flags] [--search [--search-budget N]] [--lmbs]\n"
-    "                          [--json] [--plan-out FILE]\n"
+    "Usage: mario-tui optimize [CONFIG] [plan flags] [--search [--search-budget N] [--exact[=N]]]\n"
+    "                          [--lmbs] [--json] [--plan-out FILE]\n"
     "Apply Mario's four graph passes (PPoPP'25 §5.1) to a pipeline plan and show each step:\n"
     "  base        the scheme as given, no checkpointing\n"
     "  ckpt        pass 1, apply-checkpoint: every forward checkpointed, RC before each BW\n"
@@ -42,7 +42,7 @@ static const char optimize_usage[] =
 
 struct optimize_opts {
     bool json, search;
-    int search_budget;
+    int search_budget, exact;
     const char *plan_out;
     struct pass_lmbs lm;
 };
@@ -53,6 +53,10 @@ static const struct cmd_option optimize_options[] = {
     {.name = "search-budget", .arg = "N",
      CMD_TO_INT(struct optimize_opts, search_budget, 1, 100000000),
      .help = "schedules the search evaluates (default: by the plan's size)"},
+    {.name = "exact", .arg = "N", .optional = true, .dflt = 2000000,
+     CMD_TO_INT(struct optimize_opts, exact, 1, 2000000000),
+     .help = "with --search: branch and bound for the optimum (small cases), at most N\n"
+             "nodes (default 2,000,000); says how far the search is from it"},
     {.name = "lmbs", CMD_TO_BOOL(struct optimize_opts, lm.asked),
      .help = "add the larger-micro-batch row"},
     {.name = "json", CMD_TO_BOOL(struct optimize_opts, json),
@@ -158,6 +162,25 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
         printf("lmbs: %s\n", lm->note);
 }
 
+/* "exact: the optimum is 36 t, the search 2.78% above it (2705460 nodes)". */
+static void optimize_print_exact(const struct pass_pipeline *pl,
+                                 const struct search_exact_result *xr, bool unit)
+{
+    double step = pass_pipeline_final(pl)->sim.step_time, ts = unit ? 1 : 1e-3;
+    const char *tu = unit ? "t" : "ms";
+    if (!xr->finished && xr->found)
+        printf("exact: stopped after %ld nodes; the best it found: %.6g %s\n", xr->nodes,
+               xr->best * ts, tu);
+    else if (!xr->finished)
+        printf("exact: stopped after %ld nodes, nothing faster than the search found\n",
+               xr->nodes);
+    else if (xr->best > 0)
+        printf("exact: the optimum is %.6g %s, the search %.2f%% above it (%ld nodes)\n",
+               xr->best * ts, tu, 100 * (step - xr->best) / xr->best, xr->nodes);
+    else
+        printf("exact: no schedule fits the cap (%ld nodes)\n", xr->nodes);
+}
+
 static int optimize_exec(int argc, char **argv)
 {
     struct optimize_opts o = {0};
@@ -188,16 +211,34 @@ static int optimize_exec(int argc, char **argv)
     struct bound_result bound, *b = NULL;
     if (bound_plan(p, &bound, &e) == MT_OK)
         b = &bound;
+    struct search_exact_result xr = {0};
+    if (o.exact > 0 && pl.searched) {
+        struct search_opts so;
+        search_opts_default(&so, plan_config(p));
+        so.budget = o.exact;
+        const struct pass_step *fin = pass_pipeline_final(&pl);
+        double ub = pl.search.fits ? fin->sim.step_time : 0;
+        if (search_exact(p, &so, ub, NULL, &xr, &e) != MT_OK) {
+            pass_pipeline_fini(&pl);
+            plan_free(p);
+            return cmd_fail("optimize", &e);
+        }
+        if (!xr.found && xr.finished) /* nothing faster than the search: it is the optimum */
+            xr.best = ub;
+    }
     struct pass_summary rows[PASS_ROW__COUNT + 1];
     pass_summaries(&pl, b, rows);
     if (o.lm.asked)
         pass_lmbs(plan_config(p), &o.lm);
     if (o.json) {
-        char *text = pass_report_json(p, &pl, rows, &o.lm, b);
+        char *text = pass_report_json(p, &pl, rows, &o.lm, b, o.exact > 0 && pl.searched ? &xr
+                                                                                      : NULL);
         puts(text);
         free(text);
     } else {
         optimize_print_table(p, &pl, rows, &o.lm, b);
+        if (o.exact > 0 && pl.searched)
+            optimize_print_exact(&pl, &xr, plan_config(p)->unit.enabled);
     }
     int status = 0;
     const struct pass_step *fin = pass_pipeline_final(&pl);

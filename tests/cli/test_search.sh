@@ -3,7 +3,8 @@
 # the paper's Figure 2 config (1F1B, D = 4, N = 4, unit costs 1,2,1): Mario's passes end at 22t,
 # the bound is 21t (the last device: 3t of fill, 12t of work, 6t of drain), and the search
 # reaches it under 1.05 M_θ per device (--memory is in M_θ under --unit-costs). optimize
-# --search (table and --json), simulate --search, --plan-out of the searched plan simulated
+# --search (table and --json), --exact (the branch and bound agrees), simulate --search,
+# --plan-out of the searched plan simulated
 # again, the bound in simulate's table and JSON, --memory under unit costs (exit 1 over the
 # cap), tune --search, and an asynchronous scheme refused.
 set -u
@@ -32,6 +33,10 @@ and d[\"memory_cap\"] == 1.05 and d[\"bound\"][\"binding\"] == \"device\"'"
 check "the saved plan simulates at 21 t under the cap" "json $tmp/s '
 d[\"step_time\"] == 21 and max(x[\"peak_memory\"] for x in d[\"devices\"]) <= 1.05
 and d[\"lower_bound\"] == 21'"
+
+"$bin" optimize $fig2 --memory 1.05 --search --exact >"$tmp/x1" 2>&1
+check "--exact: 21 t is the optimum, the search on it" \
+    "[ $? -eq 0 ] && grep -q '^exact: the optimum is 21 t, the search 0.00% above it' $tmp/x1"
 
 "$bin" simulate $fig2 --memory 1.05 --search >"$tmp/ss" 2>&1
 check "simulate --search: 21 t and the bound" \
