@@ -218,9 +218,11 @@ static int simulate_exec(int argc, char **argv)
         return cmd_fail("simulate", &e);
     }
     status = 0;
-    /* The bound needs the instructions: none for an Async config walked directly. */
+    /* The bound needs the instructions, which an Async config walked directly does not build:
+     * Async reports none either way, so both ways print the same figures. */
     struct bound_result bound, *b = NULL;
-    if (plan_total(p) > 0 && bound_plan(p, &bound, &e) == MT_OK)
+    if (plan_config(p)->scheme != SCHEME_ASYNC && plan_total(p) > 0 &&
+        bound_plan(p, &bound, &e) == MT_OK)
         b = &bound;
     if (o.json) {
         char *text = sim_report_json(p, &r, b);
