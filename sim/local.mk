@@ -5,7 +5,9 @@ libmt_sim_a_SOURCES = sim/plan.c sim/plan.h sim/plan_json.c sim/plan_csv.c sim/v
 	sim/pass.c sim/pass.h sim/pass_summary.c sim/pass_json.c sim/pass_checkpoint.c sim/pass_overlap.c sim/pass_redundancy.c \
 	sim/pass_prepose.c sim/ckpt_plan.c sim/ckpt_plan.h sim/ckpt_plan_internal.h \
 	sim/ckpt_solve.c sim/ckpt_cache.c sim/ckpt_plan_json.c sim/memory.c sim/memory.h \
-	sim/critical.c sim/critical.h sim/share.c sim/share.h
+	sim/critical.c sim/critical.h sim/share.c sim/share.h sim/bound.c sim/bound.h sim/bound_json.c \
+	sim/search.c sim/search.h sim/search_internal.h sim/search_sched.c sim/search_local.c sim/search_list.c \
+	sim/search_exact.c
 libmt_sim_a_SOURCES += sim/scheme_async.c sim/async.c sim/async.h
 libmt_sim_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
 
@@ -18,3 +20,17 @@ tests_unit_test_share_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIB
 check_PROGRAMS += tests/unit/test_pass
 TESTS += tests/unit/test_pass
 tests_unit_test_pass_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+
+# The lower bound (sim/bound.h): hand-worked unit-cost cases, the memory-time bound's closed
+# form, and never above a simulated plan over random shapes.
+check_PROGRAMS += tests/unit/test_bound
+TESTS += tests/unit/test_bound
+tests_unit_test_bound_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# The schedule search (sim/search*.c): Figure 2 and 4 x 8 at 2 M_θ reaching the bound, the
+# evaluation against the simulator, the exact search as the oracle (within 2 %), random shapes.
+check_PROGRAMS += tests/unit/test_search
+TESTS += tests/unit/test_search
+tests_unit_test_search_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# ... and end to end: optimize/simulate --search, the bound, --memory in M_θ, tune --search.
+TESTS += tests/cli/test_search.sh
+EXTRA_DIST += tests/cli/test_search.sh

@@ -309,8 +309,10 @@ const struct pass_step *pass_pipeline_row(const struct pass_pipeline *pl, enum p
 {
     if (row == PASS_ROW_BASE)
         return pl->n > 0 ? &pl->step[0] : NULL;
-    if (row == PASS_ROW_PREPOSE)
-        return pass_pipeline_final(pl);
+    if ((int)row == PASS_ROW_SEARCH)
+        return pl->searched ? pass_pipeline_final(pl) : NULL;
+    if (row == PASS_ROW_PREPOSE) /* the passes' final plan */
+        return pl->n > 0 ? &pl->step[pl->n - 1 - pl->searched] : NULL;
     enum pass_id id = row == PASS_ROW_CKPT      ? PASS_CHECKPOINT
                       : row == PASS_ROW_OVERLAP ? PASS_OVERLAP
                                                 : PASS_REDUNDANCY;
@@ -318,4 +320,96 @@ const struct pass_step *pass_pipeline_row(const struct pass_pipeline *pl, enum p
         if (pl->step[i].pass == (int)id)
             return &pl->step[i];
     return NULL;
+}
+
+/* ---- the search step ---------------------------------------------------------------------- */
+
+/* Position of each compute instruction among its device's compute instructions, keyed by
+ * (op kind, mb, stage): FW and CFW share a kind, as do BW and B. */
+static int pass_diff_kind(enum op op)
+{
+    return op == OP_CFW ? OP_FW : op == OP_B ? OP_BW : op;
+}
+
+void pass_changes_diff(const struct plan *in, const struct plan *out, struct pass_changes *ch)
+{
+    pass_changes_clear(ch);
+    const struct plan_geom *g = plan_geom(in);
+    size_t keys = (size_t)g->mbs * g->stages * OP__COUNT;
+    int *pos = xmalloc((keys + 1) * sizeof(int)); /* in's place of (kind, mb, stage), -1 none */
+    enum op *was = xmalloc((keys + 1) * sizeof(enum op));
+    for (size_t k = 0; k < keys; k++)
+        pos[k] = -1;
+    for (int d = 0; d < plan_devices(in); d++)
+        for (int i = 0, n = 0; i < plan_len(in, d); i++) {
+            const struct instr *x = plan_at(in, d, i);
+            if (!plan_op_is_compute(x->op) || x->mb < 0 || x->mb >= g->mbs || x->stage < 0 ||
+                x->stage >= g->stages)
+                continue;
+            size_t k = ((size_t)x->mb * g->stages + x->stage) * OP__COUNT + pass_diff_kind(x->op);
+            pos[k] = n++;
+            was[k] = x->op;
+        }
+    for (int d = 0; d < plan_devices(out); d++)
+        for (int i = 0, n = 0; i < plan_len(out, d); i++) {
+            const struct instr *x = plan_at(out, d, i);
+            if (!plan_op_is_compute(x->op) || x->mb < 0 || x->mb >= g->mbs || x->stage < 0 ||
+                x->stage >= g->stages)
+                continue;
+            size_t k = ((size_t)x->mb * g->stages + x->stage) * OP__COUNT + pass_diff_kind(x->op);
+            if (pos[k] < 0)
+                pass_changes_add(ch, PASS_CHANGE_INSERT, d, x, x->op);
+            else if (was[k] != x->op)
+                pass_changes_add(ch, PASS_CHANGE_RETYPE, d, x, was[k]);
+            else if (pos[k] != n)
+                pass_changes_add(ch, PASS_CHANGE_MOVE, d, x, x->op);
+            pos[k] = -2; /* seen */
+            n++;
+        }
+    for (int d = 0; d < plan_devices(in); d++)
+        for (int i = 0; i < plan_len(in, d); i++) {
+            const struct instr *x = plan_at(in, d, i);
+            if (!plan_op_is_compute(x->op) || x->mb < 0 || x->mb >= g->mbs || x->stage < 0 ||
+                x->stage >= g->stages)
+                continue;
+            size_t k = ((size_t)x->mb * g->stages + x->stage) * OP__COUNT + pass_diff_kind(x->op);
+            if (pos[k] >= 0)
+                pass_changes_add(ch, PASS_CHANGE_REMOVE, d, x, x->op);
+        }
+    free(pos);
+    free(was);
+}
+
+int pass_pipeline_search(struct pass_pipeline *pl, const struct search_opts *o, struct mt_err *e)
+{
+    if (pl->n < 1 || pl->searched || pl->n >= (int)(sizeof pl->step / sizeof pl->step[0]))
+        return err_set(e, MT_EINVAL, "search: no pipeline to search from");
+    const struct plan *seeds[sizeof pl->step / sizeof pl->step[0]];
+    const char *names[sizeof pl->step / sizeof pl->step[0]];
+    for (int i = 0; i < pl->n; i++) {
+        seeds[i] = pl->step[i].plan;
+        names[i] = pl->step[i].name;
+    }
+    const struct pass_step *prev = &pl->step[pl->n - 1];
+    struct pass_step *st = &pl->step[pl->n];
+    memset(st, 0, sizeof *st);
+    pass_changes_init(&st->changes);
+    st->name = "search";
+    st->pass = PASS_SEARCH;
+    int rc = search_run(seeds, names, pl->n, o, &st->plan, &st->sim, &pl->search, e);
+    if (rc != MT_OK) {
+        pass_changes_fini(&st->changes);
+        return err_wrap(e, "search");
+    }
+    pass_changes_diff(prev->plan, st->plan, &st->changes);
+    st->changes.step_in = prev->sim.step_time;
+    st->changes.step_out = st->sim.step_time;
+    if (!pl->search.improved)
+        snprintf(st->changes.note, sizeof st->changes.note, "%s",
+                 pl->search.fits ? "no faster schedule found; the best start kept"
+                                 : "no schedule found under the cap; the lowest peak kept");
+    pl->search_cap = o->cap;
+    pl->searched = true;
+    pl->n++;
+    return MT_OK;
 }

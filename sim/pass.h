@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "sim/plan.h"
+#include "sim/search.h"
 #include "sim/simulate.h"
 
 struct mt_err;
@@ -116,9 +117,12 @@ double pass_sim_peak_max(const struct sim_result *r);
 /* Passes 2-4 are applied at most this many rounds (the first included). */
 #define PASS_MAX_ROUNDS 4
 
+/* The pass id of the search step (sim/search.h), which comes after the passes when asked for. */
+#define PASS_SEARCH PASS__COUNT
+
 struct pass_step {
-    const char *name;            /* "base", then the pass's short name */
-    int pass;                    /* enum pass_id; -1 for base */
+    const char *name;            /* "base", then the pass's short name, "search" */
+    int pass;                    /* enum pass_id; -1 for base, PASS_SEARCH for the search */
     int round;                   /* 0 for base and ckpt; 1 .. PASS_MAX_ROUNDS for passes 2-4 */
     struct plan *plan;           /* owned: the plan after this step */
     struct sim_result sim;       /* owned: its simulation */
@@ -128,7 +132,10 @@ struct pass_step {
 /* Every plan on the way, for the explorer's before/after view. */
 struct pass_pipeline {
     int n;
-    struct pass_step step[2 + 3 * PASS_MAX_ROUNDS];
+    struct pass_step step[3 + 3 * PASS_MAX_ROUNDS];
+    bool searched;              /* a search step ends it (pass_pipeline_search) */
+    struct search_stats search; /* what the search did */
+    double search_cap;          /* the cap it searched under (0 none) */
 };
 
 /* The summary rows of `mario-tui optimize`, in order. */
@@ -140,6 +147,8 @@ enum pass_row {
     PASS_ROW_PREPOSE,
     PASS_ROW__COUNT
 };
+/* The row of the search step, after the passes' rows, when the pipeline has one. */
+#define PASS_ROW_SEARCH PASS_ROW__COUNT
 
 /* Runs base -> ckpt -> overlap -> redundancy -> prepose, then overlap, redundancy, prepose
  * again while a round shortens the simulated step time (at most PASS_MAX_ROUNDS rounds).
@@ -148,8 +157,17 @@ enum pass_row {
  * base's (it must validate) or pass 1's. */
 int pass_pipeline_run(const struct plan *base, struct pass_pipeline *out, struct mt_err *e);
 void pass_pipeline_fini(struct pass_pipeline *pl);
-/* The step a summary row shows: the first application of passes 1-3, and for prepose the
- * final plan (after the rounds). */
+/* Appends the search step (sim/search.h): the schedule search under o's cap, started from
+ * every step of the pipeline (base first). Its plan is the pipeline's final one; never slower
+ * than the best step that fits the cap. Errors: the search's (MT_EUNSUPPORTED for asynchronous
+ * schemes). */
+int pass_pipeline_search(struct pass_pipeline *pl, const struct search_opts *o, struct mt_err *e);
+/* The changes that turn in into out (a plan of the same work), as a pass would record them: a
+ * forward kept or checkpointed (RETYPE), a recompute added or dropped (INSERT, REMOVE), a
+ * compute instruction at another place among its device's compute instructions (MOVE). */
+void pass_changes_diff(const struct plan *in, const struct plan *out, struct pass_changes *ch);
+/* The step a summary row shows: the first application of passes 1-3, for prepose the final
+ * plan of the passes (after the rounds), for PASS_ROW_SEARCH the search step (NULL when none). */
 const struct pass_step *pass_pipeline_row(const struct pass_pipeline *pl, enum pass_row row);
 const char *pass_row_name(enum pass_row row);
 const struct pass_step *pass_pipeline_final(const struct pass_pipeline *pl);
@@ -159,6 +177,8 @@ const struct pass_step *pass_pipeline_final(const struct pass_pipeline *pl);
 struct pass_summary {
     const char *name;
     double step_time, throughput; /* us (t), samples/s (samples/t) */
+    double lower_bound;           /* sim/bound.h bound_value for this plan (0: none), us (t) */
+    double gap_pct;               /* step_time over lower_bound, percent */
     double mem_min, mem_max;      /* per-device peak memory: bytes (M_θ) */
     int changes;                  /* instructions the step changed */
     bool over_cap;
@@ -172,14 +192,20 @@ struct pass_lmbs {
     struct pass_summary row;
 };
 
-/* The summary rows of a pipeline (rows[PASS_ROW__COUNT]); the prepose row counts the changes of
- * every round. */
-void pass_summaries(const struct pass_pipeline *pl, struct pass_summary *rows);
+/* The summary rows of a pipeline (rows[PASS_ROW__COUNT + 1]; the search's last when there is
+ * one); the prepose row counts the changes of every round. b: the bound of the pipeline's work
+ * (sim/bound.h; the same for every step: they differ only in order and recompute), or NULL.
+ * Returns the count of rows. */
+struct bound_result;
+int pass_summaries(const struct pass_pipeline *pl, const struct bound_result *b,
+                   struct pass_summary *rows);
 /* The paper's lmbs: twice the micro-batch size, half the micro-batches, same global batch,
  * through the whole pipeline; out->note says why there is no row or why it does not fit. */
 void pass_lmbs(const struct config *c, struct pass_lmbs *out);
-/* The summary as JSON text, malloc'd (`optimize --json`). */
+/* The summary as JSON text, malloc'd (`optimize --json`); b as for pass_summaries; xr, the
+ * exact search's answer (sim/search.h; may be NULL), as "exact". */
 char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
-                       const struct pass_summary *rows, const struct pass_lmbs *lm);
+                       const struct pass_summary *rows, const struct pass_lmbs *lm,
+                       const struct bound_result *b, const struct search_exact_result *xr);
 
 #endif

@@ -7,13 +7,15 @@
 #include <stdio.h>
 
 #include "model/config.h"
+#include "sim/bound.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/simulate.h"
 #include "util/err.h"
 
 static struct pass_summary pass_summary_of(const char *name, const struct plan *p,
-                                           const struct sim_result *r, int changes)
+                                           const struct sim_result *r, int changes,
+                                           const struct bound_result *b)
 {
     struct pass_summary row = {
         .name = name,
@@ -24,6 +26,10 @@ static struct pass_summary pass_summary_of(const char *name, const struct plan *
         .micro_batch_size = plan_config(p)->micro_batch_size,
         .microbatches = plan_geom(p)->mbs,
     };
+    if (b) {
+        row.lower_bound = bound_value(b, r->oom_device < 0);
+        row.gap_pct = bound_gap_pct(r->step_time, row.lower_bound);
+    }
     row.mem_min = r->devices ? r->dev[0].peak_mem : 0;
     for (int d = 0; d < r->devices; d++) {
         double m = r->dev[d].peak_mem;
@@ -34,7 +40,8 @@ static struct pass_summary pass_summary_of(const char *name, const struct plan *
 }
 
 /* The summary rows of a pipeline; the prepose row counts the changes of every round. */
-void pass_summaries(const struct pass_pipeline *pl, struct pass_summary *rows)
+int pass_summaries(const struct pass_pipeline *pl, const struct bound_result *b,
+                   struct pass_summary *rows)
 {
     for (int k = 0; k < PASS_ROW__COUNT; k++) {
         const struct pass_step *st = pass_pipeline_row(pl, (enum pass_row)k);
@@ -45,8 +52,14 @@ void pass_summaries(const struct pass_pipeline *pl, struct pass_summary *rows)
                 if (pl->step[i].pass == PASS_PREPOSE)
                     changes += pl->step[i].changes.n;
         }
-        rows[k] = pass_summary_of(pass_row_name((enum pass_row)k), st->plan, &st->sim, changes);
+        rows[k] =
+            pass_summary_of(pass_row_name((enum pass_row)k), st->plan, &st->sim, changes, b);
     }
+    const struct pass_step *st = pass_pipeline_row(pl, PASS_ROW_SEARCH);
+    if (st == NULL)
+        return PASS_ROW__COUNT;
+    rows[PASS_ROW_SEARCH] = pass_summary_of("search", st->plan, &st->sim, st->changes.n, b);
+    return PASS_ROW__COUNT + 1;
 }
 
 /* The paper's lmbs: twice the micro-batch size, half the micro-batches, same global batch. */
@@ -78,7 +91,9 @@ void pass_lmbs(const struct config *c, struct pass_lmbs *out)
     }
     const struct pass_step *f = pass_pipeline_final(&pl);
     out->made = true;
-    out->row = pass_summary_of("lmbs", f->plan, &f->sim, 0);
+    struct bound_result b;
+    bool have_b = bound_plan(f->plan, &b, &e) == MT_OK;
+    out->row = pass_summary_of("lmbs", f->plan, &f->sim, 0, have_b ? &b : NULL);
     if (out->row.over_cap)
         snprintf(out->note, sizeof out->note,
                  "micro-batch size %d does not fit the memory cap (device %d)",

@@ -110,13 +110,14 @@ static int sim_resolve(struct sim_state *st, struct sim_result *r, struct mt_err
     st->deps = xmalloc(((size_t)total * VPIPE_MAX_DEPS + 1) * sizeof(int));
     st->partner = xmalloc(((size_t)total + 1) * sizeof(int));
     int n = 0;
+    const struct plan_geom *g = plan_geom(p);
     for (int d = 0; d < r->devices; d++)
         for (int i = 0; i < st->len[d]; i++) {
             int id = st->base[d] + i;
             const struct instr *in = &st->ins[d][i];
             st->dep_off[id] = n;
             struct vpipe_missing miss;
-            int k = vpipe_deps_at(p, st->x, d, i, st->deps + n, &miss);
+            int k = vpipe_deps_of(g, st->x, in, d, st->deps + n, &miss);
             if (k < 0) {
                 char what[32];
                 plan_instr_label(p, in, what, sizeof what);
@@ -126,7 +127,7 @@ static int sim_resolve(struct sim_state *st, struct sim_result *r, struct mt_err
                                d, i, what, in->stage, plan_op_name(miss.op), miss.mb, miss.stage);
             }
             n += k;
-            st->partner[id] = vpipe_is_send(in->op) ? vpipe_partner(p, st->x, id) : -1;
+            st->partner[id] = vpipe_is_send(in->op) ? vpipe_partner_of(st->x, in) : -1;
             st->dur[id] = st->fixed && isfinite(st->fixed[id]) ? st->fixed[id]
                                                                 : sim_instr_latency(st->cost, in);
         }
@@ -315,7 +316,7 @@ int sim_run_durations(const struct plan *p, const struct cost_model *cost, const
     r.unit = cost->unit;
     r.devices = plan_devices(p);
     r.total = plan_total(p);
-    r.cap = c->unit.enabled ? 0 : c->memory_per_device;
+    r.cap = c->memory_per_device; /* M_θ under unit costs */
     r.oom_device = -1;
     r.start = xcalloc((size_t)r.total + 1, sizeof(double));
     r.end = xcalloc((size_t)r.total + 1, sizeof(double));
@@ -691,7 +692,7 @@ int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err
     struct sim_result r = {0};
     r.unit = cost.unit;
     r.devices = D;
-    r.cap = c->unit.enabled ? 0 : c->memory_per_device;
+    r.cap = c->memory_per_device; /* M_θ under unit costs */
     r.oom_device = -1;
     r.stages = D;
     int rc = MT_OK;

@@ -40,7 +40,7 @@ struct sim_result {
     int devices, total;
     double step_time;     /* us (t in unit mode) */
     double throughput;    /* samples/s (samples per t in unit mode), dp included */
-    double cap;           /* memory cap per device (bytes; 0 = none) */
+    double cap;           /* memory cap per device (bytes, M_θ under unit costs; 0 = none) */
     int oom_device;       /* first device over the cap, or -1 */
     double *start, *end;  /* [total], by plan_id; for SA/SG the transfer interval */
     double *mem_after;    /* [total]: device memory after the instruction */
@@ -78,9 +78,12 @@ int sim_run_durations(const struct plan *p, const struct cost_model *cost, const
 int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err *e);
 void sim_result_fini(struct sim_result *r);
 /* The figures of r for plan p (its config and geometry) as JSON text, malloc'd: the
- * `simulate --json` report (step time and throughput, memory cap and OOM device, utilization,
- * staleness, per-device busy, bubble and memory). */
-char *sim_report_json(const struct plan *p, const struct sim_result *r);
+ * `simulate --json` report (step time and throughput, the lower bound b (sim/bound.h; NULL:
+ * none) and the gap to it, memory cap and OOM device, utilization, staleness, per-device busy,
+ * bubble and memory). */
+struct bound_result;
+char *sim_report_json(const struct plan *p, const struct sim_result *r,
+                      const struct bound_result *b);
 /* Latency of one instruction under a cost model. */
 double sim_instr_latency(const struct cost_model *cost, const struct instr *in);
 

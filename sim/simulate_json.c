@@ -5,9 +5,11 @@
 #include <cjson/cJSON.h>
 
 #include "model/config.h"
+#include "sim/bound.h"
 #include "sim/plan.h"
 
-char *sim_report_json(const struct plan *p, const struct sim_result *r)
+char *sim_report_json(const struct plan *p, const struct sim_result *r,
+                      const struct bound_result *b)
 {
     const struct config *c = plan_config(p);
     double ts = r->unit ? 1 : 1e-6; /* seconds, or t */
@@ -19,6 +21,7 @@ char *sim_report_json(const struct plan *p, const struct sim_result *r)
     cJSON_AddStringToObject(o, "memory_unit", r->unit ? "M_theta" : "bytes");
     cJSON_AddNumberToObject(o, "step_time", r->step_time * ts);
     cJSON_AddNumberToObject(o, "throughput", r->throughput);
+    bound_json_add(o, b, r->step_time, r->oom_device < 0, r->unit);
     cJSON_AddNumberToObject(o, "memory_cap", r->cap);
     if (r->oom_device >= 0)
         cJSON_AddNumberToObject(o, "oom_device", r->oom_device);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/bound.h"
 #include "sim/pass.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
@@ -27,6 +28,25 @@ int tune_optimize_mario(const struct plan *in, struct plan **out, struct mt_err 
     *out = plan_clone(pass_pipeline_final(&pl)->plan);
     pass_pipeline_fini(&pl);
     return MT_OK;
+}
+
+int tune_optimize_search(const struct plan *in, struct plan **out, struct mt_err *e)
+{
+    struct pass_pipeline pl;
+    *out = NULL;
+    TRY(pass_pipeline_run(in, &pl, e));
+    struct search_opts so;
+    search_opts_default(&so, plan_config(in));
+    int rc = pass_pipeline_search(&pl, &so, e);
+    if (rc == MT_OK)
+        *out = plan_clone(pass_pipeline_final(&pl)->plan);
+    pass_pipeline_fini(&pl);
+    return rc;
+}
+
+const char *tune_ckpt_name(const struct tune_candidate *c)
+{
+    return !c->ckpt ? "off" : c->search ? "search" : "mario";
 }
 
 void tune_opts_default(struct tune_opts *o)
@@ -71,7 +91,8 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
     int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
     int cap = 64, n = 0;
     struct tune_candidate *c = xmalloc((size_t)cap * sizeof *c);
-    for (int ckpt = o->with_ckpt_off ? 0 : 1; ckpt <= (o->optimize ? 1 : 0); ckpt++)
+    /* a: 0 off, 1 Mario's passes, 2 the search */
+    for (int ckpt = o->with_ckpt_off ? 0 : 1; ckpt <= 2; ckpt++)
         for (size_t s = 0; s < sizeof schemes / sizeof schemes[0]; s++)
             for (int pp = min_pp; pp <= D; pp++) {
                 if (D % pp != 0)
@@ -86,11 +107,14 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                     if (schemes[s] == SCHEME_W || schemes[s] == SCHEME_ZBW)
                         v_lo = 2, v_hi = o->max_chunks < 2 ? 2 : o->max_chunks;
                     for (int v = v_lo; v <= v_hi; v *= 2) {
+                        if ((ckpt == 1 && !o->optimize) || (ckpt == 2 && !o->search))
+                            continue;
                         if (n == cap)
                             c = xreallocarray(c, (size_t)(cap *= 2), sizeof *c);
                         c[n++] = (struct tune_candidate){.scheme = schemes[s], .pp = pp,
                                                          .dp = dp, .mbs = mbs, .chunks = v,
-                                                         .ckpt = ckpt == 1, .oom_device = -1};
+                                                         .ckpt = ckpt >= 1, .search = ckpt == 2,
+                                                         .oom_device = -1};
                     }
                 }
             }
@@ -99,8 +123,9 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
 }
 
 int tune_build_plan(const struct config *base, const struct tune_candidate *c,
-                    tune_optimize_fn optimize, struct plan **out, struct mt_err *e)
+                    const struct tune_opts *o, struct plan **out, struct mt_err *e)
 {
+    tune_optimize_fn optimize = c->search ? o->search : o->optimize;
     struct config cfg;
     tune_candidate_config(base, c, &cfg);
     struct plan *p = NULL;
@@ -124,7 +149,7 @@ static void tune_evaluate(const struct config *base, const struct tune_opts *o,
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    if (tune_build_plan(base, c, o->optimize, &p, &e) != MT_OK ||
+    if (tune_build_plan(base, c, o, &p, &e) != MT_OK ||
         sim_run(p, &r, &e) != MT_OK) {
         c->status = TUNE_INVALID;
         snprintf(c->why, sizeof c->why, "%.250s", e.msg);
@@ -132,6 +157,9 @@ static void tune_evaluate(const struct config *base, const struct tune_opts *o,
         return;
     }
     c->step_time = r.unit ? r.step_time : r.step_time * 1e-6;
+    struct bound_result b;
+    if (bound_plan(p, &b, &e) == MT_OK)
+        c->lower_bound = bound_value(&b, r.oom_device < 0) * (r.unit ? 1 : 1e-6);
     c->peak_mem = 0;
     c->min_peak_mem = r.devices > 0 ? r.dev[0].peak_mem : 0;
     for (int d = 0; d < r.devices; d++) {

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 
 #include "model/config.h"
+#include "sim/bound.h"
 
 static const char *tune_status_name(enum tune_status s)
 {
@@ -23,10 +24,17 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
     cJSON_AddNumberToObject(o, "micro_batch_size", k->mbs);
     cJSON_AddNumberToObject(o, "chunks", k->chunks);
     cJSON_AddBoolToObject(o, "ckpt", k->ckpt);
+    if (k->search)
+        cJSON_AddStringToObject(o, "checkpointing", tune_ckpt_name(k));
     cJSON_AddBoolToObject(o, "feasible", k->status == TUNE_OK);
     cJSON_AddStringToObject(o, "status", tune_status_name(k->status));
     cJSON_AddNumberToObject(o, "throughput", k->throughput);
     cJSON_AddNumberToObject(o, "step_time", k->step_time);
+    if (k->lower_bound > 0) {
+        cJSON_AddNumberToObject(o, "lower_bound", k->lower_bound);
+        cJSON_AddNumberToObject(o, "lower_bound_gap_pct",
+                                bound_gap_pct(k->step_time, k->lower_bound));
+    }
     cJSON_AddNumberToObject(o, "peak_memory", k->peak_mem);
     if (k->status == TUNE_OOM) {
         cJSON_AddNumberToObject(o, "oom_device", k->oom_device);
@@ -53,6 +61,8 @@ char *tune_report_json(const struct tune_result *r)
             cJSON *f = cJSON_CreateObject();
             cJSON_AddStringToObject(f, "label", label);
             cJSON_AddBoolToObject(f, "ckpt", r->cand[i].ckpt);
+            if (r->cand[i].search)
+                cJSON_AddStringToObject(f, "checkpointing", tune_ckpt_name(&r->cand[i]));
             cJSON_AddNumberToObject(f, "throughput", r->cand[i].throughput);
             cJSON_AddNumberToObject(f, "peak_memory", r->cand[i].peak_mem);
             cJSON_AddItemToArray(front, f);

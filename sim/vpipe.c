@@ -127,6 +127,19 @@ static inline int vpipe_dev_of(const struct plan_geom *g, const struct vpipe_ind
     }
 }
 
+/* vpipe_locate the same way (the index's check of every instruction's place). */
+static inline void vpipe_locate_fast(const struct plan_geom *g, const struct vpipe_index *x,
+                                     int mb, int stage, int *dev, int *part)
+{
+    switch (vpipe_place(g)) {
+    case PLACE_CHIMERA: *part = x->mb_part[mb]; break;
+    case PLACE_LOOP: *part = stage / g->devices; break;
+    case PLACE_V: *part = stage < g->devices ? 0 : 1; break;
+    default: *part = 0; break;
+    }
+    *dev = vpipe_dev_of(g, x, mb, stage);
+}
+
 static inline int vpipe_kind(enum op op)
 {
     switch (op) {
@@ -204,9 +217,9 @@ int vpipe_index_build(const struct plan *p, struct vpipe_index **out, struct mt_
                                "device %d, instruction %d (%s): mb %d / stage %d out of range", d,
                                i, what, in->mb, in->stage);
             }
-            if (!keyed_by_dev) {
+            if (!keyed_by_dev) { /* the slot exists: mb and stage are in range */
                 int want_dev, want_part;
-                vpipe_locate(g, in->mb, in->stage, &want_dev, &want_part);
+                vpipe_locate_fast(g, x, in->mb, in->stage, &want_dev, &want_part);
                 if (want_dev != d || want_part != in->part) {
                     plan_instr_label(p, in, what, sizeof what);
                     vpipe_index_free(x);
@@ -263,9 +276,13 @@ int vpipe_deps(const struct plan *p, const struct vpipe_index *x, int id,
 int vpipe_deps_at(const struct plan *p, const struct vpipe_index *x, int dev, int pos,
                   int deps[VPIPE_MAX_DEPS], struct vpipe_missing *miss)
 {
-    const struct plan_geom *g = plan_geom(p);
+    return vpipe_deps_of(plan_geom(p), x, plan_at(p, dev, pos), dev, deps, miss);
+}
+
+int vpipe_deps_of(const struct plan_geom *g, const struct vpipe_index *x, const struct instr *in,
+                  int dev, int deps[VPIPE_MAX_DEPS], struct vpipe_missing *miss)
+{
     int n = 0;
-    const struct instr *in = plan_at(p, dev, pos);
     int mb = in->mb, s = in->stage;
     bool ok = true;
     switch (in->op) {
@@ -376,6 +393,15 @@ bool vpipe_peer_place(const struct plan_geom *g, const struct instr *in, int *de
         return false;
     vpipe_locate(g, in->mb, ps, dev, part);
     return true;
+}
+
+int vpipe_partner_of(const struct vpipe_index *x, const struct instr *in)
+{
+    enum op pop;
+    int ps;
+    if (!vpipe_peer(in->op, in->stage, &pop, &ps))
+        return -1;
+    return vpipe_lookup(x, pop, in->mb, ps);
 }
 
 int vpipe_partner(const struct plan *p, const struct vpipe_index *x, int id)

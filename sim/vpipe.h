@@ -50,6 +50,8 @@ int vpipe_lookup(const struct vpipe_index *x, enum op op, int mb, int stage);
 /* Id of the instruction that send/receive `id` pairs with (vpipe_peer); -1 when `id` is not
  * a send or a receive, or its partner is absent from the plan. */
 int vpipe_partner(const struct plan *p, const struct vpipe_index *x, int id);
+/* The same for instruction in itself. */
+int vpipe_partner_of(const struct vpipe_index *x, const struct instr *in);
 
 #define VPIPE_MAX_DEPS 4
 
@@ -76,6 +78,10 @@ int vpipe_deps(const struct plan *p, const struct vpipe_index *x, int id,
 /* The same for the instruction at position pos of device dev. */
 int vpipe_deps_at(const struct plan *p, const struct vpipe_index *x, int dev, int pos,
                   int deps[VPIPE_MAX_DEPS], struct vpipe_missing *miss);
+/* The same for instruction in, on device dev of a plan of geometry g (the simulator's hot path:
+ * no lookup of the instruction). */
+int vpipe_deps_of(const struct plan_geom *g, const struct vpipe_index *x, const struct instr *in,
+                  int dev, int deps[VPIPE_MAX_DEPS], struct vpipe_missing *miss);
 /* The AR instructions that reduce the same stage as AR `id` (itself included). */
 int vpipe_ar_group(const struct plan *p, const struct vpipe_index *x, int id, int *ids, int max);
 

@@ -13,15 +13,18 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "sim/bound.h"
 #include "sim/pass.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
+#include "sim/search.h"
 #include "sim/simulate.h"
 #include "util/err.h"
 #include "util/str.h"
 
 static const char optimize_usage[] =
-    "Usage: mario-tui optimize [CONFIG] [plan flags] [--lmbs] [--json] [--plan-out FILE]\n"
+    "Usage: mario-tui optimize [CONFIG] [plan flags] [--search [--search-budget N] [--exact[=N]]]\n"
+    "                          [--lmbs] [--json] [--plan-out FILE]\n"
     "Apply Mario's four graph passes (PPoPP'25 §5.1) to a pipeline plan and show each step:\n"
     "  base        the scheme as given, no checkpointing\n"
     "  ckpt        pass 1, apply-checkpoint: every forward checkpointed, RC before each BW\n"
@@ -29,17 +32,31 @@ static const char optimize_usage[] =
     "  redundancy  + pass 3, remove-redundancy: no checkpoint where CFW meets its BW\n"
     "  prepose     + pass 4, prepose-forward: CFW moved into earlier bubbles; passes 2-4\n"
     "              repeat while the step time improves. This is the optimized plan.\n"
+    "  search      (--search) the schedule search under the memory cap (--memory; M_theta\n"
+    "              under --unit-costs): which forwards to checkpoint and each device's order,\n"
+    "              from every step above; never slower than the best of them under the cap\n"
     "  lmbs        (--lmbs) the optimized plan with twice the micro-batch size and half the\n"
     "              micro-batches (same global batch), if the memory cap allows\n"
+    "Each row's gap is its step over the lower bound of any schedule of the same work.\n"
     "\n";
 
 struct optimize_opts {
-    bool json;
+    bool json, search;
+    int search_budget, exact;
     const char *plan_out;
     struct pass_lmbs lm;
 };
 
 static const struct cmd_option optimize_options[] = {
+    {.name = "search", CMD_TO_BOOL(struct optimize_opts, search),
+     .help = "add the search step: the schedule search under the memory cap"},
+    {.name = "search-budget", .arg = "N",
+     CMD_TO_INT(struct optimize_opts, search_budget, 1, 100000000),
+     .help = "schedules the search evaluates (default: by the plan's size)"},
+    {.name = "exact", .arg = "N", .optional = true, .dflt = 2000000,
+     CMD_TO_INT(struct optimize_opts, exact, 1, 2000000000),
+     .help = "with --search: branch and bound for the optimum (small cases), at most N\n"
+             "nodes (default 2,000,000); says how far the search is from it"},
     {.name = "lmbs", CMD_TO_BOOL(struct optimize_opts, lm.asked),
      .help = "add the larger-micro-batch row"},
     {.name = "json", CMD_TO_BOOL(struct optimize_opts, json),
@@ -53,7 +70,7 @@ static int optimize_exec(int argc, char **argv);
 
 const struct cmd_entry cmd_optimize_entry = {
     .name = "optimize",
-    .summary = "Mario's four passes, step by step: time, throughput, memory",
+    .summary = "Mario's four passes and the search, step by step: time, memory, bound",
     .usage = optimize_usage,
     .plan_flags = true,
     .options = optimize_options,
@@ -87,14 +104,18 @@ static void optimize_print_row(const struct pass_summary *row, const struct pass
     char lo[32], hi[32];
     optimize_mem(unit, row->mem_min, lo, sizeof lo);
     optimize_mem(unit, row->mem_max, hi, sizeof hi);
-    printf("%-11s %12.3f %12.4g %8.3fx %*s %*s %8d%s\n", row->name,
+    char gap[16] = "-";
+    if (row->lower_bound > 0)
+        snprintf(gap, sizeof gap, "%.1f%%", row->gap_pct);
+    printf("%-11s %12.3f %12.4g %8.3fx %*s %*s %8d %7s%s\n", row->name,
            unit ? row->step_time : row->step_time * 1e-3, row->throughput,
            base->throughput > 0 ? row->throughput / base->throughput : 0, optimize_width(lo, 12),
-           lo, optimize_width(hi, 12), hi, row->changes, row->over_cap ? "  OVER CAP" : "");
+           lo, optimize_width(hi, 12), hi, row->changes, gap, row->over_cap ? "  OVER CAP" : "");
 }
 
 static void optimize_print_table(const struct plan *p, const struct pass_pipeline *pl,
-                                 const struct pass_summary *rows, const struct pass_lmbs *lm)
+                                 const struct pass_summary *rows, const struct pass_lmbs *lm,
+                                 const struct bound_result *b)
 {
     const struct config *c = plan_config(p);
     const struct plan_geom *g = plan_geom(p);
@@ -102,9 +123,10 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
     printf("%s, %s, pp %d x dp %d, %d micro-batches of %d, %s  [%s]\n", c->model.name,
            config_scheme_name(c->scheme), g->devices, c->cluster.dp, g->mbs, c->micro_batch_size,
            unit ? "unit costs" : c->cluster.device.name, c->source);
-    printf("%-11s %12s %12s %9s %12s %12s %8s\n", "step", unit ? "step (t)" : "step (ms)",
-           unit ? "samples/t" : "samples/s", "vs base", "peak min", "peak max", "changes");
-    for (int k = 0; k < PASS_ROW__COUNT; k++)
+    printf("%-11s %12s %12s %9s %12s %12s %8s %7s\n", "step", unit ? "step (t)" : "step (ms)",
+           unit ? "samples/t" : "samples/s", "vs base", "peak min", "peak max", "changes", "gap");
+    int n_rows = PASS_ROW__COUNT + (pass_pipeline_row(pl, PASS_ROW_SEARCH) != NULL);
+    for (int k = 0; k < n_rows; k++)
         optimize_print_row(&rows[k], &rows[0], unit);
     if (lm->made)
         optimize_print_row(&lm->row, &rows[0], unit);
@@ -112,14 +134,51 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
     for (int i = 0; i < pl->n; i++)
         rounds += pl->step[i].pass == PASS_PREPOSE;
     printf("passes 2-4 ran %d round%s", rounds, rounds == 1 ? "" : "s");
-    if (!unit && c->memory_per_device > 0) {
+    if (pl->searched) {
+        const struct search_stats *st = &pl->search;
+        printf("; search: %s, from %s (%ld schedules evaluated)",
+               !st->fits ? "nothing fits the cap" : st->improved ? "faster" : "no faster schedule",
+               st->seed_name, st->evals);
+    }
+    if (c->memory_per_device > 0) {
         char cap[32];
-        printf("; memory cap %s per device",
-               str_format_bytes(c->memory_per_device, cap, sizeof cap));
+        optimize_mem(unit, c->memory_per_device, cap, sizeof cap);
+        printf("; memory cap %s per device", cap);
     }
     printf("\n");
+    if (b) {
+        double ts = unit ? 1 : 1e-3;
+        const char *tu = unit ? "t" : "ms";
+        printf("lower bound %.4g %s for any schedule of this work (critical path %.4g, device "
+               "%d %.4g)", b->time * ts, tu, b->critical_path * ts, b->device_at, b->device * ts);
+        if (b->cap_infeasible)
+            printf("; no schedule fits the cap (device %d)", b->memory_at);
+        else if (b->memory > 0)
+            printf(", %.4g %s under the cap (device %d recomputes >= %.4g %s)", b->memory * ts, tu,
+                   b->memory_at, b->forced_rc * ts, tu);
+        printf("\n");
+    }
     if (lm->asked && lm->note[0])
         printf("lmbs: %s\n", lm->note);
+}
+
+/* "exact: the optimum is 36 t, the search 2.78% above it (2705460 nodes)". */
+static void optimize_print_exact(const struct pass_pipeline *pl,
+                                 const struct search_exact_result *xr, bool unit)
+{
+    double step = pass_pipeline_final(pl)->sim.step_time, ts = unit ? 1 : 1e-3;
+    const char *tu = unit ? "t" : "ms";
+    if (!xr->finished && xr->found)
+        printf("exact: stopped after %ld nodes; the best it found: %.6g %s\n", xr->nodes,
+               xr->best * ts, tu);
+    else if (!xr->finished)
+        printf("exact: stopped after %ld nodes, nothing faster than the search found\n",
+               xr->nodes);
+    else if (xr->best > 0)
+        printf("exact: the optimum is %.6g %s, the search %.2f%% above it (%ld nodes)\n",
+               xr->best * ts, tu, 100 * (step - xr->best) / xr->best, xr->nodes);
+    else
+        printf("exact: no schedule fits the cap (%ld nodes)\n", xr->nodes);
 }
 
 static int optimize_exec(int argc, char **argv)
@@ -139,24 +198,55 @@ static int optimize_exec(int argc, char **argv)
         plan_free(p);
         return cmd_fail("optimize", &e);
     }
-    struct pass_summary rows[PASS_ROW__COUNT];
-    pass_summaries(&pl, rows);
+    if (o.search) {
+        struct search_opts so;
+        search_opts_default(&so, plan_config(p));
+        so.budget = o.search_budget;
+        if (pass_pipeline_search(&pl, &so, &e) != MT_OK) {
+            pass_pipeline_fini(&pl);
+            plan_free(p);
+            return cmd_fail("optimize", &e);
+        }
+    }
+    struct bound_result bound, *b = NULL;
+    if (bound_plan(p, &bound, &e) == MT_OK)
+        b = &bound;
+    struct search_exact_result xr = {0};
+    if (o.exact > 0 && pl.searched) {
+        struct search_opts so;
+        search_opts_default(&so, plan_config(p));
+        so.budget = o.exact;
+        const struct pass_step *fin = pass_pipeline_final(&pl);
+        double ub = pl.search.fits ? fin->sim.step_time : 0;
+        if (search_exact(p, &so, ub, NULL, &xr, &e) != MT_OK) {
+            pass_pipeline_fini(&pl);
+            plan_free(p);
+            return cmd_fail("optimize", &e);
+        }
+        if (!xr.found && xr.finished) /* nothing faster than the search: it is the optimum */
+            xr.best = ub;
+    }
+    struct pass_summary rows[PASS_ROW__COUNT + 1];
+    pass_summaries(&pl, b, rows);
     if (o.lm.asked)
         pass_lmbs(plan_config(p), &o.lm);
     if (o.json) {
-        char *text = pass_report_json(p, &pl, rows, &o.lm);
+        char *text = pass_report_json(p, &pl, rows, &o.lm, b, o.exact > 0 && pl.searched ? &xr
+                                                                                      : NULL);
         puts(text);
         free(text);
     } else {
-        optimize_print_table(p, &pl, rows, &o.lm);
+        optimize_print_table(p, &pl, rows, &o.lm, b);
+        if (o.exact > 0 && pl.searched)
+            optimize_print_exact(&pl, &xr, plan_config(p)->unit.enabled);
     }
     int status = 0;
     const struct pass_step *fin = pass_pipeline_final(&pl);
     if (fin->sim.oom_device >= 0) {
         char over[32], cap[32];
-        str_format_bytes(fin->sim.dev[fin->sim.oom_device].peak_mem - fin->sim.cap, over,
-                         sizeof over);
-        str_format_bytes(fin->sim.cap, cap, sizeof cap);
+        optimize_mem(fin->sim.unit, fin->sim.dev[fin->sim.oom_device].peak_mem - fin->sim.cap,
+                     over, sizeof over);
+        optimize_mem(fin->sim.unit, fin->sim.cap, cap, sizeof cap);
         fprintf(stderr,
                 "mario-tui optimize: the optimized plan is over the %s memory cap by %s on "
                 "device %d\n",

@@ -49,7 +49,7 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "chunks", .arg = "V", .type = CMD_PLAN, .value = CMD_PLAN_CHUNKS,
      .help = "chunks per device for W and ZB-W (default 2)"},
     {.name = "memory", .arg = "SIZE", .type = CMD_PLAN, .value = CMD_PLAN_MEMORY,
-     .help = "memory cap per device, e.g. 40G"},
+     .help = "memory cap per device, e.g. 40G (in M_theta under --unit-costs: 1.05)"},
     {.name = "device", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_DEVICE,
      .help = "device preset: A100-40G A100-80G H100-80G H200"},
     {.name = "unit-costs", .arg = "F,B,RC[,W]", .type = CMD_PLAN, .value = CMD_PLAN_UNIT_COSTS,
@@ -180,6 +180,15 @@ static bool cmd_plan_is_plan_file(const char *path)
     return strstr(head, "\"mario-plan\"") != NULL;
 }
 
+/* Under unit costs memory is in M_θ: --memory 2 is a cap of 2 M_θ per device. Without one
+ * there is no cap (the device's bytes, the default, mean nothing in M_θ). */
+static void cmd_plan_unit_cap(const struct cmd_plan *cp, struct config *c)
+{
+    if (c->unit.enabled && !cmd_plan_given(cp, CMD_PLAN_MEMORY) &&
+        c->memory_per_device == c->cluster.device.mem_bytes)
+        c->memory_per_device = 0;
+}
+
 /* Reads CONFIG and applies the flags; validation is left to the caller. */
 static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct plan **loaded,
                          struct mt_err *e)
@@ -192,6 +201,7 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
         TRY(cmd_plan_apply_all(cp, out, e));
         TRY(plan_load_torch_csv_file(cp->path, out, loaded, e));
         *out = *plan_config(*loaded);
+        cmd_plan_unit_cap(cp, out);
         return MT_OK;
     }
     if (cp->path == NULL) {
@@ -208,6 +218,7 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
         *loaded = NULL;
         return rc;
     }
+    cmd_plan_unit_cap(cp, out);
     if (cp->n_over > 0)
         snprintf(out->source + strnlen(out->source, sizeof out->source - 12),
                  sizeof out->source - strnlen(out->source, sizeof out->source - 12), " + flags");
@@ -270,11 +281,12 @@ int cmd_plan_config(const struct cmd_plan *cp, struct config *out, struct plan *
         return cp->path ? err_wrap(e, "%s (with flags)", cp->path) : rc;
     }
     /* --calibration and --cores change the costs, not the instructions: a loaded plan is kept,
-     * with the calibrated config */
+     * with the calibrated config (and under unit costs the cap of cmd_plan_unit_cap) */
     int changing = 0;
     for (int i = 0; i < cp->n_over && !(cp->path && plan_path_is_csv(cp->path)); i++)
         changing += cp->over[i].opt != CMD_PLAN_CALIBRATION && cp->over[i].opt != CMD_PLAN_CORES;
-    if (plan_out && loaded && changing == 0 && cp->n_over > 0) {
+    if (plan_out && loaded && changing == 0 &&
+        (cp->n_over > 0 || out->memory_per_device != plan_config(loaded)->memory_per_device)) {
         struct plan *q = plan_new(out, plan_geom(loaded));
         for (int d = 0; d < plan_devices(loaded); d++)
             for (int i = 0; i < plan_len(loaded, d); i++)

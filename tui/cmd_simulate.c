@@ -10,27 +10,34 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "sim/bound.h"
+#include "sim/pass.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
+#include "sim/search.h"
 #include "sim/simulate.h"
 #include "traces/chrome.h"
 #include "util/err.h"
 #include "util/str.h"
 
 static const char simulate_usage[] =
-    "Usage: mario-tui simulate [CONFIG] [plan flags] [--json] [--plan-out FILE] "
+    "Usage: mario-tui simulate [CONFIG] [plan flags] [--search] [--json] [--plan-out FILE] "
     "[--trace-out FILE]\n"
     "Simulate one training iteration of a pipeline plan (K iterations of an Async or PipeDream\n"
     "plan): per-device busy time, bubbles and peak memory, step time and throughput,\n"
     "utilization over the whole step and over the steady state, and for asynchronous plans\n"
-    "each stage's weight staleness and PipeDream's stashed weight versions.\n\n";
+    "each stage's weight staleness and PipeDream's stashed weight versions; beside the step,\n"
+    "the lower bound of any schedule of the same work and the gap to it. --search simulates\n"
+    "the plan the schedule search makes under the memory cap (optimize --search).\n\n";
 
 struct simulate_opts {
-    bool json;
+    bool json, search;
     const char *plan_out, *trace_out;
 };
 
 static const struct cmd_option simulate_options[] = {
+    {.name = "search", CMD_TO_BOOL(struct simulate_opts, search),
+     .help = "simulate the searched plan: Mario's passes, then the search under the cap"},
     {.name = "json", CMD_TO_BOOL(struct simulate_opts, json),
      .help = "print one JSON object instead of the table"},
     {.name = "plan-out", .arg = "FILE", CMD_TO_STRING(struct simulate_opts, plan_out),
@@ -93,7 +100,29 @@ static void simulate_print_async(const struct plan *p, const struct sim_result *
     printf("\n");
 }
 
-static void simulate_print_table(const struct plan *p, const struct sim_result *r)
+/* "lower bound 21 t (gap 4.76%): fill, drain and work of device 3". */
+static void simulate_print_bound(const struct sim_result *r, const struct bound_result *b)
+{
+    if (b == NULL)
+        return;
+    bool under = r->oom_device < 0;
+    double lb = bound_value(b, under), ts = r->unit ? 1 : 1e-3;
+    enum bound_kind k = bound_binding(b, under);
+    printf("lower bound %.4g %s (gap %.2f%%): ", lb * ts, r->unit ? "t" : "ms",
+           bound_gap_pct(r->step_time, lb));
+    if (k == BOUND_CRITICAL_PATH)
+        printf("the critical path\n");
+    else if (k == BOUND_DEVICE)
+        printf("fill, drain and work of device %d\n", b->device_at);
+    else if (b->cap_infeasible)
+        printf("device %d cannot hold one stage's activations under the cap\n", b->memory_at);
+    else
+        printf("recompute forced by the memory cap on device %d (%.4g %s)\n", b->memory_at,
+               b->forced_rc * ts, r->unit ? "t" : "ms");
+}
+
+static void simulate_print_table(const struct plan *p, const struct sim_result *r,
+                                 const struct bound_result *b)
 {
     const struct config *c = plan_config(p);
     const struct plan_geom *g = plan_geom(p);
@@ -125,6 +154,7 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
     else
         printf("step time %.4f s (%.3f %s)   throughput %.2f samples/s\n", r->step_time * 1e-6,
                r->step_time * ts, tu, r->throughput);
+    simulate_print_bound(r, b);
     simulate_print_async(p, r);
 }
 
@@ -132,15 +162,31 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
  * trace to write) is simulated straight from the config (sim_run_direct: the same figures,
  * without building millions of instructions); *p then gets the plan's geometry only, which is
  * all the report reads. Anything else is built (cmd_plan_finish) and simulated. */
-static int simulate_plan(const struct cmd_plan *cp, bool figures_only, struct plan **p,
-                         struct sim_result *r, struct mt_err *e)
+/* The plan the search makes from p (the passes' steps its starts), in place of p. */
+static int simulate_search(struct plan **p, struct mt_err *e)
+{
+    struct pass_pipeline pl;
+    TRY(pass_pipeline_run(*p, &pl, e));
+    struct search_opts so;
+    search_opts_default(&so, plan_config(*p));
+    int rc = pass_pipeline_search(&pl, &so, e);
+    if (rc == MT_OK) {
+        plan_free(*p);
+        *p = plan_clone(pass_pipeline_final(&pl)->plan);
+    }
+    pass_pipeline_fini(&pl);
+    return rc;
+}
+
+static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool search,
+                         struct plan **p, struct sim_result *r, struct mt_err *e)
 {
     struct config c;
     struct plan *loaded = NULL;
     struct plan_geom g;
     *p = NULL;
     TRY(cmd_plan_config(cp, &c, &loaded, e));
-    if (figures_only && loaded == NULL && c.scheme == SCHEME_ASYNC) {
+    if (figures_only && !search && loaded == NULL && c.scheme == SCHEME_ASYNC) {
         int rc = sim_run_direct(&c, r, e);
         if (rc == MT_OK && (rc = scheme_geom(&c, &g, e)) != MT_OK)
             sim_result_fini(r);
@@ -150,6 +196,8 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, struct pl
             return rc;
     }
     TRY(cmd_plan_finish(cp, &c, loaded, p, e));
+    if (search)
+        TRY(simulate_search(p, e));
     return sim_run(*p, r, e);
 }
 
@@ -164,23 +212,29 @@ static int simulate_exec(int argc, char **argv)
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    int rc = simulate_plan(&cp, o.plan_out == NULL && o.trace_out == NULL, &p, &r, &e);
+    int rc = simulate_plan(&cp, o.plan_out == NULL && o.trace_out == NULL, o.search, &p, &r, &e);
     if (rc != MT_OK) {
         plan_free(p);
         return cmd_fail("simulate", &e);
     }
     status = 0;
+    /* The bound needs the instructions, which an Async config walked directly does not build:
+     * Async reports none either way, so both ways print the same figures. */
+    struct bound_result bound, *b = NULL;
+    if (plan_config(p)->scheme != SCHEME_ASYNC && plan_total(p) > 0 &&
+        bound_plan(p, &bound, &e) == MT_OK)
+        b = &bound;
     if (o.json) {
-        char *text = sim_report_json(p, &r);
+        char *text = sim_report_json(p, &r, b);
         puts(text);
         free(text);
     } else {
-        simulate_print_table(p, &r);
+        simulate_print_table(p, &r, b);
     }
     if (r.oom_device >= 0) {
         char over[32], cap[32];
-        str_format_bytes(r.dev[r.oom_device].peak_mem - r.cap, over, sizeof over);
-        str_format_bytes(r.cap, cap, sizeof cap);
+        simulate_mem(&r, r.dev[r.oom_device].peak_mem - r.cap, over, sizeof over);
+        simulate_mem(&r, r.cap, cap, sizeof cap);
         fprintf(stderr, "mario-tui simulate: device %d is over the %s memory cap by %s\n",
                 r.oom_device, cap, over);
         status = 1;

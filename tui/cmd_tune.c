@@ -20,7 +20,9 @@
 static const char tune_usage[] =
     "Usage: mario-tui tune [CONFIG] [plan flags] [--top K] [--json] [--plan-out FILE]\n"
     "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--threads N] [--ckpt-only]\n"
-    "Grid search (paper §5.3, Equation 1) over checkpointing (off, or Mario's four passes), the\n"
+    "                      [--search]\n"
+    "Grid search (paper §5.3, Equation 1) over checkpointing (off, or Mario's four passes, and\n"
+    "with --search the schedule search under the cap, 'srch'), the\n"
     "scheme (V, X, W, GPipe), pp over the divisors of the devices (dp = D / pp), the micro-batch\n"
     "size (1, 2, 4, ... dividing global / dp) and W's chunks, each simulated. A candidate over\n"
     "the memory cap (--memory) scores 0. Labels are scheme-pp-mbs as in the paper's Figure 11.\n\n";
@@ -28,7 +30,7 @@ static const char tune_usage[] =
 struct tune_cmd_opts {
     struct tune_opts o;
     int top;
-    bool json, ckpt_only;
+    bool json, ckpt_only, search;
     const char *plan_out;
 };
 
@@ -49,7 +51,9 @@ static const struct cmd_option tune_options[] = {
     {.name = "threads", .arg = "N", CMD_TO_INT(struct tune_cmd_opts, o.threads, 0, 1 << 20),
      .help = "worker threads (default: all cores)"},
     {.name = "ckpt-only", CMD_TO_BOOL(struct tune_cmd_opts, ckpt_only),
-     .help = "only candidates with Mario's checkpointing on"},
+     .help = "only candidates with checkpointing on"},
+    {.name = "search", CMD_TO_BOOL(struct tune_cmd_opts, search),
+     .help = "also the schedule search under the cap, beside off and Mario"},
     {0},
 };
 
@@ -107,8 +111,18 @@ static int tune_cmp_throughput(const void *a, const void *b)
     return x->peak_mem < y->peak_mem ? -1 : x->peak_mem > y->peak_mem;
 }
 
+/* The ckpt column: on (Mario's passes), srch (the search), off. */
+static const char *tune_ckpt_col(const struct tune_candidate *k)
+{
+    return k->search ? "srch" : k->ckpt ? "on" : "off";
+}
+
 static void tune_mem(const struct config *c, double v, char *buf, size_t n)
 {
+    if (c->unit.enabled && !(v > 0)) {
+        snprintf(buf, n, "none");
+        return;
+    }
     if (c->unit.enabled)
         snprintf(buf, n, "%.3g M_θ", v);
     else
@@ -140,7 +154,7 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
         tune_label(ok[i], label, sizeof label);
         tune_mem(c, ok[i]->peak_mem, mem, sizeof mem);
         printf("%4d  %-14s %-4s %4d %12.3f %12.4f %12s  %s\n", i + 1, label,
-               ok[i]->ckpt ? "on" : "off", ok[i]->dp, ok[i]->throughput, ok[i]->step_time, mem,
+               tune_ckpt_col(ok[i]), ok[i]->dp, ok[i]->throughput, ok[i]->step_time, mem,
                ok[i]->pareto ? "pareto" : "");
     }
     if (n_ok > top)
@@ -157,9 +171,9 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
             if (k->status == TUNE_OOM) {
                 tune_mem(c, k->over_bytes, over, sizeof over);
                 printf("      %-14s %-4s out of memory: device %d over the cap by %s\n", label,
-                       k->ckpt ? "on" : "off", k->oom_device, over);
+                       tune_ckpt_col(k), k->oom_device, over);
             } else {
-                printf("      %-14s %-4s %s\n", label, k->ckpt ? "on" : "off", k->why);
+                printf("      %-14s %-4s %s\n", label, tune_ckpt_col(k), k->why);
             }
             shown++;
         }
@@ -172,14 +186,16 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
             char label[48], mem[32];
             tune_label(ok[i], label, sizeof label);
             tune_mem(c, ok[i]->peak_mem, mem, sizeof mem);
-            printf(" %s%s (%.2f, %s)", label, ok[i]->ckpt ? "+ckpt" : "", ok[i]->throughput, mem);
+            printf(" %s%s (%.2f, %s)", label,
+                   ok[i]->search ? "+search" : ok[i]->ckpt ? "+ckpt" : "", ok[i]->throughput, mem);
         }
     printf("\n");
     if (r->best >= 0) {
         char label[48];
         tune_label(&r->cand[r->best], label, sizeof label);
+        const struct tune_candidate *b = &r->cand[r->best];
         printf("best: %s, checkpointing %s, %.3f %s\n", label,
-               r->cand[r->best].ckpt ? "on (Mario)" : "off", r->cand[r->best].throughput, tu);
+               b->search ? "by the search" : b->ckpt ? "on (Mario)" : "off", b->throughput, tu);
     }
     free(ok);
 }
@@ -194,6 +210,8 @@ static int tune_exec(int argc, char **argv)
     if (st != CMD_OPTIONS_RUN)
         return st;
     t.o.with_ckpt_off = !t.ckpt_only;
+    if (t.search)
+        t.o.search = tune_optimize_search;
 
     struct config c;
     if (cmd_plan_config_raw(&cp, &c, &e) != MT_OK)
@@ -218,7 +236,7 @@ static int tune_exec(int argc, char **argv)
                 cp.path ? "" : " (try --memory or more --devices)");
     if (t.plan_out && r.best >= 0) {
         struct plan *p = NULL;
-        if (tune_build_plan(&c, &r.cand[r.best], t.o.optimize, &p, &e) != MT_OK ||
+        if (tune_build_plan(&c, &r.cand[r.best], &t.o, &p, &e) != MT_OK ||
             plan_save(p, t.plan_out, &e) != MT_OK)
             status = cmd_fail("tune", &e);
         plan_free(p);

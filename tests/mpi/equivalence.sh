@@ -92,7 +92,7 @@ for D in 2 4; do
         mkdir "$ref"
         "$helper" ref $N 1 "$data" "$ref" $N $D || { echo "FAIL: X reference"; exit 1; }
     fi
-    for k in base ckpt opt sel; do
+    for k in base ckpt opt sel search; do
         case $scheme in
         ZB-*) # the split family: also against the replay (see check_run)
             check_run "$scheme D=$D $k" "$tmp/p$D/$k.json" "$tmp/d$D$k" "$tmp/j$D$k.json" 1e-5 \

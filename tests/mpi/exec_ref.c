@@ -7,7 +7,9 @@
  *       (the whole pass pipeline: passes 1-4 repeated while they help), made with unit costs
  *       (F, B, RC = 1, 2, 1) so that the passes reorder as in the paper's Figure 2; sel.json:
  *       opt.json with selective checkpointing (issue 12), micro-batch mb's CFW and RC of a
- *       stage of n >= 2 layers checkpointing its first 1 + mb mod (n - 1) layers.
+ *       stage of n >= 2 layers checkpointing its first 1 + mb mod (n - 1) layers; search.json:
+ *       the schedule search's plan (issue 18) under 1.5 M_θ per device, some forwards kept and
+ *       some checkpointed, every device's order its own.
  *   exec_ref ref MBS STEPS DATA OUTDIR [PER_REPLICA [CHIMERA_D]]
  *       The single-process sequential reference: the whole tiny model as one stage, written
  *       out here from its preset's numbers (h 64, L 8, heads 4, seq 64, vocab 256, ffn 256,
@@ -67,6 +69,7 @@
 #include "sim/pass.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
+#include "sim/search.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -131,8 +134,14 @@ static int cmd_plans(char **argv)
             plan_append(sel, d, in);
         }
     cost_model_fini(&cost);
+    struct search_opts so;
+    search_opts_default(&so, &c);
+    so.cap = 1.5;
+    if (pass_pipeline_search(&pl, &so, &e) != MT_OK)
+        return fail(&e, "search");
     int rc = save(base, argv[4], "base.json") || save(ckpt, argv[4], "ckpt.json") ||
-             save(opt, argv[4], "opt.json") || save(sel, argv[4], "sel.json");
+             save(opt, argv[4], "opt.json") || save(sel, argv[4], "sel.json") ||
+             save(pass_pipeline_final(&pl)->plan, argv[4], "search.json");
     plan_free(sel);
     pass_pipeline_fini(&pl);
     plan_free(base);

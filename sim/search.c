@@ -1,0 +1,233 @@
+/* sim/search.c: the search's driver (sim/search.h). The starting plans are read as schedules
+ * and join the base repaired to fit (the fewest checkpoints, longest-held first) and eight list
+ * schedules (sim/search_list.c: warm-ups of 0, 1, 2 and unbounded extra forwards, backward or
+ * recompute first); those that run and fit are ranked by step. The local search
+ * (sim/search_local.c) gets an eighth of the budget on each of the two best, half on a
+ * multi-start of randomised list schedules with short descents, and the rest on the best so
+ * far. The winner is made a plan, validated and simulated (sim_run), and kept only if the
+ * simulator agrees that it fits and beats every starting plan; else the best starting plan
+ * under the cap is returned (or, when none fits, the one of lowest peak). */
+#include <config.h>
+#include "sim/search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/config.h"
+#include "sim/pass.h"
+#include "sim/plan.h"
+#include "sim/search_internal.h"
+#include "sim/simulate.h"
+#include "sim/validate.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+void search_opts_default(struct search_opts *o, const struct config *c)
+{
+    memset(o, 0, sizeof *o);
+    o->cap = c->memory_per_device;
+    o->seed = 18;
+}
+
+long search_budget_default(int n_ops)
+{
+    /* the evaluation is linear in the ops: ~12,000 evaluations for 8 x 16 (1F1B), the floor
+     * of 4,000 for 32 x 64 (Chimera) */
+    long b = 6000000L / (n_ops > 1 ? n_ops : 1);
+    return b < 4000 ? 4000 : b > 40000 ? 40000 : b;
+}
+
+static double search_peak_max(const struct sim_result *r)
+{
+    return pass_sim_peak_max(r);
+}
+
+static bool search_sim_fits(const struct sim_result *r, double cap)
+{
+    return !(cap > 0) || search_peak_max(r) <= cap;
+}
+
+int search_run(const struct plan *const *seeds, const char *const *names, int n,
+               const struct search_opts *o, struct plan **out, struct sim_result *out_sim,
+               struct search_stats *st, struct mt_err *e)
+{
+    *out = NULL;
+    if (out_sim)
+        memset(out_sim, 0, sizeof *out_sim);
+    memset(st, 0, sizeof *st);
+    if (n < 1)
+        return err_set(e, MT_EINVAL, "the search needs a plan to start from");
+    struct search_ctx c;
+    TRY(search_ctx_init(&c, seeds[0], o->cap, e));
+    struct search_eval ev;
+    search_eval_init(&c, &ev);
+    struct search_sched s, start;
+    search_sched_init(&c, &s);
+    search_sched_init(&c, &start);
+    /* The seeds by the simulator: the best that fits, and the lowest peak as a last resort. */
+    int best = -1, lowest = 0, rc = MT_OK;
+    double best_step = INFINITY, low_peak = INFINITY, low_step = INFINITY;
+    struct sim_result best_sim = {0};
+    for (int i = 0; i < n && rc == MT_OK; i++) {
+        struct sim_result r;
+        rc = sim_run(seeds[i], &r, e);
+        if (rc != MT_OK)
+            break;
+        double pk = search_peak_max(&r);
+        if (pk < low_peak * (1 - 1e-12) ||
+            (pk <= low_peak * (1 + 1e-12) && r.step_time < low_step)) {
+            low_peak = pk;
+            low_step = r.step_time;
+            lowest = i;
+        }
+        if (search_sim_fits(&r, o->cap)) {
+            st->seeds++;
+            if (r.step_time < best_step * (1 - 1e-12)) {
+                best_step = r.step_time;
+                best = i;
+                sim_result_fini(&best_sim);
+                best_sim = r;
+                continue;
+            }
+        }
+        sim_result_fini(&r);
+    }
+    if (rc != MT_OK)
+        goto done;
+    long budget = o->budget > 0 ? o->budget : search_budget_default(c.n_ops);
+    struct search_ls_stats ls = {0};
+    /* the starts: the best seed that fits, the base repaired to fit, and list schedules */
+    enum { N_STARTS = 12, N_RUNS = 2 };
+    struct search_sched cand[N_STARTS];
+    const char *cand_name[N_STARTS];
+    double cand_ms[N_STARTS];
+    int nc = 0;
+    for (int i = 0; i < N_STARTS; i++)
+        search_sched_init(&c, &cand[i]);
+    if (best >= 0 && search_sched_from_plan(&c, seeds[best], &cand[nc], NULL) == MT_OK) {
+        cand_name[nc] = names && names[best] ? names[best] : "start";
+        nc++;
+    }
+    if (search_sched_from_plan(&c, seeds[0], &start, NULL) == MT_OK) {
+        search_strip_checkpoints(&c, &start);
+        if (search_repair(&c, &start, &ev)) {
+            search_sched_copy(&c, &cand[nc], &start);
+            cand_name[nc++] = "repaired base";
+        }
+    }
+    static const int extras[] = {0, 1, 2, 1 << 20};
+    for (int k = 0; k < 8 && nc < N_STARTS; k++)
+        if (search_list(&c, extras[k / 2], k % 2 == 1, 0, &cand[nc]))
+            cand_name[nc++] = k % 2 ? "list schedule (recompute first)" : "list schedule";
+    /* keep the ones that run and fit, by step */
+    int kept = 0;
+    for (int i = 0; i < nc; i++) {
+        bool fits = search_eval_time(&c, &cand[i], &ev);
+        for (int d = 0; d < c.D && fits; d++)
+            fits = search_fits(&c, search_eval_peak(&c, &cand[i], d, &ev));
+        if (!fits)
+            continue;
+        cand_ms[kept] = ev.makespan;
+        cand_name[kept] = cand_name[i];
+        if (kept != i)
+            search_sched_copy(&c, &cand[kept], &cand[i]);
+        /* insertion by step */
+        for (int j = kept; j > 0 && cand_ms[j] < cand_ms[j - 1]; j--) {
+            struct search_sched t = cand[j];
+            cand[j] = cand[j - 1];
+            cand[j - 1] = t;
+            double tm = cand_ms[j];
+            cand_ms[j] = cand_ms[j - 1];
+            cand_ms[j - 1] = tm;
+            const char *tn = cand_name[j];
+            cand_name[j] = cand_name[j - 1];
+            cand_name[j - 1] = tn;
+        }
+        kept++;
+    }
+    double found = INFINITY;
+    const char *from = NULL;
+    /* an eighth of the budget each on the two best starts, half on randomised list schedules
+     * with a short descent each (a multi-start: list schedules are varied, the descent repairs
+     * them locally), then the rest on the best so far */
+    int runs = kept < N_RUNS ? kept : N_RUNS;
+    for (int i = 0; i < runs; i++) {
+        double ms = search_local(&c, &cand[i], budget / 8, o->seed + (unsigned)i, &ls);
+        if (ms < found * (1 - 1e-12)) {
+            found = ms;
+            from = cand_name[i];
+            search_sched_copy(&c, &s, &cand[i]);
+        }
+    }
+    long multi_end = ls.evals + budget / 2, short_ls = budget / 100 > 200 ? budget / 100 : 200;
+    /* a list schedule costs about as much as n_ops / 256 evaluations; when the deterministic
+     * ones all failed (memory or a channel locked them), the random ones would too */
+    long list_cost = 1 + c.n_ops / 256;
+    int lists_ok = 0;
+    for (int i = 0; i < kept; i++)
+        lists_ok += strncmp(cand_name[i], "list", 4) == 0;
+    for (unsigned k = 1; lists_ok > 0 && ls.evals < multi_end && k < 10000; k++) {
+        ls.evals += list_cost;
+        if (!search_list(&c, 0, k % 2 == 0, o->seed * 7919 + k, &start))
+            continue;
+        double ms = search_local(&c, &start, short_ls, o->seed + k, &ls);
+        if (ms < found * (1 - 1e-12)) {
+            found = ms;
+            from = "randomised list schedule";
+            search_sched_copy(&c, &s, &start);
+        }
+    }
+    if (from != NULL && ls.evals < budget) /* the rest of the budget on the best */
+        found = search_local(&c, &s, budget - ls.evals, o->seed + 7, &ls);
+    for (int i = 0; i < N_STARTS; i++)
+        search_sched_fini(&cand[i]);
+    st->evals = ls.evals;
+    st->improvements = ls.improvements;
+    st->seed_step = best >= 0 ? best_step : 0;
+    /* what the simulator says about the search's best */
+    if (from != NULL) {
+        struct plan *p = search_sched_plan(&c, &s);
+        struct sim_result r;
+        struct mt_err why = {0};
+        if (validate_plan_sim(p, &r, &why) == MT_OK && search_sim_fits(&r, o->cap) &&
+            (best < 0 || r.step_time < best_step * (1 - 1e-12))) {
+            *out = p;
+            snprintf(st->seed_name, sizeof st->seed_name, "%s", from);
+            st->fits = st->improved = true;
+            if (out_sim)
+                *out_sim = r;
+            else
+                sim_result_fini(&r);
+            goto done;
+        }
+        sim_result_fini(&r);
+        plan_free(p);
+    }
+    /* nothing better: the best start, or the one of lowest peak */
+    int pick = best >= 0 ? best : lowest;
+    *out = plan_clone(seeds[pick]);
+    snprintf(st->seed_name, sizeof st->seed_name, "%s",
+             names && names[pick] ? names[pick] : "start");
+    st->fits = best >= 0;
+    if (out_sim) {
+        if (best >= 0) {
+            *out_sim = best_sim;
+            best_sim = (struct sim_result){0};
+        } else {
+            rc = sim_run(*out, out_sim, e);
+        }
+    }
+done:
+    sim_result_fini(&best_sim);
+    search_sched_fini(&s);
+    search_sched_fini(&start);
+    search_eval_fini(&ev);
+    search_ctx_fini(&c);
+    if (rc != MT_OK) {
+        plan_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}

@@ -1,0 +1,136 @@
+/* sim/search_internal.h: what the files of the schedule search share (sim/search.h): the work of
+ * a plan as compute ops with fixed ids, a schedule as each device's order of them plus which
+ * forwards are checkpointed, and a fast evaluation of a schedule (times and memory) that gives
+ * the simulator's figures for plans with asynchronous sends.
+ *
+ * Ops: per (mb, stage) key, F (FW or CFW by the schedule's ckpt flag), RC (in the order only
+ * when checkpointed), B (BW, or B when the plan splits that backward) and W (split only); id =
+ * key * 4 + kind. A schedule lists compute ops only; the plan adds the sends and receives around them and
+ * the AR/OS tail as every generator does (scheme_add_comm), so an RC right before its B runs
+ * before the B's receive (Mario's overlap-recompute). */
+#ifndef MT_SIM_SEARCH_INTERNAL_H
+#define MT_SIM_SEARCH_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "model/cost.h"
+#include "sim/plan.h"
+
+struct mt_err;
+
+enum { SK_F, SK_RC, SK_B, SK_W, SK__COUNT };
+
+#define SEARCH_OP(key, kind) ((key) * SK__COUNT + (kind))
+#define SEARCH_KEY(op) ((op) / SK__COUNT)
+#define SEARCH_KIND(op) ((op) % SK__COUNT)
+
+struct search_op {
+    int mb, stage, part, dev;
+    int pred;     /* the op whose end it waits for (data); -1 none. Same-device ones are also
+                   * before it in every legal order */
+    double lat;   /* added to pred's end: the transfer when pred is on another device */
+    double dur;   /* its latency (sim_instr_latency) */
+    int in_dev;   /* the device it receives from (RA/RG before it), -1 none */
+    int out_dev;  /* the device it sends to (SA/SG after it), -1 none */
+};
+
+/* What a search of one plan's work holds fixed. */
+struct search_ctx {
+    const struct config *cfg;
+    struct plan_geom geom;
+    struct cost_model cost;
+    int D, keys, n_ops;
+    unsigned char *split;  /* [keys]: the backward is split into B and W (the plan's choice) */
+    struct search_op *op;  /* [n_ops]; ops that do not exist (W unsplit) have dev -1 */
+    int *dev_cap;          /* [D]: most ops a device's order can hold (every RC in it) */
+    int stride;            /* max dev_cap */
+    double *stat;          /* [D]: static memory */
+    double cap;            /* memory cap per device (static included); 0 none */
+    bool replicated;       /* AR before OS (dp > 1 or Chimera) */
+    double *ar, *os;       /* [stages]: tail durations */
+};
+
+/* A schedule: device d's order is ord[d * stride .. + len[d]), ck[key] the checkpoint flags. */
+struct search_sched {
+    int *ord;
+    int *len;
+    unsigned char *ck;
+};
+
+/* The evaluation's working memory and results. */
+struct search_eval {
+    double makespan;   /* the step (tail included) */
+    double sum_finish; /* the sum over devices of when each finishes: a tie-breaker */
+    int n_rc;          /* recomputes */
+    double *start, *end;
+    unsigned char *done, *why; /* why: 0 started at 0, 1 when its device was free, 2 data */
+    int *pos;                  /* [n_ops] position in its device's order */
+    int last;                  /* the compute op that ends last */
+    /* worklist */
+    int *pc, *queue, *wait_head, *wait_next;
+    unsigned char *queued;
+    double *free_at, *fin;
+    struct instr *buf; /* room for one device's expanded list */
+};
+
+/* Builds the context from a plan (its work, placement, costs) and a cap. MT_EUNSUPPORTED for
+ * asynchronous schemes. */
+int search_ctx_init(struct search_ctx *c, const struct plan *p, double cap, struct mt_err *e);
+void search_ctx_fini(struct search_ctx *c);
+
+void search_sched_init(const struct search_ctx *c, struct search_sched *s);
+void search_sched_fini(struct search_sched *s);
+void search_sched_copy(const struct search_ctx *c, struct search_sched *dst,
+                       const struct search_sched *src);
+/* A plan's compute order (its CFWs are checkpoints of the whole stage). MT_EINVAL when the plan
+ * is not of the context's work. */
+int search_sched_from_plan(const struct search_ctx *c, const struct plan *p,
+                           struct search_sched *s, struct mt_err *e);
+/* The plan of a schedule: compute ops in order, then scheme_add_comm. Owned by the caller. */
+struct plan *search_sched_plan(const struct search_ctx *c, const struct search_sched *s);
+
+void search_eval_init(const struct search_ctx *c, struct search_eval *ev);
+void search_eval_fini(struct search_eval *ev);
+/* Times of every op, the makespan and the tie-breaker. false on a deadlock. */
+bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
+                      struct search_eval *ev);
+/* Device d's peak memory, static included (what sim_run reports as peak_mem). */
+double search_eval_peak(const struct search_ctx *c, const struct search_sched *s, int d,
+                        struct search_eval *ev);
+/* Whether a peak fits the cap (the simulator's test, with a little room for rounding). */
+bool search_fits(const struct search_ctx *c, double peak);
+
+/* Whether op a must come before op b on their device (data, or F < RC < B < W of one key). */
+bool search_before(const struct search_ctx *c, int a, int b);
+/* Whether a and b, neighbours on one device, may trade places: neither must precede the other
+ * and they share no channel (each peer's messages keep their order: NCCL matches in order). */
+bool search_may_swap(const struct search_ctx *c, int a, int b);
+
+/* ---- sim/search_list.c ---- */
+
+/* Memory-aware list scheduling into s: the op that can start earliest next, backward first
+ * (rc_first: a recompute before anything else at the same time), a lane's forwards in flight
+ * held to the stages after it plus extra, activations kept while they fit with room for a
+ * recompute, else checkpointed. seed != 0 varies each lane's warm-up by -2 .. +5 at random.
+ * false when memory locks it (nothing can run). */
+bool search_list(const struct search_ctx *c, int extra, bool rc_first, unsigned seed,
+                 struct search_sched *s);
+
+/* ---- sim/search_local.c ---- */
+
+struct search_ls_stats {
+    long evals;
+    int improvements;
+};
+
+/* Every forward of s keeps its activations (its recompute goes). */
+void search_strip_checkpoints(const struct search_ctx *c, struct search_sched *s);
+/* Checkpoints forwards of s (the whole stage, RC right before its B) until every device fits
+ * the cap, longest-held first. false when a device cannot be brought under it. */
+bool search_repair(const struct search_ctx *c, struct search_sched *s, struct search_eval *ev);
+/* Local search from s, which must run and fit the cap; s becomes the best schedule found.
+ * budget: schedules to evaluate. Deterministic for a seed. Returns its makespan. */
+double search_local(const struct search_ctx *c, struct search_sched *s, long budget,
+                    unsigned seed, struct search_ls_stats *st);
+
+#endif

@@ -1,0 +1,383 @@
+/* tests/unit/test_search.c: the schedule search (sim/search.h) against values known without
+ * it, with unit costs (F = 1, B = 2, RC = 1, free p2p, memory in M_θ):
+ *   - Figure 2's 1F1B, D = 4, N = 4: Mario's passes end at 22t; the lower bound is 21t (the
+ *     last device: 3 + 12 + 6) and so is the no-checkpoint step, so a search that reaches 21t
+ *     under 1.05 M_θ and 2.05 M_θ is optimal (the three recomputes of devices 0-2 fit in the
+ *     bubbles); 4 x 8 at 2.05 M_θ reaches 33t = (N + D - 1)(F + B), the issue's "no-checkpoint
+ *     step at 2 M_θ";
+ *   - the exact search (branch and bound) on hand-sized cases: (N + D - 1)(F + B) with no
+ *     cap, and as the oracle: the search within 2 % of it wherever it finishes;
+ *   - the evaluation gives the simulator's step, and the plans made validate;
+ *   - over random shapes of every synchronous scheme, at the cap of the passes' own plan: the
+ *     searched plan validates, fits, is never slower than the passes, never below the lower
+ *     bound, crosses no channel's messages that its starts kept in order (NCCL matches them in
+ *     order) and checkpoints whole stages;
+ *   - the pipeline's search step (rows, changes) and an asynchronous plan refused. */
+#include <config.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/config.h"
+#include "sim/bound.h"
+#include "sim/pass.h"
+#include "sim/plan.h"
+#include "sim/scheme.h"
+#include "sim/search.h"
+#include "sim/search_internal.h"
+#include "sim/simulate.h"
+#include "sim/validate.h"
+#include "sim/vpipe.h"
+#include "tests/check.h"
+#include "tests/unit_config.h"
+#include "util/err.h"
+
+static struct config unit_config(enum scheme_id s, int D, int N, double cap)
+{
+    struct config c = test_unit_config(s, D, N, 1, 2, 1);
+    c.memory_per_device = cap;
+    c.chunks = 2;
+    return c;
+}
+
+/* The pipeline with its search step; returns the search's step (-1 on failure). */
+static double searched(const struct config *c, struct pass_pipeline *pl, long budget)
+{
+    struct mt_err e = {0};
+    struct plan *p = NULL;
+    memset(pl, 0, sizeof *pl);
+    if (scheme_build(c, &p, &e) != MT_OK || pass_pipeline_run(p, pl, &e) != MT_OK) {
+        fprintf(stderr, "  %s\n", e.msg);
+        plan_free(p);
+        return -1;
+    }
+    plan_free(p);
+    struct search_opts o;
+    search_opts_default(&o, c);
+    o.budget = budget;
+    if (pass_pipeline_search(pl, &o, &e) != MT_OK) {
+        fprintf(stderr, "  %s\n", e.msg);
+        return -1;
+    }
+    return pass_pipeline_final(pl)->sim.step_time;
+}
+
+static int fifo_violations(const struct plan *p)
+{
+    int D = plan_devices(p), bad = 0;
+    for (int a = 0; a < D; a++)
+        for (int b = 0; b < D; b++) {
+            if (a == b)
+                continue;
+            int i = 0, j = 0, na = plan_len(p, a), nb = plan_len(p, b);
+            for (;;) {
+                while (i < na && !(vpipe_is_send(plan_at(p, a, i)->op) &&
+                                   plan_at(p, a, i)->peer == b))
+                    i++;
+                while (j < nb && !(vpipe_is_recv(plan_at(p, b, j)->op) &&
+                                   plan_at(p, b, j)->peer == a))
+                    j++;
+                if (i >= na || j >= nb) {
+                    bad += (i < na) != (j < nb);
+                    break;
+                }
+                const struct instr *s = plan_at(p, a, i), *r = plan_at(p, b, j);
+                bad += s->mb != r->mb || (s->op == OP_SA) != (r->op == OP_RA);
+                i++;
+                j++;
+            }
+        }
+    return bad;
+}
+
+static void test_figure2(void)
+{
+    struct pass_pipeline pl;
+    for (int k = 0; k < 2; k++) {
+        double cap = k ? 2.05 : 1.05;
+        struct config c = unit_config(SCHEME_V, 4, 4, cap);
+        CHECK_NEAR(searched(&c, &pl, 0), 21, 1e-9);
+        const struct pass_step *ps = pass_pipeline_row(&pl, PASS_ROW_PREPOSE);
+        const struct pass_step *ss = pass_pipeline_row(&pl, PASS_ROW_SEARCH);
+        CHECK(ps != NULL && ss != NULL && ss == pass_pipeline_final(&pl));
+        CHECK_NEAR(ps->sim.step_time, 22, 1e-9);
+        CHECK(pass_sim_peak_max(&ss->sim) <= cap);
+        CHECK(pl.searched && pl.search.fits && pl.search.improved);
+        CHECK_EQ_INT(validate_plan(ss->plan, &(struct mt_err){0}), MT_OK);
+        struct pass_summary rows[PASS_ROW__COUNT + 1];
+        CHECK_EQ_INT(pass_summaries(&pl, NULL, rows), PASS_ROW__COUNT + 1);
+        CHECK(strcmp(rows[PASS_ROW_SEARCH].name, "search") == 0);
+        CHECK(ss->changes.n > 0 && ss->changes.step_out < ss->changes.step_in);
+        pass_pipeline_fini(&pl);
+    }
+    /* at 2 M_θ per device the no-checkpoint step of 4 x 8 */
+    struct config c = unit_config(SCHEME_V, 4, 8, 2.05);
+    CHECK_NEAR(searched(&c, &pl, 0), 33, 1e-9);
+    CHECK(pass_sim_peak_max(&pass_pipeline_final(&pl)->sim) <= 2.05);
+    pass_pipeline_fini(&pl);
+    /* no cap: the search has nothing to checkpoint */
+    c = unit_config(SCHEME_V, 4, 8, 0);
+    CHECK_NEAR(searched(&c, &pl, 0), 33, 1e-9);
+    pass_pipeline_fini(&pl);
+}
+
+/* The compact evaluation gives sim_run's step; the diff of a pass is what the pass did. */
+static void test_eval_and_diff(void)
+{
+    struct mt_err e = {0};
+    static const enum scheme_id schemes[] = {SCHEME_V, SCHEME_X, SCHEME_W, SCHEME_ZBH1,
+                                             SCHEME_ZBV, SCHEME_DUALPIPEV};
+    int checked = 0;
+    for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
+        struct config c = unit_config(schemes[k], 4, 8, 2.05);
+        c.unit.enabled = k % 2 == 0; /* analytic costs too: p2p, message buffers */
+        c.memory_per_device = c.unit.enabled ? 2.05 : 0;
+        struct plan *p = NULL;
+        CHECK_EQ_INT(scheme_build(&c, &p, &e), MT_OK);
+        struct search_ctx x;
+        CHECK_EQ_INT(search_ctx_init(&x, p, c.memory_per_device, &e), MT_OK);
+        struct search_sched s;
+        struct search_eval ev;
+        search_sched_init(&x, &s);
+        search_eval_init(&x, &ev);
+        for (unsigned seed = 0; seed < 6; seed++) {
+            if (!search_list(&x, (int)seed % 3, seed % 2, seed, &s))
+                continue;
+            CHECK(search_eval_time(&x, &s, &ev));
+            struct plan *q = search_sched_plan(&x, &s);
+            struct sim_result r;
+            CHECK_EQ_INT(validate_plan_sim(q, &r, &e), MT_OK);
+            CHECK_NEAR(ev.makespan, r.step_time, 1e-9 * r.step_time);
+            for (int d = 0; d < x.D; d++)
+                CHECK_NEAR(search_eval_peak(&x, &s, d, &ev), r.dev[d].peak_mem,
+                           1e-9 * r.dev[d].peak_mem);
+            CHECK_EQ_INT(fifo_violations(q), 0);
+            checked++;
+            sim_result_fini(&r);
+            plan_free(q);
+        }
+        search_eval_fini(&ev);
+        search_sched_fini(&s);
+        search_ctx_fini(&x);
+        plan_free(p);
+    }
+    CHECK(checked >= 20);
+    /* pass 1's changes, as the diff finds them: every forward retyped, an RC per forward */
+    struct config c = unit_config(SCHEME_V, 4, 4, 0);
+    struct plan *p = NULL, *q = NULL;
+    struct pass_changes ch;
+    pass_changes_init(&ch);
+    CHECK_EQ_INT(scheme_build(&c, &p, &e), MT_OK);
+    CHECK_EQ_INT(pass_run(PASS_CHECKPOINT, p, &q, &ch, &e), MT_OK);
+    pass_changes_diff(p, q, &ch);
+    int retype = 0, insert = 0, other = 0;
+    for (int i = 0; i < ch.n; i++) {
+        retype += ch.v[i].kind == PASS_CHANGE_RETYPE && ch.v[i].op == OP_CFW;
+        insert += ch.v[i].kind == PASS_CHANGE_INSERT && ch.v[i].op == OP_RC;
+        other += ch.v[i].kind == PASS_CHANGE_MOVE || ch.v[i].kind == PASS_CHANGE_REMOVE;
+    }
+    CHECK_EQ_INT(retype, 16);
+    CHECK_EQ_INT(insert, 16);
+    CHECK(other > 0); /* each BW is one place later: its RC came before it */
+    pass_changes_diff(q, q, &ch);
+    CHECK_EQ_INT(ch.n, 0);
+    pass_changes_fini(&ch);
+    plan_free(p);
+    plan_free(q);
+}
+
+/* The oracle. Each case: its scheme, D, N and cap; the search must be within 2 % of the exact
+ * optimum (over the schedules that keep each lane's micro-batch order, the search's class). */
+struct oracle_case {
+    enum scheme_id s;
+    int D, N;
+    double cap;
+};
+
+static void test_exact(void)
+{
+    struct mt_err e = {0};
+    /* no cap: the exact optimum is (N + D - 1)(F + B), the lower bound */
+    for (int D = 2; D <= 3; D++)
+        for (int N = 2; N <= 4; N++) {
+            struct config c = unit_config(SCHEME_V, D, N, 0);
+            struct plan *p = NULL, *best = NULL;
+            CHECK_EQ_INT(scheme_build(&c, &p, &e), MT_OK);
+            struct search_opts o;
+            search_opts_default(&o, &c);
+            struct search_exact_result xr;
+            CHECK_EQ_INT(search_exact(p, &o, 0, &best, &xr, &e), MT_OK);
+            CHECK(xr.finished && xr.found);
+            CHECK_NEAR(xr.best, (N + D - 1) * 3.0, 1e-9);
+            struct sim_result r;
+            CHECK_EQ_INT(validate_plan_sim(best, &r, &e), MT_OK);
+            CHECK_NEAR(r.step_time, xr.best, 1e-9);
+            sim_result_fini(&r);
+            plan_free(best);
+            plan_free(p);
+        }
+    static const struct oracle_case cases[] = {
+        {SCHEME_V, 2, 4, 1.05},     {SCHEME_V, 2, 8, 1.05},     {SCHEME_V, 2, 8, 2.05},
+        {SCHEME_V, 3, 4, 1.05},     {SCHEME_V, 3, 6, 1.05},     {SCHEME_V, 3, 6, 2.05},
+        {SCHEME_V, 4, 4, 1.05},     {SCHEME_V, 4, 4, 2.05},     {SCHEME_V, 4, 5, 1.05},
+        {SCHEME_V, 4, 6, 1.05},     {SCHEME_V, 4, 6, 2.05},     {SCHEME_GPIPE, 3, 4, 1.05},
+        {SCHEME_GPIPE, 4, 4, 1.05}, {SCHEME_X, 2, 4, 2.05},     {SCHEME_X, 4, 4, 1.05},
+        {SCHEME_W, 2, 4, 2.05},     {SCHEME_ZBH1, 2, 4, 2.05},  {SCHEME_ZBH1, 3, 3, 2.05},
+        {SCHEME_ZBH2, 2, 4, 2.05},  {SCHEME_ZBV, 2, 4, 2.05},
+    };
+    int finished = 0, within = 0, n = (int)(sizeof cases / sizeof cases[0]);
+    for (int i = 0; i < n; i++) {
+        const struct oracle_case *k = &cases[i];
+        struct config c = unit_config(k->s, k->D, k->N, k->cap);
+        struct pass_pipeline pl;
+        double got = searched(&c, &pl, 0);
+        CHECK(got > 0);
+        struct search_opts o;
+        search_opts_default(&o, &c);
+        o.budget = 3000000;
+        struct search_exact_result xr;
+        struct plan *best = NULL;
+        CHECK_EQ_INT(search_exact(pl.step[0].plan, &o, got, &best, &xr, &e), MT_OK);
+        double opt = xr.found ? xr.best : got;
+        finished += xr.finished;
+        within += xr.finished && got <= opt * 1.02 + 1e-9;
+        if (xr.found) { /* what the oracle found runs and fits */
+            struct sim_result r;
+            CHECK_EQ_INT(validate_plan_sim(best, &r, &e), MT_OK);
+            CHECK_NEAR(r.step_time, xr.best, 1e-9);
+            CHECK(pass_sim_peak_max(&r) <= k->cap);
+            sim_result_fini(&r);
+        }
+        if (!xr.finished || got > opt * 1.02 + 1e-9)
+            fprintf(stderr, "  %s D=%d N=%d cap %.2f: search %g, exact %g (%s, %ld nodes)\n",
+                    config_scheme_name(k->s), k->D, k->N, k->cap, got, opt,
+                    xr.finished ? "finished" : "stopped", xr.nodes);
+        plan_free(best);
+        pass_pipeline_fini(&pl);
+    }
+    printf("oracle: %d cases, %d finished, the search within 2%% of it in %d\n", n, finished,
+           within);
+    CHECK_EQ_INT(finished, n);
+    CHECK_EQ_INT(within, n);
+}
+
+static void test_random(void)
+{
+    srand(418);
+    static const enum scheme_id schemes[] = {SCHEME_V,    SCHEME_X,    SCHEME_W,   SCHEME_GPIPE,
+                                             SCHEME_ZBH1, SCHEME_ZBH2, SCHEME_ZBV, SCHEME_ZBW,
+                                             SCHEME_DUALPIPEV};
+    int runs = 0, faster = 0, bad = 0;
+    for (int trial = 0; trial < 60; trial++) {
+        enum scheme_id s = schemes[rand() % 9];
+        int D = 2 + rand() % 4, N = 2 + rand() % 7;
+        struct config c = test_unit_config(s, D, N, 0.5 + rand() % 3, 1 + rand() % 3,
+                                           0.5 * (rand() % 3));
+        c.unit.enabled = rand() % 3 != 0;
+        c.cluster.dp = 1 + (rand() % 4 == 0);
+        if (s == SCHEME_X) {
+            D += D % 2;
+            N += N % 2;
+        }
+        if (s == SCHEME_W || s == SCHEME_ZBW) {
+            c.chunks = 2;
+            N = D * (1 + rand() % 2);
+        }
+        c.num_device = D * c.cluster.dp;
+        c.num_microbatches = N;
+        struct plan *base = NULL;
+        struct mt_err e = {0};
+        struct pass_pipeline pl;
+        if (scheme_build(&c, &base, &e) != MT_OK || pass_pipeline_run(base, &pl, &e) != MT_OK) {
+            plan_free(base);
+            continue;
+        }
+        const struct pass_step *pp = pass_pipeline_final(&pl);
+        struct search_opts o;
+        search_opts_default(&o, &c);
+        o.cap = pass_sim_peak_max(&pp->sim); /* the passes' plan fits */
+        o.budget = 1500;
+        double pass_step = pp->sim.step_time;
+        /* ZB-V's and DualPipeV's own orders (torch's) cross messages on a channel: the search
+         * adds no crossing to what its starts had */
+        int crossings = 0;
+        for (int i = 0; i < pl.n; i++) {
+            int v = fifo_violations(pl.step[i].plan);
+            crossings = v > crossings ? v : crossings;
+        }
+        if (pass_pipeline_search(&pl, &o, &e) != MT_OK) {
+            CHECK(0);
+            fprintf(stderr, "  trial %d: %s\n", trial, e.msg);
+            pass_pipeline_fini(&pl);
+            plan_free(base);
+            continue;
+        }
+        runs++;
+        const struct pass_step *ss = pass_pipeline_final(&pl);
+        struct bound_result b;
+        struct cost_model cost;
+        CHECK_EQ_INT(scheme_costs(&c, &cost, &e), MT_OK);
+        CHECK_EQ_INT(bound_compute(base, &cost, o.cap, &b, &e), MT_OK);
+        cost_model_fini(&cost);
+        int whole = 0;
+        for (int d = 0; d < plan_devices(ss->plan); d++)
+            for (int i = 0; i < plan_len(ss->plan, d); i++)
+                whole += plan_at(ss->plan, d, i)->ckpt_layers != 0;
+        int f = 0;
+        f += validate_plan(ss->plan, &e) != MT_OK;
+        f += pass_sim_peak_max(&ss->sim) > o.cap;
+        f += ss->sim.step_time > pass_step * (1 + 1e-12);
+        f += bound_value(&b, true) > ss->sim.step_time * (1 + 1e-9);
+        f += fifo_violations(ss->plan) > crossings;
+        f += whole != 0;
+        f += !pl.search.fits;
+        faster += ss->sim.step_time < pass_step * (1 - 1e-9);
+        if (f) {
+            bad++;
+            fprintf(stderr, "  trial %d %s D=%d N=%d unit=%d: %d failures (step %g, passes %g)\n",
+                    trial, config_scheme_name(s), D, N, c.unit.enabled, f, ss->sim.step_time,
+                    pass_step);
+        }
+        pass_pipeline_fini(&pl);
+        plan_free(base);
+    }
+    printf("random: %d searches, %d faster than the passes at their own peak\n", runs, faster);
+    CHECK_EQ_INT(bad, 0);
+    CHECK(runs >= 50);
+    CHECK(faster >= runs / 4);
+}
+
+static void test_refusals(void)
+{
+    struct mt_err e = {0};
+    struct config c = unit_config(SCHEME_ASYNC, 4, 8, 0);
+    struct plan *p = NULL, *out = NULL;
+    CHECK_EQ_INT(scheme_build(&c, &p, &e), MT_OK);
+    const struct plan *seeds[1] = {p};
+    struct search_opts o;
+    search_opts_default(&o, &c);
+    struct search_stats st;
+    CHECK_EQ_INT(search_run(seeds, NULL, 1, &o, &out, NULL, &st, &e), MT_EUNSUPPORTED);
+    CHECK(out == NULL);
+    CHECK_STR_CONTAINS(e.msg, "synchronous");
+    plan_free(p);
+    /* a cap nothing fits: the plan of lowest peak, marked as not fitting */
+    c = unit_config(SCHEME_V, 4, 4, 0.5);
+    struct pass_pipeline pl;
+    CHECK(searched(&c, &pl, 500) > 0);
+    CHECK(!pl.search.fits && !pl.search.improved);
+    CHECK(pass_sim_peak_max(&pass_pipeline_final(&pl)->sim) < 1.01);
+    pass_pipeline_fini(&pl);
+}
+
+int main(void)
+{
+    test_figure2();
+    test_eval_and_diff();
+    test_exact();
+    test_random();
+    test_refusals();
+    return check_report("test_search");
+}
