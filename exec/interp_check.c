@@ -15,6 +15,7 @@
 #include "model/cost.h"
 #include "sim/scheme.h"
 #include "sim/validate.h"
+#include "sim/recv_order.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
 
@@ -231,44 +232,14 @@ uint64_t interp_fingerprint(const struct plan *p, const struct interp_opts *o, c
 
 int interp_check_nccl(const struct plan *p, struct mt_err *e)
 {
-    const struct plan_geom *g = plan_geom(p);
     /* NCCL matches the messages between two ranks in issue order, without tags */
-    for (int a = 0; a < g->devices; a++)
-        for (int b = 0; b < g->devices; b++) {
-            if (a == b)
-                continue;
-            int i = 0, j = 0;
-            for (;;) {
-                const struct instr *s = NULL, *r = NULL;
-                for (; i < plan_len(p, a); i++) {
-                    s = plan_at(p, a, i);
-                    if (vpipe_is_send(s->op) && s->peer == b)
-                        break;
-                }
-                for (; j < plan_len(p, b); j++) {
-                    r = plan_at(p, b, j);
-                    if (vpipe_is_recv(r->op) && r->peer == a)
-                        break;
-                }
-                bool more_s = i < plan_len(p, a), more_r = j < plan_len(p, b);
-                if (!more_s && !more_r)
-                    break;
-                enum op want = OP__COUNT;
-                int want_stage = -1;
-                if (more_s)
-                    vpipe_peer(s->op, s->stage, &want, &want_stage);
-                bool same =
-                    more_s && more_r && s->mb == r->mb && r->op == want && r->stage == want_stage;
-                if (!same)
-                    return err_set(e, MT_EUNSUPPORTED,
-                                   "device %d sends to device %d in another order than it "
-                                   "receives (instruction %d there, %d here): NCCL matches "
-                                   "messages in order; use --backend cuda (MPI, tagged)",
-                                   a, b, i, j);
-                i++;
-                j++;
-            }
-        }
+    int a, b, i, j;
+    if (plan_receive_mismatch(p, &a, &b, &i, &j))
+        return err_set(e, MT_EUNSUPPORTED,
+                       "device %d sends to device %d in another order than it receives "
+                       "(instruction %d there, %d here): NCCL matches messages in order; "
+                       "use --backend cuda (MPI, tagged)",
+                       a, b, i, j);
     return MT_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "model/cost.h"
+#include "sim/recv_order.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
 
@@ -142,6 +143,12 @@ int scheme_build(const struct config *c, struct plan **out, struct mt_err *e)
         return rc;
     }
     scheme_add_comm(p);
+    /* a V's pair of devices carries two stages' messages: receive them in send order, so any
+     * tagless channel (NCCL) can run the plan */
+    if (plan_match_receives(p, e) < 0) {
+        plan_free(p);
+        return e->code;
+    }
     *out = p;
     return MT_OK;
 }

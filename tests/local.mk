@@ -92,7 +92,9 @@ check_PROGRAMS += tests/unit/test_vpipe
 TESTS += tests/unit/test_vpipe
 tests_unit_test_vpipe_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 
-check_PROGRAMS += tests/unit/test_zb
+check_PROGRAMS += tests/unit/test_zb tests/unit/test_recv_order
+TESTS += tests/unit/test_recv_order
+tests_unit_test_recv_order_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 TESTS += tests/unit/test_zb tests/cli/test_zb.sh
 EXTRA_DIST += tests/cli/test_zb.sh
 tests_unit_test_zb_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -27,6 +27,7 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/seqlen.h"
+#include "sim/recv_order.h"
 #include "sim/plan.h"
 #include "sim/simulate.h"
 #include "sim/vpipe.h"
@@ -616,6 +617,21 @@ static int run_exec(int argc, char **argv)
     }
     if (!steps_given && interp_plan_iterations(p) > 1)
         a.o.steps = interp_plan_iterations(p); /* one run of an asynchronous plan */
+    /* NCCL matches a pair's messages in issue order: a loaded plan (a searched or imported
+     * one) that receives out of its senders' order gets its receives moved earlier, the same
+     * way on the launcher and on every rank */
+    if (strcmp(a.backend, "nccl") == 0) {
+        int moved = plan_match_receives(p, &e);
+        if (moved < 0) {
+            plan_free(p);
+            return cmd_fail("run", &e);
+        }
+        if (moved > 0 && !launch_under_mpi() && !a.json)
+            fprintf(stderr,
+                    "mario-tui run: %d receive%s moved earlier into the senders' order (NCCL "
+                    "matches a pair's messages in order)\n",
+                    moved, moved == 1 ? "" : "s");
+    }
     char *data = NULL;
     if (launch_data_path(a.data, &data, &e) != MT_OK) {
         plan_free(p);

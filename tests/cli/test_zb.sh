@@ -43,4 +43,26 @@ check "checkpointed plan as CSV: names the CFW" "grep -q 'CFW0.*no spelling for 
 "$bin" simulate --scheme ZB-H1 --unit-costs 1,2,1,2 >"$tmp/out" 2>&1
 check "W >= B: exit 2" "[ $? -eq 2 ]"
 check "W >= B: says why" "grep -q 'W must be in \[0, B)' $tmp/out"
+# NCCL matches a pair's messages in issue order: ZB-V's plans come out receiving in send
+# order; one whose receives were sunk back to their consumers (crossing on device 1) gets
+# them moved earlier before any rank starts (whether or not a GPU is here)
+"$bin" simulate --model tiny --scheme ZB-V --devices 2 --microbatches 4 --plan-out "$tmp/v.json" >/dev/null 2>&1
+python3 - "$tmp/v.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+for dev in p["devices"]:
+    for i in range(len(dev) - 1, -1, -1):
+        x = dev[i]
+        if x["op"] not in ("RA", "RG"):
+            continue
+        want = ("FW", "CFW") if x["op"] == "RA" else ("BW", "B")
+        j = next((j for j in range(i + 1, len(dev)) if dev[j]["op"] in want
+                  and dev[j]["mb"] == x["mb"] and dev[j]["stage"] == x["stage"]), None)
+        if j is not None and j > i + 1:
+            dev.insert(j, x)
+            del dev[i]
+json.dump(p, open(sys.argv[1], "w"))
+PY
+timeout 120 "$bin" run "$tmp/v.json" --backend nccl --np 2 --steps 1 >"$tmp/out" 2>&1
+check "crossed receives: moved into the senders' order for NCCL" "grep -q '1 receive moved earlier into the senders. order' $tmp/out"
 exit $fail
