@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "util/err.h"
@@ -63,10 +64,13 @@ static void scan_init(struct scan *s, const char *name)
 int scan_open(const char *path, struct scan **out, struct mt_err *e)
 {
     *out = NULL;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return err_set(e, MT_EINVAL, "%s: is a directory, not a file", path);
     errno = 0;
     gzFile gz = gzopen(path, "rb");
     if (gz == NULL)
-        return err_set(e, MT_EIO, "%s: cannot open: %s", path,
+        return err_set(e, errno ? MT_EINVAL : MT_ENOMEM, "%s: cannot open: %s", path,
                        errno ? strerror(errno) : "out of memory");
     gzbuffer(gz, 256u << 10);
     struct scan *s = xmalloc(sizeof *s);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -142,8 +143,13 @@ int str_read_file(const char *path, size_t max_bytes, char **out, size_t *out_le
 {
     *out = NULL;
     FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return err_set(e, MT_EIO, "%s: %s", path, strerror(errno));
+    if (f == NULL) /* an input that is not there is bad input (exit 2), as README says */
+        return err_set(e, MT_EINVAL, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return err_set(e, MT_EINVAL, "%s: is a directory, not a file", path);
+    }
     /* the first buffer no larger than the limit either, or a small limit would go unchecked */
     size_t cap = max_bytes < 4096 ? max_bytes : 4096, len = 0;
     char *buf = xmalloc(cap + 1);

@@ -1,12 +1,12 @@
 #!/bin/sh
 # tests/cli/test_error_names_file.sh: every command's error names the input file it is about
 # (issue 9, DESIGN.md "messages name the place"). Each command that exists (simulate,
-# optimize, tune, export, explore, run, plan-inputs, profile, compare, chart) is given hostile
+# optimize, tune, export, explore, run, plan-inputs, profile, compare, import, chart) is given hostile
 # inputs in each place it reads a file (CONFIG or PLAN, --plan, --calibration, --lengths,
 # compare's simulation, measured trace and --map, chart's spec) - a missing file, a directory,
 # an empty file, binary garbage, malformed JSON, a bad value, a cut plan, a plan whose
 # geometry disagrees with its config, a plan that deadlocks - and must exit non-zero (2 for a
-# file it could read but not accept, 1 or 2 for one it could not read or a plan that cannot
+# file it could read but not accept or one that is not there, 1 or 2 for a plan that cannot
 # run), never crash or hang, and print a message that names the file.
 set -u
 bin=${MT_BIN:-./mario-tui}
@@ -39,7 +39,7 @@ else
     echo "FAIL: cannot make a plan"
     fail=1
 fi
-inputs="no-such-file.json:12 a-directory.json:12 empty.json:2 garbage.json:2 malformed.json:2
+inputs="no-such-file.json:2 a-directory.json:2 empty.json:2 garbage.json:2 malformed.json:2
         bad-value.json:2 cut-plan.json:2 geometry-plan.json:2 deadlock-plan.json:12"
 
 # cmd_ok CMD [FLAG]: the command exists (and its --help mentions FLAG).
@@ -72,7 +72,7 @@ expect() {
     fi
 }
 
-for cmd in simulate optimize tune export explore run plan-inputs profile compare chart; do
+for cmd in simulate optimize tune export explore run plan-inputs profile compare import chart; do
     cmd_ok "$cmd" || continue
     for spec in $inputs; do
         in=${spec%%:*}
@@ -106,6 +106,11 @@ for cmd in simulate optimize tune export explore run plan-inputs profile compare
             expect compare "$in" 12 "$tmp/plan.json" "$tmp/trace.json" --map "$tmp/$in"
             ;;
         chart) expect chart "$in" 12 "$tmp/$in" -o "$tmp/x.png" ;;
+        import)
+            # a plan is not a trace: every input here is one import must refuse
+            expect import "$in" "$allowed" "$tmp/$in" -o "$tmp/x.json"
+            expect import "$in" 12 "$tmp/trace.json" --map "$tmp/$in" -o "$tmp/x.json"
+            ;;
         *) expect "$cmd" "$in" "$allowed" "$tmp/$in" ;;
         esac
     done
