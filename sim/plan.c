@@ -22,6 +22,7 @@ struct plan {
     struct plan_device *dev; /* [geom.devices] */
     int *offset;             /* [geom.devices + 1], valid when !offset_stale */
     bool offset_stale;
+    char origin[256]; /* where the order came from, "" for its scheme's generator */
 };
 
 struct plan *plan_new(const struct config *cfg, const struct plan_geom *g)
@@ -49,6 +50,7 @@ void plan_free(struct plan *p)
 struct plan *plan_clone(const struct plan *p)
 {
     struct plan *q = plan_new(&p->cfg, &p->geom);
+    memcpy(q->origin, p->origin, sizeof q->origin);
     for (int d = 0; d < p->geom.devices; d++) {
         struct plan_device *src = &p->dev[d], *dst = &q->dev[d];
         dst->cap = dst->len = src->len;
@@ -57,6 +59,16 @@ struct plan *plan_clone(const struct plan *p)
             memcpy(dst->ins, src->ins, (size_t)src->len * sizeof *src->ins);
     }
     return q;
+}
+
+const char *plan_origin(const struct plan *p)
+{
+    return p->origin;
+}
+
+void plan_set_origin(struct plan *p, const char *origin)
+{
+    snprintf(p->origin, sizeof p->origin, "%s", origin ? origin : "");
 }
 
 const struct config *plan_config(const struct plan *p)

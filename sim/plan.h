@@ -55,6 +55,10 @@ void plan_free(struct plan *p);
 struct plan *plan_clone(const struct plan *p);
 
 const struct config *plan_config(const struct plan *p);
+/* Where the plan's order came from when not from its scheme's generator ("imported from
+ * rank0.json, step 1"); "" otherwise. Kept by plan_clone and in the plan file ("origin"). */
+const char *plan_origin(const struct plan *p);
+void plan_set_origin(struct plan *p, const char *origin);
 const struct plan_geom *plan_geom(const struct plan *p);
 int plan_devices(const struct plan *p);
 int plan_len(const struct plan *p, int dev);

@@ -31,6 +31,8 @@ char *plan_to_json(const struct plan *p)
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", PLAN_FORMAT);
     cJSON_AddNumberToObject(root, "version", PLAN_VERSION);
+    if (plan_origin(p)[0] != '\0')
+        cJSON_AddStringToObject(root, "origin", plan_origin(p));
     cJSON_AddItemToObject(root, "config", config_to_cjson(plan_config(p)));
     cJSON *geo = cJSON_AddObjectToObject(root, "geometry");
     cJSON_AddStringToObject(geo, "scheme", config_scheme_name(g->scheme));
@@ -185,9 +187,9 @@ static int plan_json_devices(struct json_doc *d, const struct json_value *dv, st
 
 static int plan_from_json(struct json_doc *d, const struct json_value *root, struct plan **out)
 {
-    enum { P_FORMAT, P_VERSION, P_CONFIG, P_GEOMETRY, P_DEVICES, P__COUNT };
-    static const char *const keys[P__COUNT] = {"format", "version", "config", "geometry",
-                                               "devices"};
+    enum { P_FORMAT, P_VERSION, P_ORIGIN, P_CONFIG, P_GEOMETRY, P_DEVICES, P__COUNT };
+    static const char *const keys[P__COUNT] = {"format",   "version",  "origin",
+                                               "config",   "geometry", "devices"};
     struct json_value k[P__COUNT];
     if (!cJSON_IsObject(root->item))
         return json_fail(d, root, "top level: expected an object");
@@ -213,7 +215,11 @@ static int plan_from_json(struct json_doc *d, const struct json_value *root, str
     if (scheme_geom(&cfg, &want, &ge) != MT_OK)
         return json_fail_from(d, &k[P_CONFIG], &ge);
     TRY(plan_json_geom(d, &k[P_GEOMETRY], &want, &g));
+    if (k[P_ORIGIN].item != NULL && !cJSON_IsString(k[P_ORIGIN].item))
+        return json_fail(d, &k[P_ORIGIN], "expected a string");
     struct plan *p = plan_new(&cfg, &g);
+    if (k[P_ORIGIN].item != NULL)
+        plan_set_origin(p, k[P_ORIGIN].item->valuestring);
     int rc = plan_json_devices(d, &k[P_DEVICES], p, &g);
     if (rc != MT_OK) {
         plan_free(p);
@@ -253,6 +259,8 @@ void plan_json_add_shape(struct cJSON *o, const struct plan *p)
     const struct config *c = plan_config(p);
     const struct plan_geom *g = plan_geom(p);
     cJSON_AddStringToObject(o, "scheme", config_scheme_name(c->scheme));
+    if (plan_origin(p)[0] != '\0') /* the scheme is then the placement the order fits */
+        cJSON_AddStringToObject(o, "origin", plan_origin(p));
     cJSON_AddStringToObject(o, "model", c->model.name);
     cJSON_AddNumberToObject(o, "pp", g->devices);
     cJSON_AddNumberToObject(o, "dp", c->cluster.dp);

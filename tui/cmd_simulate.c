@@ -135,6 +135,8 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
            : c->profile.enabled ? c->profile.device /* calibrated: what it was measured on */
                                 : c->cluster.device.name,
            chunks, c->source);
+    if (plan_origin(p)[0] != '\0')
+        printf("order %s\n", plan_origin(p));
     const char *tu = r->unit ? "t" : "ms";
     double ts = r->unit ? 1 : 1e-3;
     printf("%6s %12s %12s %8s %14s %14s %14s\n", "device", r->unit ? "busy (t)" : "busy (ms)",

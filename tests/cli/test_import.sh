@@ -42,6 +42,14 @@ for cmd in "simulate $tmp/pp.json --json" "optimize $tmp/pp.json --json" \
     check "$cmd on the imported plan ($(head -c 200 $tmp/out))" "[ \$? -eq 0 ]"
 done
 check "the picture was drawn" "[ -s $tmp/pp.svg ]"
+check "the plan file records where its order came from" \
+    "json $tmp/pp.json 'd[\"origin\"] == \"imported from $corpus/pp-1f1b-two-pids.json, step 0\"'"
+"$bin" simulate "$tmp/pp.json" --json >"$tmp/j" 2>&1
+check "simulate --json says it was imported" "json $tmp/j 'd[\"origin\"].startswith(\"imported from \")'"
+"$bin" simulate "$tmp/pp.json" >"$tmp/out" 2>&1
+check "simulate's header says it was imported" "grep -q '^order imported from .*pp-1f1b-two-pids.json, step 0' $tmp/out"
+"$bin" simulate --model tiny --devices 2 --microbatches 2 --json >"$tmp/j" 2>&1
+check "a generated plan has no origin" "json $tmp/j '\"origin\" not in d'"
 
 "$bin" import "$corpus/pp-no-backward.json" -o "$tmp/bad.json" >"$tmp/out" 2>&1
 check "a forward with no backward exits 2" "[ \$? -eq 2 ]"
