@@ -204,6 +204,11 @@ def summary(sel, shared):
         spread=med([r["spread"] for r in sel]),
         inner=med([r["inner"] for r in sel]),
         tau_c=tau([r["sim_c"] for r in sel], m),
+        # the ranking's noise ceiling: how well one round of the same runs ranks another
+        tau_rr=[tau([r["meds"][i] for r in sel], [r["meds"][j] for r in sel])
+                for i in range(len(sel[0]["meds"]) if sel else 0)
+                for j in range(i + 1, len(sel[0]["meds"]) if sel else 0)
+                if all(len(r["meds"]) > j for r in sel)],
         tau_a=tau([r["sim_a"] for r in sel], m),
         mem_c=mape([p for r in sel for p in r["peaks_c"]]),
         mem_a=mape([p for r in sel for p in r["peaks_a"]]))
@@ -227,6 +232,13 @@ w("| (iii) spread of the steps of one run, median (p10-p90 over the median) | | 
   "%.1f %% |" % (s2["inner"], s4["inner"]))
 w("| (iii) Kendall tau of the configs' step times, calibrated | >= 0.9 | %.2f | %.2f |"
   % (s2["tau_c"], s4["tau_c"]))
+def rr(s):
+    t = s["tau_rr"]
+    return "%.2f / %.2f" % (min(t), sum(t) / len(t)) if t else "n/a (one round)"
+
+
+w("| (iii) Kendall tau of one round's measured step times against another's (the noise "
+  "ceiling of the ranking), min / mean over pairs of rounds | | %s | %s |" % (rr(s2), rr(s4)))
 w("| peak-memory MAPE, calibrated | <= 1 %% | %.2f %% | %.2f %% |" % (s2["mem_c"], s4["mem_c"]))
 w("| step-time MAPE, analytic (A100 figures, for scale) | | %.1f %% | %.1f %% |"
   % (s2["mape_a"], s4["mape_a"]))
