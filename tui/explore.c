@@ -196,8 +196,8 @@ int explore_search(struct explore *x, struct mt_err *e)
         char cap[32], what[160];
         explore_fmt_cap(x, so.cap, cap, sizeof cap);
         snprintf(what, sizeof what,
-                 "search: looking for a faster schedule %s%s%s (up to a second on large "
-                 "plans; keys wait)...",
+                 "search: looking for a faster schedule %s%s%s (large plans take a second "
+                 "or more; keys wait)...",
                  so.cap > 0 ? "under the " : "with no memory cap", so.cap > 0 ? cap : "",
                  so.cap > 0 ? (c->unit.enabled ? " M_θ cap" : " cap") : "");
         x->busy(x->busy_ctx, what);
