@@ -6,9 +6,12 @@
 #   explore-main-light.png  the same on a light theme
 #   explore-pass.png        the paper's Figure 2 (unit costs) at the overlap step, the
 #                           critical path shown
+#   explore-search.png      1F1B, 4 devices, 8 micro-batches, unit costs under 1.05 M_θ at
+#                           the search step (37 t against the bound's 33 t; issue 18)
 #   explore-tuner.png       the tuner on 8 devices, global batch 32
 #   explore-trace.png       a measured run (the tiny model on 4 CPU ranks under MPI) beside
-#                           its simulation with a calibration from `mario-tui profile`
+#                           its simulation with a calibration from `mario-tui profile`, the
+#                           title giving its replay (issue 19)
 #   scripts/screenshots.sh [MARIO_TUI] [OUTDIR]
 set -eu
 bin=${1:-./mario-tui}
@@ -24,6 +27,7 @@ shot() { # shot NAME ARGS...: one frame at 120x40
 shot explore-main
 shot explore-main-light --light
 shot explore-pass --unit-costs 1,2,1 --devices 4 --microbatches 4 --keys 'nnc'
+shot explore-search --unit-costs 1,2,1 --devices 4 --microbatches 8 --memory 1.05 --keys 'nnnnn'
 shot explore-tuner --devices 8 --global-batch 32 --keys 'tjj'
 tiny="--model tiny --devices 4 --microbatches 8"
 "$bin" profile --model tiny --out "$tmp/cal.json" >/dev/null

@@ -109,6 +109,9 @@ TESTS += tests/tui/test_edits.sh tests/tui/test_oom.sh tests/tui/test_small.sh t
 	tests/tui/test_dark.sh tests/tui/test_traces.sh tests/tui/test_mouse.sh
 EXTRA_DIST += tests/tui/sgr.py tests/tui/test_edits.sh tests/tui/test_oom.sh tests/tui/test_small.sh tests/tui/test_layout.sh \
 	tests/tui/test_dark.sh tests/tui/test_traces.sh tests/tui/test_mouse.sh
+# issues 18 and 19 in the explorer: the bound and the search step; the replayed row.
+TESTS += tests/tui/test_search.sh tests/tui/test_replay.sh
+EXTRA_DIST += tests/tui/test_search.sh tests/tui/test_replay.sh
 # ... and the explorer's Gantt drawn by it (what --dump-screen prints), cell by cell.
 check_PROGRAMS += tests/unit/test_view_gantt
 TESTS += tests/unit/test_view_gantt

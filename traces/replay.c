@@ -24,6 +24,8 @@ void replay_fini(struct replay_result *r)
         return;
     free(r->step_each);
     free(r->dev);
+    free(r->start_us);
+    free(r->end_us);
     memset(r, 0, sizeof *r);
 }
 
@@ -310,6 +312,9 @@ int replay_run(const struct plan *p, const struct cost_model *cost, const struct
     out->devices = D;
     out->step_each = xcalloc((size_t)S, sizeof(double));
     out->dev = xcalloc((size_t)D + 1, sizeof *out->dev);
+    out->total = total;
+    out->start_us = xcalloc((size_t)total + 1, sizeof(double));
+    out->end_us = xcalloc((size_t)total + 1, sizeof(double));
     int *meas_n = xcalloc((size_t)D + 1, sizeof(int));
     int rc = MT_OK;
     for (int u = 0; u < S && rc == MT_OK; u++) {
@@ -333,6 +338,10 @@ int replay_run(const struct plan *p, const struct cost_model *cost, const struct
             break;
         out->step_each[u] = res.step_time * scale;
         out->step_us += res.step_time * scale / S;
+        for (int id = 0; id < total; id++) {
+            out->start_us[id] += res.start[id] * scale / S;
+            out->end_us[id] += res.end[id] * scale / S;
+        }
         for (int d = 0; d < D; d++) {
             struct replay_dev *dv = &out->dev[d];
             dv->finish_us += res.dev[d].finish * scale / S;

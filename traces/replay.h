@@ -66,6 +66,11 @@ struct replay_result {
     double one_lat_err_pct;
     int devices;
     struct replay_dev *dev; /* [devices] */
+    int total;              /* plan_total */
+    double *start_us, *end_us; /* [total] the replayed timeline (every message as it came):
+                                * each instruction's start and end, us from its step's start,
+                                * mean over the steps (as align_result's measured one), for
+                                * drawing the replay under the plan (the explorer's row) */
 };
 
 /* Replays the steps of m (aligned with align_opts.per_step) on plan p. cost is the plan's

@@ -151,7 +151,7 @@ static void explore_feed(struct explore *x, const char *keys, struct cells *g)
             key = *k == 'n' ? '\n' : *k == 'e' ? 27 : (unsigned char)*k;
         }
         if (key == 't' && x->mode == MODE_GANTT && !explore_too_small(x)) {
-            explore_run_tuner(x, NULL, NULL);
+            explore_run_tuner(x, false, NULL, NULL);
             continue;
         }
         if (explore_key(x, key) & R_QUIT)

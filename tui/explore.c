@@ -1,7 +1,8 @@
 /* tui/explore.c: the explorer's state: building the pipeline of the edited config (scheme ->
- * plan -> Mario's passes -> simulations), the viewport that follows it, the critical path,
- * the tuner. Edits never lose the last good state: a config that fails to build leaves the
- * previous plan on screen and says why in the status line. */
+ * plan -> Mario's passes -> simulations; the search when the user steps to it), the lower
+ * bound of its work, the viewport that follows it, the critical path, the tuner, a measured
+ * trace and its replay. Edits never lose the last good state: a config that fails to build
+ * leaves the previous plan on screen and says why in the status line. */
 #include <config.h>
 #include "tui/explore.h"
 
@@ -9,13 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
+#include "model/cost.h"
 #include "render/layout.h"
 #include "render/paint_cairo.h"
 #include "render/paint_svg.h"
 #include "sim/critical.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
+#include "sim/search.h"
 #include "sim/simulate.h"
 #include "sim/validate.h"
 #include "traces/align.h"
@@ -78,9 +82,13 @@ double explore_longest(const struct explore *x)
     if (x->bucket_on && x->bucket_step.sim.step_time > longest)
         longest = x->bucket_step.sim.step_time;
     if (x->have_meas && x->show_meas && explore_step(x) != NULL) { /* us, or 1000 per t */
-        double meas = x->meas.step_time_us * (explore_step(x)->sim.unit ? 1e-3 : 1.0);
+        double to_sim = explore_step(x)->sim.unit ? 1e-3 : 1.0;
+        double meas = x->meas.step_time_us * to_sim;
         if (meas > longest)
             longest = meas;
+        /* the replay too, so that r does not move the axis */
+        if (x->have_rep && x->rep.step_us * to_sim > longest)
+            longest = x->rep.step_us * to_sim;
     }
     return longest;
 }
@@ -132,6 +140,74 @@ static void explore_clamp_cursor(struct explore *x)
     }
 }
 
+/* The lower bound of the shown plan's work: the pipeline's base (every pass step and the
+ * search are plans of the same work, `optimize` bounds it once), or the bucket's plan. */
+static void explore_bound_update(struct explore *x)
+{
+    x->have_bound = false;
+    const struct plan *p = x->bucket_on ? x->bucket_step.plan
+                           : x->have_pl && x->pl.n > 0 ? x->pl.step[0].plan
+                                                       : NULL;
+    struct mt_err e = {0};
+    if (p != NULL && bound_plan(p, &x->bound, &e) == MT_OK)
+        x->have_bound = true;
+}
+
+bool explore_bound_shown(const struct explore *x, double *lb, double *gap_pct)
+{
+    const struct pass_step *st = explore_step(x);
+    if (!x->have_bound || st == NULL)
+        return false;
+    *lb = bound_value(&x->bound, st->sim.oom_device < 0);
+    *gap_pct = bound_gap_pct(st->sim.step_time, *lb);
+    return *lb > 0 && *lb < 1e300;
+}
+
+static bool explore_async(const struct explore *x)
+{
+    return x->have_pl && x->pl.n > 0 && config_scheme_async(plan_geom(x->pl.step[0].plan)->scheme);
+}
+
+int explore_rows(const struct explore *x)
+{
+    return PASS_ROW__COUNT + !explore_async(x);
+}
+
+static double explore_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+int explore_search(struct explore *x, struct mt_err *e)
+{
+    if (!x->have_pl || x->pl.n < 1)
+        return err_set(e, MT_EINVAL, "no plan to search");
+    if (x->pl.searched)
+        return MT_OK;
+    if (explore_async(x))
+        return err_set(e, MT_EUNSUPPORTED, "%s is asynchronous: no flush to search within",
+                       config_scheme_name(plan_geom(x->pl.step[0].plan)->scheme));
+    const struct config *c = plan_config(x->pl.step[0].plan);
+    struct search_opts so;
+    search_opts_default(&so, c); /* as `optimize --search`: the config's cap, seed, budget */
+    if (x->busy != NULL) {
+        char cap[32], what[160];
+        explore_fmt_cap(x, so.cap, cap, sizeof cap);
+        snprintf(what, sizeof what,
+                 "search: looking for a faster schedule %s%s%s (large plans take a second "
+                 "or more; keys wait)...",
+                 so.cap > 0 ? "under the " : "with no memory cap", so.cap > 0 ? cap : "",
+                 so.cap > 0 ? (c->unit.enabled ? " M_θ cap" : " cap") : "");
+        x->busy(x->busy_ctx, what);
+    }
+    double t0 = explore_now_ms();
+    int rc = pass_pipeline_search(&x->pl, &so, e);
+    x->search_ms = explore_now_ms() - t0;
+    return rc;
+}
+
 static int explore_build(struct explore *x, const struct config *cfg, struct plan *loaded,
                          struct mt_err *e)
 {
@@ -152,8 +228,14 @@ static int explore_build(struct explore *x, const struct config *cfg, struct pla
     x->have_pl = true;
     explore_buckets_fini(x); /* made for the previous config */
     x->cfg = *cfg;
-    if (x->row >= PASS_ROW__COUNT)
+    if (x->row == PASS_ROW_SEARCH) { /* shown before the edit: search the new config too */
+        struct mt_err se = {0};
+        if (explore_search(x, &se) != MT_OK)
+            x->row = PASS_ROW_PREPOSE;
+    }
+    if (x->row >= explore_rows(x))
         x->row = PASS_ROW_BASE;
+    explore_bound_update(x);
     explore_fit(x);
     explore_clamp_cursor(x);
     if (x->critical)
@@ -183,6 +265,7 @@ void explore_fini(struct explore *x)
 {
     if (x->have_meas)
         align_result_fini(&x->meas);
+    replay_fini(&x->rep);
     trace_free(x->trace);
     if (x->have_pl)
         pass_pipeline_fini(&x->pl);
@@ -216,7 +299,22 @@ void explore_status_shown(struct explore *x)
         return;
     char t[32], what[400];
     explore_fmt_time(x, st->sim.step_time, t, sizeof t);
-    if (x->bucket_on || st == base || base->sim.step_time <= 0)
+    if (!x->bucket_on && st->pass == PASS_SEARCH) { /* what the search did, and what it took */
+        const struct search_stats *ss = &x->pl.search;
+        char cap[48] = "no cap", c[32];
+        if (x->pl.search_cap > 0) {
+            explore_fmt_cap(x, x->pl.search_cap, c, sizeof c);
+            snprintf(cap, sizeof cap, "the %s%s cap", c, x->cfg.unit.enabled ? " M_θ" : "");
+        }
+        snprintf(what, sizeof what,
+                 "search: step %s (%+.1f%% against base), %ld schedules in %.0f ms under %s: "
+                 "%s %s; %d changed (*)",
+                 t, 100 * (st->sim.step_time / base->sim.step_time - 1), ss->evals,
+                 x->search_ms, cap,
+                 !ss->fits ? "nothing fits; the lowest peak,"
+                 : ss->improved ? "found from" : "no faster schedule than",
+                 ss->seed_name, st->changes.n);
+    } else if (x->bucket_on || st == base || base->sim.step_time <= 0)
         snprintf(what, sizeof what, "%s: step %s", x->bucket_on ? "bucket" : st->name, t);
     else if (st->changes.kept_input)
         snprintf(what, sizeof what, "%s: step %s (%+.1f%% against base), nothing changed: %s",
@@ -273,21 +371,47 @@ void explore_status_oom(struct explore *x, bool first)
     x->status_err = true;
 }
 
-void explore_set_row(struct explore *x, int row)
+int explore_set_row(struct explore *x, int row)
 {
-    if (row < 0 || row >= PASS_ROW__COUNT)
-        return;
+    if (row < 0 || row >= explore_rows(x))
+        return MT_EINVAL;
+    if (row == PASS_ROW_SEARCH && !x->pl.searched) {
+        struct mt_err e = {0};
+        if (explore_search(x, &e) != MT_OK) {
+            snprintf(x->status, sizeof x->status, "search: %s", e.msg);
+            x->status_err = true;
+            return e.code ? e.code : MT_EINVAL;
+        }
+    }
     x->row = row;
     x->bucket_on = false;
     explore_refresh(x);
+    return MT_OK;
 }
 
 void explore_refresh(struct explore *x)
 {
+    explore_bound_update(x);
     explore_clamp_cursor(x);
     if (x->critical)
         explore_critical_path(x);
     explore_realign(x);
+}
+
+/* The replay of the aligned trace on the shown plan (traces/replay.h), as `compare` makes it:
+ * the plan's own costs for what the trace did not measure. */
+static void explore_replay(struct explore *x, const struct pass_step *st)
+{
+    struct cost_model cost;
+    struct mt_err e = {0};
+    if (scheme_costs(plan_config(st->plan), &cost, &e) == MT_OK) {
+        bool simulated = strcmp(trace_info(x->trace)->source, "simulated") == 0;
+        if (replay_run(st->plan, &cost, &st->sim, &x->meas, simulated, &x->rep, &e) == MT_OK)
+            x->have_rep = true;
+        cost_model_fini(&cost);
+    }
+    if (!x->have_rep)
+        snprintf(x->rep_why, sizeof x->rep_why, "%.239s", e.msg);
 }
 
 void explore_realign(struct explore *x)
@@ -295,10 +419,13 @@ void explore_realign(struct explore *x)
     if (x->have_meas)
         align_result_fini(&x->meas);
     x->have_meas = false;
+    replay_fini(&x->rep);
+    x->have_rep = false;
+    x->rep_why[0] = '\0';
     const struct pass_step *st = explore_step(x);
     if (x->trace == NULL || st == NULL)
         return;
-    struct align_opts o = {.step = -1};
+    struct align_opts o = {.step = -1, .per_step = true}; /* the replay takes each step */
     struct mt_err e = {0};
     if (align_run(st->plan, x->trace, &o, &x->meas, &e) != MT_OK) {
         /* explicit widths: status holds both whole (-Werror=format-truncation) */
@@ -307,27 +434,33 @@ void explore_realign(struct explore *x)
         return;
     }
     x->have_meas = true;
+    explore_replay(x, st);
     double to_sim = st->sim.unit ? 1e-3 : 1.0; /* a unit-cost trace writes 1 t as 1000 us */
-    char ms[32], ss[32];
+    char ms[32], ss[32], rs[32], rp[96] = "";
     explore_fmt_time(x, x->meas.step_time_us * to_sim, ms, sizeof ms);
     explore_fmt_time(x, st->sim.step_time, ss, sizeof ss);
     double sim = st->sim.step_time / to_sim;
     double off = sim > 0 ? 100 * (x->meas.step_time_us - sim) / sim : 0;
+    if (x->have_rep) { /* the replayed step against the measured one, as compare says it */
+        explore_fmt_time(x, x->rep.step_us * to_sim, rs, sizeof rs);
+        snprintf(rp, sizeof rp, ", replayed %s (%+.1f%%)", rs, x->rep.err_pct);
+    }
     if (x->meas.matched == x->meas.total && x->meas.extra > 0)
         snprintf(x->status, sizeof x->status,
                  "trace %s: %d of %d instructions matched, but %zu of its events match none: was "
-                 "it made from another config? measured step %s, simulated %s (%+.1f%%)",
-                 x->trace_path, x->meas.matched, x->meas.total, x->meas.extra, ms, ss, off);
+                 "it made from another config? measured step %s, simulated %s (%+.1f%%)%s",
+                 x->trace_path, x->meas.matched, x->meas.total, x->meas.extra, ms, ss, off, rp);
     else if (x->meas.matched < x->meas.total) /* made from another config: say so, loudly */
         snprintf(x->status, sizeof x->status,
                  "trace %s: only %d of %d instructions matched: was it made from another "
-                 "config? measured step %s, simulated %s (%+.1f%%); o: hide/show",
-                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off);
+                 "config? measured step %s, simulated %s (%+.1f%%)%s; o: hide/show",
+                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off, rp);
     else
         snprintf(x->status, sizeof x->status,
                  "trace %s: %d of %d instructions matched; measured step %s, simulated %s "
-                 "(%+.1f%%); 0: fit both; o: hide/show",
-                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off);
+                 "(%+.1f%%)%s; 0: fit both; o: hide/show; r: %s row",
+                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off, rp,
+                 x->show_rep ? "measured" : "replayed");
     x->status_err = x->meas.matched < x->meas.total || x->meas.extra > 0;
     if (x->fitted) /* the measured step may be the longer: fit it too */
         explore_fit(x);
@@ -354,10 +487,45 @@ void explore_toggle_critical(struct explore *x)
         explore_critical_path(x);
 }
 
-void explore_run_tuner(struct explore *x, void (*progress)(void *, int, int), void *ctx)
+int explore_toggle_replay(struct explore *x)
+{
+    if (x->trace == NULL) {
+        snprintf(x->status, sizeof x->status, "r: no trace loaded (T loads one)");
+        x->status_err = true;
+        return R_REDRAW;
+    }
+    if (!x->have_rep) {
+        snprintf(x->status, sizeof x->status, "r: no replay of %.200s: %.900s", x->trace_path,
+                 x->have_meas ? x->rep_why : "the trace does not match the shown plan");
+        x->status_err = true;
+        return R_REDRAW;
+    }
+    x->show_rep = !x->show_rep;
+    x->show_meas = true;
+    const struct pass_step *st = explore_step(x);
+    double to_sim = st->sim.unit ? 1e-3 : 1.0;
+    char rs[32], ms[32];
+    explore_fmt_time(x, x->rep.step_us * to_sim, rs, sizeof rs);
+    explore_fmt_time(x, x->meas.step_time_us * to_sim, ms, sizeof ms);
+    if (x->show_rep)
+        snprintf(x->status, sizeof x->status,
+                 "replayed row (every measured duration simulated, as compare replays it): "
+                 "step %s, measured %s (%+.2f%%); r: measured row", rs, ms, x->rep.err_pct);
+    else
+        snprintf(x->status, sizeof x->status,
+                 "measured row: step %s (replayed %s, %+.2f%%); r: replayed row", ms, rs,
+                 x->rep.err_pct);
+    x->status_err = false;
+    return R_REDRAW;
+}
+
+void explore_run_tuner(struct explore *x, bool search, void (*progress)(void *, int, int),
+                       void *ctx)
 {
     struct tune_opts o;
     tune_opts_default(&o);
+    if (search)
+        o.search = tune_optimize_search;
     o.progress = progress;
     o.progress_ctx = ctx;
     if (o.min_pp > x->cfg.num_device)
@@ -373,11 +541,14 @@ void explore_run_tuner(struct explore *x, void (*progress)(void *, int, int), vo
         tune_result_fini(&x->tune);
     x->tune = r;
     x->have_tune = true;
+    x->tune_search = search;
     x->tune_sel = 0;
     x->mode = MODE_TUNE;
     x->status_err = false;
     snprintf(x->status, sizeof x->status,
-             "tuner: %d candidates; up/down: select   Enter: load   Esc: back", r.n);
+             "tuner: %d candidates%s; up/down: select   Enter: load   %sEsc: back", r.n,
+             search ? " (checkpointing off, Mario's passes, the search)" : "",
+             search ? "" : "S: add the search (seconds)   ");
 }
 
 /* Candidates ranked: feasible by throughput, then the rest in grid order. */
@@ -422,15 +593,24 @@ void explore_tune_load(struct explore *x)
     tune_label(k, label, sizeof label);
     struct mt_err e = {0};
     x->mode = MODE_GANTT;
+    /* the row the candidate was ranked by; set first, so that the build searches only for a
+     * search candidate */
+    int was = x->row, row = k->search ? PASS_ROW_SEARCH : k->ckpt ? PASS_ROW_PREPOSE
+                                                                  : PASS_ROW_BASE;
+    x->row = row;
     if (explore_apply(x, &c, &e) != MT_OK) {
+        x->row = was;
         snprintf(x->status, sizeof x->status, "tuner row %s: %s", label, e.msg);
         x->status_err = true;
         return;
     }
-    explore_set_row(x, k->ckpt ? PASS_ROW_PREPOSE : PASS_ROW_BASE);
+    if (explore_set_row(x, row) != MT_OK)
+        return;
     snprintf(x->status, sizeof x->status, "loaded %s (%s), shown at %s", label,
-             k->ckpt ? "Mario's checkpointing" : "no checkpointing",
-             pass_row_name((enum pass_row)x->row));
+             k->search ? "the search's schedule"
+             : k->ckpt ? "Mario's checkpointing"
+                       : "no checkpointing",
+             row == PASS_ROW_SEARCH ? "search" : pass_row_name((enum pass_row)x->row));
     x->status_err = false;
 }
 

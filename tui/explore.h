@@ -10,9 +10,11 @@
 #include <stdbool.h>
 
 #include "model/config.h"
+#include "sim/bound.h"
 #include "sim/pass.h"
 #include "sim/tune.h"
 #include "traces/align.h"
+#include "traces/replay.h"
 
 struct cells;
 struct mt_err;
@@ -33,9 +35,19 @@ enum explore_prompt { PROMPT_SEARCH, PROMPT_EXPORT, PROMPT_TRACE };
 struct explore {
     struct config cfg;        /* what is being edited */
     struct plan *loaded;      /* a plan given on the command line (owned), used until an edit */
-    struct pass_pipeline pl;  /* base, ckpt, overlap, redundancy, prepose (+ rounds) */
+    struct pass_pipeline pl;  /* base, ckpt, overlap, redundancy, prepose (+ rounds), and
+                               * the search once the user steps to it (explore_search) */
     bool have_pl;
-    int row;                  /* enum pass_row shown */
+    int row;                  /* enum pass_row shown; PASS_ROW_SEARCH: the search step */
+    double search_ms;         /* how long the last search took (wall clock) */
+    /* Says, before something that may keep keys waiting (the search: up to ~1 s at 32 x 64),
+     * what it is (tui/screen.c draws it on the status line); NULL headless. */
+    void (*busy)(void *ctx, const char *what);
+    void *busy_ctx;
+    /* The lower bound of the shown plan's work (sim/bound.h): the title shows the bound that
+     * holds for the drawn plan and the gap to it (explore_bound_shown). */
+    struct bound_result bound;
+    bool have_bound;
     /* viewport: time at the left edge of the Gantt and time per cell (us, or t) */
     double t0, tpc;
     bool fitted;              /* t0/tpc follow the plan (until the user zooms or pans) */
@@ -51,6 +63,7 @@ struct explore {
     bool status_err;
     struct tune_result tune;  /* the last tuner run */
     bool have_tune;
+    bool tune_search;         /* ... with the search as a third checkpointing mode (S) */
     int tune_sel;
     bool utf8;
     int w, h;                 /* canvas size of the last draw (for paging) */
@@ -67,7 +80,13 @@ struct explore {
     char trace_path[256];
     struct align_result meas; /* the trace matched to the shown step's plan */
     bool have_meas;
-    bool show_meas;           /* a measured row under each lane */
+    bool show_meas;           /* a row under each lane: measured, or replayed (show_rep) */
+    /* The replay (traces/replay.h, as `compare` makes it): the shown plan simulated with
+     * every measured duration; r shows its timeline in the row under each lane. */
+    struct replay_result rep;
+    bool have_rep;
+    bool show_rep;
+    char rep_why[240];        /* why there is no replay */
     /* Where the last draw put the Gantt (tui/view_gantt.c), for the mouse and paging. */
     int gantt_top;            /* screen row of the first lane */
     int lane_rows, lane_h;    /* rows of a lane's boxes; rows from one lane to the next */
@@ -97,7 +116,7 @@ enum explore_edit {
     EDIT_MB_SIZE,    /* b / B: micro-batch size halved / doubled, the global batch kept */
     EDIT_CHUNKS,     /* v / V: chunks per device (W, ZB-W) */
     EDIT_SCHEME,     /* s: the next scheme in the cycle */
-    EDIT_CAP,        /* [ / ]: the memory cap / x 1.25, in whole MiB */
+    EDIT_CAP,        /* [ / ]: the memory cap / x 1.25, in whole MiB; +- 0.25 M_θ (unit) */
     EDIT_ITERATIONS, /* i / I: iterations one async plan spans */
     EDIT_UPDATE,     /* u / U: backwards per optimizer step (async) */
 };
@@ -119,7 +138,19 @@ enum explore_mouse { MOUSE_PRESS, MOUSE_MOVE, MOUSE_RELEASE, MOUSE_WHEEL_UP, MOU
 int explore_mouse(struct explore *x, enum explore_mouse ev, int col, int row);
 /* Draws the whole screen into g (its size is the terminal's). */
 void explore_draw(struct explore *x, struct cells *g);
-void explore_set_row(struct explore *x, int row);
+/* Shows pass row row (enum pass_row, or PASS_ROW_SEARCH). Stepping to the search runs it
+ * the first time (explore_search); on failure the row stays and the status says why. */
+int explore_set_row(struct explore *x, int row);
+/* The search step (sim/search.h) under the cap of the drawn config (its memory_per_device;
+ * M_θ under unit costs), from every step of the passes, as `optimize --search` makes it;
+ * x->busy says so first. MT_EUNSUPPORTED for asynchronous schemes. */
+int explore_search(struct explore *x, struct mt_err *e);
+/* The pass rows the pass bar shows: the passes' and, but for asynchronous schemes, the
+ * search's. */
+int explore_rows(const struct explore *x);
+/* The lower bound that holds for the shown plan (with the memory part when it is under the
+ * cap) and its gap in %; false when there is none. */
+bool explore_bound_shown(const struct explore *x, double *lb, double *gap_pct);
 void explore_toggle_critical(struct explore *x);
 /* Candidate indices ranked for the tuner view (feasible by throughput first). */
 int explore_tune_rank(const struct explore *x, int *order);
@@ -133,8 +164,12 @@ int explore_load_trace(struct explore *x, const char *path, struct mt_err *e);
 void explore_realign(struct explore *x);
 /* Writes the shown step: .json plan, .trace.json Chrome trace, .svg/.pdf/.png picture. */
 int explore_export(struct explore *x, const char *path, struct mt_err *e);
-/* Runs the tuner on the current config; progress calls back (may be NULL). */
-void explore_run_tuner(struct explore *x, void (*progress)(void *, int, int), void *ctx);
+/* Runs the tuner on the current config, with the search as a third checkpointing mode when
+ * search (seconds: `tune --search`); progress calls back (may be NULL). */
+void explore_run_tuner(struct explore *x, bool search, void (*progress)(void *, int, int),
+                       void *ctx);
+/* r: the row under each lane shows the replay instead of the measured run, or back. */
+int explore_toggle_replay(struct explore *x);
 
 /* Views (tui/view_*.c). */
 void view_gantt_draw(struct explore *x, struct cells *g, int top, int height);

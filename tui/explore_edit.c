@@ -1,6 +1,7 @@
 /* tui/explore_edit.c: the explorer's live edits (d/D devices, m/M micro-batches, b/B
- * micro-batch size, v/V chunks, s scheme, [/] memory cap, i/I u/U async iterations and update
- * interval) as all-or-nothing changes of the config that is drawn (issue 20).
+ * micro-batch size, v/V chunks, s scheme, [/] memory cap (in M_θ under unit costs), i/I u/U
+ * async iterations and update interval) as all-or-nothing changes of the config that is drawn
+ * (issue 20).
  *
  * An edit never leaves a hidden setting behind: it makes candidate configs from the one on
  * screen, one step further each time (pp 7, 6, 5, ... for d), and keeps the first one the
@@ -148,12 +149,23 @@ static void show_update(const struct config *c, char *buf, size_t n)
     snprintf(buf, n, "%d", c->update_interval);
 }
 
+/* Under unit costs the cap is in M_θ (`--memory 1.05`, issue 18): steps of 0.25 M_θ, so that
+ * 1.05 reaches docs/search.md's 2.05 in four. */
+#define EDIT_CAP_UNIT_STEP 0.25
+
 /* The cap in whole MiB: x 1.25 and / 1.25 never leave a fraction of a byte (a saved plan's
  * cap of 42949672960.00003 after [ and ]). */
 static bool edit_cap(struct config *c, const struct config *from, int k, int dir)
 {
     if (k > 1)
         return false;
+    if (from->unit.enabled) { /* in M_θ, to the millionth (no 1.3000000000000003) */
+        double v = round((from->memory_per_device + dir * EDIT_CAP_UNIT_STEP) * 1e6) / 1e6;
+        if (v < 0.05)
+            return false;
+        c->memory_per_device = v;
+        return true;
+    }
     double cap = from->memory_per_device > 0 ? from->memory_per_device
                                              : from->cluster.device.mem_bytes;
     const double mib = 1024.0 * 1024.0;
@@ -166,7 +178,10 @@ static bool edit_cap(struct config *c, const struct config *from, int k, int dir
 
 static void show_cap(const struct config *c, char *buf, size_t n)
 {
-    str_format_bytes(c->memory_per_device, buf, n);
+    if (c->unit.enabled)
+        snprintf(buf, n, "%.4g M_θ", c->memory_per_device);
+    else
+        str_format_bytes(c->memory_per_device, buf, n);
 }
 
 /* Tries candidates 1, 2, ... of an edit until one builds; the status line says what happened. */
@@ -238,9 +253,10 @@ int explore_edit(struct explore *x, enum explore_edit what, int dir)
     case EDIT_SCHEME:
         return edit_apply(x, "scheme", edit_scheme, show_scheme, dir);
     case EDIT_CAP:
-        if (x->cfg.unit.enabled) {
+        if (x->cfg.unit.enabled && !(x->cfg.memory_per_device > 0)) {
             snprintf(x->status, sizeof x->status,
-                     "[/]: unit costs count memory in M_θ and have no cap to change");
+                     "[/]: no cap to change: unit costs count memory in M_θ and have none "
+                     "unless given (--memory 1.05)");
             x->status_err = true;
             return R_REDRAW;
         }

@@ -15,6 +15,7 @@
 #include "sim/ckpt_plan.h"
 #include "sim/plan.h"
 #include "tui/curses_compat.h"
+#include "util/err.h"
 
 /* The time at the middle of Gantt column col. */
 static double mouse_time(const struct explore *x, int col)
@@ -95,10 +96,10 @@ static int mouse_click(struct explore *x, int col, int row)
     if (x->mode != MODE_GANTT)
         return R_NONE;
     if (row == 1) { /* the pass bar */
-        for (int r = PASS_ROW__COUNT - 1; r >= 0; r--)
+        for (int r = explore_rows(x) - 1; r >= 0; r--)
             if (r < 8 && col >= x->pass_col[r] && x->pass_col[r] > 0) {
-                explore_set_row(x, r);
-                explore_status_shown(x);
+                if (explore_set_row(x, r) == MT_OK) /* the search runs the first time */
+                    explore_status_shown(x);
                 return R_REDRAW;
             }
         return R_NONE;

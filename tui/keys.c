@@ -195,10 +195,23 @@ static int a_fit(struct explore *x)
     return R_REDRAW;
 }
 
+/* n from the last step of an asynchronous plan: there is no search step to go to. */
+static int key_no_search(struct explore *x)
+{
+    snprintf(x->status, sizeof x->status,
+             "n: prepose is the last step: %s is asynchronous, no flush to search within",
+             config_scheme_name(x->cfg.scheme));
+    x->status_err = true;
+    return R_REDRAW;
+}
+
 static int a_next_pass(struct explore *x)
 {
-    if (x->row + 1 < PASS_ROW__COUNT || x->bucket_on)
-        explore_set_row(x, x->bucket_on ? x->row : x->row + 1);
+    if (!x->bucket_on && x->row + 1 >= explore_rows(x) && x->row + 1 == PASS_ROW_SEARCH)
+        return key_no_search(x);
+    if (x->row + 1 < explore_rows(x) || x->bucket_on)
+        if (explore_set_row(x, x->bucket_on ? x->row : x->row + 1) != MT_OK)
+            return R_REDRAW; /* the status says why */
     explore_status_shown(x);
     return R_REDRAW;
 }
@@ -261,9 +274,11 @@ static int a_overlay(struct explore *x)
 static int a_tune(struct explore *x)
 {
     /* The loop in tui/screen.c runs the tuner with a live progress bar; headless runs it here. */
-    explore_run_tuner(x, NULL, NULL);
+    explore_run_tuner(x, false, NULL, NULL);
     return R_REDRAW;
 }
+
+static int a_replay(struct explore *x) { return explore_toggle_replay(x); }
 
 static int a_scheme(struct explore *x) { return explore_edit(x, EDIT_SCHEME, +1); }
 static int a_iter_minus(struct explore *x) { return explore_edit(x, EDIT_ITERATIONS, -1); }
@@ -298,7 +313,7 @@ static const struct {
     {'b', a_mbs_minus}, {'B', a_mbs_plus}, {'v', a_chunks_minus}, {'V', a_chunks_plus},
     {'[', a_cap_minus}, {']', a_cap_plus},
     {'i', a_iter_minus}, {'I', a_iter_plus}, {'u', a_update_minus}, {'U', a_update_plus},
-    {'a', a_buckets},
+    {'a', a_buckets}, {'r', a_replay},
 };
 
 /* "/" search: "12" (micro-batch), "BW" (op), "BW12" (op and micro-batch); the next match
@@ -416,6 +431,14 @@ static int key_tune_view(struct explore *x, int key)
         x->tune_sel = x->tune_sel + 10 < x->tune.n ? x->tune_sel + 10 : x->tune.n - 1;
         return R_REDRAW;
     case '\n': case '\r': case KEY_ENTER: explore_tune_load(x); return R_REDRAW;
+    case 'S': /* the search as a third checkpointing mode (tui/screen.c shows its progress) */
+        if (x->tune_search) {
+            snprintf(x->status, sizeof x->status, "S: the tuner has the search already");
+            x->status_err = false;
+            return R_REDRAW;
+        }
+        explore_run_tuner(x, true, NULL, NULL);
+        return R_REDRAW;
     default: return R_NONE;
     }
 }

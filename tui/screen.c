@@ -137,20 +137,33 @@ static void screen_blit(const struct cells *g)
 
 struct screen_progress {
     int w, h;
+    bool search;
 };
 
 /* The tuner's live progress bar on the status line. */
 static void screen_tune_progress(void *ctx, int done, int total)
 {
     struct screen_progress *sp = ctx;
-    int width = sp->w - 30 > 10 ? sp->w - 30 : 10;
+    int width = sp->w - 50 > 10 ? sp->w - 50 : 10;
     int fill = total > 0 ? done * width / total : width;
     move(sp->h - 1, 0);
     clrtoeol();
-    printw("tuning [");
+    printw("%s [", sp->search ? "tuning, each candidate searched" : "tuning");
     for (int i = 0; i < width; i++)
         addch(i < fill ? '#' : '.');
     printw("] %d/%d", done, total);
+    refresh();
+}
+
+/* What keeps keys waiting (the search), on the status line before it starts. */
+static void screen_busy(void *ctx, const char *what)
+{
+    (void)ctx;
+    move(LINES - 1, 0);
+    clrtoeol();
+    attron(A_BOLD);
+    addnstr(what, COLS > 1 ? COLS - 1 : 1);
+    attroff(A_BOLD);
     refresh();
 }
 
@@ -172,6 +185,8 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
     mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON4_PRESSED | BUTTON5_PRESSED |
                   REPORT_MOUSE_POSITION,
               NULL);
+    x->busy = screen_busy;
+    x->busy_ctx = NULL;
     struct cells *g = NULL;
     int ticks = 0;
     bool redraw = true;
@@ -217,9 +232,11 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
             redraw = redraw || r != R_NONE;
             continue;
         }
-        if (key == 't' && x->mode == MODE_GANTT && !explore_too_small(x)) {
-            struct screen_progress sp = {COLS, LINES};
-            explore_run_tuner(x, screen_tune_progress, &sp);
+        bool tune = key == 't' && x->mode == MODE_GANTT;
+        bool tune_search = key == 'S' && x->mode == MODE_TUNE && !x->tune_search;
+        if ((tune || tune_search) && !explore_too_small(x)) {
+            struct screen_progress sp = {COLS, LINES, tune_search};
+            explore_run_tuner(x, tune_search, screen_tune_progress, &sp);
             redraw = true;
             continue;
         }
@@ -229,6 +246,7 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
         redraw = r != R_NONE;
     }
     cells_free(g);
+    x->busy = NULL;
     endwin();
     return MT_OK;
 }

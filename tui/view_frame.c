@@ -1,6 +1,7 @@
 /* tui/view_frame.c: the whole screen: a title bar (model, scheme, geometry, step time,
- * throughput), the pass bar (each step's time and its change against base, the shown one
- * highlighted), the current view, and the status line. Below 80x24 it says so instead. */
+ * throughput, the lower bound and the gap to it, a loaded trace's replayed step), the pass bar
+ * (each step's time and its change against base, the shown one highlighted; the search once
+ * run), the current view, and the status line. Below 80x24 it says so instead. */
 #include <config.h>
 #include "tui/explore.h"
 
@@ -12,9 +13,11 @@
 #include "sim/simulate.h"
 #include "util/str.h"
 
-/* The title: what is drawn (model, scheme, geometry, device and cap, step time, throughput)
- * and, when a device is over the cap, a red "OOM: dev 0 231.8G > 40G" at its right end.
- * Fields go, least needed first, until the rest fits: step time and throughput always stay. */
+/* The title: what is drawn (model, scheme, geometry, device and cap, step time, throughput,
+ * the lower bound of any schedule of its work and the gap to it (sim/bound.h), and with a
+ * trace the replayed step and its error against the measured one) and, when a device is over
+ * the cap, a red "OOM: dev 0 231.8G > 40G" at its right end. Fields go, least needed first,
+ * until the rest fits: step time and throughput always stay. */
 static void frame_title(struct explore *x, struct cells *g)
 {
     const struct pass_step *st = explore_step(x);
@@ -23,11 +26,16 @@ static void frame_title(struct explore *x, struct cells *g)
     char t[32], cap[32], rate[32], oom[96] = "";
     explore_fmt_time(x, st->sim.step_time, t, sizeof t);
     explore_fmt_rate(st->sim.throughput, rate, sizeof rate);
-    if (c->unit.enabled)
+    if (c->unit.enabled && st->sim.cap > 0) /* M_θ: no θ here, the fit counts bytes */
+        snprintf(cap, sizeof cap, "cap %.4g", st->sim.cap);
+    else if (c->unit.enabled)
         snprintf(cap, sizeof cap, "unit costs");
     else
         explore_fmt_cap(x, st->sim.cap > 0 ? st->sim.cap : c->memory_per_device, cap,
                         sizeof cap);
+    char device[32]; /* unit costs with a cap: "unit costs cap 1.05" */
+    snprintf(device, sizeof device, "%s",
+             !c->unit.enabled ? c->cluster.device.name : st->sim.cap > 0 ? "unit costs" : "");
     int worst, n_oom = explore_oom(x, &worst);
     char peak[32] = "";
     if (n_oom > 0) {
@@ -50,23 +58,34 @@ static void frame_title(struct explore *x, struct cells *g)
                  c->iterations, c->update_interval);
         n_mb = config_microbatches(c);
     }
-    char f[8][64];
+    char f[10][64];
     snprintf(f[0], sizeof f[0], "mario-tui");
     snprintf(f[1], sizeof f[1], "%s", c->model.name);
     snprintf(f[2], sizeof f[2], "%s", scheme);
     snprintf(f[3], sizeof f[3], "pp %d x dp %d", geo->devices, c->cluster.dp);
     snprintf(f[4], sizeof f[4], "N %d x mbs %d", n_mb, c->micro_batch_size);
-    snprintf(f[5], sizeof f[5], "%s%s%s", c->unit.enabled ? "" : c->cluster.device.name,
-             c->unit.enabled ? "" : " ", cap);
+    snprintf(f[5], sizeof f[5], "%s%s%s", device, device[0] ? " " : "", cap);
     snprintf(f[6], sizeof f[6], "step %s", t);
     snprintf(f[7], sizeof f[7], "%s %s", rate, c->unit.enabled ? "samples/t" : "samples/s");
-    /* drop order: the program's name, the device's name, the model, then shorter forms */
-    bool keep[8] = {true, true, true, true, true, true, true, true};
+    double lb = 0, gap = 0;
+    bool bound = explore_bound_shown(x, &lb, &gap);
+    char lbt[32] = "", rpt[32] = "";
+    if (bound)
+        explore_fmt_time(x, lb, lbt, sizeof lbt);
+    snprintf(f[8], sizeof f[8], "bound %s gap %.1f%%", lbt, gap);
+    bool replay = x->have_rep && x->have_meas;
+    if (replay)
+        explore_fmt_time(x, x->rep.step_us * (st->sim.unit ? 1e-3 : 1.0), rpt, sizeof rpt);
+    snprintf(f[9], sizeof f[9], "replay %s %+.1f%%", rpt, replay ? x->rep.err_pct : 0.0);
+    /* drop order: the program's name, the device's name, shorter forms (the bound's first:
+     * the config drawn and its step and rate matter more) and the model, the cap, the
+     * replay, the bound, the micro-batches */
+    bool keep[10] = {true, true, true, true, true, true, true, true, bound, replay};
     char line[512];
     for (int stage = 0;; stage++) {
         int room = g->w - 2 - (int)strlen(oom);
         size_t len = 0;
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; i < 10; i++)
             if (keep[i] && len + strlen(f[i]) + 3 < sizeof line) {
                 if (len > 0)
                     line[len++] = ' ', line[len++] = ' ';
@@ -74,21 +93,29 @@ static void frame_title(struct explore *x, struct cells *g)
                 len += strlen(f[i]);
             }
         line[len] = 0;
-        if ((int)strlen(line) <= room || stage == 8)
+        if ((int)strlen(line) <= room || stage == 12)
             break;
         switch (stage) {
         case 0: keep[0] = false; break;
         case 1: snprintf(f[5], sizeof f[5], "%s", cap); break;
-        case 2: keep[1] = false; break;
-        case 3: snprintf(f[3], sizeof f[3], "pp %d dp %d", geo->devices, c->cluster.dp);
+        case 2: snprintf(f[8], sizeof f[8], "bound %s +%.1f%%", lbt, gap);
+                snprintf(f[9], sizeof f[9], "rep %s %+.1f%%", rpt, replay ? x->rep.err_pct : 0.0);
+                break;
+        case 3: keep[1] = false; break;
+        case 4: snprintf(f[8], sizeof f[8], "gap %.1f%%", gap);
+                snprintf(f[9], sizeof f[9], "rep %+.1f%%", replay ? x->rep.err_pct : 0.0);
+                break;
+        case 5: snprintf(f[3], sizeof f[3], "pp %d dp %d", geo->devices, c->cluster.dp);
                 snprintf(f[4], sizeof f[4], "N %d mbs %d", n_mb, c->micro_batch_size); break;
-        case 4: snprintf(f[7], sizeof f[7], "%s/%s", rate, c->unit.enabled ? "t" : "s"); break;
-        case 5: keep[5] = false; break;
-        case 6: /* the worst device alone */
+        case 6: snprintf(f[7], sizeof f[7], "%s/%s", rate, c->unit.enabled ? "t" : "s"); break;
+        case 7: keep[5] = false; break;
+        case 8: /* the worst device alone */
             if (n_oom > 1)
                 snprintf(oom, sizeof oom, " OOM: dev %d %s > %s ", worst, peak, cap);
             break;
-        case 7: keep[4] = false; break;
+        case 9: keep[9] = false; break;
+        case 10: keep[8] = false; break;
+        case 11: keep[4] = false; break;
         }
     }
     cells_text(g, 1, 0, g->w - 2 - (int)strlen(oom), line, PAL_BG, PAL_TEXT, CELL_BOLD);
@@ -96,44 +123,83 @@ static void frame_title(struct explore *x, struct cells *g)
         cells_text(g, g->w - (int)strlen(oom), 0, 0, oom, PAL_BG, PAL_MEM_OVER, CELL_BOLD);
 }
 
-static void frame_passes(struct explore *x, struct cells *g)
+/* A pass row's name; the search's is not among pass_row_name's. Level 2 (80 columns) shortens
+ * the names of the rows not shown. */
+static const char *frame_row_name(int row, int level, bool shown)
+{
+    static const char *const brief[] = {"base", "ckpt", "ovl", "red", "prepose", "srch"};
+    if (level >= 2 && !shown && row <= PASS_ROW_SEARCH)
+        return brief[row];
+    if (level >= 1 && row == PASS_ROW_REDUNDANCY)
+        return "redund";
+    return row == PASS_ROW_SEARCH ? "search" : pass_row_name((enum pass_row)row);
+}
+
+/* The pass bar's item of row at a level of compactness: 0 every step's time and change
+ * against base; 1 the shown step and base keep their time, the others their change; 2 as 1,
+ * with base's time only when shown and shorter names. A search not yet run is "search ...". */
+static void frame_pass_item(struct explore *x, int row, int level, char *item, size_t n)
 {
     const struct pass_step *base = pass_pipeline_row(&x->pl, PASS_ROW_BASE);
-    /* Narrow terminals: the shown step and base keep their time, the others their change. */
-    int full = 1;
-    for (int row = 0; row < PASS_ROW__COUNT; row++) {
-        const struct pass_step *st = pass_pipeline_row(&x->pl, (enum pass_row)row);
-        char t[32];
-        explore_fmt_time(x, st->sim.step_time, t, sizeof t);
-        full += (int)(strlen(pass_row_name((enum pass_row)row)) + strlen(t)) + 3 +
-                (row > 0 ? 7 : 0) + 1;
+    const struct pass_step *st = pass_pipeline_row(&x->pl, (enum pass_row)row);
+    bool shown = row == x->row;
+    const char *name = frame_row_name(row, level, shown);
+    if (st == NULL) {
+        snprintf(item, n, " %s %s ", name, x->utf8 ? "…" : "...");
+        return;
     }
+    char t[32];
+    explore_fmt_time(x, st->sim.step_time, t, sizeof t);
+    double change =
+        base->sim.step_time > 0 ? 100 * (st->sim.step_time / base->sim.step_time - 1) : 0;
+    if (row == 0)
+        snprintf(item, n, level >= 2 && !shown ? " %s " : " %s %s ", name, t);
+    else if (level >= 1 && !shown)
+        snprintf(item, n, " %s %+.0f%% ", name, change);
+    else
+        snprintf(item, n, " %s %s %+.1f%% ", name, t, change);
+}
+
+/* Display width of a UTF-8 string (the ellipsis is one cell). */
+static int frame_cols(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+static void frame_passes(struct explore *x, struct cells *g)
+{
+    int n_rows = explore_rows(x);
+    int extra = 0;
     if (explore_step(x) != NULL && config_scheme_async(plan_geom(explore_step(x)->plan)->scheme))
-        full += 26; /* util and steady utilization */
-    bool compact = full > g->w;
+        extra = 26; /* util and steady utilization */
+    int level = 0;
+    for (; level < 2; level++) { /* the least compact form that fits */
+        int full = 1 + extra;
+        for (int row = 0; row < n_rows; row++) {
+            char item[96];
+            frame_pass_item(x, row, level, item, sizeof item);
+            full += frame_cols(item) + (row + 1 < n_rows);
+        }
+        if (full <= g->w)
+            break;
+    }
     int cx = 1;
-    for (int row = 0; row < PASS_ROW__COUNT; row++) {
+    for (int row = 0; row < n_rows; row++) {
         const struct pass_step *st = pass_pipeline_row(&x->pl, (enum pass_row)row);
-        char t[32], item[96];
-        explore_fmt_time(x, st->sim.step_time, t, sizeof t);
-        double change = base->sim.step_time > 0
-                            ? 100 * (st->sim.step_time / base->sim.step_time - 1)
-                            : 0;
-        const char *name = pass_row_name((enum pass_row)row);
-        if (compact && row == PASS_ROW_REDUNDANCY)
-            name = "redund";
-        if (row == 0)
-            snprintf(item, sizeof item, " %s %s ", name, t);
-        else if (compact && row != x->row)
-            snprintf(item, sizeof item, " %s %+.0f%% ", name, change);
-        else
-            snprintf(item, sizeof item, " %s %s %+.1f%% ", name, t, change);
+        char item[96];
+        frame_pass_item(x, row, level, item, sizeof item);
         bool cur = row == x->row;
         if (row < 8)
             x->pass_col[row] = cx;
-        cx += cells_text(g, cx, 1, g->w - cx, item, cur ? PAL_BG : PAL_TEXT_DIM,
-                         cur ? PAL_FW : PAL_BG, cur ? CELL_BOLD : 0);
-        if (row + 1 < PASS_ROW__COUNT)
+        if (st == NULL) /* the search, not yet run: dim */
+            cx += cells_text(g, cx, 1, g->w - cx, item, PAL_TEXT_DIM, PAL_BG, 0);
+        else
+            cx += cells_text(g, cx, 1, g->w - cx, item, cur ? PAL_BG : PAL_TEXT_DIM,
+                             cur ? PAL_FW : PAL_BG, cur ? CELL_BOLD : 0);
+        if (row + 1 < n_rows)
             cx += cells_text(g, cx, 1, g->w - cx, x->utf8 ? "›" : ">", PAL_AXIS, PAL_BG, 0);
     }
     /* Async plans: the shown step's utilization, whole and in the steady state. */

@@ -1,6 +1,7 @@
 /* tui/view_gantt.c: the Gantt view, a painter of render/'s layout (render/layout.h, the
  * picture `export` writes): the layout gives the boxes, bubbles, lanes (one per device and
- * part; a measured row under each when a trace is shown) and iteration marks of async plans,
+ * part; a measured row under each when a trace is shown, or its replay after r) and iteration
+ * marks of async plans,
  * render/paint_cells.h maps them to cells (each cell the colour of what covers most of it).
  * A lane is 1 to 3 rows tall, as the terminal's rows allow (and a blank row between lanes
  * when it is more than one).
@@ -95,16 +96,26 @@ static void gantt_axis(struct explore *x, struct cells *g, int y, int gx, int gw
     cells_printf(g, 0, y + 1, gx - 1, PAL_TEXT_DIM, PAL_BG, 0, "%*s", gx - 2, uname);
 }
 
-/* The measured timeline of the shown step in the simulation's unit (the trace's us; a
- * unit-cost plan's trace writes 1 t as 1000 us), as render/layout.h takes it. Owned arrays. */
+/* The row under each lane shows the replay (r) rather than the measured run. */
+static bool gantt_replayed(const struct explore *x)
+{
+    return x->show_rep && x->have_rep && x->rep.total == plan_total(explore_step(x)->plan);
+}
+
+/* The measured timeline of the shown step, or its replay (traces/replay.h), in the
+ * simulation's unit (the trace's us; a unit-cost plan's trace writes 1 t as 1000 us), as
+ * render/layout.h takes it. Owned arrays. */
 static void gantt_measured(const struct explore *x, int total, double **start, double **end)
 {
     double to_sim = explore_step(x)->sim.unit ? 1e-3 : 1.0;
+    bool rep = gantt_replayed(x);
+    const double *s = rep ? x->rep.start_us : x->meas.start, *e = rep ? x->rep.end_us
+                                                                      : x->meas.end;
     *start = xmalloc(2 * ((size_t)total + 1) * sizeof(double));
     *end = *start + total + 1;
     for (int id = 0; id < total; id++) {
-        (*start)[id] = x->meas.start[id] * to_sim; /* NaN (not measured) stays NaN */
-        (*end)[id] = x->meas.end[id] * to_sim;
+        (*start)[id] = s[id] * to_sim; /* NaN (not measured) stays NaN */
+        (*end)[id] = e[id] * to_sim;
     }
 }
 
@@ -252,7 +263,7 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     double *ms = NULL, *me = NULL;
     if (rpl == 2)
         gantt_measured(x, plan_total(p), &ms, &me);
-    struct layout_timeline tl = {"meas", ms, me};
+    struct layout_timeline tl = {gantt_replayed(x) ? "replay" : "meas", ms, me};
     struct layout_panel panel = {NULL, p, r, rpl == 2 ? &tl : NULL};
     struct layout_opts lo = {.no_labels = true, .no_legend = true};
     struct layout *l = NULL;
@@ -294,7 +305,8 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
             continue;
         bool sel_lane = dev * parts + part == x->sel_lane;
         if (lr[i].sub == 1)
-            cells_text(g, 0, y, EXPLORE_GUTTER - 1, " meas", PAL_TEXT_DIM, PAL_BG, 0);
+            cells_text(g, 0, y, EXPLORE_GUTTER - 1, gantt_replayed(x) ? " repl" : " meas",
+                       PAL_TEXT_DIM, PAL_BG, 0);
         else if (parts > 1)
             cells_printf(g, 0, y, EXPLORE_GUTTER - 1, PAL_TEXT_DIM, PAL_BG,
                          sel_lane ? CELL_BOLD | CELL_REVERSE : 0, "d%d.%d", dev, part);

@@ -14,7 +14,8 @@ static const char *const help_lines[] = {
     "  Up/Down, k/j        previous / next lane (device, part)",
     "  + / -   0           zoom in / out around the cursor;  fit the whole step",
     "  H / L, PgUp/PgDn    pan half a screen",
-    "  n / p               next / previous pass step: base, ckpt, overlap, redundancy, prepose",
+    "  n / p               next / previous step: base ckpt overlap redundancy prepose search"
+    " (run when first shown)",
     "  c                   critical path on / off (a yellow thread through its boxes)",
     "  /                   search: 12 (micro-batch), BW (op), RC3 (op and micro-batch)",
     "  s                   scheme: V X W GPipe Async PipeDream ZB-H1 ZB-H2 ZB-V ZB-W DualPipeV",
@@ -23,12 +24,16 @@ static const char *const help_lines[] = {
     "  m / M               fewer / more micro-batches",
     "  b / B               halve / double the micro-batch size (same global batch)",
     "  v / V               fewer / more chunks (W, ZB-W)",
-    "  [ / ]               lower / raise the memory cap (x 1.25, in whole MiB)",
-    "  t / a               the tuner / input-aware length buckets; Enter loads one",
+    "  [ / ]               lower / raise the memory cap (x 1.25, in whole MiB; 0.25 M_θ with"
+    " unit costs)",
+    "  t / a               the tuner (S in it: the search as a ckpt mode too) / input-aware"
+    " buckets; Enter loads one",
     "  e                   export: file.json (plan), file.trace.json (Perfetto),",
     "                      file.svg / file.pdf / file.png (picture of the shown step)",
     "  T / o               load a measured trace (mario-tui run --trace-out, Kineto) / show",
     "                      or hide its row under each lane",
+    "  r                   that row: measured or replayed (every measured duration simulated,"
+    " as compare does)",
     "  mouse               click: select an instruction, a lane, a pass step, a tuner row (again:",
     "                      load it);  wheel: zoom around the pointer;  drag: pan",
     "  ?, F1               this help;  q, F10  quit",
@@ -38,7 +43,9 @@ static const char *const help_lines[] = {
     "and weight-gradient halves (split backward), AR allreduce, OS optimizer step; RA/RG/SA/SG",
     "receive/send activations/gradients. d0.1 = device 0, chunk 1. * = changed by the shown",
     "pass; underlined with a caret on the axis = selected; · = idle; ░▒ = ops finer than a cell.",
-    "Bars: grey static, blue activations, red over the cap, │ the cap. Header: OOM = over it.",
+    "Bars: grey static, blue activations, red over the cap, │ the cap. Header: bound = the lower",
+    "bound of any schedule of the drawn plan's work, gap = its step over it; replay = the replayed",
+    "step and its error against the measured one; OOM = over the cap.",
 };
 
 /* The help wrapped to the width (a key's description goes on under its column, the prose at

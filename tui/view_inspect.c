@@ -1,5 +1,6 @@
 /* tui/view_inspect.c: the bottom panel: the selected instruction (op, micro-batch, part,
- * stage, start, end, duration, its dependencies, its memory change, what the pass did to it)
+ * stage, start, end, duration, its dependencies, its memory change, its measured or replayed
+ * times when a trace is loaded, what the pass did to it)
  * on the left, and the memory over time of its device on the right, as a column plot with
  * the cap. */
 #include <config.h>
@@ -126,7 +127,20 @@ void view_inspect_draw(struct explore *x, struct cells *g, int top, int height)
         cells_text(g, 1, y++, half - 2, buf, PAL_TEXT_DIM, PAL_BG, 0);
         vpipe_index_free(vx);
     }
-    if (x->have_meas && id < x->meas.total) { /* the measured run beside the simulation */
+    if (x->show_rep && x->have_rep && id < x->rep.total) { /* the replay, and the run */
+        double to_sim = r->unit ? 1e-3 : 1.0, ms = x->meas.start[id], me = x->meas.end[id];
+        char a[32], b[32], c[32], m[48] = "not measured";
+        inspect_time(x, x->rep.start_us[id] * to_sim, a, sizeof a);
+        inspect_time(x, x->rep.end_us[id] * to_sim, b, sizeof b);
+        inspect_time(x, (x->rep.end_us[id] - x->rep.start_us[id]) * to_sim, c, sizeof c);
+        if (ms == ms && me == me) { /* not NaN: measured */
+            char f[32];
+            inspect_time(x, me * to_sim, f, sizeof f);
+            snprintf(m, sizeof m, "measured end %s", f);
+        }
+        cells_printf(g, 1, y++, half - 2, PAL_TEXT, PAL_BG, 0,
+                     "replayed start %s  end %s  (%s); %s", a, b, c, m);
+    } else if (x->have_meas && id < x->meas.total) { /* the measured run beside the simulation */
         double to_sim = r->unit ? 1e-3 : 1.0, ms = x->meas.start[id], me = x->meas.end[id];
         if (ms == ms && me == me) { /* not NaN: measured */
             char a[32], b[32], c[32];

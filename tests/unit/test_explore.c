@@ -214,8 +214,92 @@ static void test_units(void)
     explore_fini(&x);
 }
 
+/* The bound and the search step (issue 18), on 1F1B with unit costs (F = 1, B = 2): the last
+ * device's fill, work and drain, (N + D - 1)(F + B), is 21 t for 4 x 4 and 33 t for 4 x 8. */
+static int busy_calls;
+static void busy_count(void *ctx, const char *what)
+{
+    (void)ctx;
+    busy_calls += strstr(what, "search") != NULL;
+}
+
+static void test_bound_search(void)
+{
+    struct config c;
+    config_default(&c);
+    c.num_device = 4;
+    c.num_microbatches = 4;
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
+    struct explore x;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
+    x.w = 120, x.h = 40;
+    double lb = 0, gap = 0;
+    CHECK(explore_bound_shown(&x, &lb, &gap));
+    CHECK_NEAR(lb, 21, 1e-9);
+    CHECK_NEAR(gap, 0, 1e-9);
+    explore_key(&x, 'n'); /* ckpt: 28 t, a third over */
+    CHECK(explore_bound_shown(&x, &lb, &gap));
+    CHECK_NEAR(explore_step(&x)->sim.step_time, 28, 1e-9);
+    CHECK_NEAR(gap, 100.0 / 3, 1e-9);
+    CHECK_EQ_INT(explore_rows(&x), PASS_ROW__COUNT + 1);
+    explore_fini(&x);
+
+    /* 4 x 8 under 1.05 M_θ: base is over the cap, so its bound is the time part (33 t); the
+     * search is run once, when shown, says so first, and is under the cap */
+    c.num_microbatches = 8;
+    c.memory_per_device = 1.05;
+    CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
+    x.w = 120, x.h = 40;
+    x.busy = busy_count;
+    CHECK(explore_step(&x)->sim.oom_device >= 0);
+    CHECK(explore_bound_shown(&x, &lb, &gap));
+    CHECK_NEAR(lb, 33, 1e-9);
+    CHECK(!x.pl.searched);
+    for (int i = 0; i < 4; i++)
+        explore_key(&x, 'n');
+    CHECK(!x.pl.searched);
+    CHECK_EQ_INT(busy_calls, 0);
+    explore_key(&x, 'n');
+    CHECK(x.pl.searched);
+    CHECK_EQ_INT(busy_calls, 1);
+    CHECK_EQ_INT(x.row, PASS_ROW_SEARCH);
+    const struct pass_step *st = explore_step(&x);
+    CHECK_EQ_INT(st->pass, PASS_SEARCH);
+    CHECK(st->sim.oom_device < 0);
+    CHECK(st->sim.step_time <= 38 + 1e-9); /* never slower than the passes (prepose: 38 t) */
+    CHECK(st->sim.step_time >= 33 - 1e-9); /* nor than the bound */
+    CHECK(explore_bound_shown(&x, &lb, &gap));
+    CHECK_NEAR(gap, 100 * (st->sim.step_time / 33 - 1), 1e-9);
+    explore_key(&x, 'p');
+    explore_key(&x, 'n'); /* shown again: not searched again */
+    CHECK_EQ_INT(busy_calls, 1);
+    explore_key(&x, ']'); /* an edit on the search step searches the new config: 1.3 M_θ */
+    CHECK_EQ_INT(busy_calls, 2);
+    CHECK_EQ_INT(x.row, PASS_ROW_SEARCH);
+    CHECK_NEAR(x.cfg.memory_per_device, 1.3, 1e-12);
+    CHECK_NEAR(x.pl.search_cap, 1.3, 1e-12);
+    explore_key(&x, 's'); /* X: searched too */
+    CHECK_EQ_INT(x.row, PASS_ROW_SEARCH);
+    explore_fini(&x);
+
+    /* Async: no search step; n stays on prepose */
+    c.scheme = SCHEME_ASYNC;
+    c.memory_per_device = 0;
+    CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
+    x.w = 120, x.h = 40;
+    CHECK_EQ_INT(explore_rows(&x), PASS_ROW__COUNT);
+    for (int i = 0; i < 6; i++)
+        explore_key(&x, 'n');
+    CHECK_EQ_INT(x.row, PASS_ROW_PREPOSE);
+    CHECK(!x.pl.searched);
+    CHECK(x.status_err);
+    explore_fini(&x);
+}
+
 int main(void)
 {
+    test_bound_search();
     test_units();
     test_edits_all_or_nothing();
     test_sizes();

@@ -168,6 +168,28 @@ static void test_hand_1f1b(double skew, bool compute_only)
     CHECK_NEAR(r.one_lat_err_pct, -4000.0 / 1010, 1e-9);
     CHECK_NEAR(r.step_us, 1010, 1e-9);
     CHECK_NEAR(r.err_pct, 0, 1e-9);
+    /* the replayed timeline (the explorer's replayed row): each compute instruction and OS
+     * ends where it ended in the run, and starts at its device's release (the posting of a
+     * send before it is its own time: FW1 of device 0 from 100, not 102) */
+    CHECK_EQ_INT(r.total, plan_total(p));
+    for (size_t i = 0; r.end_us != NULL && i < sizeof ev / sizeof ev[0]; i++) {
+        if (ev[i].op[0] == 'S' || ev[i].op[0] == 'R')
+            continue;
+        enum op op = (enum op)plan_op_parse(ev[i].op);
+        int j = plan_find(p, ev[i].dev, op, ev[i].mb, op == OP_OS ? -1 : ev[i].dev);
+        if (op == OP_OS)
+            j = plan_len(p, ev[i].dev) - 1;
+        CHECK(j >= 0);
+        if (j < 0)
+            continue;
+        int id = plan_id(p, ev[i].dev, j);
+        CHECK_NEAR(r.end_us[id], ev[i].t1, 1e-9);
+    }
+    if (r.start_us != NULL) {
+        CHECK_NEAR(r.start_us[plan_id(p, 0, 2)], 100, 1e-9); /* FW1 of device 0 */
+        CHECK_NEAR(r.start_us[plan_id(p, 1, 1)], 115, 1e-9); /* FW0 of device 1 */
+        CHECK_NEAR(r.start_us[plan_id(p, 1, 8)], 725, 1e-9); /* OS of device 1 */
+    }
     CHECK_EQ_INT(r.devices, 2);
     if (r.devices == 2) {
         CHECK_NEAR(r.dev[0].finish_us, 1010, 1e-9);
@@ -217,6 +239,13 @@ static void test_self(enum scheme_id s, int D, int N, bool unit)
     double scale = unit ? 1000 : 1;
     CHECK_NEAR(r.step_us, sim.step_time * scale, 1e-6 * sim.step_time * scale);
     CHECK_NEAR(r.one_lat_us, r.step_us, 1e-9 * r.step_us);
+    /* the replayed timeline is the simulation's, instruction by instruction */
+    int off = 0;
+    for (int id = 0; r.start_us != NULL && id < plan_total(p); id++)
+        off += fabs(r.start_us[id] - sim.start[id] * scale) > 1e-6 * sim.step_time * scale ||
+               fabs(r.end_us[id] - sim.end[id] * scale) > 1e-6 * sim.step_time * scale;
+    CHECK(r.start_us != NULL);
+    CHECK_EQ_INT(off, 0);
     CHECK(isnan(r.lat_us));
     replay_fini(&r);
     align_result_fini(&m);
