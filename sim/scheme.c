@@ -125,6 +125,10 @@ void scheme_add_comm(struct plan *p)
             }
         }
     }
+    /* a V's pair of devices carries two stages' messages: receive them in send order, so any
+     * tagless channel (NCCL) can run the plan. A plan it cannot index is left for the
+     * validator to name. */
+    (void)plan_match_receives(p, NULL);
     scheme_add_ar_os(p);
 }
 
@@ -143,12 +147,6 @@ int scheme_build(const struct config *c, struct plan **out, struct mt_err *e)
         return rc;
     }
     scheme_add_comm(p);
-    /* a V's pair of devices carries two stages' messages: receive them in send order, so any
-     * tagless channel (NCCL) can run the plan */
-    if (plan_match_receives(p, e) < 0) {
-        plan_free(p);
-        return e->code;
-    }
     *out = p;
     return MT_OK;
 }

@@ -32,7 +32,8 @@ int scheme_costs(const struct config *c, struct cost_model *out, struct mt_err *
  * here: the tuner resolves it. *out is owned by the caller. */
 int scheme_build(const struct config *c, struct plan **out, struct mt_err *e);
 /* Inserts SA/RA before/after the forwards and SG/RG around the backwards where the
- * neighbouring stage sits on another device, then AR (replicated stages) and OS. Exposed so
+ * neighbouring stage sits on another device, each device's receives in their senders' order
+ * (sim/recv_order.h), then AR (replicated stages) and OS. Exposed so
  * that plan loaders and tests can complete a compute-only order. */
 void scheme_add_comm(struct plan *p);
 

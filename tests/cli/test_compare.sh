@@ -128,7 +128,7 @@ head -c $(($(wc -c <"$tmp/slow.json.gz") / 2)) "$tmp/slow.json.gz" >"$tmp/cut.js
 "$bin" compare "$tmp/p.json" "$tmp/cut.json.gz" >/dev/null 2>"$tmp/err"
 check "truncated gzip fails naming the file" "[ \$? -ne 0 ] && grep -q 'cut.json.gz' $tmp/err"
 "$bin" compare "$tmp/p.json" "$tmp/none.json" >/dev/null 2>"$tmp/err"
-check "missing trace fails naming the file" "[ \$? -eq 1 ] && grep -q 'none.json' $tmp/err"
+check "missing trace fails naming the file" "[ \$? -eq 2 ] && grep -q 'none.json' $tmp/err"
 echo '{"rules": [{"match": "(", "op": "FW"}]}' >"$tmp/badmap.json"
 "$bin" compare "$tmp/p2.json" "$tmp/k0.json" --map "$tmp/badmap.json" >/dev/null 2>"$tmp/err"
 check "bad mapping exits 2 naming the file" "[ \$? -eq 2 ] && grep -q 'badmap.json' $tmp/err && grep -q 'regular expression' $tmp/err"

@@ -485,7 +485,7 @@ static void test_bad_traces(void)
     CHECK(rc == MT_EIO || rc == MT_EPARSE);
     CHECK_STR_CONTAINS(e.msg, gz);
     const char *missing = tmp_path("no-such.json");
-    CHECK_EQ_INT(trace_load(&missing, 1, NULL, &t, &e), MT_EIO);
+    CHECK_EQ_INT(trace_load(&missing, 1, NULL, &t, &e), MT_EINVAL);
     CHECK_STR_CONTAINS(e.msg, "no-such.json");
     /* malformed events say where */
     static const char bad[] = "{\"traceEvents\": [\n{\"ph\": \"X\", \"ts\": 1},\n"

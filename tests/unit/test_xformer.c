@@ -693,7 +693,7 @@ static void test_dataset(void)
 {
     struct mt_err e = {0};
     struct dataset *ds = NULL;
-    CHECK(dataset_open("/nonexistent/corpus.txt", &ds, &e) == MT_EIO);
+    CHECK(dataset_open("/nonexistent/corpus.txt", &ds, &e) == MT_EINVAL);
     CHECK_STR_CONTAINS(e.msg, "/nonexistent/corpus.txt");
     CHECK(ds == NULL);
 
