@@ -62,6 +62,8 @@ struct search_eval {
     double makespan;   /* the step (tail included) */
     double sum_finish; /* the sum over devices of when each finishes: a tie-breaker */
     int n_rc;          /* recomputes */
+    double rc_time;    /* their time: the second tie-breaker (a recompute dropped at no cost to
+                        * the step leaves a bubble that a later move may use) */
     double *start, *end;
     unsigned char *done, *why; /* why: 0 started at 0, 1 when its device was free, 2 data */
     int *pos;                  /* [n_ops] position in its device's order */

@@ -25,11 +25,18 @@
 
 #include "util/xalloc.h"
 
+/* What a schedule is judged by: its step, then the sum of the devices' finishes (which moves an
+ * unfinished device towards a shorter step), then its recompute time (a recompute dropped at no
+ * cost to either leaves a bubble that a later move may use). */
+struct ls_obj {
+    double ms, sf, rc;
+};
+
 struct ls {
     const struct search_ctx *c;
     struct search_eval ev;
     struct search_sched cur, cand, best;
-    double cur_ms, cur_sf, best_ms, best_sf;
+    struct ls_obj cur_o, best_o;
     double *peak;      /* [D] of cur */
     int *path, n_path; /* cur's critical path, last op first */
     long evals, budget;
@@ -47,10 +54,20 @@ static uint64_t ls_rand(struct ls *l)
     return x * 2685821657736338717ull;
 }
 
-static bool ls_better(double ms, double sf, double ms0, double sf0)
+static struct ls_obj ls_obj_of(const struct search_eval *ev)
 {
-    double eps = 1e-9 * (ms0 > 1 ? ms0 : 1);
-    return ms < ms0 - eps || (ms <= ms0 + eps && sf < sf0 - eps * 4);
+    return (struct ls_obj){ev->makespan, ev->sum_finish, ev->rc_time};
+}
+
+/* a better than b, lexicographically */
+static bool ls_better(struct ls_obj a, struct ls_obj b)
+{
+    double eps = 1e-9 * (b.ms > 1 ? b.ms : 1);
+    if (a.ms < b.ms - eps || a.ms > b.ms + eps)
+        return a.ms < b.ms;
+    if (a.sf < b.sf - eps * 4 || a.sf > b.sf + eps * 4)
+        return a.sf < b.sf;
+    return a.rc < b.rc - eps;
 }
 
 static int *ls_ord(const struct search_ctx *c, struct search_sched *s, int d)
@@ -223,12 +240,13 @@ static bool ls_try(struct ls *l, int d, int key)
     const struct search_ctx *c = l->c;
     l->evals++;
     bool ok = search_eval_time(c, &l->cand, &l->ev) &&
-              ls_better(l->ev.makespan, l->ev.sum_finish, l->cur_ms, l->cur_sf);
+              ls_better(ls_obj_of(&l->ev), l->cur_o);
     if (!ok) {
         ls_restore(l, d, key);
         return false;
     }
-    double ms = l->ev.makespan, sf = l->ev.sum_finish, pk = search_eval_peak(c, &l->cand, d, &l->ev);
+    struct ls_obj o = ls_obj_of(&l->ev);
+    double pk = search_eval_peak(c, &l->cand, d, &l->ev);
     int extra = -1;
     if (!search_fits(c, pk)) {
         extra = ls_longest_kept(c, &l->cand, d, key);
@@ -236,10 +254,9 @@ static bool ls_try(struct ls *l, int d, int key)
         if (ok) {
             l->evals++;
             ok = search_eval_time(c, &l->cand, &l->ev) &&
-                 ls_better(l->ev.makespan, l->ev.sum_finish, l->cur_ms, l->cur_sf) &&
+                 ls_better(ls_obj_of(&l->ev), l->cur_o) &&
                  search_fits(c, pk = search_eval_peak(c, &l->cand, d, &l->ev));
-            ms = l->ev.makespan;
-            sf = l->ev.sum_finish;
+            o = ls_obj_of(&l->ev);
         }
         if (!ok) {
             ls_restore(l, d, key);
@@ -251,8 +268,7 @@ static bool ls_try(struct ls *l, int d, int key)
     ls_commit(l, d, key);
     if (extra >= 0)
         l->cur.ck[extra] = l->cand.ck[extra];
-    l->cur_ms = ms;
-    l->cur_sf = sf;
+    l->cur_o = o;
     l->peak[d] = pk;
     l->improvements++;
     return true;
@@ -399,16 +415,69 @@ static bool ls_suffix_moves(struct ls *l)
     return false;
 }
 
-/* Every checkpoint tried without its recompute; true when one was kept. */
+/* Forward key (kept) moved after position j of device d, with the forwards of its lane that lay
+ * between it and j (they stay after it, in order); the other ops it passed run before it. The
+ * window is short (KEEP_SPAN): false when it is longer, or when two ops that change order may
+ * not trade places. */
+enum { KEEP_SPAN = 24 };
+
+static bool ls_keep_at(const struct search_ctx *c, struct search_sched *s, int d, int key, int j)
+{
+    int *a = ls_ord(c, s, d), f = SEARCH_OP(key, SK_F), i = ls_find(c, s, d, f);
+    if (i < 0 || j <= i || j - i >= KEEP_SPAN || j >= s->len[d])
+        return false;
+    int stage = c->op[f].stage, old[KEEP_SPAN + 1], n = j - i + 1, k = 0;
+    memcpy(old, a + i, (size_t)n * sizeof(int));
+    /* the others first, then the lane's forwards (F_key first) */
+    for (int t = 1; t < n; t++)
+        if (!(SEARCH_KIND(old[t]) == SK_F && c->op[old[t]].stage == stage))
+            a[i + k++] = old[t];
+    for (int t = 0; t < n; t++)
+        if (t == 0 || (SEARCH_KIND(old[t]) == SK_F && c->op[old[t]].stage == stage))
+            a[i + k++] = old[t];
+    /* every pair whose order flipped: a lane forward (old[u]) now after another op (old[v]) */
+    for (int u = 0; u < n; u++) {
+        if (!(u == 0 || (SEARCH_KIND(old[u]) == SK_F && c->op[old[u]].stage == stage)))
+            continue;
+        for (int v = u + 1; v < n; v++)
+            if (!(SEARCH_KIND(old[v]) == SK_F && c->op[old[v]].stage == stage) &&
+                !search_may_swap(c, old[u], old[v])) {
+                memcpy(a + i, old, (size_t)n * sizeof(int));
+                return false;
+            }
+    }
+    return true;
+}
+
+/* Every checkpoint tried without its recompute: where it is (memory may allow it, or allow it
+ * with another forward checkpointed instead), then with its forward moved later, after each
+ * recompute or backward before its own backward, latest first: a forward kept from just after
+ * the device's last other activation was freed, with only checkpoints between, needs no
+ * recompute at a cap of one activation (V 4 x 8 at 1.05 M_θ: the optimum keeps F4 on device 2
+ * that way). True when one was kept. */
 static bool ls_drop_checkpoints(struct ls *l)
 {
     const struct search_ctx *c = l->c;
-    for (int key = 0; key < c->keys && l->evals < l->budget; key++)
-        if (l->cur.ck[key]) {
-            int d = c->op[SEARCH_OP(key, SK_RC)].dev;
-            if (ls_unckpt(c, &l->cand, key) && ls_try(l, d, key))
+    for (int key = 0; key < c->keys && l->evals < l->budget; key++) {
+        if (!l->cur.ck[key])
+            continue;
+        int d = c->op[SEARCH_OP(key, SK_RC)].dev;
+        if (ls_unckpt(c, &l->cand, key) && ls_try(l, d, key))
+            return true;
+        const int *a = ls_ord(c, &l->cur, d);
+        int i = ls_find(c, &l->cur, d, SEARCH_OP(key, SK_F));
+        int b = ls_find(c, &l->cur, d, SEARCH_OP(key, SK_RC));
+        for (int j = b - 1; j > i && j - i < KEEP_SPAN && l->evals < l->budget; j--) {
+            int kind = SEARCH_KIND(a[j]);
+            if (kind == SK_F)
+                continue;
+            /* positions in cand, which has the recompute dropped: unchanged before b */
+            if (ls_unckpt(c, &l->cand, key) && ls_keep_at(c, &l->cand, d, key, j) &&
+                ls_try(l, d, key))
                 return true;
+            ls_restore(l, d, key);
         }
+    }
     return false;
 }
 
@@ -444,8 +513,7 @@ static bool ls_kick(struct ls *l)
         if (!fits)
             continue;
         search_sched_copy(c, &l->cur, &l->cand);
-        l->cur_ms = l->ev.makespan;
-        l->cur_sf = l->ev.sum_finish;
+        l->cur_o = ls_obj_of(&l->ev);
         return true;
     }
     search_sched_copy(c, &l->cand, &l->cur);
@@ -468,23 +536,20 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     l.peak = xcalloc((size_t)c->D, sizeof(double));
     l.path = xmalloc(((size_t)c->n_ops + 1) * sizeof(int));
     search_eval_time(c, &l.cur, &l.ev);
-    l.cur_ms = l.best_ms = l.ev.makespan;
-    l.cur_sf = l.best_sf = l.ev.sum_finish;
+    l.cur_o = l.best_o = ls_obj_of(&l.ev);
     for (int d = 0; d < c->D; d++)
         l.peak[d] = search_eval_peak(c, &l.cur, d, &l.ev);
     while (l.evals < l.budget) {
         if (ls_path_moves(&l) || ls_drop_checkpoints(&l) || ls_suffix_moves(&l)) {
-            if (ls_better(l.cur_ms, l.cur_sf, l.best_ms, l.best_sf)) {
+            if (ls_better(l.cur_o, l.best_o)) {
                 search_sched_copy(c, &l.best, &l.cur);
-                l.best_ms = l.cur_ms;
-                l.best_sf = l.cur_sf;
+                l.best_o = l.cur_o;
             }
             continue;
         }
         /* a local optimum: kick from the best so far */
         search_sched_copy(c, &l.cur, &l.best);
-        l.cur_ms = l.best_ms;
-        l.cur_sf = l.best_sf;
+        l.cur_o = l.best_o;
         for (int d = 0; d < c->D; d++)
             l.peak[d] = search_eval_peak(c, &l.cur, d, &l.ev);
         search_sched_copy(c, &l.cand, &l.cur);
@@ -496,7 +561,7 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
         st->evals += l.evals;
         st->improvements += l.improvements;
     }
-    double ms = l.best_ms;
+    double ms = l.best_o.ms;
     free(l.peak);
     free(l.path);
     search_sched_fini(&l.cur);
