@@ -23,20 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/search.h"
 #include "util/xalloc.h"
-
-/* What a schedule is judged by: its step, then the sum of the devices' finishes (which moves an
- * unfinished device towards a shorter step), then its recompute time (a recompute dropped at no
- * cost to either leaves a bubble that a later move may use). */
-struct ls_obj {
-    double ms, sf, rc;
-};
 
 struct ls {
     const struct search_ctx *c;
     struct search_eval ev;
     struct search_sched cur, cand, best;
-    struct ls_obj cur_o, best_o;
+    struct search_score cur_o, best_o;
     double *peak;      /* [D] of cur */
     int *path, n_path; /* cur's critical path, last op first */
     long evals, budget;
@@ -52,22 +46,6 @@ static uint64_t ls_rand(struct ls *l)
     x ^= x >> 27;
     l->rng = x;
     return x * 2685821657736338717ull;
-}
-
-static struct ls_obj ls_obj_of(const struct search_eval *ev)
-{
-    return (struct ls_obj){ev->makespan, ev->sum_finish, ev->rc_time};
-}
-
-/* a better than b, lexicographically */
-static bool ls_better(struct ls_obj a, struct ls_obj b)
-{
-    double eps = 1e-9 * (b.ms > 1 ? b.ms : 1);
-    if (a.ms < b.ms - eps || a.ms > b.ms + eps)
-        return a.ms < b.ms;
-    if (a.sf < b.sf - eps * 4 || a.sf > b.sf + eps * 4)
-        return a.sf < b.sf;
-    return a.rc < b.rc - eps;
 }
 
 static int *ls_ord(const struct search_ctx *c, struct search_sched *s, int d)
@@ -240,12 +218,12 @@ static bool ls_try(struct ls *l, int d, int key)
     const struct search_ctx *c = l->c;
     l->evals++;
     bool ok = search_eval_time(c, &l->cand, &l->ev) &&
-              ls_better(ls_obj_of(&l->ev), l->cur_o);
+              search_better(search_score_of(&l->ev), l->cur_o);
     if (!ok) {
         ls_restore(l, d, key);
         return false;
     }
-    struct ls_obj o = ls_obj_of(&l->ev);
+    struct search_score o = search_score_of(&l->ev);
     double pk = search_eval_peak(c, &l->cand, d, &l->ev);
     int extra = -1;
     if (!search_fits(c, pk)) {
@@ -254,9 +232,9 @@ static bool ls_try(struct ls *l, int d, int key)
         if (ok) {
             l->evals++;
             ok = search_eval_time(c, &l->cand, &l->ev) &&
-                 ls_better(ls_obj_of(&l->ev), l->cur_o) &&
+                 search_better(search_score_of(&l->ev), l->cur_o) &&
                  search_fits(c, pk = search_eval_peak(c, &l->cand, d, &l->ev));
-            o = ls_obj_of(&l->ev);
+            o = search_score_of(&l->ev);
         }
         if (!ok) {
             ls_restore(l, d, key);
@@ -513,7 +491,7 @@ static bool ls_kick(struct ls *l)
         if (!fits)
             continue;
         search_sched_copy(c, &l->cur, &l->cand);
-        l->cur_o = ls_obj_of(&l->ev);
+        l->cur_o = search_score_of(&l->ev);
         return true;
     }
     search_sched_copy(c, &l->cand, &l->cur);
@@ -536,12 +514,12 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     l.peak = xcalloc((size_t)c->D, sizeof(double));
     l.path = xmalloc(((size_t)c->n_ops + 1) * sizeof(int));
     search_eval_time(c, &l.cur, &l.ev);
-    l.cur_o = l.best_o = ls_obj_of(&l.ev);
+    l.cur_o = l.best_o = search_score_of(&l.ev);
     for (int d = 0; d < c->D; d++)
         l.peak[d] = search_eval_peak(c, &l.cur, d, &l.ev);
     while (l.evals < l.budget) {
         if (ls_path_moves(&l) || ls_drop_checkpoints(&l) || ls_suffix_moves(&l)) {
-            if (ls_better(l.cur_o, l.best_o)) {
+            if (search_better(l.cur_o, l.best_o)) {
                 search_sched_copy(c, &l.best, &l.cur);
                 l.best_o = l.cur_o;
             }
@@ -571,3 +549,82 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     return ms;
 }
 
+/* ---- large-neighbourhood moves: the schedule's ops in order of start are kept up to a point,
+ * and the branch and bound of search_exact re-optimises everything after it, bounded in nodes.
+ *
+ * Why: the moves above change one device's order at a time, and a better schedule often
+ * differs on several devices at once (a forward later on one device pays off only once the
+ * devices after it run their forwards in a burst too: ZB-V, DualPipeV and W on 2-3 devices,
+ * GPipe 4 x 8). Each such move alone is a step uphill that first improvement never takes. The
+ * branch and bound re-times every device together, and its lower bound cuts at once a kept
+ * part that already fixes the step, so a suffix that cannot improve costs a few nodes; the
+ * suffixes grow from the last tenth of the ops to the whole schedule while nodes are left. */
+
+struct lns_ent {
+    double start;
+    int dev, op;
+};
+
+static int lns_cmp(const void *a, const void *b)
+{
+    const struct lns_ent *p = a, *q = b;
+    if (p->start != q->start)
+        return p->start < q->start ? -1 : 1;
+    return p->dev - q->dev;
+}
+
+/* s's ops in order of start, ties by device: the order the branch and bound places them in. */
+static int lns_order(const struct search_ctx *c, const struct search_sched *s,
+                     struct search_eval *ev, struct lns_ent *e, int *seq)
+{
+    search_eval_time(c, s, ev);
+    int n = 0;
+    for (int d = 0; d < c->D; d++)
+        for (int i = 0; i < s->len[d]; i++) {
+            int op = s->ord[(size_t)d * c->stride + i];
+            e[n++] = (struct lns_ent){ev->start[op], d, op};
+        }
+    qsort(e, (size_t)n, sizeof *e, lns_cmp);
+    for (int i = 0; i < n; i++)
+        seq[i] = e[i].op;
+    return n;
+}
+
+double search_lns(const struct search_ctx *c, struct search_sched *s, long budget,
+                  struct search_ls_stats *st)
+{
+    enum { STEPS = 10 };
+    struct search_eval ev;
+    search_eval_init(c, &ev);
+    struct search_sched out;
+    search_sched_init(c, &out);
+    size_t cap = (size_t)c->D * c->stride + 1;
+    struct lns_ent *e = xmalloc(cap * sizeof *e);
+    int *seq = xmalloc(cap * sizeof *seq);
+    search_eval_time(c, s, &ev);
+    double ms = ev.makespan;
+    long spent = 0;
+    for (int f = 0; f < STEPS && spent < budget; f++) {
+        int n = lns_order(c, s, &ev, e, seq);
+        int keep = n * (STEPS - 1 - f) / STEPS; /* 90 % of the ops kept, then 80 %, ... 0 */
+        long nodes = (budget - spent) / (STEPS - f) / SEARCH_NODE_COST;
+        struct search_exact_result xr;
+        bool got = search_exact_ctx(c, nodes < 100 ? 100 : nodes, ms, seq, s->ck, keep, &out,
+                                    &xr);
+        spent += xr.nodes * SEARCH_NODE_COST;
+        if (got) { /* again from the same point: the new schedule's suffix */
+            search_sched_copy(c, s, &out);
+            ms = xr.best;
+            if (st)
+                st->improvements++;
+            f--;
+        }
+    }
+    if (st)
+        st->evals += spent;
+    free(e);
+    free(seq);
+    search_sched_fini(&out);
+    search_eval_fini(&ev);
+    return ms;
+}
