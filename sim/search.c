@@ -4,7 +4,9 @@
  * recompute first); those that run and fit are ranked by step. The local search
  * (sim/search_local.c) gets an eighth of the budget on each of the two best, half on a
  * multi-start of randomised list schedules with short descents, and the rest on the best so
- * far. The winner is made a plan, validated and simulated (sim_run), and kept only if the
+ * far and on the best randomised list schedule (half each when they differ), each its local
+ * search then 30 % on its suffixes re-optimised by the branch and bound (search_lns). The
+ * winner is made a plan, validated and simulated (sim_run), and kept only if the
  * simulator agrees that it fits and beats every starting plan; else the best starting plan
  * under the cap is returned (or, when none fits, the one of lowest peak). */
 #include <config.h>
@@ -154,7 +156,7 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
     search_sched_init(&c, &s_r);
     /* an eighth of the budget each on the two best starts, half on randomised list schedules
      * with a short descent each (a multi-start: list schedules are varied, the descent repairs
-     * them locally), then the rest on the best so far */
+     * them locally), then the rest on the best so far (below) */
     int runs = kept < N_RUNS ? kept : N_RUNS;
     for (int i = 0; i < runs; i++) {
         search_local(&c, &cand[i], budget / 8, o->seed + (unsigned)i, &ls);
