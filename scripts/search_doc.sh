@@ -119,11 +119,24 @@ evaluations where a plan-level rewrite and a full simulation would afford hundre
   recompute still to come, else checkpointed.
 - **Local search** from the best two starts, then a multi-start of randomised list schedules
   (each lane's warm-up varied, sometimes in two waves) each with a short descent, then the rest
-  of the budget on the best: first-improvement moves read off the critical path (an op that
-  waited for its device runs earlier, its predecessor or a block later; a bubble before an op
-  that waited for data is filled with later ops; a recompute in the way is dropped when memory
-  allows; a move that would fit but for memory gets one more checkpoint), suffix moves (a lane's
-  forwards from a micro-batch on, one backward later or earlier) and random kicks.
+  of the budget on the best and on the best randomised list schedule (two shapes: the passes'
+  template and a list schedule's burst of forwards end in different places): first-improvement
+  moves read off the critical path (an op that waited for its device runs earlier, its
+  predecessor or a block later; a bubble before an op that waited for data is filled with later
+  ops; a recompute in the way is dropped when memory allows; a move that would fit but for
+  memory gets one more checkpoint), **keep moves** (a checkpointed forward kept instead, moved
+  after the device's last recompute or backward before its own backward, so that only
+  checkpoints lie between: at a cap of one activation that is the only way to save a
+  recompute), suffix moves (a lane's forwards from a micro-batch on, one backward later or
+  earlier) and random kicks. Schedules are compared by step, then the sum of the devices'
+  finishes, then recompute time.
+- **Large-neighbourhood moves** (the last 30 % of each final budget): the schedule's ops in
+  order of start are kept up to 90 %, 80 %, ... 0 % of them and the branch and bound below
+  re-optimises the rest in a bounded number of nodes (each charged as two evaluations). The
+  local moves change one device at a time; a better schedule often differs on several devices
+  at once (a forward later on one device pays only when the next devices run their forwards in
+  a burst too), and the branch and bound re-times them together. A kept part that already fixes
+  the step is cut by its bound in a few nodes.
 - Every move keeps the order of each channel's messages (NCCL matches them in order), and each
   stage's backwards in micro-batch order, so the gradients add up as in the sequential run: the
   executor runs searched plans and trains bit for bit like it (\`tests/mpi\`, every scheme).
@@ -142,7 +155,7 @@ bound over the same schedules, built in order of start time (each schedule once)
 micro-batches in order, cut by the memory walk and by a lower bound on what is left (dynamic
 heads and tails, each device's remaining work, the memory-time bound) and a transposition
 table. It is the test oracle: \`tests/unit/test_search.c\` asserts the search within 2 % of it
-on 20 cases where it finishes.
+on 36 cases where it finishes.
 
 ## Unit costs: base, the passes, the search, the bound
 
@@ -172,11 +185,47 @@ EOF
 for c in "V 2 4 1.05" "V 2 8 1.05" "V 2 8 2.05" "V 3 6 1.05" "V 3 6 2.05" "V 3 8 1.05" \
     "V 4 4 1.05" "V 4 4 2.05" "V 4 6 1.05" "V 4 6 2.05" "V 4 8 1.05" "V 4 8 2.05" \
     "GPipe 4 4 1.05" "GPipe 4 8 1.05" "X 2 4 2.05" "X 4 4 1.05" "W 2 4 1.05" "W 2 4 2.05" \
-    "ZB-H1 2 4 2.05" "ZB-H1 3 3 2.05" "ZB-V 2 4 2.05" "ZB-W 2 4 2.05" "DualPipeV 2 4 2.05"; do
+    "ZB-H1 2 4 2.05" "ZB-H1 3 3 2.05" "ZB-V 2 4 2.05" "ZB-W 2 4 2.05" "DualPipeV 2 4 2.05" \
+    "V 4 9 2.05" "W 2 4 1.55" "W 3 6 2.05" "ZB-W 2 4 1.55" "ZB-V 2 3 1.05" "ZB-V 2 4 1.55" \
+    "ZB-V 2 6 2.05" "DualPipeV 2 4 1.05" "DualPipeV 2 5 2.05"; do
     set -- $c
     oracle_row "$1" "$2" "$3" "$4"
 done
 cat <<EOF
+
+Why the search missed here before (37t, 37t, 15t, 13.5t, 13t on V and GPipe 4 × 8 at 1.05 M_θ, W
+2 × 4 at 1.05, ZB-W and DualPipeV 2 × 4 at 2.05, against 36t, 36t, 14.5t, 13t, 12.5t): at a cap of
+one activation per device the optimum of V 4 × 8 keeps F4 on device 2 with no recompute,
+running the three forwards after it as checkpoints before B4 (device 2 is the bottleneck: each
+recompute it saves is a step saved), which no move could make: dropping a recompute was only
+tried in place, where memory forbids it. The keep move makes it in one step. The other four
+differ from the search's local optimum on both devices at once; each single-device change is
+uphill, the branch and bound on a suffix re-times them together.
+
+Over a wider sweep of small cases (V and GPipe on 2-4 devices, N = 2-8, caps 1.05, 1.55, 2.05,
+3.05; X, W, ZB-W, ZB-H1, ZB-H2, ZB-V, DualPipeV on 2-3 devices; 309 cases, the branch and bound
+with 3,000,000 nodes as the reference) the search is within 2 % on all but seven: W 3 × 6 at the
+three caps (a half step over 21-23.5t), ZB-V 2 × 4 at 1.55 and 2 × 6 at 2.05, DualPipeV 2 × 4
+and 2 × 5 at 1.05 (a half step each); four of them are in the table above.
+
+## At 2 M_θ per device: the no-checkpoint step, where a schedule reaches it
+
+At 2.05 M_θ a device holds two stages' activations of 1F1B (V) and its checkpoints. The search
+reaches the no-checkpoint step (N + D − 1)(F + B) for V 4 × 4, 4 × 8, 4 × 9 and 8 × 8, and
+not for 4 × 16 (62t against 57t) or 8 × 16 (74t against 69t); **no schedule reaches it there**,
+for any D ≥ 3 and N ≥ 13. The argument, with unit costs and T = 3(N + D − 1): the last device
+must be busy from D − 1 to T − 2(D − 1) with no recompute, so it starts F_k by 3k + D − 1 and
+ends B_k no earlier than 3k + D + 2; device j = D − 3 then starts F_k by 3k + j and ends B_k no
+earlier than 3k + j + 9, so a forward it keeps holds its activations over [3k + j, 3k + j + 9)
+at least, and of any three consecutive micro-batches at most two are kept (all three would be
+held just before 3k + j + 9): at least one in three is checkpointed. Its slack is 6 (window
+3N + 6, work 3N + its recomputes). Before its first backward (at j + 7) it has 7 units; each
+holds a forward, a recompute or nothing, and at most two of what it holds then are kept or
+recomputed activations, so those 7 units cost at least 5 of the slack (a recompute for each
+forward beyond two kept, or an idle unit). The micro-batches it forwards after them (at least
+N − 7) may then hold one checkpoint at most; with N − 7 ≥ 6 they contain two disjoint triples,
+each with one. So N ≤ 12. Between 10 and 12 the question is open (the
+branch and bound does not finish on 4 × 10; the search gives 40t against 39t).
 
 ## The paper's Table 5 configurations
 

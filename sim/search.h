@@ -6,7 +6,9 @@
  * given plans (the base and each step of Mario's passes), a repair of the base (the fewest
  * checkpoints that bring each device under the cap) and list schedules; moves read off the
  * critical path (run an op earlier, fill a bubble with later ops, drop or add a checkpoint),
- * suffix moves and random kicks; a multi-start of randomised list schedules. Every schedule is
+ * keep moves (a checkpointed forward kept, moved after the device's last other activation),
+ * suffix moves and random kicks; a multi-start of randomised list schedules; suffixes of the
+ * best re-optimised by search_exact's branch and bound in bounded nodes. Every schedule is
  * evaluated by a compact timeline that gives the simulator's figures, and what is kept is
  * checked with sim_run, so the result is never worse than the best starting plan under the
  * cap. docs/search.md says why this method.

@@ -43,7 +43,6 @@ struct xdev {
 
 struct exact {
     const struct search_ctx *c;
-    const struct search_opts *o;
     int n_lanes;
     struct lane *lane;
     int *lane_of;      /* [keys] */
@@ -60,6 +59,9 @@ struct exact {
     int *seq;          /* [n_ops] the ops placed, in order */
     unsigned char *seq_ck;
     int n_seq, remaining; /* ops placed; ops left (recomputes of checkpoints made included) */
+    const int *forced;    /* the first n_forced ops placed are these (a prefix kept), with */
+    const unsigned char *forced_ck; /* these checkpoint flags (forwards) */
+    int n_forced;
     double best;
     int *best_seq, n_best;
     unsigned char *best_ck;
@@ -443,13 +445,18 @@ static void exact_dfs(struct exact *x, double last_est, int last_dev, double cha
         }
     }
     qsort(cd, (size_t)nc, sizeof *cd, exact_cand_cmp);
+    bool forced = x->n_seq < x->n_forced;
     for (int i = 0; i < nc && !x->stopped; i++) {
         int op = cd[i].op, kind = SEARCH_KIND(op), key = SEARCH_KEY(op);
         const struct search_op *o = &c->op[op];
         struct lane *ln = &x->lane[x->lane_of[key]];
+        if (forced && op != x->forced[x->n_seq])
+            continue;
         int branches = kind == SK_F && x->ckpt_useful[o->dev] ? 2 : 1;
         for (int br = 0; br < branches && !x->stopped; br++) {
             bool ck = kind == SK_F && br == 1;
+            if (forced && kind == SK_F && ck != (x->forced_ck[key] != 0))
+                continue;
             struct xdev saved = x->dev[o->dev];
             struct lane saved_ln = *ln;
             if (!exact_mem(x, op, ck)) {
@@ -487,26 +494,24 @@ static void exact_dfs(struct exact *x, double last_est, int last_dev, double cha
     }
 }
 
-int search_exact(const struct plan *base, const struct search_opts *o, double ub,
-                 struct plan **out, struct search_exact_result *res, struct mt_err *e)
+bool search_exact_ctx(const struct search_ctx *c, long limit, double ub, const int *prefix,
+                     const unsigned char *prefix_ck, int n_prefix, struct search_sched *out,
+                      struct search_exact_result *res)
 {
     memset(res, 0, sizeof *res);
-    if (out)
-        *out = NULL;
-    struct search_ctx c;
-    TRY(search_ctx_init(&c, base, o->cap, e));
-    struct exact x = {.c = &c, .o = o, .limit = o->budget > 0 ? o->budget : 2000000};
-    const struct plan_geom *g = &c.geom;
+    struct exact x = {.c = c, .limit = limit > 0 ? limit : 2000000, .forced = prefix,
+                      .forced_ck = prefix_ck, .n_forced = prefix ? n_prefix : 0};
+    const struct plan_geom *g = &c->geom;
     /* lanes: (stage, device), micro-batches in order */
-    int lanes_max = g->stages * c.D;
+    int lanes_max = g->stages * c->D;
     int *lane_id = xmalloc((size_t)lanes_max * sizeof(int));
     for (int i = 0; i < lanes_max; i++)
         lane_id[i] = -1;
     x.lane = xcalloc((size_t)lanes_max, sizeof *x.lane);
-    x.lane_of = xcalloc((size_t)c.keys + 1, sizeof(int));
-    for (int key = 0; key < c.keys; key++) {
-        const struct search_op *f = &c.op[SEARCH_OP(key, SK_F)];
-        int id = f->stage * c.D + f->dev;
+    x.lane_of = xcalloc((size_t)c->keys + 1, sizeof(int));
+    for (int key = 0; key < c->keys; key++) {
+        const struct search_op *f = &c->op[SEARCH_OP(key, SK_F)];
+        int id = f->stage * c->D + f->dev;
         if (lane_id[id] < 0) {
             lane_id[id] = x.n_lanes++;
             x.lane[lane_id[id]].dev = f->dev;
@@ -515,57 +520,57 @@ int search_exact(const struct plan *base, const struct search_opts *o, double ub
         struct lane *ln = &x.lane[lane_id[id]];
         x.lane_of[key] = lane_id[id];
         ln->keys[ln->n++] = key; /* keys ascend with mb for a fixed stage */
-        ln->n_split += c.split[key];
+        ln->n_split += c->split[key];
     }
     free(lane_id);
-    x.lane_prev = xmalloc((size_t)c.keys * sizeof(int));
+    x.lane_prev = xmalloc((size_t)c->keys * sizeof(int));
     for (int l = 0; l < x.n_lanes; l++)
         for (int i = 0; i < x.lane[l].n; i++)
             x.lane_prev[x.lane[l].keys[i]] = i > 0 ? x.lane[l].keys[i - 1] : -1;
-    x.eF = xmalloc((size_t)c.keys * sizeof(double));
-    x.eB = xmalloc((size_t)c.keys * sizeof(double));
-    x.head = xmalloc((size_t)c.D * sizeof(double));
-    x.dev = xcalloc((size_t)c.D, sizeof *x.dev);
-    x.end = xcalloc((size_t)c.n_ops + 1, sizeof(double));
-    x.done = xcalloc((size_t)c.n_ops + 1, 1);
-    x.ck = xcalloc((size_t)c.keys + 1, 1);
-    x.q = xcalloc((size_t)c.n_ops + 1, sizeof(double));
-    x.seq = xmalloc((size_t)c.n_ops * sizeof(int));
-    x.best_seq = xmalloc((size_t)c.n_ops * sizeof(int));
-    x.best_ck = xcalloc((size_t)c.keys + 1, 1);
+    x.eF = xmalloc((size_t)c->keys * sizeof(double));
+    x.eB = xmalloc((size_t)c->keys * sizeof(double));
+    x.head = xmalloc((size_t)c->D * sizeof(double));
+    x.dev = xcalloc((size_t)c->D, sizeof *x.dev);
+    x.end = xcalloc((size_t)c->n_ops + 1, sizeof(double));
+    x.done = xcalloc((size_t)c->n_ops + 1, 1);
+    x.ck = xcalloc((size_t)c->keys + 1, 1);
+    x.q = xcalloc((size_t)c->n_ops + 1, sizeof(double));
+    x.seq = xmalloc((size_t)c->n_ops * sizeof(int));
+    x.best_seq = xmalloc((size_t)c->n_ops * sizeof(int));
+    x.best_ck = xcalloc((size_t)c->keys + 1, 1);
     x.best = ub > 0 ? ub : INFINITY; /* only a strictly faster schedule is worth finding */
     exact_tails(&x);
-    x.ckpt_useful = xcalloc((size_t)c.D, 1);
-    double *acts = xcalloc((size_t)c.D, sizeof(double));
-    for (int key = 0; key < c.keys; key++) {
-        const struct search_op *f = &c.op[SEARCH_OP(key, SK_F)];
-        acts[f->dev] += c.cost.stage[f->stage].act;
+    x.ckpt_useful = xcalloc((size_t)c->D, 1);
+    double *acts = xcalloc((size_t)c->D, sizeof(double));
+    for (int key = 0; key < c->keys; key++) {
+        const struct search_op *f = &c->op[SEARCH_OP(key, SK_F)];
+        acts[f->dev] += c->cost.stage[f->stage].act;
         for (int k = 0; k < SK__COUNT; k++) {
-            const struct search_op *op = &c.op[SEARCH_OP(key, k)];
+            const struct search_op *op = &c->op[SEARCH_OP(key, k)];
             if (op->dev < 0 || k == SK_RC)
                 continue;
             x.remaining++;
             x.dev[op->dev].work_left += op->dur;
         }
     }
-    for (int d = 0; d < c.D; d++)
-        x.ckpt_useful[d] = c.cap > 0 && c.stat[d] + acts[d] > c.cap;
+    for (int d = 0; d < c->D; d++)
+        x.ckpt_useful[d] = c->cap > 0 && c->stat[d] + acts[d] > c->cap;
     free(acts);
-    x.act = xmalloc((size_t)c.keys * sizeof(double));
-    x.hold = xmalloc((size_t)c.keys * sizeof(double));
-    x.save = xmalloc((size_t)c.keys * sizeof(double));
-    for (int key = 0; key < c.keys; key++) {
+    x.act = xmalloc((size_t)c->keys * sizeof(double));
+    x.hold = xmalloc((size_t)c->keys * sizeof(double));
+    x.save = xmalloc((size_t)c->keys * sizeof(double));
+    for (int key = 0; key < c->keys; key++) {
         int f = SEARCH_OP(key, SK_F), b = SEARCH_OP(key, SK_B);
-        const struct stage_cost *sc = &c.cost.stage[c.op[f].stage];
+        const struct stage_cost *sc = &c->cost.stage[c->op[f].stage];
         x.act[key] = sc->act;
         /* F's start to B's end: F, then its tail less what follows B */
-        x.hold[key] = c.op[f].dur + x.q[f] - x.q[b];
+        x.hold[key] = c->op[f].dur + x.q[f] - x.q[b];
         /* whole-stage checkpoints only here: the recompute holds the activations too */
         x.save[key] = (sc->act - sc->ckpt) *
-                      fmax(x.hold[key] - c.op[b].dur - c.op[SEARCH_OP(key, SK_RC)].dur, 0);
+                      fmax(x.hold[key] - c->op[b].dur - c->op[SEARCH_OP(key, SK_RC)].dur, 0);
     }
-    search_sched_init(&c, &x.sched);
-    search_eval_init(&c, &x.ev);
+    search_sched_init(c, &x.sched);
+    search_eval_init(c, &x.ev);
     size_t tt_size = 1024;
     while (tt_size < (size_t)x.limit && tt_size < ((size_t)1 << 20))
         tt_size *= 2;
@@ -577,14 +582,13 @@ int search_exact(const struct plan *base, const struct search_opts *o, double ub
     res->found = x.n_best > 0;
     res->best = x.n_best > 0 ? x.best : 0;
     if (x.n_best > 0 && out) {
-        for (int d = 0; d < c.D; d++)
-            x.sched.len[d] = 0;
+        for (int d = 0; d < c->D; d++)
+            out->len[d] = 0;
         for (int i = 0; i < x.n_best; i++) {
-            int op = x.best_seq[i], d = c.op[op].dev;
-            x.sched.ord[(size_t)d * c.stride + x.sched.len[d]++] = op;
+            int op = x.best_seq[i], d = c->op[op].dev;
+            out->ord[(size_t)d * c->stride + out->len[d]++] = op;
         }
-        memcpy(x.sched.ck, x.best_ck, (size_t)c.keys);
-        *out = search_sched_plan(&c, &x.sched);
+        memcpy(out->ck, x.best_ck, (size_t)c->keys);
     }
     for (int l = 0; l < x.n_lanes; l++)
         free(x.lane[l].keys);
@@ -609,6 +613,23 @@ int search_exact(const struct plan *base, const struct search_opts *o, double ub
     free(x.best_ck);
     search_sched_fini(&x.sched);
     search_eval_fini(&x.ev);
+    return res->found;
+}
+
+int search_exact(const struct plan *base, const struct search_opts *o, double ub,
+                 struct plan **out, struct search_exact_result *res, struct mt_err *e)
+{
+    memset(res, 0, sizeof *res);
+    if (out)
+        *out = NULL;
+    struct search_ctx c;
+    TRY(search_ctx_init(&c, base, o->cap, e));
+    struct search_sched best;
+    search_sched_init(&c, &best);
+    search_exact_ctx(&c, o->budget, ub, NULL, NULL, 0, &best, res);
+    if (res->found && out)
+        *out = search_sched_plan(&c, &best);
+    search_sched_fini(&best);
     search_ctx_fini(&c);
     return MT_OK;
 }

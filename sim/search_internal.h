@@ -17,6 +17,7 @@
 #include "sim/plan.h"
 
 struct mt_err;
+struct search_exact_result;
 
 enum { SK_F, SK_RC, SK_B, SK_W, SK__COUNT };
 
@@ -62,6 +63,8 @@ struct search_eval {
     double makespan;   /* the step (tail included) */
     double sum_finish; /* the sum over devices of when each finishes: a tie-breaker */
     int n_rc;          /* recomputes */
+    double rc_time;    /* their time: the second tie-breaker (a recompute dropped at no cost to
+                        * the step leaves a bubble that a later move may use) */
     double *start, *end;
     unsigned char *done, *why; /* why: 0 started at 0, 1 when its device was free, 2 data */
     int *pos;                  /* [n_ops] position in its device's order */
@@ -72,6 +75,29 @@ struct search_eval {
     double *free_at, *fin;
     struct instr *buf; /* room for one device's expanded list */
 };
+
+/* What a schedule is judged by: its step, then the sum of the devices' finishes (which moves an
+ * unfinished device towards a shorter step), then its recompute time (a recompute dropped at no
+ * cost to either leaves a bubble that a later move may use). */
+struct search_score {
+    double ms, sf, rc;
+};
+
+static inline struct search_score search_score_of(const struct search_eval *ev)
+{
+    return (struct search_score){ev->makespan, ev->sum_finish, ev->rc_time};
+}
+
+/* a better than b, lexicographically (with room for rounding) */
+static inline bool search_better(struct search_score a, struct search_score b)
+{
+    double eps = 1e-9 * (b.ms > 1 && b.ms < 1e300 ? b.ms : 1);
+    if (a.ms < b.ms - eps || a.ms > b.ms + eps)
+        return a.ms < b.ms;
+    if (a.sf < b.sf - eps * 4 || a.sf > b.sf + eps * 4)
+        return a.sf < b.sf;
+    return a.rc < b.rc - eps;
+}
 
 /* Builds the context from a plan (its work, placement, costs) and a cap. MT_EUNSUPPORTED for
  * asynchronous schemes. */
@@ -132,5 +158,28 @@ bool search_repair(const struct search_ctx *c, struct search_sched *s, struct se
  * budget: schedules to evaluate. Deterministic for a seed. Returns its makespan. */
 double search_local(const struct search_ctx *c, struct search_sched *s, long budget,
                     unsigned seed, struct search_ls_stats *st);
+
+/* ---- sim/search_local.c: large-neighbourhood moves ---- */
+
+/* What a node of the branch and bound costs, in evaluations of a schedule (measured: 2-3 on
+ * 8 x 16, about 1 on 32 x 64), so that budgets mix them. */
+#define SEARCH_NODE_COST 2
+
+/* Re-optimises the suffixes of s (its ops in order of start) with the branch and bound, the
+ * last tenth first, longer ones while the budget (in evaluations) lasts; s becomes the best
+ * found (it must run and fit). Returns its step; st (may be NULL) counts what was spent. */
+double search_lns(const struct search_ctx *c, struct search_sched *s, long budget,
+                  struct search_ls_stats *st);
+
+/* ---- sim/search_exact.c ---- */
+
+/* The branch and bound of search_exact on a context: only a schedule strictly faster than ub
+ * (0 = none) is looked for, in at most limit nodes (0 = 2,000,000). prefix (may be NULL): the
+ * first n_prefix ops placed are these, in order of start (ties by device), the forwards among
+ * them checkpointed as prefix_ck says: the search then re-optimises what follows them. Returns
+ * whether one was found, into out (may be NULL). */
+bool search_exact_ctx(const struct search_ctx *c, long limit, double ub, const int *prefix,
+                      const unsigned char *prefix_ck, int n_prefix, struct search_sched *out,
+                      struct search_exact_result *res);
 
 #endif

@@ -23,13 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/search.h"
 #include "util/xalloc.h"
 
 struct ls {
     const struct search_ctx *c;
     struct search_eval ev;
     struct search_sched cur, cand, best;
-    double cur_ms, cur_sf, best_ms, best_sf;
+    struct search_score cur_o, best_o;
     double *peak;      /* [D] of cur */
     int *path, n_path; /* cur's critical path, last op first */
     long evals, budget;
@@ -45,12 +46,6 @@ static uint64_t ls_rand(struct ls *l)
     x ^= x >> 27;
     l->rng = x;
     return x * 2685821657736338717ull;
-}
-
-static bool ls_better(double ms, double sf, double ms0, double sf0)
-{
-    double eps = 1e-9 * (ms0 > 1 ? ms0 : 1);
-    return ms < ms0 - eps || (ms <= ms0 + eps && sf < sf0 - eps * 4);
 }
 
 static int *ls_ord(const struct search_ctx *c, struct search_sched *s, int d)
@@ -223,12 +218,13 @@ static bool ls_try(struct ls *l, int d, int key)
     const struct search_ctx *c = l->c;
     l->evals++;
     bool ok = search_eval_time(c, &l->cand, &l->ev) &&
-              ls_better(l->ev.makespan, l->ev.sum_finish, l->cur_ms, l->cur_sf);
+              search_better(search_score_of(&l->ev), l->cur_o);
     if (!ok) {
         ls_restore(l, d, key);
         return false;
     }
-    double ms = l->ev.makespan, sf = l->ev.sum_finish, pk = search_eval_peak(c, &l->cand, d, &l->ev);
+    struct search_score o = search_score_of(&l->ev);
+    double pk = search_eval_peak(c, &l->cand, d, &l->ev);
     int extra = -1;
     if (!search_fits(c, pk)) {
         extra = ls_longest_kept(c, &l->cand, d, key);
@@ -236,10 +232,9 @@ static bool ls_try(struct ls *l, int d, int key)
         if (ok) {
             l->evals++;
             ok = search_eval_time(c, &l->cand, &l->ev) &&
-                 ls_better(l->ev.makespan, l->ev.sum_finish, l->cur_ms, l->cur_sf) &&
+                 search_better(search_score_of(&l->ev), l->cur_o) &&
                  search_fits(c, pk = search_eval_peak(c, &l->cand, d, &l->ev));
-            ms = l->ev.makespan;
-            sf = l->ev.sum_finish;
+            o = search_score_of(&l->ev);
         }
         if (!ok) {
             ls_restore(l, d, key);
@@ -251,8 +246,7 @@ static bool ls_try(struct ls *l, int d, int key)
     ls_commit(l, d, key);
     if (extra >= 0)
         l->cur.ck[extra] = l->cand.ck[extra];
-    l->cur_ms = ms;
-    l->cur_sf = sf;
+    l->cur_o = o;
     l->peak[d] = pk;
     l->improvements++;
     return true;
@@ -399,16 +393,69 @@ static bool ls_suffix_moves(struct ls *l)
     return false;
 }
 
-/* Every checkpoint tried without its recompute; true when one was kept. */
+/* Forward key (kept) moved after position j of device d, with the forwards of its lane that lay
+ * between it and j (they stay after it, in order); the other ops it passed run before it. The
+ * window is short (KEEP_SPAN): false when it is longer, or when two ops that change order may
+ * not trade places. */
+enum { KEEP_SPAN = 24 };
+
+static bool ls_keep_at(const struct search_ctx *c, struct search_sched *s, int d, int key, int j)
+{
+    int *a = ls_ord(c, s, d), f = SEARCH_OP(key, SK_F), i = ls_find(c, s, d, f);
+    if (i < 0 || j <= i || j - i >= KEEP_SPAN || j >= s->len[d])
+        return false;
+    int stage = c->op[f].stage, old[KEEP_SPAN + 1], n = j - i + 1, k = 0;
+    memcpy(old, a + i, (size_t)n * sizeof(int));
+    /* the others first, then the lane's forwards (F_key first) */
+    for (int t = 1; t < n; t++)
+        if (!(SEARCH_KIND(old[t]) == SK_F && c->op[old[t]].stage == stage))
+            a[i + k++] = old[t];
+    for (int t = 0; t < n; t++)
+        if (t == 0 || (SEARCH_KIND(old[t]) == SK_F && c->op[old[t]].stage == stage))
+            a[i + k++] = old[t];
+    /* every pair whose order flipped: a lane forward (old[u]) now after another op (old[v]) */
+    for (int u = 0; u < n; u++) {
+        if (!(u == 0 || (SEARCH_KIND(old[u]) == SK_F && c->op[old[u]].stage == stage)))
+            continue;
+        for (int v = u + 1; v < n; v++)
+            if (!(SEARCH_KIND(old[v]) == SK_F && c->op[old[v]].stage == stage) &&
+                !search_may_swap(c, old[u], old[v])) {
+                memcpy(a + i, old, (size_t)n * sizeof(int));
+                return false;
+            }
+    }
+    return true;
+}
+
+/* Every checkpoint tried without its recompute: where it is (memory may allow it, or allow it
+ * with another forward checkpointed instead), then with its forward moved later, after each
+ * recompute or backward before its own backward, latest first: a forward kept from just after
+ * the device's last other activation was freed, with only checkpoints between, needs no
+ * recompute at a cap of one activation (V 4 x 8 at 1.05 M_θ: the optimum keeps F4 on device 2
+ * that way). True when one was kept. */
 static bool ls_drop_checkpoints(struct ls *l)
 {
     const struct search_ctx *c = l->c;
-    for (int key = 0; key < c->keys && l->evals < l->budget; key++)
-        if (l->cur.ck[key]) {
-            int d = c->op[SEARCH_OP(key, SK_RC)].dev;
-            if (ls_unckpt(c, &l->cand, key) && ls_try(l, d, key))
+    for (int key = 0; key < c->keys && l->evals < l->budget; key++) {
+        if (!l->cur.ck[key])
+            continue;
+        int d = c->op[SEARCH_OP(key, SK_RC)].dev;
+        if (ls_unckpt(c, &l->cand, key) && ls_try(l, d, key))
+            return true;
+        const int *a = ls_ord(c, &l->cur, d);
+        int i = ls_find(c, &l->cur, d, SEARCH_OP(key, SK_F));
+        int b = ls_find(c, &l->cur, d, SEARCH_OP(key, SK_RC));
+        for (int j = b - 1; j > i && j - i < KEEP_SPAN && l->evals < l->budget; j--) {
+            int kind = SEARCH_KIND(a[j]);
+            if (kind == SK_F)
+                continue;
+            /* positions in cand, which has the recompute dropped: unchanged before b */
+            if (ls_unckpt(c, &l->cand, key) && ls_keep_at(c, &l->cand, d, key, j) &&
+                ls_try(l, d, key))
                 return true;
+            ls_restore(l, d, key);
         }
+    }
     return false;
 }
 
@@ -444,8 +491,7 @@ static bool ls_kick(struct ls *l)
         if (!fits)
             continue;
         search_sched_copy(c, &l->cur, &l->cand);
-        l->cur_ms = l->ev.makespan;
-        l->cur_sf = l->ev.sum_finish;
+        l->cur_o = search_score_of(&l->ev);
         return true;
     }
     search_sched_copy(c, &l->cand, &l->cur);
@@ -468,23 +514,20 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     l.peak = xcalloc((size_t)c->D, sizeof(double));
     l.path = xmalloc(((size_t)c->n_ops + 1) * sizeof(int));
     search_eval_time(c, &l.cur, &l.ev);
-    l.cur_ms = l.best_ms = l.ev.makespan;
-    l.cur_sf = l.best_sf = l.ev.sum_finish;
+    l.cur_o = l.best_o = search_score_of(&l.ev);
     for (int d = 0; d < c->D; d++)
         l.peak[d] = search_eval_peak(c, &l.cur, d, &l.ev);
     while (l.evals < l.budget) {
         if (ls_path_moves(&l) || ls_drop_checkpoints(&l) || ls_suffix_moves(&l)) {
-            if (ls_better(l.cur_ms, l.cur_sf, l.best_ms, l.best_sf)) {
+            if (search_better(l.cur_o, l.best_o)) {
                 search_sched_copy(c, &l.best, &l.cur);
-                l.best_ms = l.cur_ms;
-                l.best_sf = l.cur_sf;
+                l.best_o = l.cur_o;
             }
             continue;
         }
         /* a local optimum: kick from the best so far */
         search_sched_copy(c, &l.cur, &l.best);
-        l.cur_ms = l.best_ms;
-        l.cur_sf = l.best_sf;
+        l.cur_o = l.best_o;
         for (int d = 0; d < c->D; d++)
             l.peak[d] = search_eval_peak(c, &l.cur, d, &l.ev);
         search_sched_copy(c, &l.cand, &l.cur);
@@ -496,7 +539,7 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
         st->evals += l.evals;
         st->improvements += l.improvements;
     }
-    double ms = l.best_ms;
+    double ms = l.best_o.ms;
     free(l.peak);
     free(l.path);
     search_sched_fini(&l.cur);
@@ -506,3 +549,82 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     return ms;
 }
 
+/* ---- large-neighbourhood moves: the schedule's ops in order of start are kept up to a point,
+ * and the branch and bound of search_exact re-optimises everything after it, bounded in nodes.
+ *
+ * Why: the moves above change one device's order at a time, and a better schedule often
+ * differs on several devices at once (a forward later on one device pays off only once the
+ * devices after it run their forwards in a burst too: ZB-V, DualPipeV and W on 2-3 devices,
+ * GPipe 4 x 8). Each such move alone is a step uphill that first improvement never takes. The
+ * branch and bound re-times every device together, and its lower bound cuts at once a kept
+ * part that already fixes the step, so a suffix that cannot improve costs a few nodes; the
+ * suffixes grow from the last tenth of the ops to the whole schedule while nodes are left. */
+
+struct lns_ent {
+    double start;
+    int dev, op;
+};
+
+static int lns_cmp(const void *a, const void *b)
+{
+    const struct lns_ent *p = a, *q = b;
+    if (p->start != q->start)
+        return p->start < q->start ? -1 : 1;
+    return p->dev - q->dev;
+}
+
+/* s's ops in order of start, ties by device: the order the branch and bound places them in. */
+static int lns_order(const struct search_ctx *c, const struct search_sched *s,
+                     struct search_eval *ev, struct lns_ent *e, int *seq)
+{
+    search_eval_time(c, s, ev);
+    int n = 0;
+    for (int d = 0; d < c->D; d++)
+        for (int i = 0; i < s->len[d]; i++) {
+            int op = s->ord[(size_t)d * c->stride + i];
+            e[n++] = (struct lns_ent){ev->start[op], d, op};
+        }
+    qsort(e, (size_t)n, sizeof *e, lns_cmp);
+    for (int i = 0; i < n; i++)
+        seq[i] = e[i].op;
+    return n;
+}
+
+double search_lns(const struct search_ctx *c, struct search_sched *s, long budget,
+                  struct search_ls_stats *st)
+{
+    enum { STEPS = 10 };
+    struct search_eval ev;
+    search_eval_init(c, &ev);
+    struct search_sched out;
+    search_sched_init(c, &out);
+    size_t cap = (size_t)c->D * c->stride + 1;
+    struct lns_ent *e = xmalloc(cap * sizeof *e);
+    int *seq = xmalloc(cap * sizeof *seq);
+    search_eval_time(c, s, &ev);
+    double ms = ev.makespan;
+    long spent = 0;
+    for (int f = 0; f < STEPS && spent < budget; f++) {
+        int n = lns_order(c, s, &ev, e, seq);
+        int keep = n * (STEPS - 1 - f) / STEPS; /* 90 % of the ops kept, then 80 %, ... 0 */
+        long nodes = (budget - spent) / (STEPS - f) / SEARCH_NODE_COST;
+        struct search_exact_result xr;
+        bool got = search_exact_ctx(c, nodes < 100 ? 100 : nodes, ms, seq, s->ck, keep, &out,
+                                    &xr);
+        spent += xr.nodes * SEARCH_NODE_COST;
+        if (got) { /* again from the same point: the new schedule's suffix */
+            search_sched_copy(c, s, &out);
+            ms = xr.best;
+            if (st)
+                st->improvements++;
+            f--;
+        }
+    }
+    if (st)
+        st->evals += spent;
+    free(e);
+    free(seq);
+    search_sched_fini(&out);
+    search_eval_fini(&ev);
+    return ms;
+}

@@ -301,6 +301,7 @@ bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
     int D = c->D, ql = 0, total = 0;
     memset(ev->done, 0, (size_t)c->n_ops);
     ev->n_rc = 0;
+    ev->rc_time = 0;
     for (int d = D - 1; d >= 0; d--) {
         ev->pc[d] = 0;
         ev->free_at[d] = 0;
@@ -310,7 +311,10 @@ bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
         const int *ord = s->ord + (size_t)d * c->stride;
         for (int i = 0; i < s->len[d]; i++) {
             ev->pos[ord[i]] = i;
-            ev->n_rc += SEARCH_KIND(ord[i]) == SK_RC;
+            if (SEARCH_KIND(ord[i]) == SK_RC) {
+                ev->n_rc++;
+                ev->rc_time += c->op[ord[i]].dur;
+            }
         }
     }
     int ran = 0;
