@@ -82,6 +82,11 @@ int vpipe_deps_at(const struct plan *p, const struct vpipe_index *x, int dev, in
  * no lookup of the instruction). */
 int vpipe_deps_of(const struct plan_geom *g, const struct vpipe_index *x, const struct instr *in,
                   int dev, int deps[VPIPE_MAX_DEPS], struct vpipe_missing *miss);
+/* The dependencies of every instruction of p at once, in id order (the simulator's hot path):
+ * those of id in deps[off[id] .. off[id + 1]); off holds plan_total(p) + 1 entries, deps
+ * VPIPE_MAX_DEPS per instruction. Returns -1, or the id of the first instruction (in id order)
+ * whose dependency is missing (vpipe_deps_of's -1; the arrays are then partly filled). */
+int vpipe_deps_all(const struct plan *p, const struct vpipe_index *x, int *off, int *deps);
 /* The AR instructions that reduce the same stage as AR `id` (itself included). */
 int vpipe_ar_group(const struct plan *p, const struct vpipe_index *x, int id, int *ids, int max);
 
