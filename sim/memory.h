@@ -15,6 +15,15 @@
 #include "sim/plan.h"
 #include "sim/vpipe.h"
 
+/* fmax as libm computes it (a > b ? a : b, the other one where one is a NaN), inlined: the
+ * walk takes one per instruction, and a libm call there cost more than the rest of the step. */
+static inline double mem_max(double a, double b)
+{
+    if (b != b)
+        return a;
+    return a > b ? a : b;
+}
+
 /* What a CFW with ckpt_layers = k keeps of its stage of n layers (the IR's meaning, sim/plan.h:
  * k = 0 or k >= n is the whole stage, the checkpoint alone): the other n - k layers'
  * activations and sel_ckpt (model/cost.h: the input of the k layers; for the executor's model,
@@ -161,8 +170,8 @@ static inline double mem_transient(const struct cost_model *cost, const struct i
     const struct stage_cost *sc = &cost->stage[in->stage];
     switch (in->op) {
     case OP_FW: return cur + m.take - m.give + sc->fw_work_bytes;
-    case OP_CFW: return cur + fmax(m.take, sc->cfw_peak_bytes);
-    case OP_BW: return cur + fmax(m.take, sc->bw_work_bytes);
+    case OP_CFW: return cur + mem_max(m.take, sc->cfw_peak_bytes);
+    case OP_BW: return cur + mem_max(m.take, sc->bw_work_bytes);
     case OP_B: return cur + m.take + sc->bw_work_bytes; /* its scratch over the W buffer it took */
     default: return cur + m.take; /* W adds into the gradients in place */
     }
@@ -180,7 +189,7 @@ struct mem_walk {
 static inline void mem_walk_step(const struct cost_model *cost, const struct instr *in,
                                  struct mem_step m, struct mem_walk *w, double held[3])
 {
-    w->top = fmax(w->top, mem_transient(cost, in, w->cur, m));
+    w->top = mem_max(w->top, mem_transient(cost, in, w->cur, m));
     if (m.take != 0) {
         w->cur += m.take;
         if (w->cur > w->peak)

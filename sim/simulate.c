@@ -21,29 +21,15 @@
 #include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/share.h"
+#include "sim/simulate_internal.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
 double sim_instr_latency(const struct cost_model *cost, const struct instr *in)
 {
-    const struct stage_cost *sc = &cost->stage[in->stage];
-    double part = 1.0;
-    if ((in->op == OP_CFW || in->op == OP_RC) && in->ckpt_layers > 0 && sc->num_layers > 0)
-        part = (double)in->ckpt_layers / sc->num_layers;
-    switch (in->op) {
-    case OP_FW: case OP_CFW: return sc->fw;
-    case OP_RC: return sc->rc * part;
-    case OP_BW: return sc->bw;
-    case OP_B: return sc->b;
-    case OP_W: return sc->w;
-    case OP_SA: case OP_SG: return sc->p2p;
-    case OP_AR: return sc->ar;
-    case OP_OS: return sc->os;
-    default: return 0;
-    }
+    return sim_latency(cost, in);
 }
-
 
 void sim_result_fini(struct sim_result *r)
 {
@@ -129,7 +115,7 @@ static int sim_resolve(struct sim_state *st, struct sim_result *r, struct mt_err
             n += k;
             st->partner[id] = vpipe_is_send(in->op) ? vpipe_partner_of(st->x, in) : -1;
             st->dur[id] = st->fixed && isfinite(st->fixed[id]) ? st->fixed[id]
-                                                                : sim_instr_latency(st->cost, in);
+                                                                : sim_latency(st->cost, in);
         }
     st->dep_off[total] = n;
     return MT_OK;
@@ -290,7 +276,7 @@ static void sim_memory(struct sim_state *st, struct sim_result *r)
         free(steps);
         async_walk_device_end(w, dv);
         dv->curve_len = n;
-        dv->peak_dynamic = fmax(mw.top, mw.peak);
+        dv->peak_dynamic = mem_max(mw.top, mw.peak);
         dv->peak_mem = dv->static_mem + dv->peak_dynamic;
         if (r->cap > 0 && dv->peak_mem > r->cap && r->oom_device < 0)
             r->oom_device = d;
@@ -309,6 +295,24 @@ int sim_run_costs(const struct plan *p, const struct cost_model *cost, struct si
 
 int sim_run_durations(const struct plan *p, const struct cost_model *cost, const double *dur,
                       struct sim_result *out, struct mt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (sim_fast_applies(p) && sim_fast_run(p, cost, dur, out))
+        return MT_OK;
+    return sim_run_general(p, cost, dur, out, e);
+}
+
+void sim_throughput(const struct plan *p, struct sim_result *r)
+{
+    const struct config *c = plan_config(p);
+    double samples = (double)plan_geom(p)->mbs * c->micro_batch_size * c->cluster.dp;
+    double dp_eff = c->cluster.dp > 1 ? c->cluster.dp_efficiency : 1.0;
+    double seconds = r->unit ? r->step_time : r->step_time * 1e-6;
+    r->throughput = seconds > 0 ? samples / seconds * dp_eff : 0;
+}
+
+int sim_run_general(const struct plan *p, const struct cost_model *cost, const double *dur,
+                    struct sim_result *out, struct mt_err *e)
 {
     memset(out, 0, sizeof *out);
     const struct config *c = plan_config(p);
@@ -387,10 +391,7 @@ int sim_run_durations(const struct plan *p, const struct cost_model *cost, const
         r.dev[d].bubble = r.step_time - r.dev[d].busy;
     async_utilization(p, &r);
     sim_memory(&st, &r);
-    double samples = (double)plan_geom(p)->mbs * c->micro_batch_size * c->cluster.dp;
-    double dp_eff = c->cluster.dp > 1 ? c->cluster.dp_efficiency : 1.0;
-    double seconds = r.unit ? r.step_time : r.step_time * 1e-6;
-    r.throughput = seconds > 0 ? samples / seconds * dp_eff : 0;
+    sim_throughput(p, &r);
     *out = r;
     r = (struct sim_result){0};
     rc = MT_OK;

@@ -252,7 +252,7 @@ static void direct_memory(const struct direct *x, int s, struct direct_mem *stat
     }
     for (int i = M - w; i < M; i++)
         direct_mem_block(x, s, i, true, (i + 1) % U == 0 || i == M - 1, &st);
-    dv->peak_dynamic = fmax(st.w.top, st.w.peak);
+    dv->peak_dynamic = mem_max(st.w.top, st.w.peak);
 }
 
 int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err *e)
