@@ -60,6 +60,16 @@ struct fast_dev {
     double busy, finish, work, steady;
 };
 
+/* What an instruction of one (stage, op) lasts and holds, from the cost model and the memory
+ * model, worked out at the first instruction of its kind: the timeline and the walk then read
+ * a row instead of switching on the op twice per instruction. A CFW or RC of some of its
+ * stage's layers (ckpt_layers > 0) gets its own row each time. */
+struct fast_row {
+    double dur;          /* sim_latency */
+    struct mem_step m;   /* mem_step: take, give */
+    double send;         /* mem_send_buffer */
+};
+
 struct fast {
     const struct plan *p;
     const struct cost_model *cost;
@@ -72,7 +82,32 @@ struct fast {
     struct fast_dev *dev;
     int *queue, queue_len;
     unsigned char opf[OP__COUNT];
+    struct fast_row *rows;  /* [stages * OP__COUNT] */
+    unsigned char *row_set; /* [stages * OP__COUNT] */
 };
+
+static inline void fast_row_fill(const struct fast *f, const struct instr *in, struct fast_row *r)
+{
+    r->dur = sim_latency(f->cost, in);
+    r->m = mem_step(f->cost, in);
+    r->send = mem_send_buffer(f->cost, in);
+}
+
+/* in's row; tmp holds it when it is its own. */
+static inline const struct fast_row *fast_row(struct fast *f, const struct instr *in,
+                                              struct fast_row *tmp)
+{
+    if (in->ckpt_layers > 0 && (in->op == OP_CFW || in->op == OP_RC)) {
+        fast_row_fill(f, in, tmp);
+        return tmp;
+    }
+    int k = in->stage * OP__COUNT + (int)in->op;
+    if (!f->row_set[k]) {
+        fast_row_fill(f, in, &f->rows[k]);
+        f->row_set[k] = 1;
+    }
+    return &f->rows[k];
+}
 
 bool sim_fast_applies(const struct plan *p)
 {
@@ -102,9 +137,9 @@ static inline void fast_wake(struct fast *f, int id)
     f->state[id] &= (unsigned char)~FAST_WAITED;
 }
 
-static inline double fast_duration(const struct fast *f, const struct instr *in, int id)
+static inline double fast_duration(const struct fast *f, const struct fast_row *row, int id)
 {
-    return f->fixed && isfinite(f->fixed[id]) ? f->fixed[id] : sim_latency(f->cost, in);
+    return f->fixed && isfinite(f->fixed[id]) ? f->fixed[id] : row->dur;
 }
 
 /* Device d's AR `id`, reached when the device is free at `ready`: posted, and when every
@@ -132,7 +167,8 @@ static int fast_ar(struct fast *f, int d, int id, double ready)
     for (int k = 0; k < n; k++) {
         int dev, pos;
         plan_locate_id(f->p, group[k], &dev, &pos);
-        double t = fast_duration(f, plan_at(f->p, dev, pos), group[k]);
+        struct fast_row tmp;
+        double t = fast_duration(f, fast_row(f, plan_at(f->p, dev, pos), &tmp), group[k]);
         if (!(t >= 0))
             return -1;
         f->start[group[k]] = start;
@@ -157,7 +193,7 @@ struct fast_run {
 /* The device passes its instruction in (id; the last of its list or not): busy, finish, work,
  * the memory walk (sim/memory.h) and its curve, in program order. */
 static inline void fast_account(struct fast *f, struct fast_run *v, const struct instr *in,
-                                int id, bool last)
+                                const struct fast_row *row, int id, bool last)
 {
     double a = f->start[id], b = f->end[id];
     unsigned fl = f->opf[in->op];
@@ -175,7 +211,9 @@ static inline void fast_account(struct fast *f, struct fast_run *v, const struct
         v->os_seen = true;
     else if ((fl & OPF_READS_VERSION) && v->os_seen)
         v->stale = true;
-    struct mem_step m = mem_step_next(f->cost, in, &v->pending);
+    struct mem_step m = row->m; /* mem_step_next */
+    m.reap = v->pending;
+    v->pending = row->send;
     if (last) /* the end of the step waits for every send */
         m.reap += v->pending;
     double held[3], s = v->static_mem;
@@ -234,6 +272,8 @@ static bool fast_run_device(struct fast *f, int d)
     for (; pc < len; pc++) {
         int id = base + pc;
         const struct instr *in = &ins[pc];
+        struct fast_row tmp;
+        const struct fast_row *row = fast_row(f, in, &tmp);
         if (state[id] & FAST_DONE) { /* an AR its group finished */
             if (end[id] > v.free_at)
                 v.free_at = end[id];
@@ -260,7 +300,7 @@ static bool fast_run_device(struct fast *f, int d)
                     break;
                 }
             } else {
-                double t = fast_duration(f, in, id);
+                double t = fast_duration(f, row, id);
                 if (!(t >= 0)) {
                     ok = false;
                     break;
@@ -272,7 +312,7 @@ static bool fast_run_device(struct fast *f, int d)
                 fast_wake(f, id);
             }
         }
-        fast_account(f, &v, in, id, pc == len - 1);
+        fast_account(f, &v, in, row, id, pc == len - 1);
     }
     fast_store(dv, &v, pc);
     return ok;
@@ -308,6 +348,8 @@ static void fast_free(struct fast *f)
     free(f->wait_head);
     free(f->queue);
     free(f->dev);
+    free(f->rows);
+    free(f->row_set);
 }
 
 bool sim_fast_run(const struct plan *p, const struct cost_model *cost, const double *dur,
@@ -338,6 +380,8 @@ bool sim_fast_run(const struct plan *p, const struct cost_model *cost, const dou
     f.wait_head = xmalloc(((size_t)total + 1) * sizeof(int));
     f.queue = xmalloc((size_t)D * sizeof(int));
     f.dev = xcalloc((size_t)D, sizeof *f.dev);
+    f.rows = xmalloc((size_t)g->stages * OP__COUNT * sizeof *f.rows);
+    f.row_set = xcalloc((size_t)g->stages * OP__COUNT, 1);
 
     struct sim_result r = {0};
     r.unit = cost->unit;
