@@ -7,8 +7,9 @@
  * respects the DAG gives the general loop's times to the bit. This one keeps the general
  * loop's worklist of devices (a device runs until its head waits on an instruction not done,
  * and is woken when it is) with less around it:
- *  - dependencies resolved for the whole plan in one loop (vpipe_deps_all), durations computed
- *    as each instruction runs;
+ *  - dependencies resolved for the whole plan in one loop and kept with the plan until it
+ *    changes (vpipe_resolve: the validator's resolution is the simulator's, and a plan
+ *    simulated again skips it); durations and memory steps from a row per (stage, op);
  *  - a byte of state per instruction (done, allreduce posted, has waiters), so the lists of
  *    waiting devices need no initialisation;
  *  - the memory walk, busy time, finish time and utilization sums done as each device passes
@@ -76,7 +77,7 @@ struct fast {
     const struct vpipe_index *x;
     const double *fixed;
     double *start, *end, *mem_after;
-    int *off, *deps;
+    const int *off, *deps;   /* the plan's dependencies (vpipe_resolve) */
     unsigned char *state;
     int *wait_head;
     struct fast_dev *dev;
@@ -341,9 +342,6 @@ static void fast_staleness(struct fast *f, struct sim_result *r)
 
 static void fast_free(struct fast *f)
 {
-    vpipe_index_free((struct vpipe_index *)f->x);
-    free(f->off);
-    free(f->deps);
     free(f->state);
     free(f->wait_head);
     free(f->queue);
@@ -359,16 +357,12 @@ bool sim_fast_run(const struct plan *p, const struct cost_model *cost, const dou
     const struct config *c = plan_config(p);
     int total = plan_total(p), D = plan_devices(p);
     struct fast f = {.p = p, .cost = cost, .fixed = dur};
-    struct vpipe_index *x = NULL;
-    if (vpipe_index_build(p, &x, NULL) != MT_OK)
+    const struct vpipe_resolved *rv;
+    if (vpipe_resolve(p, &rv, NULL) != MT_OK || rv->missing >= 0)
         return false;
-    f.x = x;
-    f.off = xmalloc(((size_t)total + 1) * sizeof(int));
-    f.deps = xmalloc(((size_t)total * VPIPE_MAX_DEPS + 1) * sizeof(int));
-    if (vpipe_deps_all(p, x, f.off, f.deps) >= 0) {
-        fast_free(&f);
-        return false;
-    }
+    f.x = rv->x;
+    f.off = rv->off;
+    f.deps = rv->deps;
     for (int op = 0; op < OP__COUNT; op++)
         f.opf[op] = (unsigned char)(
             (plan_op_is_compute((enum op)op) || op == OP_AR || op == OP_OS ? OPF_BUSY : 0) |

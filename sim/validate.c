@@ -125,13 +125,10 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
 
 int validate_plan_sim(const struct plan *p, struct sim_result *out, struct mt_err *e)
 {
-    struct vpipe_index *x = NULL;
+    const struct vpipe_resolved *rv; /* kept with the plan: the simulator takes it up */
     memset(out, 0, sizeof *out);
-    TRY(vpipe_index_build(p, &x, e));
-    int rc = validate_pairs(p, x, e);
-    vpipe_index_free(x);
-    if (rc != MT_OK)
-        return rc;
+    TRY(vpipe_resolve(p, &rv, e));
+    TRY(validate_pairs(p, rv->x, e));
     return sim_run(p, out, e);
 }
 

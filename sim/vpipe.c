@@ -406,6 +406,43 @@ int vpipe_deps_all(const struct plan *p, const struct vpipe_index *x, int *off, 
     return -1;
 }
 
+static void vpipe_resolved_free(struct plan_cache *c)
+{
+    struct vpipe_resolved *r = (struct vpipe_resolved *)c;
+    vpipe_index_free(r->x);
+    free(r->off);
+    free(r->deps);
+    free(r);
+}
+
+int vpipe_resolve(const struct plan *p, const struct vpipe_resolved **out, struct mt_err *e)
+{
+    const struct plan_cache *c = plan_cache_get(p);
+    if (c != NULL) {
+        *out = (const struct vpipe_resolved *)c;
+        return MT_OK;
+    }
+    *out = NULL;
+    struct vpipe_index *x = NULL;
+    TRY(vpipe_index_build(p, &x, e));
+    struct vpipe_resolved *r = xcalloc(1, sizeof *r);
+    r->base.destroy = vpipe_resolved_free;
+    r->x = x;
+    int total = plan_total(p);
+    r->off = xmalloc(((size_t)total + 1) * sizeof(int));
+    r->deps = xmalloc(((size_t)total * VPIPE_MAX_DEPS + 1) * sizeof(int));
+    r->missing = vpipe_deps_all(p, x, r->off, r->deps);
+    if (r->missing >= 0) { /* what vpipe_deps_of names, on demand */
+        free(r->off);
+        free(r->deps);
+        r->off = r->deps = NULL;
+    } else { /* what it holds: about one and a half an instruction, not four */
+        r->deps = xreallocarray(r->deps, (size_t)r->off[total] + 1, sizeof(int));
+    }
+    *out = (const struct vpipe_resolved *)plan_cache_put(p, &r->base);
+    return MT_OK;
+}
+
 int vpipe_ar_group(const struct plan *p, const struct vpipe_index *x, int id, int *ids, int max)
 {
     int dev, pos, n = 0;

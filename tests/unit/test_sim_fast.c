@@ -10,6 +10,7 @@
 #include <config.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "sim/scheme.h"
 #include "sim/simulate.h"
 #include "sim/simulate_internal.h"
+#include "sim/vpipe.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"
@@ -290,8 +292,104 @@ static void test_failures(void)
     cost_model_fini(&cost);
 }
 
+/* The resolution kept with a plan (vpipe_resolve) goes with any change: a plan simulated,
+ * changed and simulated again gets the changed plan's figures, not the first ones. */
+static void test_kept_resolution(void)
+{
+    struct config c = test_unit_config(SCHEME_V, 4, 8, 1, 2, 1);
+    struct plan *p = NULL;
+    struct mt_err e = {0};
+    struct sim_result a, b, g;
+    CHECK_EQ_INT(scheme_build(&c, &p, &e), MT_OK);
+    CHECK(plan_cache_get(p) == NULL);
+    CHECK_EQ_INT(sim_run(p, &a, &e), MT_OK);
+    const struct plan_cache *kept = plan_cache_get(p);
+    CHECK(kept != NULL);
+    const struct vpipe_resolved *rv = NULL;
+    CHECK_EQ_INT(vpipe_resolve(p, &rv, &e), MT_OK);
+    CHECK((const void *)rv == (const void *)kept); /* the same one, not built again */
+    struct plan *q = plan_clone(p);
+    CHECK(plan_cache_get(q) == NULL);
+    plan_free(q);
+    /* Device 0 runs FW4 before it waits for the first gradient: a forward earlier. */
+    int fw = plan_find(p, 0, OP_FW, 4, 0), rg = plan_find(p, 0, OP_RG, 0, 0);
+    CHECK(fw > rg && rg > 0);
+    plan_move(p, 0, fw, rg);
+    CHECK(plan_cache_get(p) == NULL);
+    CHECK_EQ_INT(sim_run(p, &b, &e), MT_OK);
+    struct cost_model cost;
+    CHECK_EQ_INT(scheme_costs(&c, &cost, &e), MT_OK);
+    CHECK_EQ_INT(sim_run_general(p, &cost, NULL, &g, &e), MT_OK);
+    CHECK(same_result(&b, &g, "V 4 x 8 after a move"));
+    CHECK(a.total == b.total && memcmp(a.start, b.start, (size_t)a.total * sizeof(double)) != 0);
+    cost_model_fini(&cost);
+    sim_result_fini(&a);
+    sim_result_fini(&b);
+    sim_result_fini(&g);
+    /* An append drops it too. */
+    CHECK_EQ_INT(sim_run(p, &a, &e), MT_OK);
+    CHECK(plan_cache_get(p) != NULL);
+    plan_append(p, 0, (struct instr){OP_FW, 1, 0, 0, -1, 0, 0});
+    CHECK(plan_cache_get(p) == NULL);
+    CHECK_EQ_INT(sim_run(p, &b, &e), MT_EINFEASIBLE); /* a duplicate forward */
+    CHECK_STR_CONTAINS(e.msg, "duplicate");
+    sim_result_fini(&a);
+    plan_free(p);
+}
+
+/* Threads simulating one plan at once (the tuner's workers share nothing, but a plan may be
+ * read by several): each gets the same figures, and one resolution is kept. */
+struct sim_thread {
+    const struct plan *p;
+    const struct sim_result *want;
+    int bad;
+};
+
+static void *sim_thread_run(void *arg)
+{
+    struct sim_thread *t = arg;
+    for (int i = 0; i < 20; i++) {
+        struct sim_result r;
+        struct mt_err e = {0};
+        if (sim_run(t->p, &r, &e) != MT_OK || !same_result(&r, t->want, "a thread's"))
+            t->bad++;
+        sim_result_fini(&r);
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    struct config c = test_unit_config(SCHEME_X, 8, 16, 1, 2, 1);
+    c.unit.enabled = false;
+    struct plan *p = NULL;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(scheme_build(&c, &p, &e), MT_OK);
+    struct cost_model cost;
+    CHECK_EQ_INT(scheme_costs(&c, &cost, &e), MT_OK);
+    struct sim_result want;
+    CHECK_EQ_INT(sim_run_general(p, &cost, NULL, &want, &e), MT_OK);
+    CHECK(plan_cache_get(p) == NULL);
+    struct sim_thread t[4];
+    pthread_t tid[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = (struct sim_thread){p, &want, 0};
+        CHECK(pthread_create(&tid[i], NULL, sim_thread_run, &t[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(tid[i], NULL);
+        CHECK_EQ_INT(t[i].bad, 0);
+    }
+    CHECK(plan_cache_get(p) != NULL);
+    sim_result_fini(&want);
+    cost_model_fini(&cost);
+    plan_free(p);
+}
+
 int main(void)
 {
+    test_kept_resolution();
+    test_threads();
     test_every_scheme();
     test_unusual_plans();
     test_failures();
