@@ -38,3 +38,7 @@ EXTRA_DIST += tests/cli/test_search.sh
 check_PROGRAMS += tests/unit/test_sim_fast
 TESTS += tests/unit/test_sim_fast
 tests_unit_test_sim_fast_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# The validator's structural errors on hand-edited plans (sim/validate.c).
+check_PROGRAMS += tests/unit/test_validate
+TESTS += tests/unit/test_validate
+tests_unit_test_validate_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
