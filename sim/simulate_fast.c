@@ -69,6 +69,7 @@ struct fast_row {
     double dur;          /* sim_latency */
     struct mem_step m;   /* mem_step: take, give */
     double send;         /* mem_send_buffer */
+    struct mem_transient_form trans; /* mem_transient's form */
 };
 
 struct fast {
@@ -92,6 +93,7 @@ static inline void fast_row_fill(const struct fast *f, const struct instr *in, s
     r->dur = sim_latency(f->cost, in);
     r->m = mem_step(f->cost, in);
     r->send = mem_send_buffer(f->cost, in);
+    r->trans = mem_transient_form(f->cost, in, r->m);
 }
 
 /* in's row; tmp holds it when it is its own. */
@@ -218,7 +220,7 @@ static inline void fast_account(struct fast *f, struct fast_run *v, const struct
     if (last) /* the end of the step waits for every send */
         m.reap += v->pending;
     double held[3], s = v->static_mem;
-    mem_walk_step(f->cost, in, m, &v->mw, held);
+    mem_walk_step_form(row->trans, m, &v->mw, held);
     int n = v->cn;
     if (m.take != 0) {
         v->ct[n] = a;
