@@ -301,8 +301,14 @@ int vpipe_deps_at(const struct plan *p, const struct vpipe_index *x, int dev, in
     return vpipe_deps_of(plan_geom(p), x, plan_at(p, dev, pos), dev, deps, miss);
 }
 
-/* vpipe_deps_of, inlined into the loop of vpipe_deps_all. */
-static inline int vpipe_deps_in(const struct plan_geom *g, const struct vpipe_index *x,
+/* vpipe_deps_of, inlined into the loop of vpipe_deps_all (GCC would otherwise keep one copy
+ * for both, and the call costs as much as the lookups). */
+#if defined(__GNUC__)
+#define VPIPE_HOT __attribute__((always_inline))
+#else
+#define VPIPE_HOT
+#endif
+static inline VPIPE_HOT int vpipe_deps_in(const struct plan_geom *g, const struct vpipe_index *x,
                                 const struct instr *in, int dev, int *deps,
                                 struct vpipe_missing *miss)
 {
