@@ -1,9 +1,11 @@
-/* sim/simulate.c: the dynamic-programming timeline of §5.2. Dependencies are resolved once
- * into flat arrays (vpipe_deps), then a worklist of devices runs: a device advances through
- * its list while the head instruction's dependencies are done; when one is not, the device
- * waits on that instruction and is woken when it finishes (or, for a rendezvous send or a
- * collective, when its partner is reached). An empty worklist with instructions left is a
- * deadlock. Every instruction starts at
+/* sim/simulate.c: the dynamic-programming timeline of §5.2. sim_run_durations hands a plan to
+ * the fast path (simulate_fast.c: synchronous plans whose sends do not block, bit for bit the
+ * same figures) and everything else to the general event loop here, sim_run_general.
+ * Dependencies are resolved once into flat arrays (vpipe_deps), then a worklist of devices
+ * runs: a device advances through its list while the head instruction's dependencies are
+ * done; when one is not, the device waits on that instruction and is woken when it finishes
+ * (or, for a rendezvous send or a collective, when its partner is reached). An empty worklist
+ * with instructions left is a deadlock. Every instruction starts at
  * max(device free, last dependency's end); for RA/RG the dependency's end is the arrival of
  * the data, for AR it is the arrival of the last replica at the collective. */
 #include <config.h>

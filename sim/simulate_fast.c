@@ -19,6 +19,10 @@
  *    instruction lies in, so the clipped sum needs no second pass.
  *  - staleness: a synchronous plan's is 0 unless an optimizer step comes before a forward or
  *    backward on its device; then the walk of sim/async.h runs as in the general loop.
+ * A sweep over a topological order kept with the plan was tried (the worklist run once with
+ * no times, then one pass in that order and a walk per device): finding the order costs about
+ * what this loop does, so a new plan took 0.21 ms against 0.155 (GPT3-13B X 32 x 64) for 6 %
+ * less on a plan simulated again; the worklist stays.
  * Anything unusual (a missing dependency, a deadlock, a negative or NaN duration) gives the
  * plan back to the general loop, which words the error. tests/unit/test_sim_fast.c holds the
  * two to the same bits on every scheme. */
