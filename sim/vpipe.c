@@ -338,8 +338,8 @@ static inline VPIPE_HOT int vpipe_deps_in(const struct plan_geom *g, const struc
         break;
     case OP_RA:
     case OP_RG: {
-        enum op pop;
-        int ps;
+        enum op pop = OP_SA; /* vpipe_peer sets both for a receive */
+        int ps = -1;
         vpipe_peer(in->op, s, &pop, &ps);
         ok = vpipe_need(x, pop, mb, ps, in->peer, deps, &n, miss);
         break;
