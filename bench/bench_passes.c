@@ -1,8 +1,9 @@
 /* bench/bench_passes.c: Mario's four passes plus simulation on the paper's §5.2 case: GPT3-13B,
  * Chimera (X), 32 devices, 64 micro-batches of 2 (global batch 128, Table 5). Goal: the whole
  * pipeline (validate + simulate the base, pass 1, passes 2-4 with their rounds, each output
- * validated and simulated) in <= 10 ms. Prints the median and quartiles over repeated runs,
- * then one application of each pass (given its input's simulation, as the pipeline does).
+ * validated and simulated) in <= 10 ms (issue 18: <= 5 ms). Prints the median and quartiles
+ * over repeated runs, then one application of each pass (given its input's simulation, as the
+ * pipeline does).
  * Usage: bench_passes [RUNS] (default 100). */
 #include <config.h>
 
@@ -22,6 +23,7 @@
 #include "util/xalloc.h"
 
 #define BENCH_GOAL_MS 10.0
+#define BENCH_ISSUE18_MS 5.0 /* the schedule search's issue: the simulator's speed is part of it */
 
 /* Minor page faults so far: memory the allocator gave back to the kernel and took again. */
 static long bench_minflt(void)
@@ -125,8 +127,9 @@ int main(int argc, char **argv)
     const struct pass_step *b = &pl.step[0];
     printf("step time %.3f s (base) -> %.3f s (optimized), throughput %.2f -> %.2f samples/s\n",
            b->sim.step_time * 1e-6, f->sim.step_time * 1e-6, b->sim.throughput, f->sim.throughput);
-    printf("goal <= %.0f ms: %s (median %.3f ms wall, %.3f ms CPU)\n", BENCH_GOAL_MS,
-           med <= BENCH_GOAL_MS ? "met" : "MISSED", med, med_cpu);
+    printf("goal <= %.0f ms: %s (median %.3f ms wall, %.3f ms CPU); issue 18's <= %.0f ms: %s\n",
+           BENCH_GOAL_MS, med <= BENCH_GOAL_MS ? "met" : "MISSED", med, med_cpu, BENCH_ISSUE18_MS,
+           med <= BENCH_ISSUE18_MS ? "met" : "MISSED");
     pass_pipeline_fini(&pl);
     plan_free(base);
     free(t);

@@ -149,13 +149,6 @@ void async_walk_finish(struct async_walk *w, struct sim_result *r)
     w->staleness = NULL;
 }
 
-/* The training's own work: compute, allreduce and optimizer step, but not recompute, which
- * repeats a forward (busy, yet no progress). */
-static bool async_is_work(enum op op)
-{
-    return (plan_op_is_compute(op) && op != OP_RC) || op == OP_AR || op == OP_OS;
-}
-
 void async_utilization(const struct plan *p, struct sim_result *r)
 {
     const struct plan_geom *g = plan_geom(p);
@@ -185,7 +178,6 @@ void async_utilization(const struct plan *p, struct sim_result *r)
     }
     r->steady_t0 = t0;
     r->steady_t1 = t1;
-    double work = 0, steady = 0;
     for (int d = 0; d < r->devices; d++) {
         struct sim_device *dv = &r->dev[d];
         const struct instr *ins = plan_instrs(p, d);
@@ -202,10 +194,19 @@ void async_utilization(const struct plan *p, struct sim_result *r)
             if (b > a)
                 dv->steady_work += b - a;
         }
-        work += dv->work;
-        steady += dv->steady_work;
     }
-    double span = (double)r->devices * r->step_time, window = (double)r->devices * (t1 - t0);
+    async_utilization_totals(r);
+}
+
+void async_utilization_totals(struct sim_result *r)
+{
+    double work = 0, steady = 0;
+    for (int d = 0; d < r->devices; d++) {
+        work += r->dev[d].work;
+        steady += r->dev[d].steady_work;
+    }
+    double span = (double)r->devices * r->step_time;
+    double window = (double)r->devices * (r->steady_t1 - r->steady_t0);
     r->utilization = span > 0 ? work / span : 0;
     r->steady_utilization = window > 0 ? steady / window : 0;
 }

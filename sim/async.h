@@ -8,8 +8,8 @@
 
 #include <stdbool.h>
 
-struct plan;
-struct instr;
+#include "sim/plan.h"
+
 struct cost_model;
 struct sim_result;
 struct sim_device;
@@ -36,9 +36,19 @@ void async_walk_device_end(struct async_walk *w, struct sim_device *dv);
 /* The staleness of every stage into r (r->stages, r->staleness; r owns the array). */
 void async_walk_finish(struct async_walk *w, struct sim_result *r);
 
+/* The training's own work: compute, allreduce and optimizer step, but not recompute, which
+ * repeats a forward (busy, yet no progress). */
+static inline bool async_is_work(enum op op)
+{
+    return (plan_op_is_compute(op) && op != OP_RC) || op == OP_AR || op == OP_OS;
+}
+
 /* Utilization from r's timeline: work (busy time less recompute) over device time, per device
  * (dv->work, dv->steady_work) and in all, over the makespan (r->utilization) and inside the
  * steady-state window (r->steady_t0 .. r->steady_t1, see simulate.h). */
 void async_utilization(const struct plan *p, struct sim_result *r);
+/* The totals of the above from each device's work and steady_work and r's window (the
+ * simulator's fast path sums those as it goes). */
+void async_utilization_totals(struct sim_result *r);
 
 #endif

@@ -1,7 +1,7 @@
 noinst_LIBRARIES += libmt_sim.a
 libmt_sim_a_SOURCES = sim/plan.c sim/plan.h sim/plan_json.c sim/plan_csv.c sim/vpipe.c sim/vpipe.h \
 	sim/scheme.c sim/scheme.h sim/scheme_1f1b.c sim/scheme_gpipe.c sim/scheme_zb.c sim/scheme_zbv.c sim/scheme_zbw.c sim/scheme_chimera.c \
-	sim/scheme_interleaved.c sim/simulate.c sim/simulate.h sim/simulate_json.c sim/validate.c sim/validate.h sim/tune.c sim/tune.h sim/tune_json.c \
+	sim/scheme_interleaved.c sim/simulate.c sim/simulate.h sim/simulate_direct.c sim/simulate_fast.c sim/simulate_internal.h sim/simulate_json.c sim/validate.c sim/validate.h sim/tune.c sim/tune.h sim/tune_json.c \
 	sim/pass.c sim/pass.h sim/pass_summary.c sim/pass_json.c sim/pass_checkpoint.c sim/pass_overlap.c sim/pass_redundancy.c \
 	sim/pass_prepose.c sim/ckpt_plan.c sim/ckpt_plan.h sim/ckpt_plan_internal.h \
 	sim/ckpt_solve.c sim/ckpt_cache.c sim/ckpt_plan_json.c sim/memory.c sim/memory.h \
@@ -34,3 +34,11 @@ tests_unit_test_search_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LI
 # ... and end to end: optimize/simulate --search, the bound, --memory in M_θ, tune --search.
 TESTS += tests/cli/test_search.sh
 EXTRA_DIST += tests/cli/test_search.sh
+# The simulator's fast path against its general loop, bit for bit (sim/simulate_fast.c).
+check_PROGRAMS += tests/unit/test_sim_fast
+TESTS += tests/unit/test_sim_fast
+tests_unit_test_sim_fast_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# The validator's structural errors on hand-edited plans (sim/validate.c).
+check_PROGRAMS += tests/unit/test_validate
+TESTS += tests/unit/test_validate
+tests_unit_test_validate_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -35,9 +35,9 @@ double mem_device_peak(const struct cost_model *cost, const struct instr *list, 
     mem_device_steps(cost, list, len, steps);
     double cur = 0, top = 0;
     for (int i = 0; i < len; i++) {
-        top = fmax(top, mem_transient(cost, &list[i], cur, steps[i]));
+        top = mem_max(top, mem_transient(cost, &list[i], cur, steps[i]));
         cur += steps[i].take;
-        top = fmax(top, cur);
+        top = mem_max(top, cur);
         cur -= steps[i].give + steps[i].reap;
     }
     free(steps);

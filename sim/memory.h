@@ -15,6 +15,15 @@
 #include "sim/plan.h"
 #include "sim/vpipe.h"
 
+/* fmax as libm computes it (a > b ? a : b, the other one where one is a NaN), inlined: the
+ * walk takes one per instruction, and a libm call there cost more than the rest of the step. */
+static inline double mem_max(double a, double b)
+{
+    if (b != b)
+        return a;
+    return a > b ? a : b;
+}
+
 /* What a CFW with ckpt_layers = k keeps of its stage of n layers (the IR's meaning, sim/plan.h:
  * k = 0 or k >= n is the whole stage, the checkpoint alone): the other n - k layers'
  * activations and sel_ckpt (model/cost.h: the input of the k layers; for the executor's model,
@@ -154,18 +163,51 @@ static inline void mem_step_add_stash(struct mem_step *m, double stash)
 /* The most memory `in` is seen to hold while it runs, from cur (what the device held before
  * it) and m (what it takes and gives back): the calibrated transients of model/cost.h. A FW's
  * is over what it leaves held at its end (before the reap of a send's buffer); a CFW's and a
- * BW's over what was held before it; a B's over what it took (its W's buffer), a W's none. */
-static inline double mem_transient(const struct cost_model *cost, const struct instr *in,
-                                   double cur, struct mem_step m)
+ * BW's over what was held before it; a B's over what it took (its W's buffer), a W's none.
+ * In two parts, for a walk that meets one (stage, op) many times: the form (which sum, and
+ * its constant) depends on the op, its stage's bytes and m; the value on cur. */
+enum mem_transient_kind {
+    MEM_TRANSIENT_ADD, /* cur + add */
+    MEM_TRANSIENT_FW,  /* cur + take - give + add */
+    MEM_TRANSIENT_B,   /* cur + take + add */
+};
+
+struct mem_transient_form {
+    enum mem_transient_kind kind;
+    double add;
+};
+
+static inline struct mem_transient_form mem_transient_form(const struct cost_model *cost,
+                                                           const struct instr *in,
+                                                           struct mem_step m)
 {
     const struct stage_cost *sc = &cost->stage[in->stage];
     switch (in->op) {
-    case OP_FW: return cur + m.take - m.give + sc->fw_work_bytes;
-    case OP_CFW: return cur + fmax(m.take, sc->cfw_peak_bytes);
-    case OP_BW: return cur + fmax(m.take, sc->bw_work_bytes);
-    case OP_B: return cur + m.take + sc->bw_work_bytes; /* its scratch over the W buffer it took */
-    default: return cur + m.take; /* W adds into the gradients in place */
+    case OP_FW: return (struct mem_transient_form){MEM_TRANSIENT_FW, sc->fw_work_bytes};
+    case OP_CFW:
+        return (struct mem_transient_form){MEM_TRANSIENT_ADD, mem_max(m.take, sc->cfw_peak_bytes)};
+    case OP_BW:
+        return (struct mem_transient_form){MEM_TRANSIENT_ADD, mem_max(m.take, sc->bw_work_bytes)};
+    case OP_B: /* its scratch over the W buffer it took */
+        return (struct mem_transient_form){MEM_TRANSIENT_B, sc->bw_work_bytes};
+    default: /* W adds into the gradients in place */
+        return (struct mem_transient_form){MEM_TRANSIENT_ADD, m.take};
     }
+}
+
+static inline double mem_transient_at(struct mem_transient_form t, double cur, struct mem_step m)
+{
+    switch (t.kind) {
+    case MEM_TRANSIENT_FW: return cur + m.take - m.give + t.add;
+    case MEM_TRANSIENT_B: return cur + m.take + t.add;
+    default: return cur + t.add;
+    }
+}
+
+static inline double mem_transient(const struct cost_model *cost, const struct instr *in,
+                                   double cur, struct mem_step m)
+{
+    return mem_transient_at(mem_transient_form(cost, in, m), cur, m);
 }
 
 /* A device's memory walk in program order (sim_memory, and sim_run_direct's blocks): what is
@@ -174,13 +216,14 @@ struct mem_walk {
     double cur, peak, top;
 };
 
-/* Walks one instruction: its transient, then take, give and reap in that order; held[] gets
- * what is held after each (the memory curve's points). Float drift that leaves a tiny residue
- * after everything was given back is set to 0 afterwards (held[2] keeps the residue). */
-static inline void mem_walk_step(const struct cost_model *cost, const struct instr *in,
-                                 struct mem_step m, struct mem_walk *w, double held[3])
+/* Walks one instruction whose transient has form t (mem_transient_form): its transient, then
+ * take, give and reap in that order; held[] gets what is held after each (the memory curve's
+ * points). Float drift that leaves a tiny residue after everything was given back is set to 0
+ * afterwards (held[2] keeps the residue). */
+static inline void mem_walk_step_form(struct mem_transient_form t, struct mem_step m,
+                                      struct mem_walk *w, double held[3])
 {
-    w->top = fmax(w->top, mem_transient(cost, in, w->cur, m));
+    w->top = mem_max(w->top, mem_transient_at(t, w->cur, m));
     if (m.take != 0) {
         w->cur += m.take;
         if (w->cur > w->peak)
@@ -195,6 +238,13 @@ static inline void mem_walk_step(const struct cost_model *cost, const struct ins
     held[2] = w->cur;
     if (fabs(w->cur) < 1e-9 * (w->peak > 1 ? w->peak : 1))
         w->cur = 0;
+}
+
+/* The same for instruction in. */
+static inline void mem_walk_step(const struct cost_model *cost, const struct instr *in,
+                                 struct mem_step m, struct mem_walk *w, double held[3])
+{
+    mem_walk_step_form(mem_transient_form(cost, in, m), m, w, held);
 }
 
 /* The steps of one device's list (out[len]): a send's buffer reaped by the instruction after

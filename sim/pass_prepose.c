@@ -304,7 +304,7 @@ int pass_prepose_run(const struct plan *in, const struct sim_result *in_sim, str
     pass_changes_clear(ch);
     struct sim_result own = {0};
     struct cost_model cost = {0};
-    struct vpipe_index *x = NULL;
+    const struct vpipe_resolved *rv = NULL; /* the input's, kept with it (sim/vpipe.h) */
     struct prepose_ctx c = {.in = in, .g = plan_geom(in)};
     int rc = MT_OK;
     if (in_sim == NULL) {
@@ -315,13 +315,13 @@ int pass_prepose_run(const struct plan *in, const struct sim_result *in_sim, str
     }
     rc = scheme_costs(plan_config(in), &cost, e);
     if (rc == MT_OK)
-        rc = vpipe_index_build(in, &x, e);
+        rc = vpipe_resolve(in, &rv, e);
     if (rc != MT_OK)
         goto done;
     size_t total = (size_t)plan_total(in) + 1, keys = (size_t)c.g->mbs * c.g->stages + 1;
     c.r = in_sim;
     c.cost = &cost;
-    c.x = x;
+    c.x = rv->x;
     c.budget = pass_sim_peak_max(in_sim);
     c.eps = PREPOSE_EPS * (in_sim->step_time > 1 ? in_sim->step_time : 1);
     size_t n_all = 0;
@@ -362,12 +362,9 @@ int pass_prepose_run(const struct plan *in, const struct sim_result *in_sim, str
     prepose_sends(&c);
     qsort(c.mv, (size_t)c.n_mv, sizeof *c.mv, prepose_move_cmp);
     struct plan *cand = prepose_build(&c, ch);
-    vpipe_index_free(x);
-    x = NULL;
     rc = pass_finish(in, in_sim, cand, PASS_KEEP_FASTER, out, out_sim, ch, e);
 done:
     prepose_ctx_fini(&c);
-    vpipe_index_free(x);
     cost_model_fini(&cost);
     sim_result_fini(&own);
     return rc;

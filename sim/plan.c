@@ -4,6 +4,7 @@
 #include <config.h>
 #include "sim/plan.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,37 @@ struct plan {
     int *offset;             /* [geom.devices + 1], valid when !offset_stale */
     bool offset_stale;
     char origin[256]; /* where the order came from, "" for its scheme's generator */
+    _Atomic(struct plan_cache *) cache; /* derived data, dropped by any change (plan_cache_get) */
 };
+
+/* Drops the derived data: the plan changed or goes. */
+static void plan_cache_drop(struct plan *p)
+{
+    /* Whoever changes a plan holds it alone: a plain load first, as edits come by thousands
+     * (the exchange is a locked instruction). */
+    if (atomic_load_explicit(&p->cache, memory_order_relaxed) == NULL)
+        return;
+    struct plan_cache *c = atomic_exchange_explicit(&p->cache, NULL, memory_order_acq_rel);
+    if (c)
+        c->destroy(c);
+}
+
+const struct plan_cache *plan_cache_get(const struct plan *cp)
+{
+    struct plan *p = (struct plan *)cp; /* the cache is not state */
+    return atomic_load_explicit(&p->cache, memory_order_acquire);
+}
+
+const struct plan_cache *plan_cache_put(const struct plan *cp, struct plan_cache *c)
+{
+    struct plan *p = (struct plan *)cp;
+    struct plan_cache *none = NULL;
+    if (atomic_compare_exchange_strong_explicit(&p->cache, &none, c, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return c;
+    c->destroy(c); /* another thread's came first */
+    return none;
+}
 
 struct plan *plan_new(const struct config *cfg, const struct plan_geom *g)
 {
@@ -33,6 +64,7 @@ struct plan *plan_new(const struct config *cfg, const struct plan_geom *g)
     p->dev = xcalloc((size_t)g->devices, sizeof *p->dev);
     p->offset = xcalloc((size_t)g->devices + 1, sizeof *p->offset);
     p->offset_stale = true;
+    atomic_init(&p->cache, NULL);
     return p;
 }
 
@@ -40,6 +72,7 @@ void plan_free(struct plan *p)
 {
     if (p == NULL)
         return;
+    plan_cache_drop(p);
     for (int d = 0; d < p->geom.devices; d++)
         free(p->dev[d].ins);
     free(p->dev);
@@ -163,6 +196,7 @@ void plan_insert(struct plan *p, int dev, int pos, struct instr in)
     d->ins[pos] = in;
     d->len++;
     p->offset_stale = true;
+    plan_cache_drop(p);
 }
 
 void plan_remove(struct plan *p, int dev, int pos)
@@ -171,6 +205,7 @@ void plan_remove(struct plan *p, int dev, int pos)
     memmove(&d->ins[pos], &d->ins[pos + 1], (size_t)(d->len - pos - 1) * sizeof *d->ins);
     d->len--;
     p->offset_stale = true;
+    plan_cache_drop(p);
 }
 
 void plan_move(struct plan *p, int dev, int from, int to)

@@ -71,6 +71,19 @@ int plan_id(const struct plan *p, int dev, int i);
 /* Inverse of plan_id. */
 void plan_locate_id(const struct plan *p, int id, int *dev, int *i);
 
+/* Data derived from the plan and kept with it, the resolution of its dependencies
+ * (sim/vpipe.h vpipe_resolve), which the validator and the simulator share and a plan
+ * simulated again reuses. The plan owns it: any change (plan_append, plan_insert,
+ * plan_remove, plan_move) and plan_free destroy it, plan_clone does not copy it.
+ * plan_cache_get returns it or NULL. plan_cache_put installs c unless one is there already
+ * (another thread's: c is destroyed) and returns the one installed. Safe from threads that
+ * read a plan none of them changes. */
+struct plan_cache {
+    void (*destroy)(struct plan_cache *c);
+};
+const struct plan_cache *plan_cache_get(const struct plan *p);
+const struct plan_cache *plan_cache_put(const struct plan *p, struct plan_cache *c);
+
 void plan_append(struct plan *p, int dev, struct instr in);
 /* Inserts before position pos (pos == len appends). */
 void plan_insert(struct plan *p, int dev, int pos, struct instr in);

@@ -69,6 +69,12 @@ int sim_run_costs(const struct plan *p, const struct cost_model *cost, struct si
  * duration is the message's latency. Memory follows the costs. */
 int sim_run_durations(const struct plan *p, const struct cost_model *cost, const double *dur,
                       struct sim_result *out, struct mt_err *e);
+/* sim_run_durations always through the general event loop, which every plan may take (blocking
+ * sends, asynchronous schemes, and the error of any plan that fails). sim_run_durations takes
+ * a fast path where it applies (sim/simulate_fast.c), with figures equal to the bit; the tests
+ * compare the two. */
+int sim_run_general(const struct plan *p, const struct cost_model *cost, const double *dur,
+                    struct sim_result *out, struct mt_err *e);
 /* The figures of sim_run for the plan scheme_build(c) would make, straight from c without
  * building it, for an Async config with dp 1 and sends that do not block: every figure but the
  * per-instruction ones (start, end and mem_after stay NULL, the memory curves empty), equal to

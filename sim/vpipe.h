@@ -82,6 +82,23 @@ int vpipe_deps_at(const struct plan *p, const struct vpipe_index *x, int dev, in
  * no lookup of the instruction). */
 int vpipe_deps_of(const struct plan_geom *g, const struct vpipe_index *x, const struct instr *in,
                   int dev, int deps[VPIPE_MAX_DEPS], struct vpipe_missing *miss);
+/* The dependencies of every instruction of p at once, in id order (the simulator's hot path):
+ * those of id in deps[off[id] .. off[id + 1]); off holds plan_total(p) + 1 entries, deps
+ * VPIPE_MAX_DEPS per instruction. Returns -1, or the id of the first instruction (in id order)
+ * whose dependency is missing (vpipe_deps_of's -1; the arrays are then partly filled). */
+int vpipe_deps_all(const struct plan *p, const struct vpipe_index *x, int *off, int *deps);
+/* A plan's index and every instruction's dependencies (vpipe_deps_all), resolved once and
+ * kept with the plan until it changes (sim/plan.h plan_cache_get): the validator, the
+ * simulator and the passes share one resolution, and a plan simulated again reuses it.
+ * Read-only; valid until the plan changes or is freed. */
+struct vpipe_resolved {
+    struct plan_cache base;
+    struct vpipe_index *x;
+    int *off, *deps; /* vpipe_deps_all's CSR; NULL when a dependency is missing */
+    int missing;     /* the first instruction (id) missing one (vpipe_deps_of says which), or -1 */
+};
+/* The resolution of p, built at the first call. Fails (nothing kept) as vpipe_index_build. */
+int vpipe_resolve(const struct plan *p, const struct vpipe_resolved **out, struct mt_err *e);
 /* The AR instructions that reduce the same stage as AR `id` (itself included). */
 int vpipe_ar_group(const struct plan *p, const struct vpipe_index *x, int id, int *ids, int max);
 
