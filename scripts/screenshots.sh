@@ -7,7 +7,7 @@
 #   explore-pass.png        the paper's Figure 2 (unit costs) at the overlap step, the
 #                           critical path shown
 #   explore-search.png      1F1B, 4 devices, 8 micro-batches, unit costs under 1.05 M_θ at
-#                           the search step (37 t against the bound's 33 t; issue 18)
+#                           the search step (36 t, the optimum, against the bound's 33 t; issue 18)
 #   explore-tuner.png       the tuner on 8 devices, global batch 32
 #   explore-trace.png       a measured run (the tiny model on 4 CPU ranks under MPI) beside
 #                           its simulation with a calibration from `mario-tui profile`, the
