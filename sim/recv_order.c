@@ -1,4 +1,7 @@
-/* sim/recv_order.c: receives reordered into their pair's send order (sim/recv_order.h). */
+/* sim/recv_order.c: receives reordered into their pair's send order (sim/recv_order.h).
+ * Both functions are O(n log n) in the plan's messages: the sends and receives of every pair
+ * are sorted into per-pair sequences rather than walked pair by pair (a 1,024-device plan has a
+ * million pairs and talks over a few thousand). */
 #include <config.h>
 #include "sim/recv_order.h"
 
@@ -9,47 +12,90 @@
 #include "util/err.h"
 #include "util/xalloc.h"
 
+/* One send or receive: the pair it travels on, its position on its own device, and the
+ * receive it is (or pairs with) as (op, stage, mb). */
+struct msg {
+    int from, to, pos;
+    int op, stage, mb;
+    int id; /* the receive's id: a receive's own, a send's partner's (-1: absent) */
+};
+
+static int msg_cmp(const void *pa, const void *pb)
+{
+    const struct msg *a = pa, *b = pb;
+    if (a->from != b->from)
+        return a->from < b->from ? -1 : 1;
+    if (a->to != b->to)
+        return a->to < b->to ? -1 : 1;
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* The sends (want_sends) or the receives of p, sorted by (from, to, position). */
+static struct msg *msg_collect(const struct plan *p, bool want_sends, int *n_out)
+{
+    int D = plan_devices(p), n = 0;
+    struct msg *m = xmalloc(((size_t)plan_total(p) + 1) * sizeof *m);
+    for (int d = 0; d < D; d++)
+        for (int i = 0; i < plan_len(p, d); i++) {
+            const struct instr *in = plan_at(p, d, i);
+            if (want_sends ? !vpipe_is_send(in->op) : !vpipe_is_recv(in->op))
+                continue;
+            struct msg x = {want_sends ? d : in->peer, want_sends ? in->peer : d, i,
+                            in->op,   in->stage, in->mb, plan_id(p, d, i)};
+            if (want_sends) {
+                enum op op = OP__COUNT;
+                vpipe_peer(in->op, in->stage, &op, &x.stage);
+                x.op = op;
+                x.id = -1;
+            }
+            m[n++] = x;
+        }
+    qsort(m, (size_t)n, sizeof *m, msg_cmp);
+    *n_out = n;
+    return m;
+}
+
+static int pair_cmp(const struct msg *a, const struct msg *b)
+{
+    if (a->from != b->from)
+        return a->from < b->from ? -1 : 1;
+    return (a->to > b->to) - (a->to < b->to);
+}
+
 bool plan_receive_mismatch(const struct plan *p, int *a_o, int *b_o, int *send_pos,
                            int *recv_pos)
 {
-    int D = plan_devices(p);
-    for (int a = 0; a < D; a++)
-        for (int b = 0; b < D; b++) {
-            if (a == b)
-                continue;
-            int i = 0, j = 0;
-            for (;;) {
-                const struct instr *s = NULL, *r = NULL;
-                for (; i < plan_len(p, a); i++) {
-                    s = plan_at(p, a, i);
-                    if (vpipe_is_send(s->op) && s->peer == b)
-                        break;
-                }
-                for (; j < plan_len(p, b); j++) {
-                    r = plan_at(p, b, j);
-                    if (vpipe_is_recv(r->op) && r->peer == a)
-                        break;
-                }
-                bool more_s = i < plan_len(p, a), more_r = j < plan_len(p, b);
-                if (!more_s && !more_r)
-                    break;
-                enum op want = OP__COUNT;
-                int want_stage = -1;
-                if (more_s)
-                    vpipe_peer(s->op, s->stage, &want, &want_stage);
-                if (!(more_s && more_r && s->mb == r->mb && r->op == want &&
-                      r->stage == want_stage)) {
-                    *a_o = a;
-                    *b_o = b;
-                    *send_pos = i;
-                    *recv_pos = j;
-                    return true;
-                }
-                i++;
-                j++;
+    int ns, nr;
+    struct msg *s = msg_collect(p, true, &ns), *r = msg_collect(p, false, &nr);
+    bool found = false;
+    int i = 0, j = 0;
+    while ((i < ns || j < nr) && !found) {
+        /* the next pair in (from, to) order, from either side */
+        const struct msg *pair = i >= ns ? &r[j] : j >= nr ? &s[i] : pair_cmp(&s[i], &r[j]) <= 0
+                                                                        ? &s[i]
+                                                                        : &r[j];
+        int from = pair->from, to = pair->to;
+        for (;;) {
+            bool more_s = i < ns && s[i].from == from && s[i].to == to;
+            bool more_r = j < nr && r[j].from == from && r[j].to == to;
+            if (!more_s && !more_r)
+                break;
+            if (!(more_s && more_r && s[i].mb == r[j].mb && s[i].op == r[j].op &&
+                  s[i].stage == r[j].stage)) {
+                *a_o = from;
+                *b_o = to;
+                *send_pos = more_s ? s[i].pos : plan_len(p, from);
+                *recv_pos = more_r ? r[j].pos : plan_len(p, to);
+                found = true;
+                break;
             }
+            i++;
+            j++;
         }
-    return false;
+    }
+    free(s);
+    free(r);
+    return found;
 }
 
 int plan_match_receives(struct plan *p, struct mt_err *e)
@@ -60,58 +106,48 @@ int plan_match_receives(struct plan *p, struct mt_err *e)
     struct vpipe_index *x;
     if (vpipe_index_build(p, &x, e) != MT_OK)
         return -1;
-    int D = plan_devices(p), total = plan_total(p);
-    /* seq[a * D + b]: the ids of b's receives from a, in a's send order */
-    int *seq_len = xcalloc((size_t)D * D, sizeof(int));
-    int *rank = xmalloc((size_t)total * sizeof(int)); /* a receive's place in its seq */
+    int D = plan_devices(p), total = plan_total(p), ns;
+    struct msg *s = msg_collect(p, true, &ns);
+    /* per receive id: its place in its pair's send order, and where that pair's sends start */
+    int *rank = xmalloc(((size_t)total + 1) * sizeof(int));
+    int *group = xmalloc(((size_t)total + 1) * sizeof(int));
     for (int id = 0; id < total; id++)
         rank[id] = -1;
-    int *send_to = xmalloc((size_t)total * sizeof(int)); /* per receive id: its sender */
-    for (int d = 0; d < D; d++)
-        for (int i = 0; i < plan_len(p, d); i++) {
-            const struct instr *in = plan_at(p, d, i);
-            if (!vpipe_is_send(in->op) || in->peer < 0 || in->peer >= D)
-                continue;
-            int r = vpipe_partner_of(x, in);
-            if (r < 0)
-                continue;
-            int rd, ri;
-            plan_locate_id(p, r, &rd, &ri);
-            if (rd != in->peer || plan_at(p, rd, ri)->peer != d)
-                continue;
-            rank[r] = seq_len[d * D + rd]++;
-            send_to[r] = d;
-        }
-    int **seq = xcalloc((size_t)D * D, sizeof(int *));
-    for (int k = 0; k < D * D; k++)
-        seq[k] = xmalloc(((size_t)seq_len[k] + 1) * sizeof(int));
-    for (int id = 0; id < total; id++)
-        if (rank[id] >= 0) {
-            int rd, ri;
-            plan_locate_id(p, id, &rd, &ri);
-            seq[send_to[id] * D + rd][rank[id]] = id;
-        }
-    /* the new lists, from the unchanged plan, then swapped in */
-    unsigned char *done = xcalloc((size_t)total, 1);
-    int *next = xmalloc((size_t)D * sizeof(int));
+    for (int k = 0, start = 0; k < ns; k++) {
+        if (k > 0 && pair_cmp(&s[k - 1], &s[k]) != 0)
+            start = k;
+        int rid = vpipe_lookup(x, (enum op)s[k].op, s[k].mb, s[k].stage);
+        s[k].id = rid;
+        if (rid < 0)
+            continue;
+        int rd, ri;
+        plan_locate_id(p, rid, &rd, &ri);
+        if (rd != s[k].to || plan_at(p, rd, ri)->peer != s[k].from)
+            continue;
+        rank[rid] = k - start;
+        group[rid] = start;
+    }
+    int *next = xcalloc((size_t)ns + 1, sizeof(int)); /* per group start: receives emitted */
+    unsigned char *done = xcalloc((size_t)total + 1, 1);
     struct instr **lists = xcalloc((size_t)D, sizeof(struct instr *));
     int moved = 0;
     for (int d = 0; d < D; d++) {
         int n = plan_len(p, d), k = 0;
         lists[d] = xmalloc(((size_t)n + 1) * sizeof(struct instr));
-        memset(next, 0, (size_t)D * sizeof(int));
         for (int i = 0; i < n; i++) {
             int id = plan_id(p, d, i);
-            const struct instr *in = plan_at(p, d, i);
             if (rank[id] < 0) {
-                lists[d][k++] = *in;
+                lists[d][k++] = *plan_at(p, d, i);
                 continue;
             }
             if (done[id])
                 continue;
-            int from = send_to[id], *q = seq[from * D + d];
-            for (; next[from] <= rank[id]; next[from]++) {
-                int r = q[next[from]], rd, ri;
+            /* this receive, and first every one its sender sent ahead of it */
+            int g = group[id];
+            for (; next[g] <= rank[id]; next[g]++) {
+                int r = s[g + next[g]].id, rd, ri;
+                if (r < 0 || rank[r] < 0 || done[r])
+                    continue;
                 plan_locate_id(p, r, &rd, &ri);
                 lists[d][k++] = *plan_at(p, rd, ri);
                 done[r] = 1;
@@ -128,14 +164,11 @@ int plan_match_receives(struct plan *p, struct mt_err *e)
         free(lists[d]);
     }
     free(lists);
-    free(next);
     free(done);
-    for (int k = 0; k < D * D; k++)
-        free(seq[k]);
-    free(seq);
-    free(send_to);
+    free(next);
+    free(group);
     free(rank);
-    free(seq_len);
+    free(s);
     vpipe_index_free(x);
     return moved;
 }
