@@ -67,6 +67,14 @@ int config_microbatches(const struct config *c)
     return per > 0 ? (int)(c->global_batch_size / per) : 0;
 }
 
+int config_global_batch(const struct config *c)
+{
+    if (c->num_microbatches <= 0)
+        return c->global_batch_size;
+    long g = (long)c->num_microbatches * c->micro_batch_size * c->cluster.dp;
+    return g > 0 && g <= 1L << 30 ? (int)g : c->global_batch_size;
+}
+
 static const char *const scheme_names[SCHEME__COUNT] = {
     "V", "X", "W", "GPipe", "Auto", "Async", "PipeDream", "ZB-H1", "ZB-H2", "ZB-V", "ZB-W", "DualPipeV"};
 

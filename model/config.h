@@ -126,6 +126,9 @@ int config_ffn_default(enum model_arch arch, int h, int *out);
 int config_pp(const struct config *c);
 /* N per pipeline: num_microbatches if set, else global / (mbs * dp). */
 int config_microbatches(const struct config *c);
+/* Samples per iteration: N x mbs x dp when num_microbatches is set (it overrides the global
+ * batch), else global_batch_size. */
+int config_global_batch(const struct config *c);
 /* Checks every value and the combinations (stages vs layers, X needs even pp, N >= 1 ...).
  * Messages name the field: "model.num_layers: 12 stages but only 8 layers". MT_EINVAL. */
 int config_validate(const struct config *c, struct mt_err *e);

@@ -75,6 +75,7 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
     *out = *base;
     out->scheme = c->scheme;
     out->cluster.dp = c->dp;
+    out->global_batch_size = config_global_batch(base);
     out->micro_batch_size = c->mbs;
     out->num_microbatches = 0;
     out->chunks = c->scheme == SCHEME_W || c->scheme == SCHEME_ZBW ? c->chunks : base->chunks;
@@ -87,7 +88,8 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
     static const enum scheme_id schemes[] = {SCHEME_V,    SCHEME_X,    SCHEME_W,
                                              SCHEME_GPIPE, SCHEME_ZBH1, SCHEME_ZBH2,
                                              SCHEME_ZBV,  SCHEME_ZBW,  SCHEME_DUALPIPEV};
-    int D = base->num_device, G = base->global_batch_size;
+    /* --microbatches N sets the samples per iteration the grid keeps: N x mbs x dp */
+    int D = base->num_device, G = config_global_batch(base);
     int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
     int cap = 64, n = 0;
     struct tune_candidate *c = xmalloc((size_t)cap * sizeof *c);
@@ -102,6 +104,10 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                     continue;
                 for (int mbs = 1; mbs <= G / dp; mbs *= 2) {
                     if ((G / dp) % mbs != 0 || (o->max_mbs > 0 && mbs > o->max_mbs))
+                        continue;
+                    /* unit costs are per micro-batch whatever its size: a larger one would
+                     * only look faster, so the config's size is the one candidate */
+                    if (base->unit.enabled && mbs != base->micro_batch_size)
                         continue;
                     int v_lo = 1, v_hi = 1;
                     if (schemes[s] == SCHEME_W || schemes[s] == SCHEME_ZBW)
@@ -249,7 +255,7 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
         return err_set(e, MT_EINVAL,
                        "num_device: no pipeline depth >= %d divides %d devices with a data-parallel "
                        "degree dividing the global batch %d", o->min_pp, base->num_device,
-                       base->global_batch_size);
+                       config_global_batch(base));
     }
     int threads = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (threads < 1)

@@ -144,7 +144,7 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
     tune_mem(c, c->memory_per_device, cap, sizeof cap);
     printf("%s on %d x %s, global batch %d, cap %s: %d candidates, %d fit, %d out of memory, "
            "%d invalid\n", c->model.name, c->num_device,
-           c->unit.enabled ? "unit-cost devices" : c->cluster.device.name, c->global_batch_size,
+           c->unit.enabled ? "unit-cost devices" : c->cluster.device.name, config_global_batch(c),
            cap, r->n, n_ok, n_oom, n_bad);
     const char *tu = c->unit.enabled ? "samples/t" : "samples/s";
     printf("%4s  %-14s %-4s %4s %12s %12s %12s  %s\n", "rank", "config", "ckpt", "dp", tu,

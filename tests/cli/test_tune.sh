@@ -56,4 +56,12 @@ check "--top 0 exits 2" "[ $? -eq 2 ]"
 check "unknown flag exits 2" "[ $? -eq 2 ]"
 "$bin" tune --help | grep -q -- '--max-mbs'
 check "--help lists the flags" "[ $? -eq 0 ]"
+# Unit costs are per micro-batch whatever its size: the grid keeps the config's size, and
+# --microbatches 8 means 8 x mbs x dp samples per iteration, so 1F1B on 4 devices steps
+# (N + D - 1)(F + B) = 11 x 3 = 33 t for 8 samples (it used to pick N = 1 x mbs 128)
+"$bin" tune --unit-costs 1,2,1 --devices 4 --microbatches 8 --json >"$tmp/u.json" 2>&1
+check "unit costs: every candidate keeps micro-batch size 1" \
+    "json $tmp/u.json 'all(c[\"micro_batch_size\"] == 1 for c in d[\"candidates\"])'"
+check "unit costs: V-4-1 is 8 micro-batches, 33 t, 8/33 samples/t" \
+    "json $tmp/u.json 'any(c[\"label\"] == \"V-4-1\" and c[\"step_time\"] == 33 and abs(c[\"throughput\"] - 8 / 33) < 1e-12 for c in d[\"candidates\"])'"
 exit $fail
