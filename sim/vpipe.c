@@ -233,20 +233,30 @@ int vpipe_index_build(const struct plan *p, struct vpipe_index **out, struct mt_
         x->mb_part[mb] = (unsigned char)vpipe_mb_part(g, mb);
     x->ckpt = xcalloc(per_mb + 1, 1);
     *out = NULL;
+    unsigned mbs = (unsigned)g->mbs, stages = (unsigned)g->stages;
     for (int d = 0; d < g->devices; d++) {
         const struct instr *ins = plan_instrs(p, d);
         int base = plan_id(p, d, 0), n = plan_len(p, d);
         for (int i = 0; i < n; i++) {
             const struct instr *in = &ins[i];
-            /* AR/OS of synchronous plans are keyed by device: any device may hold one. */
-            bool keyed_by_dev = vpipe_kind(in->op) >= K__MB && !x->async;
-            int mb = in->mb, s = in->stage;
-            int *slot = vpipe_slot(x, in->op, keyed_by_dev ? d : mb, s);
-            if (slot != NULL && !keyed_by_dev) { /* mb and stage are in range */
+            int k = vpipe_kind(in->op), mb = in->mb, s = in->stage;
+            int *slot = NULL;
+            if (k >= K__MB) {
+                /* AR/OS of synchronous plans are keyed by device: any device may hold one. */
+                slot = vpipe_slot(x, in->op, x->async ? mb : d, s);
+                if (slot != NULL && x->async) {
+                    int want_dev, want_part;
+                    vpipe_locate_fast(x, mb, s, &want_dev, &want_part);
+                    if (want_dev != d || want_part != in->part)
+                        slot = NULL;
+                }
+            } else if (k >= 0 && (unsigned)mb < mbs && (unsigned)s < stages) {
+                /* vpipe_slot's checks and address written out: every new plan passes here
+                 * (30 -> 23 us for GPT3-13B X 32 x 64 over the generic lookup). */
                 int want_dev, want_part;
                 vpipe_locate_fast(x, mb, s, &want_dev, &want_part);
-                if (want_dev != d || want_part != in->part)
-                    slot = NULL;
+                if (want_dev == d && want_part == in->part)
+                    slot = &x->rec[(size_t)mb * stages + s].id[k];
             }
             if (slot == NULL || *slot >= 0) {
                 int rc = vpipe_index_fail(p, x, d, i, e);
@@ -255,7 +265,7 @@ int vpipe_index_build(const struct plan *p, struct vpipe_index **out, struct mt_
             }
             *slot = base + i;
             if (in->op == OP_CFW)
-                x->ckpt[(size_t)mb * g->stages + s] = 1;
+                x->ckpt[(size_t)mb * stages + s] = 1;
         }
     }
     *out = x;
