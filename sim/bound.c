@@ -141,8 +141,9 @@ static void bound_bw_edges(const struct bound_bw *b, struct bound_edges *l, int 
 }
 
 static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
-                           const struct vpipe_index *x, struct bound_dag *G, struct mt_err *e)
+                           const struct vpipe_resolved *rv, struct bound_dag *G, struct mt_err *e)
 {
+    const struct vpipe_index *x = rv->x;
     const struct plan_geom *g = plan_geom(p);
     memset(G, 0, sizeof *G);
     G->p = p;
@@ -168,9 +169,16 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
                 continue;
             }
             G->dur[id] = vpipe_is_recv(in->op) ? 0 : sim_instr_latency(cost, in);
-            int deps[VPIPE_MAX_DEPS];
+            int buf[VPIPE_MAX_DEPS];
+            const int *deps = buf;
             struct vpipe_missing miss;
-            int k = vpipe_deps_at(p, x, d, i, deps, &miss);
+            int k;
+            if (rv->off != NULL) { /* the plan's resolution (vpipe_deps_all's CSR) */
+                deps = rv->deps + rv->off[id];
+                k = rv->off[id + 1] - rv->off[id];
+            } else {
+                k = vpipe_deps_at(p, x, d, i, buf, &miss);
+            }
             if (k < 0) {
                 char what[32];
                 plan_instr_label(p, in, what, sizeof what);
@@ -465,15 +473,15 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     memset(out, 0, sizeof *out);
     out->memory_at = -1;
     out->cap = cap;
-    struct vpipe_index *x = NULL;
-    TRY(vpipe_index_build(p, &x, e));
+    const struct vpipe_resolved *rv; /* kept with the plan: the simulator's, or shared with it */
+    TRY(vpipe_resolve(p, &rv, e));
     struct bound_dag G;
-    int rc = bound_dag_build(p, cost, x, &G, e);
+    int rc = bound_dag_build(p, cost, rv, &G, e);
     if (rc != MT_OK) {
         bound_dag_fini(&G);
-        vpipe_index_free(x);
         return rc;
     }
+    const struct vpipe_index *x = rv->x;
     const struct plan_geom *g = plan_geom(p);
     for (int k = 0; k < G.n_topo; k++) {
         int v = G.topo[k];
@@ -570,7 +578,6 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     free(fw);
     free(heap);
     bound_dag_fini(&G);
-    vpipe_index_free(x);
     return MT_OK;
 }
 
