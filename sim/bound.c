@@ -111,23 +111,28 @@ static void bound_bw_build(const struct plan *p, struct bound_bw *b)
     b->stages = g->stages;
     b->off = xcalloc((size_t)keys + 2, sizeof(int));
     int n = 0;
-    for (int d = 0; d < g->devices; d++)
+    for (int d = 0; d < g->devices; d++) {
+        const struct instr *ins = plan_instrs(p, d);
         for (int i = 0; i < plan_len(p, d); i++) {
-            const struct instr *in = plan_at(p, d, i);
+            const struct instr *in = &ins[i];
             if (bound_is_bw_end(in->op) && in->stage >= 0 && in->stage < g->stages) {
                 b->off[d * g->stages + in->stage + 2]++;
                 n++;
             }
         }
+    }
     for (int k = 0; k < keys; k++)
         b->off[k + 2] += b->off[k + 1];
     b->ids = xmalloc(((size_t)n + 1) * sizeof(int));
-    for (int d = 0; d < g->devices; d++)
+    for (int d = 0; d < g->devices; d++) {
+        const struct instr *ins = plan_instrs(p, d);
+        int base = plan_id(p, d, 0);
         for (int i = 0; i < plan_len(p, d); i++) {
-            const struct instr *in = plan_at(p, d, i);
+            const struct instr *in = &ins[i];
             if (bound_is_bw_end(in->op) && in->stage >= 0 && in->stage < g->stages)
-                b->ids[b->off[d * g->stages + in->stage + 1]++] = plan_id(p, d, i);
+                b->ids[b->off[d * g->stages + in->stage + 1]++] = base + i;
         }
+    }
 }
 
 static void bound_bw_edges(const struct bound_bw *b, struct bound_edges *l, int to, int dev,
@@ -157,17 +162,25 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
     struct bound_bw bw = {0};
     if (!async)
         bound_bw_build(p, &bw);
+    /* Every node's device and whether it is a recompute first: an edge's source may come later
+     * in id order (a receive's send on a later device). */
+    for (int d = 0; d < g->devices; d++) {
+        const struct instr *ins = plan_instrs(p, d);
+        for (int i = 0, base = plan_id(p, d, 0); i < plan_len(p, d); i++) {
+            G->dev_of[base + i] = d;
+            G->skip[base + i] = ins[i].op == OP_RC;
+        }
+    }
     struct bound_edges l = {0};
     int rc = MT_OK;
-    for (int d = 0; d < g->devices && rc == MT_OK; d++)
+    for (int d = 0; d < g->devices && rc == MT_OK; d++) {
+        const struct instr *ins = plan_instrs(p, d);
+        int base = plan_id(p, d, 0);
         for (int i = 0; i < plan_len(p, d); i++) {
-            int id = plan_id(p, d, i);
-            const struct instr *in = plan_at(p, d, i);
-            G->dev_of[id] = d;
-            if (in->op == OP_RC) {
-                G->skip[id] = 1;
+            int id = base + i;
+            const struct instr *in = &ins[i];
+            if (G->skip[id])
                 continue;
-            }
             G->dur[id] = vpipe_is_recv(in->op) ? 0 : sim_instr_latency(cost, in);
             int buf[VPIPE_MAX_DEPS];
             const int *deps = buf;
@@ -188,26 +201,21 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
                              miss.stage);
                 break;
             }
-            for (int j = 0; j < k; j++) {
-                int dd, di;
-                plan_locate_id(p, deps[j], &dd, &di);
-                if (plan_at(p, dd, di)->op != OP_RC)
+            for (int j = 0; j < k; j++)
+                if (!G->skip[deps[j]])
                     bound_edge(&l, id, deps[j]);
-            }
             if (async)
                 continue;
             if (in->op == OP_AR) { /* the collective: every replica's backwards */
                 int group[64];
                 int m = vpipe_ar_group(p, x, id, group, 64);
-                for (int j = 0; j < m; j++) {
-                    int gd, gi;
-                    plan_locate_id(p, group[j], &gd, &gi);
-                    bound_bw_edges(&bw, &l, id, gd, in->stage);
-                }
+                for (int j = 0; j < m; j++)
+                    bound_bw_edges(&bw, &l, id, G->dev_of[group[j]], in->stage);
             } else if (in->op == OP_OS) {
                 bound_bw_edges(&bw, &l, id, d, in->stage);
             }
         }
+    }
     free(bw.off);
     free(bw.ids);
     if (rc == MT_OK) {
