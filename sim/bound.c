@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "model/cost.h"
+#include "sim/memory.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/simulate.h"
@@ -39,6 +40,13 @@ struct bound_dag {
     double *head, *tail;    /* [n] */
     int *dev_of;            /* [n] */
 };
+
+/* fmax, inlined (sim/memory.h mem_max: the same result as libm's): the head and tail sweeps
+ * take one per edge, and a call to libm cost more than the rest of the step. */
+static inline double bound_max(double a, double b)
+{
+    return mem_max(a, b);
+}
 
 static bool bound_is_job(enum op op)
 {
@@ -257,7 +265,7 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
         double h = 0;
         for (int j = G->pred_off[v]; j < G->pred_off[v + 1]; j++) {
             int u = G->pred[j];
-            h = fmax(h, G->head[u] + G->dur[u]);
+            h = bound_max(h, G->head[u] + G->dur[u]);
         }
         G->head[v] = h;
     }
@@ -266,7 +274,7 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
         double t = 0;
         for (int j = G->succ_off[v]; j < G->succ_off[v + 1]; j++) {
             int w = G->succ[j];
-            t = fmax(t, G->dur[w] + G->tail[w]);
+            t = bound_max(t, G->dur[w] + G->tail[w]);
         }
         G->tail[v] = t;
     }
@@ -333,7 +341,7 @@ static double bound_jackson(struct bound_job *jobs, int n, int *heap)
         if (j->p <= next - t) {
             t += j->p;
             j->p = 0;
-            best = fmax(best, t + j->q);
+            best = bound_max(best, t + j->q);
             bound_heap_pop(heap, &hn, jobs);
         } else {
             j->p -= next - t;
@@ -461,7 +469,7 @@ static double bound_hold(const struct bound_dag *G, struct bound_mb *m, int fw, 
         for (int j = G->pred_off[v]; j < G->pred_off[v + 1]; j++) {
             int u = G->pred[j];
             if (m->dist[u] >= 0)
-                best = fmax(best, m->dist[u] + G->dur[u]);
+                best = bound_max(best, m->dist[u] + G->dur[u]);
         }
         m->dist[v] = best;
         last = k;
@@ -469,7 +477,7 @@ static double bound_hold(const struct bound_dag *G, struct bound_mb *m, int fw, 
             break;
     }
     if (m->dist[bw] >= 0)
-        L = fmax(L, m->dist[bw] + G->dur[bw]);
+        L = bound_max(L, m->dist[bw] + G->dur[bw]);
     for (int k = m->pos[fw]; k <= last; k++)
         m->dist[m->ids[k]] = -1;
     return L;
@@ -493,7 +501,7 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     const struct plan_geom *g = plan_geom(p);
     for (int k = 0; k < G.n_topo; k++) {
         int v = G.topo[k];
-        out->critical_path = fmax(out->critical_path, G.head[v] + G.dur[v] + G.tail[v]);
+        out->critical_path = bound_max(out->critical_path, G.head[v] + G.dur[v] + G.tail[v]);
     }
     int maxlen = 1;
     for (int d = 0; d < g->devices; d++)
