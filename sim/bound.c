@@ -121,7 +121,7 @@ static void bound_bw_build(const struct plan *p, struct bound_bw *b)
     int n = 0;
     for (int d = 0; d < g->devices; d++) {
         const struct instr *ins = plan_instrs(p, d);
-        for (int i = 0; i < plan_len(p, d); i++) {
+        for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
             const struct instr *in = &ins[i];
             if (bound_is_bw_end(in->op) && in->stage >= 0 && in->stage < g->stages) {
                 b->off[d * g->stages + in->stage + 2]++;
@@ -135,7 +135,7 @@ static void bound_bw_build(const struct plan *p, struct bound_bw *b)
     for (int d = 0; d < g->devices; d++) {
         const struct instr *ins = plan_instrs(p, d);
         int base = plan_id(p, d, 0);
-        for (int i = 0; i < plan_len(p, d); i++) {
+        for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
             const struct instr *in = &ins[i];
             if (bound_is_bw_end(in->op) && in->stage >= 0 && in->stage < g->stages)
                 b->ids[b->off[d * g->stages + in->stage + 1]++] = base + i;
@@ -174,7 +174,7 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
      * in id order (a receive's send on a later device). */
     for (int d = 0; d < g->devices; d++) {
         const struct instr *ins = plan_instrs(p, d);
-        for (int i = 0, base = plan_id(p, d, 0); i < plan_len(p, d); i++) {
+        for (int i = 0, base = plan_id(p, d, 0), n_d = plan_len(p, d); i < n_d; i++) {
             G->dev_of[base + i] = d;
             G->skip[base + i] = ins[i].op == OP_RC;
         }
@@ -184,7 +184,7 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
     for (int d = 0; d < g->devices && rc == MT_OK; d++) {
         const struct instr *ins = plan_instrs(p, d);
         int base = plan_id(p, d, 0);
-        for (int i = 0; i < plan_len(p, d); i++) {
+        for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
             int id = base + i;
             const struct instr *in = &ins[i];
             if (G->skip[id])
@@ -515,9 +515,11 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     for (int d = 0; d < g->devices; d++) {
         int nj = 0, nf = 0;
         double work = 0, rmin = INFINITY, qmin = INFINITY, act_sum = 0, act_max = 0;
-        for (int i = 0; i < plan_len(p, d); i++) {
-            int id = plan_id(p, d, i);
-            const struct instr *in = plan_at(p, d, i);
+        const struct instr *ins = plan_instrs(p, d);
+        int base = plan_id(p, d, 0);
+        for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
+            int id = base + i;
+            const struct instr *in = &ins[i];
             if (G.skip[id] || !bound_is_job(in->op))
                 continue;
             jobs[nj++] = (struct bound_job){G.head[id], G.dur[id], G.tail[id]};
@@ -561,9 +563,9 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
         }
         nf = 0;
         double r_f = INFINITY, q_b = INFINITY; /* the window of the forwards and backwards */
-        for (int i = 0; i < plan_len(p, d); i++) {
-            int id = plan_id(p, d, i);
-            const struct instr *in = plan_at(p, d, i);
+        for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
+            int id = base + i;
+            const struct instr *in = &ins[i];
             if (!plan_op_is_forward(in->op))
                 continue;
             int bw = vpipe_lookup(x, OP_BW, in->mb, in->stage);
