@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "model/cost.h"
+#include "sim/memory.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/simulate.h"
@@ -39,6 +40,13 @@ struct bound_dag {
     double *head, *tail;    /* [n] */
     int *dev_of;            /* [n] */
 };
+
+/* fmax, inlined (sim/memory.h mem_max: the same result as libm's): the head and tail sweeps
+ * take one per edge, and a call to libm cost more than the rest of the step. */
+static inline double bound_max(double a, double b)
+{
+    return mem_max(a, b);
+}
 
 static bool bound_is_job(enum op op)
 {
@@ -111,23 +119,28 @@ static void bound_bw_build(const struct plan *p, struct bound_bw *b)
     b->stages = g->stages;
     b->off = xcalloc((size_t)keys + 2, sizeof(int));
     int n = 0;
-    for (int d = 0; d < g->devices; d++)
-        for (int i = 0; i < plan_len(p, d); i++) {
-            const struct instr *in = plan_at(p, d, i);
+    for (int d = 0; d < g->devices; d++) {
+        const struct instr *ins = plan_instrs(p, d);
+        for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
+            const struct instr *in = &ins[i];
             if (bound_is_bw_end(in->op) && in->stage >= 0 && in->stage < g->stages) {
                 b->off[d * g->stages + in->stage + 2]++;
                 n++;
             }
         }
+    }
     for (int k = 0; k < keys; k++)
         b->off[k + 2] += b->off[k + 1];
     b->ids = xmalloc(((size_t)n + 1) * sizeof(int));
-    for (int d = 0; d < g->devices; d++)
-        for (int i = 0; i < plan_len(p, d); i++) {
-            const struct instr *in = plan_at(p, d, i);
+    for (int d = 0; d < g->devices; d++) {
+        const struct instr *ins = plan_instrs(p, d);
+        int base = plan_id(p, d, 0);
+        for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
+            const struct instr *in = &ins[i];
             if (bound_is_bw_end(in->op) && in->stage >= 0 && in->stage < g->stages)
-                b->ids[b->off[d * g->stages + in->stage + 1]++] = plan_id(p, d, i);
+                b->ids[b->off[d * g->stages + in->stage + 1]++] = base + i;
         }
+    }
 }
 
 static void bound_bw_edges(const struct bound_bw *b, struct bound_edges *l, int to, int dev,
@@ -141,8 +154,9 @@ static void bound_bw_edges(const struct bound_bw *b, struct bound_edges *l, int 
 }
 
 static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
-                           const struct vpipe_index *x, struct bound_dag *G, struct mt_err *e)
+                           const struct vpipe_resolved *rv, struct bound_dag *G, struct mt_err *e)
 {
+    const struct vpipe_index *x = rv->x;
     const struct plan_geom *g = plan_geom(p);
     memset(G, 0, sizeof *G);
     G->p = p;
@@ -156,21 +170,36 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
     struct bound_bw bw = {0};
     if (!async)
         bound_bw_build(p, &bw);
+    /* Every node's device and whether it is a recompute first: an edge's source may come later
+     * in id order (a receive's send on a later device). */
+    for (int d = 0; d < g->devices; d++) {
+        const struct instr *ins = plan_instrs(p, d);
+        for (int i = 0, base = plan_id(p, d, 0), n_d = plan_len(p, d); i < n_d; i++) {
+            G->dev_of[base + i] = d;
+            G->skip[base + i] = ins[i].op == OP_RC;
+        }
+    }
     struct bound_edges l = {0};
     int rc = MT_OK;
-    for (int d = 0; d < g->devices && rc == MT_OK; d++)
-        for (int i = 0; i < plan_len(p, d); i++) {
-            int id = plan_id(p, d, i);
-            const struct instr *in = plan_at(p, d, i);
-            G->dev_of[id] = d;
-            if (in->op == OP_RC) {
-                G->skip[id] = 1;
+    for (int d = 0; d < g->devices && rc == MT_OK; d++) {
+        const struct instr *ins = plan_instrs(p, d);
+        int base = plan_id(p, d, 0);
+        for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
+            int id = base + i;
+            const struct instr *in = &ins[i];
+            if (G->skip[id])
                 continue;
-            }
             G->dur[id] = vpipe_is_recv(in->op) ? 0 : sim_instr_latency(cost, in);
-            int deps[VPIPE_MAX_DEPS];
+            int buf[VPIPE_MAX_DEPS];
+            const int *deps = buf;
             struct vpipe_missing miss;
-            int k = vpipe_deps_at(p, x, d, i, deps, &miss);
+            int k;
+            if (rv->off != NULL) { /* the plan's resolution (vpipe_deps_all's CSR) */
+                deps = rv->deps + rv->off[id];
+                k = rv->off[id + 1] - rv->off[id];
+            } else {
+                k = vpipe_deps_at(p, x, d, i, buf, &miss);
+            }
             if (k < 0) {
                 char what[32];
                 plan_instr_label(p, in, what, sizeof what);
@@ -180,26 +209,21 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
                              miss.stage);
                 break;
             }
-            for (int j = 0; j < k; j++) {
-                int dd, di;
-                plan_locate_id(p, deps[j], &dd, &di);
-                if (plan_at(p, dd, di)->op != OP_RC)
+            for (int j = 0; j < k; j++)
+                if (!G->skip[deps[j]])
                     bound_edge(&l, id, deps[j]);
-            }
             if (async)
                 continue;
             if (in->op == OP_AR) { /* the collective: every replica's backwards */
                 int group[64];
                 int m = vpipe_ar_group(p, x, id, group, 64);
-                for (int j = 0; j < m; j++) {
-                    int gd, gi;
-                    plan_locate_id(p, group[j], &gd, &gi);
-                    bound_bw_edges(&bw, &l, id, gd, in->stage);
-                }
+                for (int j = 0; j < m; j++)
+                    bound_bw_edges(&bw, &l, id, G->dev_of[group[j]], in->stage);
             } else if (in->op == OP_OS) {
                 bound_bw_edges(&bw, &l, id, d, in->stage);
             }
         }
+    }
     free(bw.off);
     free(bw.ids);
     if (rc == MT_OK) {
@@ -241,7 +265,7 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
         double h = 0;
         for (int j = G->pred_off[v]; j < G->pred_off[v + 1]; j++) {
             int u = G->pred[j];
-            h = fmax(h, G->head[u] + G->dur[u]);
+            h = bound_max(h, G->head[u] + G->dur[u]);
         }
         G->head[v] = h;
     }
@@ -250,7 +274,7 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
         double t = 0;
         for (int j = G->succ_off[v]; j < G->succ_off[v + 1]; j++) {
             int w = G->succ[j];
-            t = fmax(t, G->dur[w] + G->tail[w]);
+            t = bound_max(t, G->dur[w] + G->tail[w]);
         }
         G->tail[v] = t;
     }
@@ -317,7 +341,7 @@ static double bound_jackson(struct bound_job *jobs, int n, int *heap)
         if (j->p <= next - t) {
             t += j->p;
             j->p = 0;
-            best = fmax(best, t + j->q);
+            best = bound_max(best, t + j->q);
             bound_heap_pop(heap, &hn, jobs);
         } else {
             j->p -= next - t;
@@ -445,7 +469,7 @@ static double bound_hold(const struct bound_dag *G, struct bound_mb *m, int fw, 
         for (int j = G->pred_off[v]; j < G->pred_off[v + 1]; j++) {
             int u = G->pred[j];
             if (m->dist[u] >= 0)
-                best = fmax(best, m->dist[u] + G->dur[u]);
+                best = bound_max(best, m->dist[u] + G->dur[u]);
         }
         m->dist[v] = best;
         last = k;
@@ -453,7 +477,7 @@ static double bound_hold(const struct bound_dag *G, struct bound_mb *m, int fw, 
             break;
     }
     if (m->dist[bw] >= 0)
-        L = fmax(L, m->dist[bw] + G->dur[bw]);
+        L = bound_max(L, m->dist[bw] + G->dur[bw]);
     for (int k = m->pos[fw]; k <= last; k++)
         m->dist[m->ids[k]] = -1;
     return L;
@@ -465,19 +489,19 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     memset(out, 0, sizeof *out);
     out->memory_at = -1;
     out->cap = cap;
-    struct vpipe_index *x = NULL;
-    TRY(vpipe_index_build(p, &x, e));
+    const struct vpipe_resolved *rv; /* kept with the plan: the simulator's, or shared with it */
+    TRY(vpipe_resolve(p, &rv, e));
     struct bound_dag G;
-    int rc = bound_dag_build(p, cost, x, &G, e);
+    int rc = bound_dag_build(p, cost, rv, &G, e);
     if (rc != MT_OK) {
         bound_dag_fini(&G);
-        vpipe_index_free(x);
         return rc;
     }
+    const struct vpipe_index *x = rv->x;
     const struct plan_geom *g = plan_geom(p);
     for (int k = 0; k < G.n_topo; k++) {
         int v = G.topo[k];
-        out->critical_path = fmax(out->critical_path, G.head[v] + G.dur[v] + G.tail[v]);
+        out->critical_path = bound_max(out->critical_path, G.head[v] + G.dur[v] + G.tail[v]);
     }
     int maxlen = 1;
     for (int d = 0; d < g->devices; d++)
@@ -491,9 +515,11 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     for (int d = 0; d < g->devices; d++) {
         int nj = 0, nf = 0;
         double work = 0, rmin = INFINITY, qmin = INFINITY, act_sum = 0, act_max = 0;
-        for (int i = 0; i < plan_len(p, d); i++) {
-            int id = plan_id(p, d, i);
-            const struct instr *in = plan_at(p, d, i);
+        const struct instr *ins = plan_instrs(p, d);
+        int base = plan_id(p, d, 0);
+        for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
+            int id = base + i;
+            const struct instr *in = &ins[i];
             if (G.skip[id] || !bound_is_job(in->op))
                 continue;
             jobs[nj++] = (struct bound_job){G.head[id], G.dur[id], G.tail[id]};
@@ -537,9 +563,9 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
         }
         nf = 0;
         double r_f = INFINITY, q_b = INFINITY; /* the window of the forwards and backwards */
-        for (int i = 0; i < plan_len(p, d); i++) {
-            int id = plan_id(p, d, i);
-            const struct instr *in = plan_at(p, d, i);
+        for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
+            int id = base + i;
+            const struct instr *in = &ins[i];
             if (!plan_op_is_forward(in->op))
                 continue;
             int bw = vpipe_lookup(x, OP_BW, in->mb, in->stage);
@@ -570,7 +596,6 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     free(fw);
     free(heap);
     bound_dag_fini(&G);
-    vpipe_index_free(x);
     return MT_OK;
 }
 

@@ -51,7 +51,8 @@ struct bound_result {
 
 /* The bound of p's work under cost (its scheme's costs: scheme_costs) and a memory cap per
  * device (static included; 0 = none). MT_EINFEASIBLE when the plan's dependencies are
- * incomplete or circular. */
+ * incomplete or circular. Uses the plan's resolution (vpipe_resolve: the simulator's when it
+ * ran first) and leaves it kept with the plan. */
 int bound_compute(const struct plan *p, const struct cost_model *cost, double cap,
                   struct bound_result *out, struct mt_err *e);
 /* bound_compute with the plan's own costs and cap (its config's memory_per_device). */

@@ -14,9 +14,10 @@ int sim_critical_path(const struct plan *p, const struct sim_result *r, unsigned
 {
     int total = plan_total(p);
     memset(on_path, 0, (size_t)total);
-    struct vpipe_index *vx = NULL;
-    if (vpipe_index_build(p, &vx, e) != MT_OK)
+    const struct vpipe_resolved *rv; /* kept with the plan: the simulator's, or shared with it */
+    if (vpipe_resolve(p, &rv, e) != MT_OK)
         return -1;
+    const struct vpipe_index *vx = rv->x;
     int cur = -1, count = 0;
     for (int id = 0; id < total; id++)
         if (cur < 0 || r->end[id] > r->end[cur])
@@ -41,6 +42,5 @@ int sim_critical_path(const struct plan *p, const struct sim_result *r, unsigned
         }
         cur = next;
     }
-    vpipe_index_free(vx);
     return count;
 }

@@ -13,7 +13,7 @@ struct mt_err;
  * (a dependency first, else the device's previous instruction that holds the device: sends
  * are asynchronous and do not), until one started at 0 or waited on nothing. on_path has
  * plan_total(p) entries, cleared first. -1 (*e set) when the plan's dependencies cannot be
- * indexed. */
+ * indexed. Uses the plan's resolution (vpipe_resolve), kept with the plan. */
 int sim_critical_path(const struct plan *p, const struct sim_result *r, unsigned char *on_path,
                       struct mt_err *e);
 
