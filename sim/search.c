@@ -63,7 +63,7 @@ static void search_final(const struct search_ctx *c, struct search_sched *s, lon
     struct search_lns z;
     search_lns_init(c, &z, 1000);
     bool stalled = false;
-    while (ls->evals < end) {
+    while (ls->evals < end && !search_stopped(c)) {
         struct search_score before = {0, 0, 0}, after;
         struct search_eval ev;
         search_eval_init(c, &ev);
@@ -142,6 +142,10 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
     if (rc != MT_OK)
         goto done;
     long budget = o->budget > 0 ? o->budget : search_budget_default(c.n_ops);
+    struct search_progress prog = {o->progress, o->progress_ctx, 0, SEARCH_PROGRESS_EVERY,
+                                   budget, false};
+    if (o->progress != NULL)
+        c.prog = &prog;
     struct search_ls_stats ls = {0};
     /* the starts: the best seed that fits, the base repaired to fit, and list schedules */
     enum { N_STARTS = 16, N_RUNS = 4 };
@@ -230,6 +234,9 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
             found_r.ms > found.ms * 1.05)
             break;
         ls.evals += list_cost;
+        search_progress_add(&c, list_cost);
+        if (search_stopped(&c))
+            break;
         unsigned lflags = (k % 2 == 0 ? SEARCH_LIST_RC_FIRST : 0) |
                          (k % 3 == 0 ? SEARCH_LIST_RC_EARLY : 0);
         if (!search_list(&c, 0, lflags, o->seed * 7919 + k, &start))
@@ -272,6 +279,10 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
         search_sched_fini(&cand[i]);
     st->evals = ls.evals;
     st->improvements = ls.improvements;
+    st->stopped = prog.stop;
+    if (o->progress != NULL && !prog.stop)
+        o->progress(o->progress_ctx, budget, budget); /* done (what it says is not asked) */
+    c.prog = NULL; /* the checks below are not the search's */
     st->seed_step = best >= 0 ? best_step : 0;
     /* what the simulator says about the search's best */
     if (from != NULL) {

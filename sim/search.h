@@ -31,7 +31,16 @@ struct search_opts {
                      * 0 = none */
     long budget;    /* schedules the local search evaluates; 0 = search_budget_default */
     unsigned seed;  /* the kicks' random stream (the result depends on it, not on the clock) */
+    /* Called every SEARCH_PROGRESS_EVERY evaluations or so, and once at the end with done =
+     * budget: how far the search is (evaluations so far, of budget: the one it runs to).
+     * Returns false to stop it: it then ends as if its budget were spent, with the best
+     * schedule found so far, checked like any result (st->stopped). NULL: none. The result
+     * does not depend on it unless it stops the search. */
+    bool (*progress)(void *ctx, long done, long budget);
+    void *progress_ctx;
 };
+
+#define SEARCH_PROGRESS_EVERY 256
 
 struct search_stats {
     int seeds;          /* starting plans that fit the cap */
@@ -41,9 +50,10 @@ struct search_stats {
     char seed_name[32]; /* the start the result grew from */
     bool fits;          /* the result is under the cap */
     bool improved;      /* faster than every starting plan */
+    bool stopped;       /* its progress callback stopped it before its budget was spent */
 };
 
-/* cap = c's memory_per_device, budget 0 (the default), seed 18. */
+/* cap = c's memory_per_device, budget 0 (the default), seed 18, no progress callback. */
 struct config;
 void search_opts_default(struct search_opts *o, const struct config *c);
 /* The evaluations a search of n compute ops gets by default: 6e6 / n (about the same time

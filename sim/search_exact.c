@@ -402,10 +402,12 @@ static void exact_dfs(struct exact *x, double last_est, int last_dev, double cha
     const struct search_ctx *c = x->c;
     if (x->stopped)
         return;
-    if (++x->nodes > x->limit) {
+    if (++x->nodes > x->limit || search_stopped(c)) {
         x->stopped = true;
         return;
     }
+    if (c->prog != NULL)
+        search_progress_add(c, SEARCH_NODE_COST);
     if (x->remaining == 0) {
         exact_leaf(x);
         return;

@@ -35,6 +35,16 @@ struct search_op {
     int out_dev;  /* the device it sends to (SA/SG after it), -1 none */
 };
 
+/* A search's progress (search_opts.progress): evaluations counted where they happen (each
+ * schedule timed, each node of the branch and bound, each list schedule), the callback called
+ * when `next` is passed; stop once it said so. */
+struct search_progress {
+    bool (*fn)(void *ctx, long done, long budget);
+    void *ctx;
+    long done, next, budget;
+    bool stop;
+};
+
 /* What a search of one plan's work holds fixed. */
 struct search_ctx {
     const struct config *cfg;
@@ -49,7 +59,17 @@ struct search_ctx {
     double cap;            /* memory cap per device (static included); 0 none */
     bool replicated;       /* AR before OS (dp > 1 or Chimera) */
     double *ar, *os;       /* [stages]: tail durations */
+    struct search_progress *prog; /* NULL: none (search_ctx_init; the driver sets it) */
 };
+
+/* Counts n evaluations towards the progress callback, calling it when due. */
+void search_progress_add(const struct search_ctx *c, long n);
+
+/* Whether the progress callback stopped the search: every loop that runs to a budget ends. */
+static inline bool search_stopped(const struct search_ctx *c)
+{
+    return c->prog != NULL && c->prog->stop;
+}
 
 /* A schedule: device d's order is ord[d * stride .. + len[d]), ck[key] the checkpoint flags. */
 struct search_sched {

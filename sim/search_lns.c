@@ -71,7 +71,7 @@ bool search_lns(const struct search_ctx *c, struct search_sched *s, long budget,
     for (int e = N; e >= 1; e--) /* windows ending at micro-batch e - 1, the last first */
         for (int w = 3; w >= 1; w--, k++) {
             int m0 = e - w;
-            if (m0 < 0 || spent >= budget)
+            if (m0 < 0 || spent >= budget || search_stopped(c))
                 continue;
             if (z->exhausted[k])
                 continue;

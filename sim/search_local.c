@@ -38,6 +38,12 @@ struct ls {
     uint64_t rng;
 };
 
+/* Whether budget is left (and no one stopped the search). */
+static bool ls_go(const struct ls *l)
+{
+    return l->evals < l->budget && !search_stopped(l->c);
+}
+
 static uint64_t ls_rand(struct ls *l)
 {
     uint64_t x = l->rng;
@@ -276,7 +282,7 @@ static bool ls_path_moves(struct ls *l)
     const struct search_ctx *c = l->c;
     ls_path(l);
     /* the path's why and pos, before candidates overwrite ev */
-    for (int k = 0; k < l->n_path && l->evals < l->budget; k++) {
+    for (int k = 0; k < l->n_path && ls_go(l); k++) {
         int x = l->path[k], d = c->op[x].dev;
         int i = ls_find(c, &l->cur, d, x);
         bool waited_device = k + 1 < l->n_path && c->op[l->path[k + 1]].dev == d &&
@@ -381,7 +387,7 @@ static bool ls_suffix_moves(struct ls *l)
             }
             if (stage < 0)
                 continue;
-            for (int m = 1; m < g->mbs && l->evals < l->budget; m += step)
+            for (int m = 1; m < g->mbs && ls_go(l); m += step)
                 for (int dir = 0; dir < 2; dir++)
                     if (ls_suffix(c, &l->cand, d, stage, m, dir == 0) > 0) {
                         if (ls_try(l, d, -1))
@@ -436,7 +442,7 @@ static bool ls_keep_at(const struct search_ctx *c, struct search_sched *s, int d
 static bool ls_drop_checkpoints(struct ls *l)
 {
     const struct search_ctx *c = l->c;
-    for (int key = 0; key < c->keys && l->evals < l->budget; key++) {
+    for (int key = 0; key < c->keys && ls_go(l); key++) {
         if (!l->cur.ck[key])
             continue;
         int d = c->op[SEARCH_OP(key, SK_RC)].dev;
@@ -445,7 +451,7 @@ static bool ls_drop_checkpoints(struct ls *l)
         const int *a = ls_ord(c, &l->cur, d);
         int i = ls_find(c, &l->cur, d, SEARCH_OP(key, SK_F));
         int b = ls_find(c, &l->cur, d, SEARCH_OP(key, SK_RC));
-        for (int j = b - 1; j > i && j - i < KEEP_SPAN && l->evals < l->budget; j--) {
+        for (int j = b - 1; j > i && j - i < KEEP_SPAN && ls_go(l); j--) {
             int kind = SEARCH_KIND(a[j]);
             if (kind == SK_F)
                 continue;
@@ -518,7 +524,7 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     l.cur_o = l.best_o = search_score_of(&l.ev);
     for (int d = 0; d < c->D; d++)
         l.peak[d] = search_eval_peak(c, &l.cur, d, &l.ev);
-    while (l.evals < l.budget && (patience <= 0 || l.evals - last_best < patience)) {
+    while (ls_go(&l) && (patience <= 0 || l.evals - last_best < patience)) {
         if (ls_path_moves(&l) || ls_drop_checkpoints(&l) || ls_suffix_moves(&l)) {
             if (search_better(l.cur_o, l.best_o)) {
                 search_sched_copy(c, &l.best, &l.cur);

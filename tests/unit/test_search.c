@@ -19,6 +19,9 @@
  *     nothing faster; everything free, faster but not below the optimum; some micro-batches
  *     free, the other ops
  *     keep their order and checkpoints;
+ *   - the progress callback: never backwards, last at the budget, the same result; one that
+ *     stops the search early still gets a plan that validates, fits and is never slower than
+ *     the passes;
  *   - the pipeline's search step (rows, changes) and an asynchronous plan refused. */
 #include <config.h>
 
@@ -485,12 +488,72 @@ static void test_frame(void)
     plan_free(base);
 }
 
+/* The progress callback (search_opts.progress): called as the search goes, never backwards,
+ * about every SEARCH_PROGRESS_EVERY evaluations and last with done = budget, without changing
+ * the result; a callback that says stop ends the search early with a plan that still validates,
+ * fits and is never slower than the passes (V 8 x 16 at 1.05 M_θ: the passes' 82t). */
+struct progress_log {
+    int calls, stop_after;
+    long last_done, last_budget;
+    bool backwards;
+};
+
+static bool progress_cb(void *ctx, long done, long budget)
+{
+    struct progress_log *g = ctx;
+    g->backwards = g->backwards || done < g->last_done || done > budget;
+    g->last_done = done;
+    g->last_budget = budget;
+    return ++g->calls != g->stop_after;
+}
+
+static void test_progress(void)
+{
+    struct mt_err e = {0};
+    struct config c = unit_config(SCHEME_V, 8, 16, 1.05);
+    struct plan *base = NULL;
+    struct pass_pipeline pl[3];
+    CHECK_EQ_INT(scheme_build(&c, &base, &e), MT_OK);
+    struct progress_log g[3] = {{0}, {0}, {0, 3, 0, 0, false}};
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ_INT(pass_pipeline_run(base, &pl[k], &e), MT_OK);
+        struct search_opts o;
+        search_opts_default(&o, &c);
+        if (k > 0) {
+            o.progress = progress_cb;
+            o.progress_ctx = &g[k];
+        }
+        CHECK_EQ_INT(pass_pipeline_search(&pl[k], &o, &e), MT_OK);
+    }
+    long budget = pl[0].search.evals; /* what the search without a callback spent */
+    /* the same search, reported as it goes */
+    CHECK_NEAR(pass_pipeline_final(&pl[1])->sim.step_time,
+               pass_pipeline_final(&pl[0])->sim.step_time, 1e-9);
+    CHECK_EQ_INT((int)pl[1].search.evals, (int)budget);
+    CHECK(!pl[1].search.stopped && !g[1].backwards);
+    long want = search_budget_default(16 * 8 * SK__COUNT); /* 512 ops: 11,718 */
+    CHECK(g[1].calls >= (int)(want / SEARCH_PROGRESS_EVERY / 2));
+    CHECK_EQ_INT((int)g[1].last_done, (int)want);
+    CHECK_EQ_INT((int)g[1].last_budget, (int)want);
+    /* stopped at the third call: early, and still a plan that validates and fits */
+    const struct pass_step *ss = pass_pipeline_final(&pl[2]);
+    CHECK(pl[2].search.stopped && g[2].calls == 3);
+    CHECK(pl[2].search.evals < budget / 4);
+    CHECK_EQ_INT(validate_plan(ss->plan, &e), MT_OK);
+    CHECK(pass_sim_peak_max(&ss->sim) <= 1.05);
+    CHECK(ss->sim.step_time <= pass_pipeline_row(&pl[2], PASS_ROW_PREPOSE)->sim.step_time);
+    for (int k = 0; k < 3; k++)
+        pass_pipeline_fini(&pl[k]);
+    plan_free(base);
+}
+
 int main(void)
 {
     test_figure2();
     test_eval_and_diff();
     test_exact();
     test_frame();
+    test_progress();
     test_random();
     test_refusals();
     return check_report("test_search");
