@@ -142,6 +142,10 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
     if (rc != MT_OK)
         goto done;
     long budget = o->budget > 0 ? o->budget : search_budget_default(c.n_ops);
+    if (o->budget <= 0 && o->quick) {
+        long q = 6000000L / (c.n_ops > 1 ? c.n_ops : 1);
+        budget = q < 4000 ? 4000 : q > 40000 ? 40000 : q;
+    }
     struct search_progress prog = {o->progress, o->progress_ctx, 0, SEARCH_PROGRESS_EVERY,
                                    budget, false};
     if (o->progress != NULL)

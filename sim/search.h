@@ -31,6 +31,8 @@ struct search_opts {
                      * 0 = none */
     long budget;    /* schedules the local search evaluates; 0 = search_budget_default */
     unsigned seed;  /* the kicks' random stream (the result depends on it, not on the clock) */
+    bool quick;     /* budget 0: search_budget_default without its small-case boost (6e6 / n,
+                     * at most 40,000): for callers that run many searches (the tuner) */
     /* Called every SEARCH_PROGRESS_EVERY evaluations or so, and once at the end with done =
      * budget: how far the search is (evaluations so far, of budget: the one it runs to).
      * Returns false to stop it: it then ends as if its budget were spent, with the best
@@ -53,7 +55,8 @@ struct search_stats {
     bool stopped;       /* its progress callback stopped it before its budget was spent */
 };
 
-/* cap = c's memory_per_device, budget 0 (the default), seed 18, no progress callback. */
+/* cap = c's memory_per_device, budget 0 (the default), seed 18, not quick, no progress
+ * callback. */
 struct config;
 void search_opts_default(struct search_opts *o, const struct config *c);
 /* The evaluations a search of n compute ops gets by default: 6e6 / n (about the same time
