@@ -9,7 +9,8 @@
  *     cap, and as the oracle: the search within 2 % of it on 39 small cases of every scheme
  *     family, where it finishes (V 4 x 8 at 1.05 M_θ: 36t, a forward kept between
  *     checkpoints; ZB-W, DualPipeV, W, ZB-V on 2 devices: a half step below the local
- *     search), and not beaten by it in 1,000,000 nodes on three where it does not finish;
+ *     search), not beaten by it in 1,000,000 nodes on two where it does not finish, and two
+ *     known misses held where they are;
  *   - the evaluation gives the simulator's step, and the plans made validate;
  *   - over random shapes of every synchronous scheme, at the cap of the passes' own plan: the
  *     searched plan validates, fits, is never slower than the passes, never below the lower
@@ -284,13 +285,13 @@ static void test_exact(void)
            within);
     CHECK_EQ_INT(finished, n);
     CHECK_EQ_INT(within, n);
-    /* Three more of the seven, where the branch and bound does not finish in millions of
-     * nodes: seeded with the search's step, it finds nothing faster in 1,000,000 nodes (it
-     * found a half step below the search's 24t, 23t, 18.5t before) */
-    static const struct oracle_case open_cases[] = {
-        {SCHEME_W, 3, 6, 1.05}, {SCHEME_W, 3, 6, 1.55}, {SCHEME_DUALPIPEV, 2, 5, 1.05}};
-    static const double open_step[] = {23.5, 22.5, 18};
-    for (int i = 0; i < 3; i++) {
+    /* Two more of the seven, where the branch and bound does not finish in millions of nodes:
+     * seeded with the search's step, it finds nothing faster in 1,000,000 nodes (it found a
+     * half step below the search's 24t and 23t before) */
+    static const struct oracle_case open_cases[] = {{SCHEME_W, 3, 6, 1.05},
+                                                    {SCHEME_W, 3, 6, 1.55}};
+    static const double open_step[] = {23.5, 22.5};
+    for (int i = 0; i < 2; i++) {
         const struct oracle_case *k = &open_cases[i];
         struct config c = unit_config(k->s, k->D, k->N, k->cap);
         struct pass_pipeline pl;
@@ -307,12 +308,19 @@ static void test_exact(void)
                     config_scheme_name(k->s), k->D, k->N, k->cap, got, xr.best);
         pass_pipeline_fini(&pl);
     }
-    /* The last of the seven, still a half step over: W 3 x 6 at 2.05 M_θ, optimum 21t (the
-     * branch and bound finishes), the search 21.5t (docs/search.md says why); held there */
-    struct config c = unit_config(SCHEME_W, 3, 6, 2.05);
-    struct pass_pipeline pl;
-    CHECK(searched(&c, &pl, 0) <= 21.5 + 1e-9);
-    pass_pipeline_fini(&pl);
+    /* The last two of the seven, still a half step over (docs/search.md says why), held
+     * there: W 3 x 6 at 2.05 M_θ, 21.5t against the optimum 21t (the branch and bound
+     * finishes); DualPipeV 2 x 5 at 1.05 M_θ, 18t against 17.5t (found by the branch and bound
+     * in 3,000,000 nodes, proved optimal in 12,000,000; 18.5t before) */
+    static const struct oracle_case held[] = {{SCHEME_W, 3, 6, 2.05},
+                                              {SCHEME_DUALPIPEV, 2, 5, 1.05}};
+    static const double held_step[] = {21.5, 18};
+    for (int i = 0; i < 2; i++) {
+        struct config c = unit_config(held[i].s, held[i].D, held[i].N, held[i].cap);
+        struct pass_pipeline pl;
+        CHECK(searched(&c, &pl, 0) <= held_step[i] + 1e-9);
+        pass_pipeline_fini(&pl);
+    }
 }
 
 static void test_random(void)
