@@ -52,9 +52,10 @@ long search_budget_default(int n_ops)
 enum { MULTI_PCT = 40 };
 
 /* The final phase on s: its local search until it stalls (no better schedule in an eighth of
- * the budget), then a pass of large-neighbourhood moves (sim/search_lns.c), again while the
- * budget lasts; a pass that finds nothing doubles the nodes of the next. The two kinds of move
- * share the budget by what they find, not by a fixed split. */
+ * the budget), then a pass of large-neighbourhood moves (sim/search_lns.c: each window with its
+ * own node limit, doubled when it ran out), again while the budget lasts, or until neither
+ * finds anything and every window was searched through. The two kinds of move share the
+ * budget by what they find, not by a fixed split. */
 static void search_final(const struct search_ctx *c, struct search_sched *s, long budget,
                          unsigned seed, struct search_ls_stats *ls)
 {

@@ -108,6 +108,7 @@ if command -v tmux >/dev/null 2>&1; then
     # A long search (Chimera 64 x 256, about a second): its progress bar on the status line
     # while it runs, and Esc stops it with the best found so far.
     tmux -L "$sock" kill-server >/dev/null 2>&1
+    sock="$sock-b" # a new server: the old one may still be going away
     tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 40 \
         "LANG=C.UTF-8 TERM=xterm-256color $bin explore --scheme X --devices 64 --microbatches 256; sleep 10"
     shown() { # shown PATTERN TENTHS: the pane shows PATTERN within TENTHS tenths of a second
