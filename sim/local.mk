@@ -6,7 +6,7 @@ libmt_sim_a_SOURCES = sim/plan.c sim/plan.h sim/plan_json.c sim/plan_csv.c sim/v
 	sim/pass_prepose.c sim/ckpt_plan.c sim/ckpt_plan.h sim/ckpt_plan_internal.h \
 	sim/ckpt_solve.c sim/ckpt_cache.c sim/ckpt_plan_json.c sim/memory.c sim/memory.h \
 	sim/critical.c sim/critical.h sim/recv_order.c sim/recv_order.h sim/share.c sim/share.h sim/bound.c sim/bound.h sim/bound_json.c \
-	sim/search.c sim/search.h sim/search_internal.h sim/search_sched.c sim/search_local.c sim/search_list.c \
+	sim/search.c sim/search.h sim/search_internal.h sim/search_sched.c sim/search_local.c sim/search_lns.c sim/search_list.c \
 	sim/search_exact.c
 libmt_sim_a_SOURCES += sim/scheme_async.c sim/async.c sim/async.h
 libmt_sim_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)

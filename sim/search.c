@@ -1,12 +1,14 @@
 /* sim/search.c: the search's driver (sim/search.h). The starting plans are read as schedules
- * and join the base repaired to fit (the fewest checkpoints, longest-held first) and eight list
- * schedules (sim/search_list.c: warm-ups of 0, 1, 2 and unbounded extra forwards, backward or
- * recompute first); those that run and fit are ranked by step. The local search
- * (sim/search_local.c) gets an eighth of the budget on each of the two best, half on a
- * multi-start of randomised list schedules with short descents, and the rest on the best so
- * far and on the best randomised list schedule (half each when they differ), each its local
- * search then 30 % on its suffixes re-optimised by the branch and bound (search_lns). The
- * winner is made a plan, validated and simulated (sim_run), and kept only if the
+ * and join the base repaired to fit (the fewest checkpoints, longest-held first) and twelve list
+ * schedules (sim/search_list.c: warm-ups of 0, 1, 2 and unbounded extra forwards; backward first,
+ * recompute first, or recomputes as soon as their forwards ran); those that run and fit are
+ * ranked by step. The local search (sim/search_local.c) gets a sixteenth of the budget on each
+ * of the four best, 40 % on a multi-start of randomised list schedules with short descents (cut
+ * short when they end 5 % over the best), and the rest goes to the final phase on the best so
+ * far and on the best randomised list schedule (half each when they differ and it is within
+ * 3 %): local search until it stalls, then a pass of large-neighbourhood moves
+ * (sim/search_lns.c: micro-batches re-placed by the branch and bound), again while the budget
+ * lasts. The winner is made a plan, validated and simulated (sim_run), and kept only if the
  * simulator agrees that it fits and beats every starting plan; else the best starting plan
  * under the cap is returned (or, when none fits, the one of lowest peak). */
 #include <config.h>
@@ -35,10 +37,52 @@ void search_opts_default(struct search_opts *o, const struct config *c)
 
 long search_budget_default(int n_ops)
 {
-    /* the evaluation is linear in the ops: ~12,000 evaluations for 8 x 16 (1F1B), the floor
-     * of 4,000 for 32 x 64 (Chimera) */
-    long b = 6000000L / (n_ops > 1 ? n_ops : 1);
-    return b < 4000 ? 4000 : b > 40000 ? 40000 : b;
+    /* the evaluation is linear in the ops: 6e6 / n evaluations take about as long whatever n
+     * (~12,000 for 8 x 16 (1F1B), the floor of 4,000 for 32 x 64 (Chimera)); below 512 ops
+     * (small cases, where the exact optimum is known and the search is held to within 2 % of
+     * it) 512 / n times more, up to 400,000: a tenth of a second, where the large-neighbourhood
+     * moves need their nodes */
+    double n = n_ops > 1 ? n_ops : 1, b = 6e6 / n;
+    if (n < 512)
+        b *= 512 / n;
+    return b < 4000 ? 4000 : b > 400000 ? 400000 : (long)b;
+}
+
+/* The share of the budget the multi-start of randomised list schedules gets. */
+enum { MULTI_PCT = 40 };
+
+/* The final phase on s: its local search until it stalls (no better schedule in an eighth of
+ * the budget), then a pass of large-neighbourhood moves (sim/search_lns.c: each window with its
+ * own node limit, doubled when it ran out), again while the budget lasts, or until neither
+ * finds anything and every window was searched through. The two kinds of move share the
+ * budget by what they find, not by a fixed split. */
+static void search_final(const struct search_ctx *c, struct search_sched *s, long budget,
+                         unsigned seed, struct search_ls_stats *ls)
+{
+    long end = ls->evals + budget;
+    long patience = budget / 8 < 500 ? 500 : budget / 8;
+    struct search_lns z;
+    search_lns_init(c, &z, 1000);
+    bool stalled = false;
+    while (ls->evals < end && !search_stopped(c)) {
+        struct search_score before = {0, 0, 0}, after;
+        struct search_eval ev;
+        search_eval_init(c, &ev);
+        search_eval_time(c, s, &ev);
+        before = search_score_of(&ev);
+        search_local(c, s, end - ls->evals, patience, seed++, ls);
+        search_eval_time(c, s, &ev);
+        after = search_score_of(&ev);
+        search_eval_fini(&ev);
+        if (search_better(after, before)) /* the windows see a new schedule */
+            search_lns_reset(c, &z);
+        else if (stalled && search_lns_exhausted(&z))
+            break; /* nothing left to try */
+        stalled = !search_better(after, before);
+        if (ls->evals < end)
+            search_lns(c, s, end - ls->evals, &z, ls);
+    }
+    search_lns_fini(&z);
 }
 
 static double search_peak_max(const struct sim_result *r)
@@ -99,9 +143,17 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
     if (rc != MT_OK)
         goto done;
     long budget = o->budget > 0 ? o->budget : search_budget_default(c.n_ops);
+    if (o->budget <= 0 && o->quick) {
+        long q = 6000000L / (c.n_ops > 1 ? c.n_ops : 1);
+        budget = q < 4000 ? 4000 : q > 40000 ? 40000 : q;
+    }
+    struct search_progress prog = {o->progress, o->progress_ctx, 0, SEARCH_PROGRESS_EVERY,
+                                   budget, false};
+    if (o->progress != NULL)
+        c.prog = &prog;
     struct search_ls_stats ls = {0};
     /* the starts: the best seed that fits, the base repaired to fit, and list schedules */
-    enum { N_STARTS = 12, N_RUNS = 2 };
+    enum { N_STARTS = 16, N_RUNS = 4 };
     struct search_sched cand[N_STARTS];
     const char *cand_name[N_STARTS];
     double cand_ms[N_STARTS];
@@ -120,9 +172,12 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
         }
     }
     static const int extras[] = {0, 1, 2, 1 << 20};
-    for (int k = 0; k < 8 && nc < N_STARTS; k++)
-        if (search_list(&c, extras[k / 2], k % 2 == 1, 0, &cand[nc]))
-            cand_name[nc++] = k % 2 ? "list schedule (recompute first)" : "list schedule";
+    static const unsigned flags[] = {0, SEARCH_LIST_RC_FIRST, SEARCH_LIST_RC_EARLY};
+    static const char *const list_names[] = {"list schedule", "list schedule (recompute first)",
+                                             "list schedule (early recompute)"};
+    for (int k = 0; k < 12 && nc < N_STARTS; k++)
+        if (search_list(&c, extras[k / 3], flags[k % 3], 0, &cand[nc]))
+            cand_name[nc++] = list_names[k % 3];
     /* keep the ones that run and fit, by step */
     int kept = 0;
     for (int i = 0; i < nc; i++) {
@@ -154,12 +209,13 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
     const char *from = NULL;
     struct search_sched s_r;
     search_sched_init(&c, &s_r);
-    /* an eighth of the budget each on the two best starts, half on randomised list schedules
-     * with a short descent each (a multi-start: list schedules are varied, the descent repairs
-     * them locally), then the rest on the best so far (below) */
+    /* a sixteenth of the budget each on the four best starts (one descent's end depends on
+     * where it starts; four make the result less a matter of chance), MULTI_PCT % on
+     * randomised list schedules with a short descent each (a multi-start: list schedules are
+     * varied, the descent repairs them locally), then the rest on the best so far (below) */
     int runs = kept < N_RUNS ? kept : N_RUNS;
     for (int i = 0; i < runs; i++) {
-        search_local(&c, &cand[i], budget / 8, o->seed + (unsigned)i, &ls);
+        search_local(&c, &cand[i], budget / 16, 0, o->seed + (unsigned)i, &ls);
         search_eval_time(&c, &cand[i], &ev);
         if (search_better(search_score_of(&ev), found)) {
             found = search_score_of(&ev);
@@ -167,18 +223,30 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
             search_sched_copy(&c, &s, &cand[i]);
         }
     }
-    long multi_end = ls.evals + budget / 2, short_ls = budget / 100 > 200 ? budget / 100 : 200;
+    long multi_end = ls.evals + budget * MULTI_PCT / 100;
+    long short_ls = budget / 100 > 200 ? budget / 100 : 200;
     /* a list schedule costs about as much as n_ops / 256 evaluations; when the deterministic
      * ones all failed (memory or a channel locked them), the random ones would too */
     long list_cost = 1 + c.n_ops / 256;
     int lists_ok = 0;
     for (int i = 0; i < kept; i++)
         lists_ok += strncmp(cand_name[i], "list", 4) == 0;
+    long multi_start = ls.evals;
     for (unsigned k = 1; lists_ok > 0 && ls.evals < multi_end && k < 10000; k++) {
+        /* a quarter through, list schedules that end well over the best (interleaved W: 5 %
+         * and more) leave the rest of their share to the final phase */
+        if (ls.evals - multi_start > (multi_end - multi_start) / 4 &&
+            found_r.ms > found.ms * 1.05)
+            break;
         ls.evals += list_cost;
-        if (!search_list(&c, 0, k % 2 == 0, o->seed * 7919 + k, &start))
+        search_progress_add(&c, list_cost);
+        if (search_stopped(&c))
+            break;
+        unsigned lflags = (k % 2 == 0 ? SEARCH_LIST_RC_FIRST : 0) |
+                         (k % 3 == 0 ? SEARCH_LIST_RC_EARLY : 0);
+        if (!search_list(&c, 0, lflags, o->seed * 7919 + k, &start))
             continue;
-        search_local(&c, &start, short_ls, o->seed + k, &ls);
+        search_local(&c, &start, short_ls, 0, o->seed + k, &ls);
         search_eval_time(&c, &start, &ev);
         if (search_better(search_score_of(&ev), found_r)) {
             found_r = search_score_of(&ev);
@@ -191,23 +259,15 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
         }
     }
     /* the rest: the best randomised list schedule, when the best came from elsewhere, and the
-     * best each get half, each its local search then its large-neighbourhood moves (the branch
-     * and bound on its suffixes, a share of LNS_PCT %): two schedules of different shapes, as
-     * the best of each kind may end where the other could not go (GPipe 4 x 8 at 1.05 M_θ: the
-     * passes' template stops at 37t, a list schedule's burst of forwards reaches 36t) */
-    enum { LNS_PCT = 30 };
+     * best each get half (two schedules of different shapes, as the best of each kind may end
+     * where the other could not go: GPipe 4 x 8 at 1.05 M_θ, the passes' template stops at
+     * 37t, a list schedule's burst of forwards reaches 36t), each its final phase */
     bool two = from != NULL && isfinite(found_r.ms) &&
-               strcmp(from, "randomised list schedule") != 0;
-    if (two) {
-        long half = (budget - ls.evals) / 2, stop = ls.evals + half;
-        search_local(&c, &s_r, half - half * LNS_PCT / 100, o->seed + 8, &ls);
-        search_lns(&c, &s_r, stop - ls.evals, &ls);
-    }
-    long lns_share = (budget - ls.evals) * LNS_PCT / 100;
-    if (from != NULL && ls.evals < budget - lns_share)
-        search_local(&c, &s, budget - lns_share - ls.evals, o->seed + 7, &ls);
+               strcmp(from, "randomised list schedule") != 0 && found_r.ms <= found.ms * 1.03;
+    if (two)
+        search_final(&c, &s_r, (budget - ls.evals) / 2, o->seed + 8, &ls);
     if (from != NULL && ls.evals < budget)
-        search_lns(&c, &s, budget - ls.evals, &ls);
+        search_final(&c, &s, budget - ls.evals, o->seed + 7, &ls);
     if (two) {
         struct search_score a, b2;
         search_eval_time(&c, &s, &ev);
@@ -224,6 +284,10 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
         search_sched_fini(&cand[i]);
     st->evals = ls.evals;
     st->improvements = ls.improvements;
+    st->stopped = prog.stop;
+    if (o->progress != NULL && !prog.stop)
+        o->progress(o->progress_ctx, budget, budget); /* done (what it says is not asked) */
+    c.prog = NULL; /* the checks below are not the search's */
     st->seed_step = best >= 0 ? best_step : 0;
     /* what the simulator says about the search's best */
     if (from != NULL) {

@@ -7,8 +7,9 @@
  * checkpoints that bring each device under the cap) and list schedules; moves read off the
  * critical path (run an op earlier, fill a bubble with later ops, drop or add a checkpoint),
  * keep moves (a checkpointed forward kept, moved after the device's last other activation),
- * suffix moves and random kicks; a multi-start of randomised list schedules; suffixes of the
- * best re-optimised by search_exact's branch and bound in bounded nodes. Every schedule is
+ * suffix moves and random kicks; a multi-start of randomised list schedules; and, when the
+ * local search stalls, large-neighbourhood moves: the ops of a few micro-batches re-placed on
+ * every device together by search_exact's branch and bound in bounded nodes. Every schedule is
  * evaluated by a compact timeline that gives the simulator's figures, and what is kept is
  * checked with sim_run, so the result is never worse than the best starting plan under the
  * cap. docs/search.md says why this method.
@@ -30,7 +31,18 @@ struct search_opts {
                      * 0 = none */
     long budget;    /* schedules the local search evaluates; 0 = search_budget_default */
     unsigned seed;  /* the kicks' random stream (the result depends on it, not on the clock) */
+    bool quick;     /* budget 0: search_budget_default without its small-case boost (6e6 / n,
+                     * at most 40,000): for callers that run many searches (the tuner) */
+    /* Called every SEARCH_PROGRESS_EVERY evaluations or so, and once at the end with done =
+     * budget: how far the search is (evaluations so far, of budget: the one it runs to).
+     * Returns false to stop it: it then ends as if its budget were spent, with the best
+     * schedule found so far, checked like any result (st->stopped). NULL: none. The result
+     * does not depend on it unless it stops the search. */
+    bool (*progress)(void *ctx, long done, long budget);
+    void *progress_ctx;
 };
+
+#define SEARCH_PROGRESS_EVERY 256
 
 struct search_stats {
     int seeds;          /* starting plans that fit the cap */
@@ -40,13 +52,17 @@ struct search_stats {
     char seed_name[32]; /* the start the result grew from */
     bool fits;          /* the result is under the cap */
     bool improved;      /* faster than every starting plan */
+    bool stopped;       /* its progress callback stopped it before its budget was spent */
 };
 
-/* cap = c's memory_per_device, budget 0 (the default), seed 18. */
+/* cap = c's memory_per_device, budget 0 (the default), seed 18, not quick, no progress
+ * callback. */
 struct config;
 void search_opts_default(struct search_opts *o, const struct config *c);
-/* The evaluations a search of n compute ops gets by default: enough to settle the small and
- * middle cases, bounded so that 32 devices x 64 micro-batches stay under a second. */
+/* The evaluations a search of n compute ops gets by default: 6e6 / n (about the same time
+ * whatever n: 8 x 16 in tens of ms), 512 / n times more below 512 ops (small cases, held to
+ * within 2 % of the exact optimum: up to a tenth of a second), between 4,000 (32 devices x 64
+ * micro-batches stay under a second) and 400,000. */
 long search_budget_default(int n_ops);
 
 /* Searches the work of seeds[0] (every seed must be a plan of the same work: the base and its

@@ -59,9 +59,13 @@ struct exact {
     int *seq;          /* [n_ops] the ops placed, in order */
     unsigned char *seq_ck;
     int n_seq, remaining; /* ops placed; ops left (recomputes of checkpoints made included) */
-    const int *forced;    /* the first n_forced ops placed are these (a prefix kept), with */
-    const unsigned char *forced_ck; /* these checkpoint flags (forwards) */
-    int n_forced;
+    /* a frame (search_frame): what a large-neighbourhood move keeps of a schedule */
+    const struct search_frame *fr;
+    int *fprev;        /* [n_ops] a kept op: the kept op before it on its device; -1 first */
+    int *bprev, *bnext; /* [n_ops] the same among kept ops that are not recomputes (the bound) */
+    int *fseq, n_fseq; /* the ops but recomputes, in the frame's order of start */
+    double *ftail;     /* [n_ops] longest chain after it, the kept orders included */
+    double *fhead;     /* [n_ops] scratch: earliest starts */
     double best;
     int *best_seq, n_best;
     unsigned char *best_ck;
@@ -390,21 +394,27 @@ static int exact_cand_cmp(const void *a, const void *b)
     return SEARCH_KIND(q->op) - SEARCH_KIND(p->op); /* backwards first */
 }
 
+static double exact_frame_lb(struct exact *x, double last_est);
+
 static void exact_dfs(struct exact *x, double last_est, int last_dev, double chain,
                       double max_end)
 {
     const struct search_ctx *c = x->c;
     if (x->stopped)
         return;
-    if (++x->nodes > x->limit) {
+    if (++x->nodes > x->limit || search_stopped(c)) {
         x->stopped = true;
         return;
     }
+    if (c->prog != NULL)
+        search_progress_add(c, SEARCH_NODE_COST);
     if (x->remaining == 0) {
         exact_leaf(x);
         return;
     }
     if (exact_lb(x, chain, last_est) >= x->best * (1 - 1e-12))
+        return;
+    if (x->fr && exact_frame_lb(x, last_est) >= x->best * (1 - 1e-12))
         return;
     if (tt_seen(x, last_est, last_dev, max_end))
         return;
@@ -445,18 +455,21 @@ static void exact_dfs(struct exact *x, double last_est, int last_dev, double cha
         }
     }
     qsort(cd, (size_t)nc, sizeof *cd, exact_cand_cmp);
-    bool forced = x->n_seq < x->n_forced;
     for (int i = 0; i < nc && !x->stopped; i++) {
         int op = cd[i].op, kind = SEARCH_KIND(op), key = SEARCH_KEY(op);
         const struct search_op *o = &c->op[op];
         struct lane *ln = &x->lane[x->lane_of[key]];
-        if (forced && op != x->forced[x->n_seq])
-            continue;
-        int branches = kind == SK_F && x->ckpt_useful[o->dev] ? 2 : 1;
-        for (int br = 0; br < branches && !x->stopped; br++) {
-            bool ck = kind == SK_F && br == 1;
-            if (forced && kind == SK_F && ck != (x->forced_ck[key] != 0))
+        /* a frame: a kept op after the kept op before it; a kept forward keeps its flag */
+        int forced_ck = -1;
+        if (x->fr && x->fprev[op] != -2) {
+            if (x->fprev[op] >= 0 && !x->done[x->fprev[op]])
                 continue;
+            if (kind == SK_F)
+                forced_ck = x->fr->s->ck[key];
+        }
+        int branches = forced_ck < 0 && kind == SK_F && x->ckpt_useful[o->dev] ? 2 : 1;
+        for (int br = 0; br < branches && !x->stopped; br++) {
+            bool ck = forced_ck >= 0 ? forced_ck != 0 : kind == SK_F && br == 1;
             struct xdev saved = x->dev[o->dev];
             struct lane saved_ln = *ln;
             if (!exact_mem(x, op, ck)) {
@@ -494,13 +507,143 @@ static void exact_dfs(struct exact *x, double last_est, int last_dev, double cha
     }
 }
 
-bool search_exact_ctx(const struct search_ctx *c, long limit, double ub, const int *prefix,
-                     const unsigned char *prefix_ck, int n_prefix, struct search_sched *out,
+/* The frame's kept orders (fprev: -2 for an op that is free, or not in the schedule), its ops
+ * in order of start, and their tails along the kept orders (the frame's bound). */
+static void exact_frame_init(struct exact *x)
+{
+    const struct search_ctx *c = x->c;
+    const struct search_sched *s = x->fr->s;
+    const unsigned char *fo = x->fr->free_op;
+    size_t n = (size_t)c->n_ops + 1;
+    x->fprev = xmalloc(n * sizeof(int));
+    x->bprev = xmalloc(n * sizeof(int));
+    x->bnext = xmalloc(n * sizeof(int));
+    for (size_t i = 0; i < n; i++) {
+        x->fprev[i] = -2;
+        x->bprev[i] = x->bnext[i] = -1;
+    }
+    for (int d = 0; d < c->D; d++) {
+        int prev = -1, bprev = -1;
+        const int *ord = s->ord + (size_t)d * c->stride;
+        for (int i = 0; i < s->len[d]; i++) {
+            int op = ord[i];
+            /* free, or the recompute of a free forward (which may be kept instead) */
+            if (fo[op] || (SEARCH_KIND(op) == SK_RC && fo[SEARCH_OP(SEARCH_KEY(op), SK_F)]))
+                continue;
+            x->fprev[op] = prev;
+            prev = op;
+            if (SEARCH_KIND(op) == SK_RC)
+                continue;
+            x->bprev[op] = bprev;
+            if (bprev >= 0)
+                x->bnext[bprev] = op;
+            bprev = op;
+        }
+    }
+    /* the ops in order of start (the schedule's own times: every kept order runs forwards in
+     * it) */
+    struct search_eval ev;
+    search_eval_init(c, &ev);
+    search_eval_time(c, s, &ev);
+    struct fent {
+        double t;
+        int op;
+    } *e = xmalloc(n * sizeof *e);
+    int k = 0;
+    for (int d = 0; d < c->D; d++)
+        for (int i = 0; i < s->len[d]; i++) {
+            int op = s->ord[(size_t)d * c->stride + i];
+            if (SEARCH_KIND(op) != SK_RC)
+                e[k++] = (struct fent){ev.start[op], op};
+        }
+    for (int i = 1; i < k; i++) /* insertion sort, stable: a device keeps its order at ties */
+        for (int j = i; j > 0 && e[j].t < e[j - 1].t; j--) {
+            struct fent tmp = e[j];
+            e[j] = e[j - 1];
+            e[j - 1] = tmp;
+        }
+    x->fseq = xmalloc(n * sizeof(int));
+    x->n_fseq = k;
+    for (int i = 0; i < k; i++)
+        x->fseq[i] = e[i].op;
+    free(e);
+    search_eval_fini(&ev);
+    /* tails over the successors: data, the lane's next, the next kept op on the device */
+    const struct plan_geom *g = &c->geom;
+    x->ftail = xcalloc(n, sizeof(double));
+    x->fhead = xcalloc(n, sizeof(double));
+    int *lane_next = xmalloc(n * sizeof(int));
+    for (int key = 0; key < c->keys; key++)
+        lane_next[key] = -1;
+    for (int key = 0; key < c->keys; key++)
+        if (x->lane_prev[key] >= 0)
+            lane_next[x->lane_prev[key]] = key;
+    for (int i = k - 1; i >= 0; i--) {
+        int op = x->fseq[i], key = SEARCH_KEY(op), kind = SEARCH_KIND(op), st = key % g->stages;
+        int succ[5], ns = 0;
+        if (kind == SK_F) {
+            if (st < g->stages - 1)
+                succ[ns++] = SEARCH_OP(key + 1, SK_F);
+            succ[ns++] = SEARCH_OP(key, SK_B);
+        } else if (kind == SK_B) {
+            if (st > 0)
+                succ[ns++] = SEARCH_OP(key - 1, SK_B);
+            if (c->split[key])
+                succ[ns++] = SEARCH_OP(key, SK_W);
+        }
+        if (lane_next[key] >= 0)
+            succ[ns++] = SEARCH_OP(lane_next[key], kind);
+        if (x->bnext[op] >= 0)
+            succ[ns++] = x->bnext[op];
+        double tl = 0;
+        for (int j = 0; j < ns; j++) {
+            const struct search_op *y = &c->op[succ[j]];
+            if (y->dev >= 0)
+                tl = fmax(tl, (y->pred == op ? y->lat : 0) + y->dur + x->ftail[succ[j]]);
+        }
+        x->ftail[op] = tl;
+    }
+    free(lane_next);
+}
+
+/* The frame's bound: earliest starts of what is left along the data, the lanes and the kept
+ * orders, each plus its tail along them (recomputes left out: a relaxation). */
+static double exact_frame_lb(struct exact *x, double last_est)
+{
+    const struct search_ctx *c = x->c;
+    double lb = 0, *h = x->fhead;
+    /* 0 until computed: an op may follow one of its lane's later in the frame's order (two Ws
+     * of a lane that the local search swapped), and a start of 0 bounds it still */
+    for (int i = 0; i < x->n_fseq; i++)
+        h[x->fseq[i]] = 0;
+    for (int i = 0; i < x->n_fseq; i++) {
+        int op = x->fseq[i], key = SEARCH_KEY(op), kind = SEARCH_KIND(op);
+        if (x->done[op])
+            continue;
+        const struct search_op *o = &c->op[op];
+        double t = fmax(last_est, x->dev[o->dev].free_at);
+        int before[4] = {o->pred, kind == SK_B ? SEARCH_OP(key, SK_F) : -1,
+                         x->lane_prev[key] >= 0 ? SEARCH_OP(x->lane_prev[key], kind) : -1,
+                         x->bprev[op]};
+        for (int j = 0; j < 4; j++) {
+            int p = before[j];
+            if (p < 0 || c->op[p].dev < 0)
+                continue;
+            double fin = x->done[p] ? x->end[p] : h[p] + c->op[p].dur;
+            t = fmax(t, fin + (j == 0 ? o->lat : 0));
+        }
+        h[op] = t;
+        lb = fmax(lb, t + o->dur + x->ftail[op]);
+    }
+    return lb;
+}
+
+bool search_exact_ctx(const struct search_ctx *c, long limit, double ub,
+                      const struct search_frame *fr, struct search_sched *out,
                       struct search_exact_result *res)
 {
     memset(res, 0, sizeof *res);
-    struct exact x = {.c = c, .limit = limit > 0 ? limit : 2000000, .forced = prefix,
-                      .forced_ck = prefix_ck, .n_forced = prefix ? n_prefix : 0};
+    struct exact x = {.c = c, .limit = limit > 0 ? limit : 2000000, .fr = fr};
     const struct plan_geom *g = &c->geom;
     /* lanes: (stage, device), micro-batches in order */
     int lanes_max = g->stages * c->D;
@@ -576,6 +719,8 @@ bool search_exact_ctx(const struct search_ctx *c, long limit, double ub, const i
         tt_size *= 2;
     x.tt = xcalloc(tt_size, sizeof *x.tt);
     x.tt_mask = tt_size - 1;
+    if (fr)
+        exact_frame_init(&x);
     exact_dfs(&x, -1, -1, 0, 0);
     res->nodes = x.nodes;
     res->finished = !x.stopped;
@@ -604,6 +749,12 @@ bool search_exact_ctx(const struct search_ctx *c, long limit, double ub, const i
     free(x.eB);
     free(x.head);
     free(x.tt);
+    free(x.fprev);
+    free(x.bprev);
+    free(x.bnext);
+    free(x.fseq);
+    free(x.ftail);
+    free(x.fhead);
     free(x.end);
     free(x.done);
     free(x.ck);
@@ -626,7 +777,7 @@ int search_exact(const struct plan *base, const struct search_opts *o, double ub
     TRY(search_ctx_init(&c, base, o->cap, e));
     struct search_sched best;
     search_sched_init(&c, &best);
-    search_exact_ctx(&c, o->budget, ub, NULL, NULL, 0, &best, res);
+    search_exact_ctx(&c, o->budget, ub, NULL, &best, res);
     if (res->found && out)
         *out = search_sched_plan(&c, &best);
     search_sched_fini(&best);

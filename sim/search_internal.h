@@ -35,6 +35,16 @@ struct search_op {
     int out_dev;  /* the device it sends to (SA/SG after it), -1 none */
 };
 
+/* A search's progress (search_opts.progress): evaluations counted where they happen (each
+ * schedule timed, each node of the branch and bound, each list schedule), the callback called
+ * when `next` is passed; stop once it said so. */
+struct search_progress {
+    bool (*fn)(void *ctx, long done, long budget);
+    void *ctx;
+    long done, next, budget;
+    bool stop;
+};
+
 /* What a search of one plan's work holds fixed. */
 struct search_ctx {
     const struct config *cfg;
@@ -49,7 +59,17 @@ struct search_ctx {
     double cap;            /* memory cap per device (static included); 0 none */
     bool replicated;       /* AR before OS (dp > 1 or Chimera) */
     double *ar, *os;       /* [stages]: tail durations */
+    struct search_progress *prog; /* NULL: none (search_ctx_init; the driver sets it) */
 };
+
+/* Counts n evaluations towards the progress callback, calling it when due. */
+void search_progress_add(const struct search_ctx *c, long n);
+
+/* Whether the progress callback stopped the search: every loop that runs to a budget ends. */
+static inline bool search_stopped(const struct search_ctx *c)
+{
+    return c->prog != NULL && c->prog->stop;
+}
 
 /* A schedule: device d's order is ord[d * stride .. + len[d]), ck[key] the checkpoint flags. */
 struct search_sched {
@@ -135,11 +155,14 @@ bool search_may_swap(const struct search_ctx *c, int a, int b);
 /* ---- sim/search_list.c ---- */
 
 /* Memory-aware list scheduling into s: the op that can start earliest next, backward first
- * (rc_first: a recompute before anything else at the same time), a lane's forwards in flight
- * held to the stages after it plus extra, activations kept while they fit with room for a
- * recompute, else checkpointed. seed != 0 varies each lane's warm-up by -2 .. +5 at random.
+ * (SEARCH_LIST_RC_FIRST: a recompute before anything else at the same time), a lane's forwards
+ * in flight held to the stages after it plus extra, activations kept while they fit with room
+ * for a recompute and the device can still finish its oldest micro-batch, else checkpointed.
+ * A recompute waits until its backward's gradient is on its way (SEARCH_LIST_RC_EARLY: it may
+ * run as soon as its forward has). seed != 0 varies each lane's warm-up by -2 .. +5 at random.
  * false when memory locks it (nothing can run). */
-bool search_list(const struct search_ctx *c, int extra, bool rc_first, unsigned seed,
+enum { SEARCH_LIST_RC_FIRST = 1, SEARCH_LIST_RC_EARLY = 2 };
+bool search_list(const struct search_ctx *c, int extra, unsigned flags, unsigned seed,
                  struct search_sched *s);
 
 /* ---- sim/search_local.c ---- */
@@ -155,31 +178,58 @@ void search_strip_checkpoints(const struct search_ctx *c, struct search_sched *s
  * the cap, longest-held first. false when a device cannot be brought under it. */
 bool search_repair(const struct search_ctx *c, struct search_sched *s, struct search_eval *ev);
 /* Local search from s, which must run and fit the cap; s becomes the best schedule found.
- * budget: schedules to evaluate. Deterministic for a seed. Returns its makespan. */
+ * budget: schedules to evaluate; patience (0: none): it stops early when that many
+ * evaluations went by without a better schedule. Deterministic for a seed. Returns its
+ * makespan. */
 double search_local(const struct search_ctx *c, struct search_sched *s, long budget,
-                    unsigned seed, struct search_ls_stats *st);
+                    long patience, unsigned seed, struct search_ls_stats *st);
 
-/* ---- sim/search_local.c: large-neighbourhood moves ---- */
+/* ---- sim/search_lns.c: large-neighbourhood moves ---- */
 
-/* What a node of the branch and bound costs, in evaluations of a schedule (measured: 2-3 on
- * 8 x 16, about 1 on 32 x 64), so that budgets mix them. */
-#define SEARCH_NODE_COST 2
+/* What a node of the branch and bound costs, in evaluations of a schedule (measured: 2-3
+ * without a frame, 3-6 with one, on 2 x 6 to 8 x 16), so that budgets mix them. */
+#define SEARCH_NODE_COST 4
 
-/* Re-optimises the suffixes of s (its ops in order of start) with the branch and bound, the
- * last tenth first, longer ones while the budget (in evaluations) lasts; s becomes the best
- * found (it must run and fit). Returns its step; st (may be NULL) counts what was spent. */
-double search_lns(const struct search_ctx *c, struct search_sched *s, long budget,
-                  struct search_ls_stats *st);
+/* The windows of the large-neighbourhood moves: 3, 2, then 1 consecutive micro-batches ending
+ * at the last, then at the one before, ...; each its node limit (doubled when it ran out without an answer) and whether
+ * it was searched through on the current schedule (then it is skipped until the schedule
+ * changes). */
+struct search_lns {
+    int n;
+    long *limit;
+    unsigned char *exhausted;
+};
+
+void search_lns_init(const struct search_ctx *c, struct search_lns *z, long limit);
+/* Every window open again (the schedule changed). */
+void search_lns_reset(const struct search_ctx *c, struct search_lns *z);
+void search_lns_fini(struct search_lns *z);
+/* One pass of large-neighbourhood moves over s (which must run and fit): each window's ops
+ * re-placed by the branch and bound with everything else kept, in at most its limit of nodes,
+ * while budget (evaluations) lasts; s becomes the best found. Returns whether it found a faster
+ * schedule; st (may be NULL) counts what was spent. */
+bool search_lns(const struct search_ctx *c, struct search_sched *s, long budget,
+                struct search_lns *z, struct search_ls_stats *st);
+/* Whether every window was searched through on the current schedule (nothing left to try). */
+bool search_lns_exhausted(const struct search_lns *z);
 
 /* ---- sim/search_exact.c ---- */
 
+/* What a large-neighbourhood move keeps of a schedule s: every op that is not free keeps its
+ * order on its device relative to the other kept ones and, a forward, its checkpoint flag; a
+ * free op may go anywhere on its device (the lanes' and the channels' orders hold as always),
+ * and so may the recompute of a free forward, which may be kept instead. */
+struct search_frame {
+    const struct search_sched *s;
+    const unsigned char *free_op; /* [n_ops] */
+};
+
 /* The branch and bound of search_exact on a context: only a schedule strictly faster than ub
- * (0 = none) is looked for, in at most limit nodes (0 = 2,000,000). prefix (may be NULL): the
- * first n_prefix ops placed are these, in order of start (ties by device), the forwards among
- * them checkpointed as prefix_ck says: the search then re-optimises what follows them. Returns
- * whether one was found, into out (may be NULL). */
-bool search_exact_ctx(const struct search_ctx *c, long limit, double ub, const int *prefix,
-                      const unsigned char *prefix_ck, int n_prefix, struct search_sched *out,
+ * (0 = none) is looked for, in at most limit nodes (0 = 2,000,000); within the frame fr when
+ * not NULL (the search then re-optimises its free ops). Returns whether one was found, into
+ * out (may be NULL). */
+bool search_exact_ctx(const struct search_ctx *c, long limit, double ub,
+                      const struct search_frame *fr, struct search_sched *out,
                       struct search_exact_result *res);
 
 #endif

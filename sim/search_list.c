@@ -6,9 +6,13 @@
  * micro-batch. A forward runs only while its lane has fewer than `limit` forwards in flight
  * (the warm-up of 1F1B: the stages after it, plus `extra`) and only when memory allows: it keeps
  * its activations when they fit beside what the device holds plus the largest recompute still
- * to come, else it is checkpointed (the whole stage) if that fits, else it waits. Every step
- * walks the memory model op by op (mem_step_next), so a schedule it returns fits the cap; it
- * gives up when nothing can run (memory locked). */
+ * to come, else it is checkpointed (the whole stage) if that fits, else it waits; either way the
+ * device must still be able to finish its oldest micro-batch in flight (its forwards left there
+ * as checkpoints, then its recomputes, backwards and Ws: on a V, ZB-V and DualPipeV, device 0
+ * holds stages 0 and 2D - 1 of it). A recompute waits until its backward's gradient is on its
+ * way, so it fills that wait rather than holding the activations earlier. Every step walks the
+ * memory model op by op (mem_step_next), so a schedule it returns fits the cap; it gives up when
+ * nothing can run (memory locked). */
 #include <config.h>
 #include "sim/search_internal.h"
 
@@ -63,7 +67,7 @@ static double lst_mem(const struct search_ctx *c, struct lst_dev *dv, int op, bo
 struct lst {
     const struct search_ctx *c;
     struct search_sched *s;
-    bool rc_first;
+    bool rc_first, rc_early;
     int n_lanes;
     struct lst_lane *lane;
     int *lane_of;          /* [keys] */
@@ -109,6 +113,42 @@ static inline double lst_max(double a, double b)
     return a > b ? a : b;
 }
 
+/* Whether device d, its memory dv after forward `placed` (checkpointed: placed_ck), can still
+ * finish its oldest micro-batch in flight: that micro-batch's forwards left on d as checkpoints,
+ * then its recomputes, backwards and Ws, from the last stage down. Without this a V-shaped
+ * placement (ZB-V, DualPipeV: stages 0 and 2D - 1 on device 0) or a split backward (B takes
+ * what its W keeps) walks into a state where nothing fits. */
+static bool lst_completes(const struct lst *L, int d, const struct lst_dev *dv, int placed,
+                          bool placed_ck)
+{
+    const struct search_ctx *c = L->c;
+    int S = c->geom.stages, mb = c->op[placed].mb;
+    for (int j = L->dev_off[d]; j < L->dev_off[d + 1]; j++) {
+        const struct lst_lane *m = &L->lane[L->dev_lanes[j]];
+        if (m->nb < m->nf && c->op[SEARCH_OP(m->keys[m->nb], SK_F)].mb < mb)
+            mb = c->op[SEARCH_OP(m->keys[m->nb], SK_F)].mb;
+    }
+    struct lst_dev w = *dv;
+    double pk = 0;
+    for (int s = 0; s < S; s++) {
+        int f = SEARCH_OP(mb * S + s, SK_F);
+        if (c->op[f].dev == d && !L->done[f] && f != placed)
+            pk = lst_mem(c, &w, f, true);
+    }
+    for (int s = S - 1; s >= 0; s--) {
+        int key = mb * S + s, f = SEARCH_OP(key, SK_F), b = SEARCH_OP(key, SK_B);
+        if (c->op[b].dev != d || L->done[b])
+            continue;
+        bool ck = f == placed ? placed_ck : L->done[f] ? L->s->ck[key] != 0 : true;
+        if (ck && !L->done[SEARCH_OP(key, SK_RC)])
+            pk = lst_mem(c, &w, SEARCH_OP(key, SK_RC), false);
+        pk = lst_mem(c, &w, b, false);
+        if (c->split[key])
+            pk = lst_mem(c, &w, SEARCH_OP(key, SK_W), false);
+    }
+    return search_fits(c, pk);
+}
+
 /* The lane's best op now (its next backward or its recompute, its next forward, its next W). */
 static void lst_lane_eval(struct lst *L, int l)
 {
@@ -118,9 +158,14 @@ static void lst_lane_eval(struct lst *L, int l)
     int ops[3], k = 0;
     L->best_op[l] = -1;
     if (ln->nb < ln->nf) {
-        int key = ln->keys[ln->nb];
-        ops[k++] = L->s->ck[key] && !L->done[SEARCH_OP(key, SK_RC)] ? SEARCH_OP(key, SK_RC)
-                                                                    : SEARCH_OP(key, SK_B);
+        /* a recompute once its backward's gradient is on its way (placed), to fill the wait
+         * for it: one run earlier holds the activations for nothing, and on a V (stages 0 and
+         * 2D - 1 on one device) may lock the device's memory */
+        int key = ln->keys[ln->nb], b = SEARCH_OP(key, SK_B);
+        if (!L->s->ck[key] || L->done[SEARCH_OP(key, SK_RC)])
+            ops[k++] = b;
+        else if (L->rc_early || L->done[c->op[b].pred])
+            ops[k++] = SEARCH_OP(key, SK_RC);
     }
     /* a forward whose input is its channel's oldest message, with a gradient behind it (which
      * may be what frees the lane), is let past the lane's limit */
@@ -161,10 +206,12 @@ static void lst_lane_eval(struct lst *L, int l)
                     room = lst_max(room, sc->act - sc->ckpt);
                 }
             }
-            if (!search_fits(c, pk + room)) {
+            if (!search_fits(c, pk + room) || !lst_completes(L, ln->dev, &t, op, false)) {
                 t = *dv;
                 pk = lst_mem(c, &t, op, true);
                 ck = true;
+                if (!lst_completes(L, ln->dev, &t, op, true))
+                    continue;
             }
         }
         if (!search_fits(c, pk))
@@ -176,12 +223,14 @@ static void lst_lane_eval(struct lst *L, int l)
     }
 }
 
-bool search_list(const struct search_ctx *c, int extra, bool rc_first, unsigned seed,
+bool search_list(const struct search_ctx *c, int extra, unsigned flags, unsigned seed,
                  struct search_sched *s)
 {
+    bool rc_first = flags & SEARCH_LIST_RC_FIRST;
     uint64_t rng = 0x9E3779B97F4A7C15ull * (seed + 1);
     const struct plan_geom *g = &c->geom;
-    struct lst L = {.c = c, .s = s, .rc_first = rc_first};
+    struct lst L = {.c = c, .s = s, .rc_first = rc_first,
+                    .rc_early = (flags & SEARCH_LIST_RC_EARLY) != 0};
     int lanes_max = g->stages * c->D;
     int *lane_id = xmalloc((size_t)lanes_max * sizeof(int));
     for (int i = 0; i < lanes_max; i++)

@@ -38,6 +38,12 @@ struct ls {
     uint64_t rng;
 };
 
+/* Whether budget is left (and no one stopped the search). */
+static bool ls_go(const struct ls *l)
+{
+    return l->evals < l->budget && !search_stopped(l->c);
+}
+
 static uint64_t ls_rand(struct ls *l)
 {
     uint64_t x = l->rng;
@@ -276,7 +282,7 @@ static bool ls_path_moves(struct ls *l)
     const struct search_ctx *c = l->c;
     ls_path(l);
     /* the path's why and pos, before candidates overwrite ev */
-    for (int k = 0; k < l->n_path && l->evals < l->budget; k++) {
+    for (int k = 0; k < l->n_path && ls_go(l); k++) {
         int x = l->path[k], d = c->op[x].dev;
         int i = ls_find(c, &l->cur, d, x);
         bool waited_device = k + 1 < l->n_path && c->op[l->path[k + 1]].dev == d &&
@@ -381,7 +387,7 @@ static bool ls_suffix_moves(struct ls *l)
             }
             if (stage < 0)
                 continue;
-            for (int m = 1; m < g->mbs && l->evals < l->budget; m += step)
+            for (int m = 1; m < g->mbs && ls_go(l); m += step)
                 for (int dir = 0; dir < 2; dir++)
                     if (ls_suffix(c, &l->cand, d, stage, m, dir == 0) > 0) {
                         if (ls_try(l, d, -1))
@@ -436,7 +442,7 @@ static bool ls_keep_at(const struct search_ctx *c, struct search_sched *s, int d
 static bool ls_drop_checkpoints(struct ls *l)
 {
     const struct search_ctx *c = l->c;
-    for (int key = 0; key < c->keys && l->evals < l->budget; key++) {
+    for (int key = 0; key < c->keys && ls_go(l); key++) {
         if (!l->cur.ck[key])
             continue;
         int d = c->op[SEARCH_OP(key, SK_RC)].dev;
@@ -445,7 +451,7 @@ static bool ls_drop_checkpoints(struct ls *l)
         const int *a = ls_ord(c, &l->cur, d);
         int i = ls_find(c, &l->cur, d, SEARCH_OP(key, SK_F));
         int b = ls_find(c, &l->cur, d, SEARCH_OP(key, SK_RC));
-        for (int j = b - 1; j > i && j - i < KEEP_SPAN && l->evals < l->budget; j--) {
+        for (int j = b - 1; j > i && j - i < KEEP_SPAN && ls_go(l); j--) {
             int kind = SEARCH_KIND(a[j]);
             if (kind == SK_F)
                 continue;
@@ -501,8 +507,9 @@ static bool ls_kick(struct ls *l)
 }
 
 double search_local(const struct search_ctx *c, struct search_sched *s, long budget,
-                    unsigned seed, struct search_ls_stats *st)
+                    long patience, unsigned seed, struct search_ls_stats *st)
 {
+    long last_best = 0; /* evaluations when the best last improved */
     struct ls l = {.c = c, .budget = budget, .rng = 0x9E3779B97F4A7C15ull ^ seed};
     search_eval_init(c, &l.ev);
     search_sched_init(c, &l.cur);
@@ -517,10 +524,11 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     l.cur_o = l.best_o = search_score_of(&l.ev);
     for (int d = 0; d < c->D; d++)
         l.peak[d] = search_eval_peak(c, &l.cur, d, &l.ev);
-    while (l.evals < l.budget) {
+    while (ls_go(&l) && (patience <= 0 || l.evals - last_best < patience)) {
         if (ls_path_moves(&l) || ls_drop_checkpoints(&l) || ls_suffix_moves(&l)) {
             if (search_better(l.cur_o, l.best_o)) {
                 search_sched_copy(c, &l.best, &l.cur);
+                last_best = l.evals;
                 l.best_o = l.cur_o;
             }
             continue;
@@ -546,85 +554,5 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     search_sched_fini(&l.cand);
     search_sched_fini(&l.best);
     search_eval_fini(&l.ev);
-    return ms;
-}
-
-/* ---- large-neighbourhood moves: the schedule's ops in order of start are kept up to a point,
- * and the branch and bound of search_exact re-optimises everything after it, bounded in nodes.
- *
- * Why: the moves above change one device's order at a time, and a better schedule often
- * differs on several devices at once (a forward later on one device pays off only once the
- * devices after it run their forwards in a burst too: ZB-V, DualPipeV and W on 2-3 devices,
- * GPipe 4 x 8). Each such move alone is a step uphill that first improvement never takes. The
- * branch and bound re-times every device together, and its lower bound cuts at once a kept
- * part that already fixes the step, so a suffix that cannot improve costs a few nodes; the
- * suffixes grow from the last tenth of the ops to the whole schedule while nodes are left. */
-
-struct lns_ent {
-    double start;
-    int dev, op;
-};
-
-static int lns_cmp(const void *a, const void *b)
-{
-    const struct lns_ent *p = a, *q = b;
-    if (p->start != q->start)
-        return p->start < q->start ? -1 : 1;
-    return p->dev - q->dev;
-}
-
-/* s's ops in order of start, ties by device: the order the branch and bound places them in. */
-static int lns_order(const struct search_ctx *c, const struct search_sched *s,
-                     struct search_eval *ev, struct lns_ent *e, int *seq)
-{
-    search_eval_time(c, s, ev);
-    int n = 0;
-    for (int d = 0; d < c->D; d++)
-        for (int i = 0; i < s->len[d]; i++) {
-            int op = s->ord[(size_t)d * c->stride + i];
-            e[n++] = (struct lns_ent){ev->start[op], d, op};
-        }
-    qsort(e, (size_t)n, sizeof *e, lns_cmp);
-    for (int i = 0; i < n; i++)
-        seq[i] = e[i].op;
-    return n;
-}
-
-double search_lns(const struct search_ctx *c, struct search_sched *s, long budget,
-                  struct search_ls_stats *st)
-{
-    enum { STEPS = 10 };
-    struct search_eval ev;
-    search_eval_init(c, &ev);
-    struct search_sched out;
-    search_sched_init(c, &out);
-    size_t cap = (size_t)c->D * c->stride + 1;
-    struct lns_ent *e = xmalloc(cap * sizeof *e);
-    int *seq = xmalloc(cap * sizeof *seq);
-    search_eval_time(c, s, &ev);
-    double ms = ev.makespan;
-    long spent = 0;
-    for (int f = 0; f < STEPS && spent < budget; f++) {
-        int n = lns_order(c, s, &ev, e, seq);
-        int keep = n * (STEPS - 1 - f) / STEPS; /* 90 % of the ops kept, then 80 %, ... 0 */
-        long nodes = (budget - spent) / (STEPS - f) / SEARCH_NODE_COST;
-        struct search_exact_result xr;
-        bool got = search_exact_ctx(c, nodes < 100 ? 100 : nodes, ms, seq, s->ck, keep, &out,
-                                    &xr);
-        spent += xr.nodes * SEARCH_NODE_COST;
-        if (got) { /* again from the same point: the new schedule's suffix */
-            search_sched_copy(c, s, &out);
-            ms = xr.best;
-            if (st)
-                st->improvements++;
-            f--;
-        }
-    }
-    if (st)
-        st->evals += spent;
-    free(e);
-    free(seq);
-    search_sched_fini(&out);
-    search_eval_fini(&ev);
     return ms;
 }

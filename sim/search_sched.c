@@ -18,6 +18,7 @@
 
 #include "sim/memory.h"
 #include "sim/scheme.h"
+#include "sim/search.h"
 #include "sim/simulate.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
@@ -295,9 +296,24 @@ static void search_eval_tail(const struct search_ctx *c, struct search_eval *ev)
     }
 }
 
+void search_progress_add(const struct search_ctx *c, long n)
+{
+    struct search_progress *p = c->prog;
+    if (p == NULL)
+        return;
+    p->done += n;
+    if (p->done < p->next || p->stop)
+        return;
+    p->next = p->done + SEARCH_PROGRESS_EVERY;
+    if (!p->fn(p->ctx, p->done < p->budget ? p->done : p->budget, p->budget))
+        p->stop = true;
+}
+
 bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
                       struct search_eval *ev)
 {
+    if (c->prog != NULL)
+        search_progress_add(c, 1);
     int D = c->D, ql = 0, total = 0;
     memset(ev->done, 0, (size_t)c->n_ops);
     ev->n_rc = 0;

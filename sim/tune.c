@@ -37,6 +37,7 @@ int tune_optimize_search(const struct plan *in, struct plan **out, struct mt_err
     TRY(pass_pipeline_run(in, &pl, e));
     struct search_opts so;
     search_opts_default(&so, plan_config(in));
+    so.quick = true; /* one search per candidate: the small ones without their boost */
     int rc = pass_pipeline_search(&pl, &so, e);
     if (rc == MT_OK)
         *out = plan_clone(pass_pipeline_final(&pl)->plan);

@@ -180,6 +180,22 @@ static double explore_now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
+/* The search's progress (search_opts.progress): kept for the status line, redrawn by tick at
+ * most every tick_every_ms; false (stop) when tick says so. */
+static bool explore_search_progress(void *ctx, long done, long budget)
+{
+    struct explore *x = ctx;
+    x->search_done = done;
+    x->search_budget = budget;
+    if (x->tick == NULL)
+        return true;
+    double now = explore_now_ms();
+    if (now - x->tick_ms < x->tick_every_ms)
+        return true;
+    x->tick_ms = now;
+    return x->tick(x->busy_ctx);
+}
+
 int explore_search(struct explore *x, struct mt_err *e)
 {
     if (!x->have_pl || x->pl.n < 1)
@@ -197,14 +213,20 @@ int explore_search(struct explore *x, struct mt_err *e)
         explore_fmt_cap(x, so.cap, cap, sizeof cap);
         snprintf(what, sizeof what,
                  "search: looking for a faster schedule %s%s%s (large plans take a second "
-                 "or more; keys wait)...",
+                 "or more; Esc stops it)...",
                  so.cap > 0 ? "under the " : "with no memory cap", so.cap > 0 ? cap : "",
                  so.cap > 0 ? (c->unit.enabled ? " M_θ cap" : " cap") : "");
         x->busy(x->busy_ctx, what);
     }
+    so.progress = explore_search_progress;
+    so.progress_ctx = x;
+    x->searching = true;
+    x->search_done = x->search_budget = 0;
     double t0 = explore_now_ms();
+    x->tick_ms = t0;
     int rc = pass_pipeline_search(&x->pl, &so, e);
     x->search_ms = explore_now_ms() - t0;
+    x->searching = false;
     return rc;
 }
 
@@ -250,6 +272,7 @@ int explore_init(struct explore *x, const struct config *cfg, struct plan *loade
     memset(x, 0, sizeof *x);
     x->utf8 = utf8;
     x->loaded = loaded;
+    x->tick_every_ms = EXPLORE_TICK_MS;
     x->row = PASS_ROW_BASE;
     int rc = explore_build(x, loaded ? plan_config(loaded) : cfg, loaded, e);
     if (rc != MT_OK) {
@@ -307,10 +330,10 @@ void explore_status_shown(struct explore *x)
             snprintf(cap, sizeof cap, "the %s%s cap", c, x->cfg.unit.enabled ? " M_θ" : "");
         }
         snprintf(what, sizeof what,
-                 "search: step %s (%+.1f%% against base), %ld schedules in %.0f ms under %s: "
+                 "search%s: step %s (%+.1f%% against base), %ld schedules in %.0f ms under %s: "
                  "%s %s; %d changed (*)",
-                 t, 100 * (st->sim.step_time / base->sim.step_time - 1), ss->evals,
-                 x->search_ms, cap,
+                 ss->stopped ? " (stopped by a key: the best so far)" : "", t,
+                 100 * (st->sim.step_time / base->sim.step_time - 1), ss->evals, x->search_ms, cap,
                  !ss->fits ? "nothing fits; the lowest peak,"
                  : ss->improved ? "found from" : "no faster schedule than",
                  ss->seed_name, st->changes.n);

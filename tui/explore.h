@@ -28,6 +28,7 @@ struct ckpt_plan_report;
 
 #define EXPLORE_MIN_W 80
 #define EXPLORE_MIN_H 24
+#define EXPLORE_TICK_MS 40 /* the search's progress redrawn at most this often */
 
 enum explore_mode { MODE_GANTT, MODE_HELP, MODE_TUNE, MODE_PROMPT, MODE_BUCKETS };
 enum explore_prompt { PROMPT_SEARCH, PROMPT_EXPORT, PROMPT_TRACE };
@@ -44,6 +45,15 @@ struct explore {
      * what it is (tui/screen.c draws it on the status line); NULL headless. */
     void (*busy)(void *ctx, const char *what);
     void *busy_ctx;
+    /* While the search runs (searching): how far it is, in schedules evaluated of its budget,
+     * which the status line shows as a bar; tick (NULL headless), called at most every
+     * tick_every_ms, redraws the frame with it and says whether to go on (false: a key asked
+     * to stop; the search then keeps the best it found so far). */
+    bool searching;
+    long search_done, search_budget;
+    double tick_ms;           /* when tick was last called */
+    double tick_every_ms;     /* EXPLORE_TICK_MS (tests: 0, a tick each progress report) */
+    bool (*tick)(void *ctx);  /* ctx: busy_ctx */
     /* The lower bound of the shown plan's work (sim/bound.h): the title shows the bound that
      * holds for the drawn plan and the gap to it (explore_bound_shown). */
     struct bound_result bound;

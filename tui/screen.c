@@ -167,6 +167,31 @@ static void screen_busy(void *ctx, const char *what)
     refresh();
 }
 
+/* What the search's tick redraws: the explorer and the loop's canvas. */
+struct screen_tick_ctx {
+    struct explore *x;
+    struct cells **g;
+};
+
+/* While the search runs (explore.h tick): the frame again, its status line the search's
+ * progress bar; Esc or q asks to stop it (other keys pressed meanwhile are dropped). */
+static bool screen_tick(void *ctx)
+{
+    struct screen_tick_ctx *sc = ctx;
+    if (*sc->g != NULL && (*sc->g)->w == COLS && (*sc->g)->h == LINES) {
+        explore_draw(sc->x, *sc->g);
+        erase();
+        screen_blit(*sc->g);
+        refresh();
+    }
+    bool stop = false;
+    timeout(0);
+    for (int key; (key = getch()) != ERR;)
+        stop = stop || key == 27 || key == 'q';
+    timeout(250);
+    return !stop;
+}
+
 int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
 {
     if (initscr() == NULL)
@@ -185,9 +210,11 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
     mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON4_PRESSED | BUTTON5_PRESSED |
                   REPORT_MOUSE_POSITION,
               NULL);
-    x->busy = screen_busy;
-    x->busy_ctx = NULL;
     struct cells *g = NULL;
+    struct screen_tick_ctx tick = {x, &g};
+    x->busy = screen_busy;
+    x->busy_ctx = &tick;
+    x->tick = screen_tick;
     int ticks = 0;
     bool redraw = true;
     for (;;) {
@@ -247,6 +274,8 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
     }
     cells_free(g);
     x->busy = NULL;
+    x->busy_ctx = NULL;
+    x->tick = NULL;
     endwin();
     return MT_OK;
 }

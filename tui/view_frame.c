@@ -225,6 +225,18 @@ static void frame_status(struct explore *x, struct cells *g)
                      x->input);
         return;
     }
+    if (x->searching) { /* the search's progress: a bar, the count, how to stop it */
+        long done = x->search_done, budget = x->search_budget > 0 ? x->search_budget : 1;
+        int cx = cells_text(g, 0, y, g->w, "search [", PAL_TEXT, PAL_BG, CELL_BOLD);
+        int width = g->w - 70 > 10 ? g->w - 70 : 10, fill = (int)(done * width / budget);
+        for (int i = 0; i < width && cx < g->w; i++)
+            cells_put(g, cx++, y, i < fill ? '#' : '.', i < fill ? PAL_FW : PAL_TEXT_DIM, PAL_BG,
+                      0);
+        cells_printf(g, cx, y, g->w - cx, PAL_TEXT, PAL_BG, CELL_BOLD,
+                     "] %3d%%  %ld of %ld schedules   Esc: stop (keeps the best so far)",
+                     (int)(100 * done / budget), done, x->search_budget);
+        return;
+    }
     cells_text(g, 0, y, g->w, x->status, x->status_err ? PAL_MEM_OVER : PAL_TEXT_DIM, PAL_BG,
                x->status_err ? CELL_BOLD : 0);
 }

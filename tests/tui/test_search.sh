@@ -2,7 +2,8 @@
 # tests/tui/test_search.sh: the lower bound and the schedule search in the explorer (issue 18):
 # the title gives the bound of the drawn plan's work and the gap to it, the pass sequence ends
 # in a search step (run when the user steps to it, under the cap the explorer shows), whose
-# step is `optimize --search`'s, and the tuner takes the search as a checkpointing mode (S).
+# step is `optimize --search`'s, and the tuner takes the search as a checkpointing mode (S); in a
+# terminal a long search shows its progress on the status line and Esc stops it.
 #
 # Expected values worked by hand: with unit costs (F = 1, B = 2) a 1F1B pipeline of D devices
 # and N micro-batches cannot beat the last device's fill, work and drain, (N + D - 1)(F + B):
@@ -103,6 +104,28 @@ if command -v tmux >/dev/null 2>&1; then
     sleep 1
     tmux -L "$sock" capture-pane -p >"$tmp/t"
     check "tmux: five n, the search step" "sed -n 1p $tmp/t | grep -q ' step 36t .* gap 9.1%' && tail -n 1 $tmp/t | grep -q '^search: step 36t'"
+    tmux -L "$sock" send-keys q
+    # A long search (Chimera 64 x 256, about a second): its progress bar on the status line
+    # while it runs, and Esc stops it with the best found so far.
+    tmux -L "$sock" kill-server >/dev/null 2>&1
+    sock="$sock-b" # a new server: the old one may still be going away
+    tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 40 \
+        "LANG=C.UTF-8 TERM=xterm-256color $bin explore --scheme X --devices 64 --microbatches 256; sleep 10"
+    shown() { # shown PATTERN TENTHS: the pane shows PATTERN within TENTHS tenths of a second
+        i=0
+        while [ $i -lt "$2" ]; do
+            tmux -L "$sock" capture-pane -p >"$tmp/tp"
+            grep -q "$1" "$tmp/tp" && return 0
+            sleep 0.1
+            i=$((i + 1))
+        done
+        return 1
+    }
+    shown 'prepose' 300
+    tmux -L "$sock" send-keys n n n n n
+    check "tmux: the search's progress bar while it runs" "shown '^search \[#*\.*\] *[0-9]*%  [0-9]* of 4000 schedules   Esc: stop' 100"
+    tmux -L "$sock" send-keys Escape
+    check "tmux: Esc stops it, the best so far shown" "shown '^search (stopped by a key: the best so far): step ' 100"
     tmux -L "$sock" send-keys q
 else
     skip "tmux not installed: n was not typed"

@@ -2,7 +2,8 @@
  * many terminal sizes and every scheme, the frame keeps its parts in place (title on the
  * first row, status on the last, one row per lane that fits, memory bars inside the width),
  * Gantt boxes sit where the simulated times put them, and below 80x24 only the "too small"
- * message is drawn. Keys are checked through their effect on the state. */
+ * message is drawn. Keys are checked through their effect on the state; the search's progress
+ * bar on the status line while it runs, and a stop from it. */
 #include <config.h>
 
 #include <stdio.h>
@@ -297,9 +298,77 @@ static void test_bound_search(void)
     explore_fini(&x);
 }
 
+/* The search's progress in the explorer: while it runs the frame's status line is a bar with
+ * the share done and how to stop it (what tui/screen.c redraws from tick); a tick that says stop
+ * ends the search early with the best so far, under the cap and never slower than the passes,
+ * and the status says it was stopped. DualPipeV 2 x 5 at 1.05 M_θ: a small case, so its
+ * default budget is large (tenths of a second). */
+struct tick_log {
+    struct explore *x;
+    struct cells *g;
+    int calls, bars, stop_at;
+    long last_done;
+    bool backwards;
+};
+
+static bool tick_draw(void *ctx)
+{
+    struct tick_log *t = ctx;
+    char line[512];
+    explore_draw(t->x, t->g);
+    row_text(t->g, t->g->h - 1, line, sizeof line);
+    t->bars += strncmp(line, "search [", 8) == 0 && strstr(line, "% ") != NULL &&
+               strstr(line, " schedules   Esc: stop") != NULL;
+    t->backwards = t->backwards || t->x->search_done < t->last_done;
+    t->last_done = t->x->search_done;
+    return ++t->calls != t->stop_at;
+}
+
+static void test_search_progress(void)
+{
+    struct config c;
+    config_default(&c);
+    c.scheme = SCHEME_DUALPIPEV;
+    c.num_device = 2;
+    c.num_microbatches = 5;
+    c.memory_per_device = 1.05;
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
+    for (int k = 0; k < 2; k++) {
+        struct explore x;
+        struct mt_err e = {0};
+        CHECK_EQ_INT(explore_init(&x, &c, NULL, false, &e), MT_OK);
+        struct tick_log t = {&x, cells_new(120, 40, false), 0, 0, k == 1 ? 3 : 0, 0, false};
+        x.tick = tick_draw;
+        x.busy_ctx = &t;
+        x.tick_every_ms = 0;
+        x.w = 120, x.h = 40;
+        for (int i = 0; i < 5; i++)
+            explore_key(&x, 'n');
+        CHECK(x.pl.searched && !x.searching);
+        CHECK(t.calls >= 3 && t.bars == t.calls && !t.backwards);
+        const struct pass_step *st = explore_step(&x);
+        CHECK_EQ_INT(st->pass, PASS_SEARCH);
+        CHECK(st->sim.oom_device < 0);
+        CHECK(st->sim.step_time <= pass_pipeline_row(&x.pl, PASS_ROW_PREPOSE)->sim.step_time);
+        char line[512];
+        explore_draw(&x, t.g);
+        row_text(t.g, 39, line, sizeof line);
+        if (k == 0) { /* ran to its budget */
+            CHECK(!x.pl.search.stopped);
+            CHECK(strncmp(line, "search: step ", 13) == 0);
+        } else { /* stopped at the third tick */
+            CHECK(x.pl.search.stopped && t.calls == 3);
+            CHECK(strncmp(line, "search (stopped by a key: the best so far): step ", 49) == 0);
+        }
+        cells_free(t.g);
+        explore_fini(&x);
+    }
+}
+
 int main(void)
 {
     test_bound_search();
+    test_search_progress();
     test_units();
     test_edits_all_or_nothing();
     test_sizes();

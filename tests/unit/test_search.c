@@ -6,14 +6,23 @@
  *     bubbles); 4 x 8 at 2.05 M_θ reaches 33t = (N + D - 1)(F + B), the issue's "no-checkpoint
  *     step at 2 M_θ";
  *   - the exact search (branch and bound) on hand-sized cases: (N + D - 1)(F + B) with no
- *     cap, and as the oracle: the search within 2 % of it on 36 small cases of every scheme
+ *     cap, and as the oracle: the search within 2 % of it on 39 small cases of every scheme
  *     family, where it finishes (V 4 x 8 at 1.05 M_θ: 36t, a forward kept between
- *     checkpoints; ZB-W, DualPipeV, W on 2 devices: a half step below the local search);
+ *     checkpoints; ZB-W, DualPipeV, W, ZB-V on 2 devices: a half step below the local
+ *     search), not beaten by it in 1,000,000 nodes on two where it does not finish, and two
+ *     known misses held where they are;
  *   - the evaluation gives the simulator's step, and the plans made validate;
  *   - over random shapes of every synchronous scheme, at the cap of the passes' own plan: the
  *     searched plan validates, fits, is never slower than the passes, never below the lower
  *     bound, crosses no channel's messages that its starts kept in order (NCCL matches them in
  *     order) and checkpoints whole stages;
+ *   - the branch and bound within a frame (the large-neighbourhood moves): nothing free,
+ *     nothing faster; everything free, faster but not below the optimum; some micro-batches
+ *     free, the other ops
+ *     keep their order and checkpoints;
+ *   - the progress callback: never backwards, last at the budget, the same result; one that
+ *     stops the search early still gets a plan that validates, fits and is never slower than
+ *     the passes;
  *   - the pipeline's search step (rows, changes) and an asynchronous plan refused. */
 #include <config.h>
 
@@ -145,7 +154,7 @@ static void test_eval_and_diff(void)
         search_sched_init(&x, &s);
         search_eval_init(&x, &ev);
         for (unsigned seed = 0; seed < 6; seed++) {
-            if (!search_list(&x, (int)seed % 3, seed % 2, seed, &s))
+            if (!search_list(&x, (int)seed % 3, seed % 4, seed, &s))
                 continue;
             CHECK(search_eval_time(&x, &s, &ev));
             struct plan *q = search_sched_plan(&x, &s);
@@ -237,6 +246,10 @@ static void test_exact(void)
         {SCHEME_W, 2, 4, 1.55},     {SCHEME_W, 3, 3, 2.05},     {SCHEME_ZBW, 2, 4, 1.55},
         {SCHEME_ZBV, 2, 3, 1.05},   {SCHEME_ZBV, 2, 5, 2.05},   {SCHEME_ZBH1, 2, 6, 2.05},
         {SCHEME_DUALPIPEV, 2, 5, 2.05}, {SCHEME_DUALPIPEV, 2, 6, 2.05},
+        /* three of the seven a sweep of 309 small cases still found over 2 % before the list
+         * schedules finished their micro-batches within the cap and the large-neighbourhood
+         * moves re-placed whole micro-batches (14t, 19.5t, 14.5t against 13.5t, 19t, 14t) */
+        {SCHEME_ZBV, 2, 4, 1.55},   {SCHEME_ZBV, 2, 6, 2.05},   {SCHEME_DUALPIPEV, 2, 4, 1.05},
     };
     int finished = 0, within = 0, n = (int)(sizeof cases / sizeof cases[0]);
     for (int i = 0; i < n; i++) {
@@ -272,6 +285,42 @@ static void test_exact(void)
            within);
     CHECK_EQ_INT(finished, n);
     CHECK_EQ_INT(within, n);
+    /* Two more of the seven, where the branch and bound does not finish in millions of nodes:
+     * seeded with the search's step, it finds nothing faster in 1,000,000 nodes (it found a
+     * half step below the search's 24t and 23t before) */
+    static const struct oracle_case open_cases[] = {{SCHEME_W, 3, 6, 1.05},
+                                                    {SCHEME_W, 3, 6, 1.55}};
+    static const double open_step[] = {23.5, 22.5};
+    for (int i = 0; i < 2; i++) {
+        const struct oracle_case *k = &open_cases[i];
+        struct config c = unit_config(k->s, k->D, k->N, k->cap);
+        struct pass_pipeline pl;
+        double got = searched(&c, &pl, 0);
+        CHECK_NEAR(got, open_step[i], 1e-9);
+        struct search_opts o;
+        search_opts_default(&o, &c);
+        o.budget = 1000000;
+        struct search_exact_result xr;
+        CHECK_EQ_INT(search_exact(pl.step[0].plan, &o, got, NULL, &xr, &e), MT_OK);
+        CHECK(!xr.found);
+        if (xr.found)
+            fprintf(stderr, "  %s D=%d N=%d cap %.2f: search %g, the branch and bound %g\n",
+                    config_scheme_name(k->s), k->D, k->N, k->cap, got, xr.best);
+        pass_pipeline_fini(&pl);
+    }
+    /* The last two of the seven, still a half step over (docs/search.md says why), held
+     * there: W 3 x 6 at 2.05 M_θ, 21.5t against the optimum 21t (the branch and bound
+     * finishes); DualPipeV 2 x 5 at 1.05 M_θ, 18t against 17.5t (found by the branch and bound
+     * in 3,000,000 nodes, proved optimal in 12,000,000; 18.5t before) */
+    static const struct oracle_case held[] = {{SCHEME_W, 3, 6, 2.05},
+                                              {SCHEME_DUALPIPEV, 2, 5, 1.05}};
+    static const double held_step[] = {21.5, 18};
+    for (int i = 0; i < 2; i++) {
+        struct config c = unit_config(held[i].s, held[i].D, held[i].N, held[i].cap);
+        struct pass_pipeline pl;
+        CHECK(searched(&c, &pl, 0) <= held_step[i] + 1e-9);
+        pass_pipeline_fini(&pl);
+    }
 }
 
 static void test_random(void)
@@ -383,11 +432,136 @@ static void test_refusals(void)
     pass_pipeline_fini(&pl);
 }
 
+/* The large-neighbourhood moves' frames (sim/search_internal.h): the branch and bound within a
+ * schedule, some micro-batches' ops free. Figure 2's 1F1B (4 x 4) at 1.05 M_θ, from the passes'
+ * plan (22t): nothing free, nothing faster; everything free, the optimum 21t (the bound); the
+ * first two micro-batches free, 21t too, every other op keeping its order on its device and its
+ * checkpoint flag. */
+static void test_frame(void)
+{
+    struct mt_err e = {0};
+    struct config c = unit_config(SCHEME_V, 4, 4, 1.05);
+    struct plan *base = NULL;
+    struct pass_pipeline pl;
+    CHECK_EQ_INT(scheme_build(&c, &base, &e), MT_OK);
+    CHECK_EQ_INT(pass_pipeline_run(base, &pl, &e), MT_OK);
+    const struct pass_step *pp = pass_pipeline_row(&pl, PASS_ROW_PREPOSE);
+    CHECK_NEAR(pp->sim.step_time, 22, 1e-9);
+    struct search_ctx x;
+    CHECK_EQ_INT(search_ctx_init(&x, base, 1.05, &e), MT_OK);
+    struct search_sched s, out;
+    search_sched_init(&x, &s);
+    search_sched_init(&x, &out);
+    CHECK_EQ_INT(search_sched_from_plan(&x, pp->plan, &s, &e), MT_OK);
+    unsigned char *fo = calloc((size_t)x.n_ops + 1, 1);
+    struct search_frame fr = {&s, fo};
+    struct search_exact_result xr;
+    CHECK(!search_exact_ctx(&x, 100000, 22, &fr, &out, &xr));
+    CHECK(xr.finished);
+    memset(fo, 1, (size_t)x.n_ops);
+    CHECK(search_exact_ctx(&x, 100000, 22, &fr, &out, &xr));
+    CHECK(xr.finished);
+    CHECK_NEAR(xr.best, 21, 1e-9);
+    for (int op = 0; op < x.n_ops; op++)
+        fo[op] = x.op[op].mb < 2;
+    CHECK(search_exact_ctx(&x, 100000, 22, &fr, &out, &xr));
+    if (xr.found) {
+        CHECK_NEAR(xr.best, 21, 1e-9);
+        int kept_moved = 0;
+        for (int d = 0; d < x.D; d++) { /* the kept ops of d, in order, in both */
+            int i = 0, j = 0;
+            const int *a = s.ord + (size_t)d * x.stride, *b = out.ord + (size_t)d * x.stride;
+            for (;;) {
+                while (i < s.len[d] && x.op[a[i]].mb < 2)
+                    i++;
+                while (j < out.len[d] && x.op[b[j]].mb < 2)
+                    j++;
+                if (i >= s.len[d] || j >= out.len[d]) {
+                    kept_moved += (i < s.len[d]) != (j < out.len[d]);
+                    break;
+                }
+                kept_moved += a[i++] != b[j++];
+            }
+        }
+        CHECK_EQ_INT(kept_moved, 0);
+        for (int key = 0; key < x.keys; key++)
+            if (x.op[SEARCH_OP(key, SK_F)].mb >= 2)
+                CHECK_EQ_INT(out.ck[key], s.ck[key]);
+    }
+    free(fo);
+    search_sched_fini(&s);
+    search_sched_fini(&out);
+    search_ctx_fini(&x);
+    pass_pipeline_fini(&pl);
+    plan_free(base);
+}
+
+/* The progress callback (search_opts.progress): called as the search goes, never backwards,
+ * about every SEARCH_PROGRESS_EVERY evaluations and last with done = budget, without changing
+ * the result; a callback that says stop ends the search early with a plan that still validates,
+ * fits and is never slower than the passes (V 8 x 16 at 1.05 M_θ: the passes' 82t). */
+struct progress_log {
+    int calls, stop_after;
+    long last_done, last_budget;
+    bool backwards;
+};
+
+static bool progress_cb(void *ctx, long done, long budget)
+{
+    struct progress_log *g = ctx;
+    g->backwards = g->backwards || done < g->last_done || done > budget;
+    g->last_done = done;
+    g->last_budget = budget;
+    return ++g->calls != g->stop_after;
+}
+
+static void test_progress(void)
+{
+    struct mt_err e = {0};
+    struct config c = unit_config(SCHEME_V, 8, 16, 1.05);
+    struct plan *base = NULL;
+    struct pass_pipeline pl[3];
+    CHECK_EQ_INT(scheme_build(&c, &base, &e), MT_OK);
+    struct progress_log g[3] = {{0}, {0}, {0, 3, 0, 0, false}};
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ_INT(pass_pipeline_run(base, &pl[k], &e), MT_OK);
+        struct search_opts o;
+        search_opts_default(&o, &c);
+        if (k > 0) {
+            o.progress = progress_cb;
+            o.progress_ctx = &g[k];
+        }
+        CHECK_EQ_INT(pass_pipeline_search(&pl[k], &o, &e), MT_OK);
+    }
+    long budget = pl[0].search.evals; /* what the search without a callback spent */
+    /* the same search, reported as it goes */
+    CHECK_NEAR(pass_pipeline_final(&pl[1])->sim.step_time,
+               pass_pipeline_final(&pl[0])->sim.step_time, 1e-9);
+    CHECK_EQ_INT((int)pl[1].search.evals, (int)budget);
+    CHECK(!pl[1].search.stopped && !g[1].backwards);
+    long want = search_budget_default(16 * 8 * SK__COUNT); /* 512 ops: 11,718 */
+    CHECK(g[1].calls >= (int)(want / SEARCH_PROGRESS_EVERY / 2));
+    CHECK_EQ_INT((int)g[1].last_done, (int)want);
+    CHECK_EQ_INT((int)g[1].last_budget, (int)want);
+    /* stopped at the third call: early, and still a plan that validates and fits */
+    const struct pass_step *ss = pass_pipeline_final(&pl[2]);
+    CHECK(pl[2].search.stopped && g[2].calls == 3);
+    CHECK(pl[2].search.evals < budget / 4);
+    CHECK_EQ_INT(validate_plan(ss->plan, &e), MT_OK);
+    CHECK(pass_sim_peak_max(&ss->sim) <= 1.05);
+    CHECK(ss->sim.step_time <= pass_pipeline_row(&pl[2], PASS_ROW_PREPOSE)->sim.step_time);
+    for (int k = 0; k < 3; k++)
+        pass_pipeline_fini(&pl[k]);
+    plan_free(base);
+}
+
 int main(void)
 {
     test_figure2();
     test_eval_and_diff();
     test_exact();
+    test_frame();
+    test_progress();
     test_random();
     test_refusals();
     return check_report("test_search");
