@@ -266,27 +266,8 @@ static double exact_lb(struct exact *x, double chain, double last_est)
 static bool exact_mem(struct exact *x, int op, bool ck)
 {
     const struct search_ctx *c = x->c;
-    const struct search_op *o = &c->op[op];
-    struct xdev *dv = &x->dev[o->dev];
-    int kind = SEARCH_KIND(op), key = SEARCH_KEY(op), n = 0;
-    struct instr in[3];
-    enum op main = kind == SK_F ? (ck ? OP_CFW : OP_FW)
-                   : kind == SK_RC ? OP_RC
-                   : kind == SK_B  ? (c->split[key] ? OP_B : OP_BW)
-                                   : OP_W;
-    if (o->in_dev >= 0)
-        in[n++] = (struct instr){kind == SK_F ? OP_RA : OP_RG, o->mb, o->part, o->stage,
-                                 o->in_dev, 0, 0};
-    in[n++] = (struct instr){main, o->mb, o->part, o->stage, -1, 0, 0};
-    if (o->out_dev >= 0)
-        in[n++] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
-                                 o->out_dev, 0, 0};
-    for (int i = 0; i < n; i++) {
-        struct mem_step m = mem_step_next(&c->cost, &in[i], &dv->pending);
-        double held[3];
-        mem_walk_step(&c->cost, &in[i], m, &dv->w, held);
-    }
-    return search_fits(c, c->stat[o->dev] + fmax(dv->w.top, dv->w.peak));
+    struct xdev *dv = &x->dev[c->op[op].dev];
+    return search_fits(c, search_mem_walk_op(c, op, ck, &dv->w, &dv->pending));
 }
 
 static void exact_leaf(struct exact *x)

@@ -145,6 +145,12 @@ double search_eval_peak(const struct search_ctx *c, const struct search_sched *s
                         struct search_eval *ev);
 /* Whether a peak fits the cap (the simulator's test, with a little room for rounding). */
 bool search_fits(const struct search_ctx *c, double peak);
+/* Walks op's instructions (its receive, itself — a CFW when ck —, its send) through a device's
+ * memory walk w, pending the send buffer to reap; the device's peak so far, static included.
+ * The list schedules and the branch and bound place ops one at a time with it. */
+struct mem_walk;
+double search_mem_walk_op(const struct search_ctx *c, int op, bool ck, struct mem_walk *w,
+                          double *pending);
 
 /* Whether op a must come before op b on their device (data, or F < RC < B < W of one key). */
 bool search_before(const struct search_ctx *c, int a, int b);

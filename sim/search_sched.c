@@ -436,3 +436,28 @@ bool search_may_swap(const struct search_ctx *c, int a, int b)
         return false;
     return !(x->out_dev >= 0 && x->out_dev == y->out_dev);
 }
+
+double search_mem_walk_op(const struct search_ctx *c, int op, bool ck, struct mem_walk *w,
+                          double *pending)
+{
+    const struct search_op *o = &c->op[op];
+    int kind = SEARCH_KIND(op), key = SEARCH_KEY(op), n = 0;
+    struct instr in[3];
+    enum op main = kind == SK_F ? (ck ? OP_CFW : OP_FW)
+                   : kind == SK_RC ? OP_RC
+                   : kind == SK_B  ? (c->split[key] ? OP_B : OP_BW)
+                                   : OP_W;
+    if (o->in_dev >= 0)
+        in[n++] = (struct instr){kind == SK_F ? OP_RA : OP_RG, o->mb, o->part, o->stage,
+                                 o->in_dev, 0, 0};
+    in[n++] = (struct instr){main, o->mb, o->part, o->stage, -1, 0, 0};
+    if (o->out_dev >= 0)
+        in[n++] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
+                                 o->out_dev, 0, 0};
+    for (int i = 0; i < n; i++) {
+        struct mem_step m = mem_step_next(&c->cost, &in[i], pending);
+        double held[3];
+        mem_walk_step(&c->cost, &in[i], m, w, held);
+    }
+    return c->stat[o->dev] + (w->top > w->peak ? w->top : w->peak);
+}
