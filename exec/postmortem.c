@@ -143,7 +143,11 @@ void postmortem_explain(const struct capture_spool *sp, int np, int status, stru
                      "waited %.1f s for it; %s",
                      r, s->dev, s->pid, pm_spool_step(s), first_waiter,
                      (sp[first_waiter].alive_us - sp[first_waiter].wait_since_us) / 1e6,
-                     silent ? "then it was killed outright (SIGKILL)"
+                     /* no last word: SIGKILL, either outright or at the job's end after a
+                      * hung rank missed Open MPI's 1 s between SIGTERM and SIGKILL (a stopped
+                      * rank on a loaded machine): the spool cannot tell which */
+                     silent ? "it left no last word, so it was killed (SIGKILL): outright, or "
+                              "at the job's end after it hung"
                             : "it was still there when the job was ended, so it hung (stopped "
                               "by SIGSTOP, stuck in a system call, or looping)");
         /* 1 ms: a rank that noticed the death kept its heartbeat going until it ended */

@@ -97,6 +97,15 @@ static void hung_chain(void)
     CHECK(has(&pm, "rank 0: timed out waiting for rank 2")); /* after the cause */
     CHECK(!has(&pm, "deadlock"));
     postmortem_fini(&pm);
+    /* the same chain, rank 3 leaving no last word (SIGKILL before its SIGTERM handler ran):
+     * still the one named, and the line says what cannot be told apart */
+    sp[3].state = CAPTURE_RUNNING;
+    postmortem_explain(sp, NP, 1, &pm);
+    CHECK(pm.n >= 1 && strcmp(pm.line[0], "rank 3 (device 3, pid 103) stopped answering during "
+                                          "step 1: rank 0 waited 5.0 s for it; it left no last "
+                                          "word, so it was killed (SIGKILL): outright, or at the "
+                                          "job's end after it hung") == 0);
+    postmortem_fini(&pm);
 }
 
 static void deadlock(void)
