@@ -1,5 +1,5 @@
 noinst_LIBRARIES += libmt_model.a
-libmt_model_a_SOURCES = model/config.c model/config.h model/config_json.c \
+libmt_model_a_SOURCES = model/config.c model/config.h model/scheme_registry.c model/scheme_registry.h model/config_json.c \
 	model/config_hf_json.c model/config_write_json.c model/seqlen_json.c \
 	model/presets.c model/presets.h model/cost.c model/cost.h \
 	model/seqlen.c model/seqlen.h model/memfit.c model/memfit.h
