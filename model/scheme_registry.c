@@ -69,6 +69,11 @@ static int check_dualpipev(const struct config *c, int pp, int n, struct mt_err 
     return MT_OK;
 }
 
+/* Why the asynchronous schemes have no torch CSV: its rows are one flushed iteration. */
+#define TORCH_NO_FLUSH                                                                             \
+    "its optimizer steps come every U backwards with no flush between iterations, and torch's "   \
+    "schedule CSV is one iteration with one step at its end"
+
 static const struct scheme_record scheme_records[SCHEME__COUNT] = {
     [SCHEME_V] = {SCHEME_V, "V", {"1F1B"}, "1F1B", "1F1B", SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE,
                   1, false, false, false, SCHEME_CSV_WHOLE, NULL, true, true, NULL},
@@ -87,11 +92,11 @@ static const struct scheme_record scheme_records[SCHEME__COUNT] = {
                      "Auto names no schedule until the tuner picks one", false, false, NULL},
     [SCHEME_ASYNC] = {SCHEME_ASYNC, "Async", {"PipeMare"}, "PipeMare (asynchronous 1F1B)",
                       "PipeMare", SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE, 1, false, true, false, 0,
-                      NULL, false, true, NULL},
+                      TORCH_NO_FLUSH, false, true, NULL},
     [SCHEME_PIPEDREAM] = {SCHEME_PIPEDREAM, "PipeDream", {NULL},
                           "PipeDream (asynchronous 1F1B, weight stashing)", NULL,
-                          SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE, 1, false, true, true, 0, NULL,
-                          false, true, NULL},
+                          SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE, 1, false, true, true, 0,
+                          TORCH_NO_FLUSH, false, true, NULL},
     [SCHEME_ZBH1] = {SCHEME_ZBH1, "ZB-H1", {"ZBH1", "ZB1P"}, "Zero Bubble H1 (1F1B memory)", NULL,
                      SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE, 1, true, false, false,
                      SCHEME_CSV_SPLIT | SCHEME_CSV_MIXED, NULL, true, true, check_zbh1},
