@@ -24,16 +24,18 @@ static int check_chimera(const struct config *c, int pp, int n, struct mt_err *e
 {
     (void)c;
     NEED(pp % 2 == 0, "num_device: Chimera (X) needs an even pipeline depth (pp = %d)", pp);
-    NEED(n % 2 == 0, "num_microbatches: Chimera (X) needs an even number of micro-batches "
-                     "(got %d)", n);
+    NEED(n % 2 == 0,
+         "num_microbatches: Chimera (X) needs an even number of micro-batches "
+         "(got %d)",
+         n);
     return MT_OK;
 }
 
 static int check_interleaved(const struct config *c, int pp, int n, struct mt_err *e)
 {
     NEED(c->chunks >= 2 && c->chunks <= CONFIG_MAX_CHUNKS,
-         "chunks: interleaved 1F1B (W) needs 2 to %d chunks per device (got %d)",
-         CONFIG_MAX_CHUNKS, c->chunks);
+         "chunks: interleaved 1F1B (W) needs 2 to %d chunks per device (got %d)", CONFIG_MAX_CHUNKS,
+         c->chunks);
     NEED(n % pp == 0, "num_microbatches: interleaved 1F1B (W) needs a multiple of pp = %d (got %d)",
          pp, n);
     return MT_OK;
@@ -71,50 +73,133 @@ static int check_dualpipev(const struct config *c, int pp, int n, struct mt_err 
 
 /* Why the asynchronous schemes have no torch CSV: its rows are one flushed iteration. */
 #define TORCH_NO_FLUSH                                                                             \
-    "its optimizer steps come every U backwards with no flush between iterations, and torch's "   \
+    "its optimizer steps come every U backwards with no flush between iterations, and torch's "    \
     "schedule CSV is one iteration with one step at its end"
 
+/* Fields left out are false, 0 or NULL: placed nowhere, one stage per device, whole backward,
+ * flushed, torch CSV writable, no limits of its own. */
 static const struct scheme_record scheme_records[SCHEME__COUNT] = {
-    [SCHEME_V] = {SCHEME_V, "V", {"1F1B"}, "1F1B", "1F1B", SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE,
-                  1, false, false, false, SCHEME_CSV_WHOLE, NULL, true, true, NULL},
-    [SCHEME_X] = {SCHEME_X, "X", {"Chimera"}, "Chimera", "Chimera", SCHEME_PLACE_CHIMERA,
-                  SCHEME_CHUNKS_ONE, 2, false, false, false, 0,
-                  "Chimera runs every stage on two ranks (its down and up pipelines), and torch's "
-                  "schedule CSV has one rank per stage",
-                  true, true, check_chimera},
-    [SCHEME_W] = {SCHEME_W, "W", {"Interleave", "Interleaved"}, "Interleaved 1F1B", "interleaved",
-                  SCHEME_PLACE_LOOP, SCHEME_CHUNKS_CONFIG, 1, false, false, false,
-                  SCHEME_CSV_WHOLE, NULL, true, true, check_interleaved},
-    [SCHEME_GPIPE] = {SCHEME_GPIPE, "GPipe", {NULL}, "GPipe", NULL, SCHEME_PLACE_LINE,
-                      SCHEME_CHUNKS_ONE, 1, false, false, false, 0, NULL, true, true, NULL},
-    [SCHEME_AUTO] = {SCHEME_AUTO, "Auto", {NULL}, "Auto (the tuner picks)", "the tuner picks",
-                     SCHEME_PLACE_NONE, SCHEME_CHUNKS_ONE, 1, false, false, false, 0,
-                     "Auto names no schedule until the tuner picks one", false, false, NULL},
-    [SCHEME_ASYNC] = {SCHEME_ASYNC, "Async", {"PipeMare"}, "PipeMare (asynchronous 1F1B)",
-                      "PipeMare", SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE, 1, false, true, false, 0,
-                      TORCH_NO_FLUSH, false, true, NULL},
-    [SCHEME_PIPEDREAM] = {SCHEME_PIPEDREAM, "PipeDream", {NULL},
-                          "PipeDream (asynchronous 1F1B, weight stashing)", NULL,
-                          SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE, 1, false, true, true, 0,
-                          TORCH_NO_FLUSH, false, true, NULL},
-    [SCHEME_ZBH1] = {SCHEME_ZBH1, "ZB-H1", {"ZBH1", "ZB1P"}, "Zero Bubble H1 (1F1B memory)", NULL,
-                     SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE, 1, true, false, false,
-                     SCHEME_CSV_SPLIT | SCHEME_CSV_MIXED, NULL, true, true, check_zbh1},
-    [SCHEME_ZBH2] = {SCHEME_ZBH2, "ZB-H2", {"ZBH2"}, "Zero Bubble H2 (about 2x 1F1B memory)",
-                     NULL, SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE, 1, true, false, false, 0, NULL,
-                     true, true, NULL},
-    [SCHEME_ZBV] = {SCHEME_ZBV, "ZB-V", {"ZBV", "ZBVZeroBubble"},
-                    "Zero Bubble V (two chunks in a V)", NULL, SCHEME_PLACE_V, SCHEME_CHUNKS_TWO,
-                    1, true, false, false, SCHEME_CSV_WHOLE | SCHEME_CSV_SPLIT, NULL, true, true,
-                    NULL},
-    [SCHEME_ZBW] = {SCHEME_ZBW, "ZB-W", {"ZBW", "InterleavedZeroBubble"},
-                    "Interleaved Zero Bubble (ZB1P with chunks)", NULL, SCHEME_PLACE_LOOP,
-                    SCHEME_CHUNKS_CONFIG, 1, true, false, false,
-                    SCHEME_CSV_SPLIT | SCHEME_CSV_MIXED, NULL, true, true, check_zbw},
-    [SCHEME_DUALPIPEV] = {SCHEME_DUALPIPEV, "DualPipeV", {NULL},
-                          "DualPipeV (DeepSeek, a V with overlapped F and B)", NULL,
-                          SCHEME_PLACE_V, SCHEME_CHUNKS_TWO, 1, true, false, false,
-                          SCHEME_CSV_MIXED, NULL, true, true, check_dualpipev},
+    [SCHEME_V] = {.id = SCHEME_V,
+                  .name = "V",
+                  .aliases = {"1F1B"},
+                  .long_name = "1F1B",
+                  .note = "1F1B",
+                  .place = SCHEME_PLACE_LINE,
+                  .replicas = 1,
+                  .torch_csv = SCHEME_CSV_WHOLE,
+                  .in_tuner = true,
+                  .in_cycle = true},
+    [SCHEME_X] = {.id = SCHEME_X,
+                  .name = "X",
+                  .aliases = {"Chimera"},
+                  .long_name = "Chimera",
+                  .note = "Chimera",
+                  .place = SCHEME_PLACE_CHIMERA,
+                  .replicas = 2,
+                  .torch_none = "Chimera runs every stage on two ranks (its down and up "
+                                "pipelines), and torch's schedule CSV has one rank per stage",
+                  .in_tuner = true,
+                  .in_cycle = true,
+                  .check = check_chimera},
+    [SCHEME_W] = {.id = SCHEME_W,
+                  .name = "W",
+                  .aliases = {"Interleave", "Interleaved"},
+                  .long_name = "Interleaved 1F1B",
+                  .note = "interleaved",
+                  .place = SCHEME_PLACE_LOOP,
+                  .chunks = SCHEME_CHUNKS_CONFIG,
+                  .replicas = 1,
+                  .torch_csv = SCHEME_CSV_WHOLE,
+                  .in_tuner = true,
+                  .in_cycle = true,
+                  .check = check_interleaved},
+    [SCHEME_GPIPE] = {.id = SCHEME_GPIPE,
+                      .name = "GPipe",
+                      .long_name = "GPipe",
+                      .place = SCHEME_PLACE_LINE,
+                      .replicas = 1,
+                      .in_tuner = true,
+                      .in_cycle = true},
+    [SCHEME_AUTO] = {.id = SCHEME_AUTO,
+                     .name = "Auto",
+                     .long_name = "Auto (the tuner picks)",
+                     .note = "the tuner picks",
+                     .place = SCHEME_PLACE_NONE,
+                     .replicas = 1,
+                     .torch_none = "Auto names no schedule until the tuner picks one"},
+    [SCHEME_ASYNC] = {.id = SCHEME_ASYNC,
+                      .name = "Async",
+                      .aliases = {"PipeMare"},
+                      .long_name = "PipeMare (asynchronous 1F1B)",
+                      .note = "PipeMare",
+                      .place = SCHEME_PLACE_LINE,
+                      .replicas = 1,
+                      .async = true,
+                      .torch_none = TORCH_NO_FLUSH,
+                      .in_cycle = true},
+    [SCHEME_PIPEDREAM] = {.id = SCHEME_PIPEDREAM,
+                          .name = "PipeDream",
+                          .long_name = "PipeDream (asynchronous 1F1B, weight stashing)",
+                          .place = SCHEME_PLACE_LINE,
+                          .replicas = 1,
+                          .async = true,
+                          .stash = true,
+                          .torch_none = TORCH_NO_FLUSH,
+                          .in_cycle = true},
+    [SCHEME_ZBH1] = {.id = SCHEME_ZBH1,
+                     .name = "ZB-H1",
+                     .aliases = {"ZBH1", "ZB1P"},
+                     .long_name = "Zero Bubble H1 (1F1B memory)",
+                     .place = SCHEME_PLACE_LINE,
+                     .replicas = 1,
+                     .split = true,
+                     .torch_csv = SCHEME_CSV_SPLIT | SCHEME_CSV_MIXED,
+                     .in_tuner = true,
+                     .in_cycle = true,
+                     .check = check_zbh1},
+    [SCHEME_ZBH2] = {.id = SCHEME_ZBH2,
+                     .name = "ZB-H2",
+                     .aliases = {"ZBH2"},
+                     .long_name = "Zero Bubble H2 (about 2x 1F1B memory)",
+                     .place = SCHEME_PLACE_LINE,
+                     .replicas = 1,
+                     .split = true,
+                     .in_tuner = true,
+                     .in_cycle = true},
+    [SCHEME_ZBV] = {.id = SCHEME_ZBV,
+                    .name = "ZB-V",
+                    .aliases = {"ZBV", "ZBVZeroBubble"},
+                    .long_name = "Zero Bubble V (two chunks in a V)",
+                    .place = SCHEME_PLACE_V,
+                    .chunks = SCHEME_CHUNKS_TWO,
+                    .replicas = 1,
+                    .split = true,
+                    .torch_csv = SCHEME_CSV_WHOLE | SCHEME_CSV_SPLIT,
+                    .in_tuner = true,
+                    .in_cycle = true},
+    [SCHEME_ZBW] = {.id = SCHEME_ZBW,
+                    .name = "ZB-W",
+                    .aliases = {"ZBW", "InterleavedZeroBubble"},
+                    .long_name = "Interleaved Zero Bubble (ZB1P with chunks)",
+                    .place = SCHEME_PLACE_LOOP,
+                    .chunks = SCHEME_CHUNKS_CONFIG,
+                    .replicas = 1,
+                    .split = true,
+                    .torch_csv = SCHEME_CSV_SPLIT | SCHEME_CSV_MIXED,
+                    .in_tuner = true,
+                    .in_cycle = true,
+                    .check = check_zbw},
+    [SCHEME_DUALPIPEV] = {.id = SCHEME_DUALPIPEV,
+                          .name = "DualPipeV",
+                          .long_name = "DualPipeV (DeepSeek, a V with overlapped F and B)",
+                          .place = SCHEME_PLACE_V,
+                          .chunks = SCHEME_CHUNKS_TWO,
+                          .replicas = 1,
+                          .split = true,
+                          .torch_csv = SCHEME_CSV_MIXED,
+                          .in_tuner = true,
+                          .in_cycle = true,
+                          .check = check_dualpipev},
 };
 
 const struct scheme_record *scheme_registry_get(enum scheme_id id)
@@ -162,8 +247,8 @@ static int scheme_family(const struct scheme_record *r)
 
 void scheme_registry_help(char *buf, size_t n)
 {
-    static const char *const heading[] = {"", "no flush between iterations: ", "split backward: ",
-                                          ""};
+    static const char *const heading[] = {"",
+                                          "no flush between iterations: ", "split backward: ", ""};
     size_t len = 0;
     buf[0] = '\0';
     for (int f = 0; f < 4; f++) {
@@ -173,7 +258,9 @@ void scheme_registry_help(char *buf, size_t n)
             if (scheme_family(r) != f)
                 continue;
             len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s%s%s%s%s",
-                                    first && len ? " |\n" : first ? "" : " | ",
+                                    first && len ? " |\n"
+                                    : first      ? ""
+                                                 : " | ",
                                     first ? heading[f] : "", r->name, r->note ? " (" : "",
                                     r->note ? r->note : "", r->note ? ")" : "");
             first = false;

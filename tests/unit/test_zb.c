@@ -278,7 +278,7 @@ static void test_registry(void)
             CHECK(config_scheme_parse(r->aliases[a], &got, &e) == MT_OK && got == r->id);
         CHECK((r->place == SCHEME_PLACE_LOOP) == (r->chunks == SCHEME_CHUNKS_CONFIG));
         CHECK((r->place == SCHEME_PLACE_V) == (r->chunks == SCHEME_CHUNKS_TWO));
-        CHECK((r->place == SCHEME_PLACE_CHIMERA) == (r->replicas == 2));
+        CHECK((r->place == SCHEME_PLACE_CHIMERA) == (r->replicas == 2) && r->replicas >= 1);
         CHECK((scheme_generator(r->id) == NULL) == (r->place == SCHEME_PLACE_NONE));
         CHECK(!r->stash || r->async);
         if (r->place == SCHEME_PLACE_NONE)
