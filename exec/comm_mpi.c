@@ -49,12 +49,13 @@
 struct comm_watch {
     pthread_t thread;
     bool running;
-    atomic_bool stop;
+    bool stop;                  /* comm_watch_stop asks the thread to end (under lock) */
     atomic_llong call_since_ns; /* when the MPI call under way began; 0: none is */
     atomic_int call_peer;       /* whom that call is about: a rank or COMM_WAIT_GROUP */
     atomic_int send_peer;       /* the peer of the oldest send in flight, or COMM_WAIT_NONE */
     bool reported;              /* the watchdog reported the call under way (under lock) */
     pthread_mutex_t lock;       /* the hook is called by one thread at a time */
+    pthread_cond_t wake;        /* ends the thread's nap when it is asked to stop */
 };
 
 struct comm {
@@ -152,18 +153,23 @@ static void *comm_watch_run(void *arg)
     struct comm *c = arg;
     double after = c->timeout_s / 4 < COMM_WATCH_AFTER_S ? c->timeout_s / 4 : COMM_WATCH_AFTER_S;
     long long after_ns = (long long)(after * 1e9);
-    struct timespec nap = {0, after_ns / 4 > 1000000 ? after_ns / 4 : 1000000};
-    while (!atomic_load(&c->watch.stop)) {
-        nanosleep(&nap, NULL);
-        pthread_mutex_lock(&c->watch.lock);
+    long long nap_ns = after_ns / 4 > 1000000 ? after_ns / 4 : 1000000;
+    pthread_mutex_lock(&c->watch.lock);
+    while (!c->watch.stop) {
+        struct timespec until; /* a nap, or until comm_watch_stop wakes it */
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += nap_ns;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&c->watch.wake, &c->watch.lock, &until);
         long long since = atomic_load_explicit(&c->watch.call_since_ns, memory_order_acquire);
         if (since != 0 && !c->watch.reported && comm_now_ns() - since > after_ns) {
             int peer = atomic_load(&c->watch.send_peer);
             c->watch.reported = true;
             c->idle(c->idle_ctx, peer != COMM_WAIT_NONE ? peer : atomic_load(&c->watch.call_peer));
         }
-        pthread_mutex_unlock(&c->watch.lock);
     }
+    pthread_mutex_unlock(&c->watch.lock);
     return NULL;
 }
 
@@ -171,7 +177,10 @@ static void comm_watch_stop(struct comm *c)
 {
     if (!c->watch.running)
         return;
-    atomic_store(&c->watch.stop, true);
+    pthread_mutex_lock(&c->watch.lock);
+    c->watch.stop = true;
+    pthread_cond_signal(&c->watch.wake);
+    pthread_mutex_unlock(&c->watch.lock);
     pthread_join(c->watch.thread, NULL);
     c->watch.running = false;
     c->watch.reported = false;
@@ -258,6 +267,7 @@ int comm_open(enum comm_kind kind, const struct comm_layout *l, double timeout_s
     c->stages = l->stages;
     c->world = MPI_COMM_NULL;
     pthread_mutex_init(&c->watch.lock, NULL);
+    pthread_cond_init(&c->watch.wake, NULL);
     atomic_init(&c->watch.send_peer, COMM_WAIT_NONE);
     c->group = xcalloc((size_t)l->stages, sizeof *c->group);
     c->group_size = xcalloc((size_t)l->stages, sizeof *c->group_size);
@@ -334,6 +344,7 @@ void comm_close(struct comm *c)
         return;
     comm_watch_stop(c);
     pthread_mutex_destroy(&c->watch.lock);
+    pthread_cond_destroy(&c->watch.wake);
 #ifdef HAVE_NCCL
     comm_nccl_close(c->nccl);
 #endif
@@ -374,7 +385,7 @@ void comm_set_idle_hook(struct comm *c, void (*fn)(void *ctx, int waiting_for), 
     c->idle_ctx = ctx;
     if (fn == NULL || c->nccl != NULL) /* NCCL's waits poll with their own deadline */
         return;
-    atomic_store(&c->watch.stop, false);
+    c->watch.stop = false;
     c->watch.running = pthread_create(&c->watch.thread, NULL, comm_watch_run, c) == 0;
 }
 
