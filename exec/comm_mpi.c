@@ -166,7 +166,9 @@ static void *comm_watch_run(void *arg)
         if (since != 0 && !c->watch.reported && comm_now_ns() - since > after_ns) {
             int peer = atomic_load(&c->watch.send_peer);
             c->watch.reported = true;
-            c->idle(c->idle_ctx, peer != COMM_WAIT_NONE ? peer : atomic_load(&c->watch.call_peer));
+            if (peer == COMM_WAIT_NONE)
+                peer = atomic_load(&c->watch.call_peer);
+            c->idle(c->idle_ctx, peer);
         }
     }
     pthread_mutex_unlock(&c->watch.lock);
@@ -510,7 +512,9 @@ int comm_allreduce(struct comm *c, int stage, float *buf, size_t n, struct mt_er
     }
 #endif
     MPI_Request r;
-    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, c->group[stage], &r));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM,
+                                                  c->group[stage], &r))));
     char label[96];
     snprintf(label, sizeof label, "allreduce of stage %d over %d replicas", stage,
              c->group_size[stage]);
@@ -525,8 +529,12 @@ int comm_step_end(struct comm *c, int status, double loss_sum, double step_s, st
     double mx[3] = {(double)status, status ? (double)c->rank : -1.0, step_s};
     double sum = loss_sum;
     MPI_Request r[2];
-    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, c->world, &r[0]));
-    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, c->world, &r[1]));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Iallreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX,
+                                                  c->world, &r[0]))));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Iallreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM,
+                                                  c->world, &r[1]))));
     TRY(comm_poll(c, &r[0], COMM_WAIT_GROUP, "end-of-step status from every rank", e));
     TRY(comm_poll(c, &r[1], COMM_WAIT_GROUP, "end-of-step loss from every rank", e));
     out->status = (int)mx[0];
@@ -539,7 +547,8 @@ int comm_step_end(struct comm *c, int status, double loss_sum, double step_s, st
 int comm_barrier(struct comm *c, struct mt_err *e)
 {
     MPI_Request r;
-    MPI_TRY(e, MPI_Ibarrier(c->world, &r));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Ibarrier(c->world, &r))));
     return comm_poll(c, &r, COMM_WAIT_GROUP, "barrier", e);
 }
 
@@ -594,7 +603,9 @@ out:
 static int comm_reduce_doubles(struct comm *c, double *v, int n, MPI_Op op, struct mt_err *e)
 {
     MPI_Request r;
-    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, c->world, &r));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, c->world,
+                                                  &r))));
     return comm_poll(c, &r, COMM_WAIT_GROUP, "allreduce of the run's figures", e);
 }
 
@@ -611,7 +622,8 @@ int comm_bcast(struct comm *c, int stage, void *buf, size_t bytes, int root, str
     if (bytes > INT32_MAX)
         return err_set(e, MT_EINVAL, "comm: broadcast of %zu bytes", bytes);
     MPI_Request r;
-    MPI_TRY(e, MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, m, &r));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, m, &r))));
     return comm_poll(c, &r, COMM_WAIT_GROUP, "broadcast", e);
 }
 
