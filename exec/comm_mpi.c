@@ -15,12 +15,23 @@
  * measured on a 2-core VM, two ranks whose waits slept 20 us at a time computed ~25 % slower
  * in one run out of three (their cores went idle and woke 50,000 times a second), two that
  * spun never did. The world communicator returns errors (MPI_ERRORS_RETURN, set by
- * exec/launch.c) and every call goes through MPI_TRY. */
+ * exec/launch.c) and every call goes through MPI_TRY.
+ *
+ * A wait polls, so it can say whom it waits for (the idle hook); but one MPI call can block
+ * by itself: a rank whose peer stopped (SIGSTOP) may spin inside Open MPI's send of a message
+ * to it (a 16 KiB activation to a frozen rank, on a loaded machine), never returning to say so,
+ * and the launcher would then name it as the rank that hung. So while the idle hook is set, a
+ * watchdog thread (no MPI calls; it only writes through the hook) watches every MPI call that
+ * may progress: one that has not returned within COMM_WATCH_AFTER (or a quarter of the
+ * timeout) is reported as a wait for the peer of the oldest send still in flight (the message
+ * the library is stuck on), else for the call's own peer. The call's return takes it back. */
 #include <config.h>
 #include "exec/comm.h"
 
 #include <mpi.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +43,20 @@
 #include "exec/check.h"
 #include "util/err.h"
 #include "util/xalloc.h"
+
+/* The watchdog's view of the rank's MPI calls (see the top). The main thread writes them
+ * around each call; the watchdog reads them. */
+struct comm_watch {
+    pthread_t thread;
+    bool running;
+    bool stop;                  /* comm_watch_stop asks the thread to end (under lock) */
+    atomic_llong call_since_ns; /* when the MPI call under way began; 0: none is */
+    atomic_int call_peer;       /* whom that call is about: a rank or COMM_WAIT_GROUP */
+    atomic_int send_peer;       /* the peer of the oldest send in flight, or COMM_WAIT_NONE */
+    bool reported;              /* the watchdog reported the call under way (under lock) */
+    pthread_mutex_t lock;       /* the hook is called by one thread at a time */
+    pthread_cond_t wake;        /* ends the thread's nap when it is asked to stop */
+};
 
 struct comm {
     enum comm_kind kind;
@@ -45,6 +70,8 @@ struct comm {
     struct comm_nccl *nccl;
     void (*idle)(void *ctx, int waiting_for);
     void *idle_ctx;
+    struct comm_watch watch;
+    struct comm_req *sends; /* the MPI sends in flight, oldest first */
 };
 
 /* With more ranks than cores, a wait yields for its first COMM_SPIN_POLLS polls, then naps
@@ -52,10 +79,15 @@ struct comm {
 #define COMM_SPIN_POLLS 256
 #define COMM_NAP_OVER_US 100
 
+/* A call blocked this long is reported (or a quarter of the timeout, if shorter). */
+#define COMM_WATCH_AFTER_S 0.5
+
 struct comm_req {
     MPI_Request r;
     int peer;
-    void *event; /* NCCL: the send's completion event; NULL for MPI */
+    void *event;                  /* NCCL: the send's completion event; NULL for MPI */
+    struct comm_req *prev, *next; /* c->sends, in the order they began (MPI sends) */
+    bool listed;                  /* in c->sends */
 };
 
 static double comm_now(void)
@@ -82,6 +114,113 @@ static int comm_nccl_waited(struct comm *c, int rc)
 }
 #endif
 
+static long long comm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* An MPI call about `peer` begins; comm_call_end when it returns (see the top). */
+static void comm_call_begin(struct comm *c, int peer)
+{
+    atomic_store_explicit(&c->watch.call_peer, peer, memory_order_relaxed);
+    atomic_store_explicit(&c->watch.call_since_ns, comm_now_ns(), memory_order_release);
+}
+
+static void comm_call_end(struct comm *c)
+{
+    atomic_store_explicit(&c->watch.call_since_ns, 0, memory_order_release);
+    if (!c->watch.running)
+        return;
+    pthread_mutex_lock(&c->watch.lock);
+    if (c->watch.reported) { /* it came back after all: computing again */
+        c->watch.reported = false;
+        c->idle(c->idle_ctx, COMM_WAIT_NONE);
+    }
+    pthread_mutex_unlock(&c->watch.lock);
+}
+
+/* comm_call_end, passing the call's result through (for MPI_TRY). */
+static int comm_call_ended(struct comm *c, int rc)
+{
+    comm_call_end(c);
+    return rc;
+}
+
+static void *comm_watch_run(void *arg)
+{
+    struct comm *c = arg;
+    double after = c->timeout_s / 4 < COMM_WATCH_AFTER_S ? c->timeout_s / 4 : COMM_WATCH_AFTER_S;
+    long long after_ns = (long long)(after * 1e9);
+    long long nap_ns = after_ns / 4 > 1000000 ? after_ns / 4 : 1000000;
+    pthread_mutex_lock(&c->watch.lock);
+    while (!c->watch.stop) {
+        struct timespec until; /* a nap, or until comm_watch_stop wakes it */
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += nap_ns;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&c->watch.wake, &c->watch.lock, &until);
+        long long since = atomic_load_explicit(&c->watch.call_since_ns, memory_order_acquire);
+        if (since != 0 && !c->watch.reported && comm_now_ns() - since > after_ns) {
+            int peer = atomic_load(&c->watch.send_peer);
+            c->watch.reported = true;
+            if (peer == COMM_WAIT_NONE)
+                peer = atomic_load(&c->watch.call_peer);
+            c->idle(c->idle_ctx, peer);
+        }
+    }
+    pthread_mutex_unlock(&c->watch.lock);
+    return NULL;
+}
+
+static void comm_watch_stop(struct comm *c)
+{
+    if (!c->watch.running)
+        return;
+    pthread_mutex_lock(&c->watch.lock);
+    c->watch.stop = true;
+    pthread_cond_signal(&c->watch.wake);
+    pthread_mutex_unlock(&c->watch.lock);
+    pthread_join(c->watch.thread, NULL);
+    c->watch.running = false;
+    c->watch.reported = false;
+}
+
+/* The sends in flight, oldest first: the watchdog names the oldest one's peer. */
+static void comm_sends_changed(struct comm *c)
+{
+    atomic_store(&c->watch.send_peer, c->sends ? c->sends->peer : COMM_WAIT_NONE);
+}
+
+static void comm_sends_add(struct comm *c, struct comm_req *r)
+{
+    r->listed = true;
+    r->next = NULL;
+    r->prev = NULL;
+    struct comm_req **at = &c->sends;
+    while (*at != NULL) {
+        r->prev = *at;
+        at = &(*at)->next;
+    }
+    *at = r;
+    comm_sends_changed(c);
+}
+
+static void comm_sends_remove(struct comm *c, struct comm_req *r)
+{
+    if (!r->listed)
+        return;
+    if (r->prev)
+        r->prev->next = r->next;
+    else if (c->sends == r)
+        c->sends = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    comm_sends_changed(c);
+}
+
 /* Gives the core up between polls `spin` and `spin + 1` of a wait (see the top). */
 static void comm_nap(const struct comm *c, unsigned spin)
 {
@@ -101,7 +240,8 @@ static int comm_poll(struct comm *c, MPI_Request *r, int peer, const char *what,
     double deadline = comm_now() + c->timeout_s;
     for (unsigned spin = 0;; spin++) {
         int done = 0;
-        MPI_TRY(e, MPI_Test(r, &done, MPI_STATUS_IGNORE));
+        MPI_TRY(e, (comm_call_begin(c, peer),
+                    comm_call_ended(c, MPI_Test(r, &done, MPI_STATUS_IGNORE))));
         if (done) {
             if (spin >= 15 && c->idle)
                 c->idle(c->idle_ctx, COMM_WAIT_NONE);
@@ -128,6 +268,9 @@ int comm_open(enum comm_kind kind, const struct comm_layout *l, double timeout_s
     c->timeout_s = timeout_s;
     c->stages = l->stages;
     c->world = MPI_COMM_NULL;
+    pthread_mutex_init(&c->watch.lock, NULL);
+    pthread_cond_init(&c->watch.wake, NULL);
+    atomic_init(&c->watch.send_peer, COMM_WAIT_NONE);
     c->group = xcalloc((size_t)l->stages, sizeof *c->group);
     c->group_size = xcalloc((size_t)l->stages, sizeof *c->group_size);
     for (int s = 0; s < l->stages; s++)
@@ -201,6 +344,9 @@ void comm_close(struct comm *c)
 {
     if (c == NULL)
         return;
+    comm_watch_stop(c);
+    pthread_mutex_destroy(&c->watch.lock);
+    pthread_cond_destroy(&c->watch.wake);
 #ifdef HAVE_NCCL
     comm_nccl_close(c->nccl);
 #endif
@@ -236,8 +382,13 @@ void comm_set_timeout(struct comm *c, double timeout_s)
 
 void comm_set_idle_hook(struct comm *c, void (*fn)(void *ctx, int waiting_for), void *ctx)
 {
+    comm_watch_stop(c);
     c->idle = fn;
     c->idle_ctx = ctx;
+    if (fn == NULL || c->nccl != NULL) /* NCCL's waits poll with their own deadline */
+        return;
+    c->watch.stop = false;
+    c->watch.running = pthread_create(&c->watch.thread, NULL, comm_watch_run, c) == 0;
 }
 
 int comm_group_size(const struct comm *c, int stage)
@@ -257,7 +408,7 @@ int comm_send(struct comm *c, const float *buf, size_t n, int peer, int tag, str
 {
     *req = NULL;
     TRY(comm_count(n, e));
-    struct comm_req *r = xmalloc(sizeof *r);
+    struct comm_req *r = xcalloc(1, sizeof *r);
     r->peer = peer;
     r->event = NULL;
 #ifdef HAVE_NCCL
@@ -271,13 +422,16 @@ int comm_send(struct comm *c, const float *buf, size_t n, int peer, int tag, str
         return MT_OK;
     }
 #endif
+    comm_call_begin(c, peer);
     int rc = MPI_Isend(buf, (int)n, MPI_FLOAT, peer, tag, c->world, &r->r);
+    comm_call_end(c);
     if (rc != MPI_SUCCESS) {
         free(r);
         char what[256];
         return check_fail(e, "MPI", "MPI_Isend", check_mpi_string(rc, what, sizeof what), __FILE__,
                           __LINE__);
     }
+    comm_sends_add(c, r);
     *req = r;
     return MT_OK;
 }
@@ -295,9 +449,11 @@ int comm_test(struct comm *c, struct comm_req **req, bool *done, struct mt_err *
         flag = fired;
     } else
 #endif
-        MPI_TRY(e, MPI_Test(&(*req)->r, &flag, MPI_STATUS_IGNORE));
+        MPI_TRY(e, (comm_call_begin(c, (*req)->peer),
+                    comm_call_ended(c, MPI_Test(&(*req)->r, &flag, MPI_STATUS_IGNORE))));
     *done = flag != 0;
     if (flag) {
+        comm_sends_remove(c, *req);
         free(*req);
         *req = NULL;
     }
@@ -318,6 +474,7 @@ int comm_wait(struct comm *c, struct comm_req **req, struct mt_err *e)
     } else
 #endif
         TRY(comm_poll(c, &(*req)->r, (*req)->peer, what, e));
+    comm_sends_remove(c, *req);
     free(*req);
     *req = NULL;
     return MT_OK;
@@ -334,7 +491,8 @@ int comm_recv(struct comm *c, float *buf, size_t n, int peer, int tag, const cha
     }
 #endif
     MPI_Request r;
-    MPI_TRY(e, MPI_Irecv(buf, (int)n, MPI_FLOAT, peer, tag, c->world, &r));
+    MPI_TRY(e, (comm_call_begin(c, peer),
+                comm_call_ended(c, MPI_Irecv(buf, (int)n, MPI_FLOAT, peer, tag, c->world, &r))));
     char label[160];
     snprintf(label, sizeof label, "waiting for rank %d (%s)", peer, what);
     return comm_poll(c, &r, peer, label, e);
@@ -354,7 +512,9 @@ int comm_allreduce(struct comm *c, int stage, float *buf, size_t n, struct mt_er
     }
 #endif
     MPI_Request r;
-    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, c->group[stage], &r));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM,
+                                                  c->group[stage], &r))));
     char label[96];
     snprintf(label, sizeof label, "allreduce of stage %d over %d replicas", stage,
              c->group_size[stage]);
@@ -369,8 +529,12 @@ int comm_step_end(struct comm *c, int status, double loss_sum, double step_s, st
     double mx[3] = {(double)status, status ? (double)c->rank : -1.0, step_s};
     double sum = loss_sum;
     MPI_Request r[2];
-    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX, c->world, &r[0]));
-    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, c->world, &r[1]));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Iallreduce(MPI_IN_PLACE, mx, 3, MPI_DOUBLE, MPI_MAX,
+                                                  c->world, &r[0]))));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Iallreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM,
+                                                  c->world, &r[1]))));
     TRY(comm_poll(c, &r[0], COMM_WAIT_GROUP, "end-of-step status from every rank", e));
     TRY(comm_poll(c, &r[1], COMM_WAIT_GROUP, "end-of-step loss from every rank", e));
     out->status = (int)mx[0];
@@ -383,7 +547,8 @@ int comm_step_end(struct comm *c, int status, double loss_sum, double step_s, st
 int comm_barrier(struct comm *c, struct mt_err *e)
 {
     MPI_Request r;
-    MPI_TRY(e, MPI_Ibarrier(c->world, &r));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Ibarrier(c->world, &r))));
     return comm_poll(c, &r, COMM_WAIT_GROUP, "barrier", e);
 }
 
@@ -438,7 +603,9 @@ out:
 static int comm_reduce_doubles(struct comm *c, double *v, int n, MPI_Op op, struct mt_err *e)
 {
     MPI_Request r;
-    MPI_TRY(e, MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, c->world, &r));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, op, c->world,
+                                                  &r))));
     return comm_poll(c, &r, COMM_WAIT_GROUP, "allreduce of the run's figures", e);
 }
 
@@ -455,7 +622,8 @@ int comm_bcast(struct comm *c, int stage, void *buf, size_t bytes, int root, str
     if (bytes > INT32_MAX)
         return err_set(e, MT_EINVAL, "comm: broadcast of %zu bytes", bytes);
     MPI_Request r;
-    MPI_TRY(e, MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, m, &r));
+    MPI_TRY(e, (comm_call_begin(c, COMM_WAIT_GROUP),
+                comm_call_ended(c, MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, m, &r))));
     return comm_poll(c, &r, COMM_WAIT_GROUP, "broadcast", e);
 }
 
