@@ -137,4 +137,8 @@ double cost_layer_w_keep_bytes_at(const struct config *c, int s);
  * What the counting allocator measures (tests/unit/test_inputs.c), p2p buffers aside. */
 void cost_stage_bytes_exec(const struct config *c, int s, struct stage_cost *st);
 
+/* ---- model/cost_overhead.c: what the analytic estimate leaves out ---------------------------
+ * Adds to st's fw, rc and bw (analytic, before a calibration replaces what it measured). */
+void cost_overhead_apply(const struct config *c, struct stage_cost *st);
+
 #endif
