@@ -3,8 +3,10 @@
 layer_overhead_us; model/cost.h "Overheads") to the paper's measured Table 5 rows of ONE model
 (tests/data/paper_table5.tsv; rows marked est or oom left out) by Nelder-Mead on the mean absolute
 percentage error of throughput, then reports the MAPE on the OTHER model's rows (the check).
-Usage: scripts/fit_overheads.py [FIT_MODEL]   (default GPT3-13B; binary $MT_BIN or ./mario-tui)
-The defaults in model/presets.c came from `scripts/fit_overheads.py GPT3-13B`."""
+Usage: scripts/fit_overheads.py [FIT_MODEL [EFF,OP_US,LAYER_US]]   (default GPT3-13B from
+0.6,3000,500; the binary is $MT_BIN or ./mario-tui). The objective has a ridge along op vs
+layer overhead: from 0.6,3000,500 the fit ends near 0.551, 3360, 546 (the defaults in
+model/presets.c), from 0.6,3000,0 near 0.52, 5100, 0 - see docs/paper-comparison.md."""
 import json, os, subprocess, sys, tempfile
 
 top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -72,6 +74,8 @@ def nelder_mead(f, n, iters=60):
 
 if __name__ == "__main__":
     fit = sys.argv[1] if len(sys.argv) > 1 else "GPT3-13B"
+    if len(sys.argv) > 2:
+        START[:] = [float(v) for v in sys.argv[2].split(",")]
     other = "LLaMA2-13B" if fit == "GPT3-13B" else "GPT3-13B"
     u, best = nelder_mead(lambda u: mape(fit, params_of(u)), len(NAMES))
     p = params_of(u)
