@@ -155,7 +155,7 @@ void cost_stage_bytes_exec(const struct config *c, int s, struct stage_cost *st)
  * (the same software stack, unmeasured there). The rest, weighed and left as it was:
  *   p2p: the paper does not name its network; at 12.5 GB/s + 30 us (100 Gb/s) the fit model's
  *     MAPE moves 0.3 points, too little to fix it: 50 GB/s + 10 us stay (cluster.p2p_gbps...).
- *   optimizer step: 32 bytes/param over HBM, ~8 ms of a 5-9 s step here; nothing to fit.
+ *   optimizer step: 32 bytes/param over HBM, ~10 ms of a 4-9 s step here; nothing to fit.
  *   DP all-reduce: already an instruction after the last backward (not overlapped); Table 5
  *     has dp = 1, so it holds no evidence for its constants.
  * Adds to st's fw, rc and bw (analytic, before a calibration replaces what it measured). */
