@@ -152,7 +152,8 @@ void cost_stage_bytes_exec(const struct config *c, int s, struct stage_cost *st)
  * paper-comparison.md, tests/cli/test_paper_table5.sh). The fit is nearly flat along op vs
  * layer overhead: with no layer term it reaches 7.8 % on GPT3-13B but 11.7 % on LLaMA2-13B;
  * the layer term kept has the size of a block's eager kernel launches (~25 x 5-25 us).
- * H100-80G, H200 take the same overheads (the same software stack, unmeasured there). The rest, weighed and left as it was:
+ * H100-80G, H200 take the same overheads (the same software stack, unmeasured there).
+ * The rest, weighed and left as it was:
  *   p2p: the paper does not name its network; at 12.5 GB/s + 30 us (100 Gb/s) the fit model's
  *     MAPE moves 0.3 points, too little to fix it: 50 GB/s + 10 us stay (cluster.p2p_gbps...).
  *   optimizer step: 32 bytes/param over HBM, ~10 ms of a 4-9 s step here; nothing to fit.

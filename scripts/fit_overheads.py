@@ -79,5 +79,6 @@ if __name__ == "__main__":
     other = "LLaMA2-13B" if fit == "GPT3-13B" else "GPT3-13B"
     u, best = nelder_mead(lambda u: mape(fit, params_of(u)), len(NAMES))
     p = params_of(u)
-    print("fitted on %s: %s, MAPE %.1f %%" % (fit, json.dumps({k: round(v, 3) for k, v in p.items()}), best))
+    rounded = {k: round(v, 3) for k, v in p.items()}
+    print("fitted on %s: %s, MAPE %.1f %%" % (fit, json.dumps(rounded), best))
     print("check on %s: MAPE %.1f %%" % (other, mape(other, p)))

@@ -11,8 +11,8 @@ bin=${MT_BIN:-./mario-tui}
 data=${top_srcdir:-.}/tests/data/paper_table5.tsv
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-printf '{"cluster": {"device": "A100-40G", "efficiency": 0.5, "op_overhead_us": 0, "layer_overhead_us": 0}}\n' \
-    >"$tmp/off.json"
+printf '{"cluster": {"device": "A100-40G", "efficiency": 0.5, %s}}\n' \
+    '"op_overhead_us": 0, "layer_overhead_us": 0' >"$tmp/off.json"
 
 run() { # run TAG [CONFIG]: every (model, scheme) of Table 5 into $tmp/TAG-MODEL-SCHEME.json
     for model in GPT3-13B LLaMA2-13B; do
