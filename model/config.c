@@ -164,6 +164,10 @@ static int config_validate_cluster(const struct cluster_spec *k, struct mt_err *
          "cluster.dp_efficiency: must be in (0, 1] (got %g)", k->dp_efficiency);
     NEED(isfinite(k->eff_half_tokens) && k->eff_half_tokens >= 0,
          "cluster.efficiency_half_tokens: must be >= 0 (got %g)", k->eff_half_tokens);
+    NEED(isfinite(d->op_overhead_us) && d->op_overhead_us >= 0,
+         "cluster.op_overhead_us: must be >= 0 (got %g)", d->op_overhead_us);
+    NEED(isfinite(d->layer_overhead_us) && d->layer_overhead_us >= 0,
+         "cluster.layer_overhead_us: must be >= 0 (got %g)", d->layer_overhead_us);
     NEED(k->dp >= 1, "cluster.dp: must be >= 1 (got %d)", k->dp);
     NEED(k->tp >= 1, "cluster.tp: must be >= 1 (got %d)", k->tp);
     return MT_OK;

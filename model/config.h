@@ -55,6 +55,10 @@ struct device_spec {
     double efficiency;   /* achievable fraction of peak (MFU of a block) at large micro-batches */
     double mem_bytes;    /* device memory */
     double hbm_gbps;     /* memory bandwidth, GB/s (optimizer step) */
+    /* Framework and kernel-launch overhead of the software stack on this device (model/cost.h,
+     * "Overheads"): per compute instruction, and per transformer block per forward pass. */
+    double op_overhead_us;
+    double layer_overhead_us;
 };
 
 struct cluster_spec {

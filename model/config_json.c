@@ -182,12 +182,15 @@ enum {
     C_DP,
     C_TP,
     C_EFFHALF,
+    C_OP_OVERHEAD,    /* model/cost.h "Overheads" */
+    C_LAYER_OVERHEAD,
     C__COUNT
 };
 static const char *const cluster_keys[C__COUNT] = {
     "device",   "device_name",    "peak_flops",     "efficiency",    "memory", "hbm_gbps",
     "p2p_gbps", "p2p_latency_us", "allreduce_gbps", "dp_efficiency", "dp",     "tp",
     "efficiency_half_tokens",
+    "op_overhead_us", "layer_overhead_us",
 };
 
 static int load_cluster(struct json_doc *d, const struct json_value *cm, struct cluster_spec *out)
@@ -208,10 +211,12 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
         TRY(load_flops(d, &f[C_PEAK], &k.device.peak_flops));
     if (f[C_MEM].item != NULL)
         TRY(json_bytes(d, &f[C_MEM], &k.device.mem_bytes));
-    static const int idx[] = {C_EFF, C_HBM, C_P2P, C_LAT, C_AR, C_DPEFF, C_EFFHALF};
+    static const int idx[] = {C_EFF,   C_HBM,         C_P2P,           C_LAT, C_AR,
+                              C_DPEFF, C_EFFHALF,     C_OP_OVERHEAD,   C_LAYER_OVERHEAD};
     double *dst[] = {&k.device.efficiency, &k.device.hbm_gbps, &k.p2p_gbps,
                      &k.p2p_lat_us,        &k.ar_gbps,         &k.dp_efficiency,
-                     &k.eff_half_tokens};
+                     &k.eff_half_tokens,
+                     &k.device.op_overhead_us, &k.device.layer_overhead_us};
     for (size_t i = 0; i < sizeof idx / sizeof idx[0]; i++)
         if (f[idx[i]].item != NULL)
             TRY(json_double(d, &f[idx[i]], dst[i]));

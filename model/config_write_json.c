@@ -160,6 +160,8 @@ struct cJSON *config_to_cjson(const struct config *c)
         write_number(cl, "allreduce_gbps", k->ar_gbps);
         write_number(cl, "dp_efficiency", k->dp_efficiency);
         write_number(cl, "efficiency_half_tokens", k->eff_half_tokens);
+        write_number(cl, "op_overhead_us", k->device.op_overhead_us);
+        write_number(cl, "layer_overhead_us", k->device.layer_overhead_us);
         cJSON_AddNumberToObject(cl, "dp", k->dp);
         cJSON_AddNumberToObject(cl, "tp", k->tp);
     }

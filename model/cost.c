@@ -203,6 +203,7 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
                                 2 * (n_ar - 1) * k->p2p_lat_us
                           : 0;
         st->os = 32 * params / (k->device.hbm_gbps * 1e3);
+        cost_overhead_apply(c, st); /* framework and launch overheads (model/cost_overhead.c) */
         double act_analytic = st->act;
         profile_apply(&c->profile, c, st); /* a calibration replaces what it measured */
         /* W's share of the backward as the FLOPs give it, of the measured backward too */

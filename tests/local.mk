@@ -120,3 +120,6 @@ TESTS += tests/unit/test_view_gantt
 tests_unit_test_view_gantt_CPPFLAGS = $(AM_CPPFLAGS) $(NCURSES_CFLAGS)
 tests_unit_test_view_gantt_LDADD = libmt_tui.a libmt_render.a libmt_traces.a libmt_sim.a \
 	libmt_model.a libmt_util.a $(NCURSES_LIBS) $(CAIRO_LIBS) $(CJSON_LIBS) $(ZLIB_LIBS) -lm
+# issue 26 item 9: the analytic time model against the paper's measured Table 5 (MAPE <= 10 %).
+TESTS += tests/cli/test_paper_table5.sh
+EXTRA_DIST += tests/cli/test_paper_table5.sh tests/data/paper_table5.tsv

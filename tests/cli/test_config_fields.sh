@@ -75,6 +75,7 @@ fields = [
     (cfg, "cluster.allreduce_gbps", "real", None),
     (cfg, "cluster.dp_efficiency", "fraction", None), (cfg, "cluster.dp", "int", None),
     (cfg, "cluster.tp", "int", None),
+    (cfg, "cluster.op_overhead_us", "real", None), (cfg, "cluster.layer_overhead_us", "real", None),
     (cfg, "iterations", "int", 1), (cfg, "update_interval", "int", 1),
     (hf, "n_embd", "int", None), (hf, "n_layer", "int", None), (hf, "n_head", "int", None),
     (hf, "n_positions", "int", None), (hf, "vocab_size", "int", None),
@@ -82,6 +83,7 @@ fields = [
 ]
 # Values that are fine for these fields (and so may not be refused).
 allowed = {("cluster.p2p_latency_us", "zero"), ("unit_costs.RC", "zero"),
+           ("cluster.op_overhead_us", "zero"), ("cluster.layer_overhead_us", "zero"),
            ("unit_costs.RC", "huge"), ("unit_costs.F", "huge"), ("unit_costs.B", "huge")}
 # In a Hugging Face config null means absent (GPT-2 ships "n_inner": null): refused only where
 # the key is needed, and then named.

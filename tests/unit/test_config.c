@@ -65,7 +65,9 @@ static int config_same(const struct config *a, const struct config *b)
            ka->device.mem_bytes == kb->device.mem_bytes &&
            ka->device.hbm_gbps == kb->device.hbm_gbps && ka->p2p_gbps == kb->p2p_gbps &&
            ka->p2p_lat_us == kb->p2p_lat_us && ka->ar_gbps == kb->ar_gbps &&
-           ka->dp_efficiency == kb->dp_efficiency && ka->dp == kb->dp && ka->tp == kb->tp;
+           ka->dp_efficiency == kb->dp_efficiency && ka->dp == kb->dp && ka->tp == kb->tp &&
+           ka->device.op_overhead_us == kb->device.op_overhead_us &&
+           ka->device.layer_overhead_us == kb->device.layer_overhead_us;
 }
 
 /* DESIGN.md: GPT3-1.6B (Table 4: h 1024, 128 layers, 16 heads, s 1024) on 8 x A100-40G,
