@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "model/presets.h"
+#include "model/scheme_registry.h"
 #include "model/seqlen.h"
 #include "util/err.h"
 
@@ -75,61 +76,42 @@ int config_global_batch(const struct config *c)
     return g > 0 && g <= 1L << 30 ? (int)g : c->global_batch_size;
 }
 
-static const char *const scheme_names[SCHEME__COUNT] = {
-    "V", "X", "W", "GPipe", "Auto", "Async", "PipeDream", "ZB-H1", "ZB-H2", "ZB-V", "ZB-W", "DualPipeV"};
-
+/* The scheme functions read the scheme's record (model/scheme_registry.c). */
 const char *config_scheme_name(enum scheme_id s)
 {
-    return s < SCHEME__COUNT ? scheme_names[s] : "?";
+    const struct scheme_record *r = scheme_registry_get(s);
+    return r != NULL ? r->name : "?";
 }
 
 bool config_scheme_async(enum scheme_id s)
 {
-    return s == SCHEME_ASYNC || s == SCHEME_PIPEDREAM;
+    const struct scheme_record *r = scheme_registry_get(s);
+    return r != NULL && r->async;
 }
 
 bool config_scheme_split(enum scheme_id s)
 {
-    return s == SCHEME_ZBH1 || s == SCHEME_ZBH2 || s == SCHEME_ZBV || s == SCHEME_ZBW ||
-           s == SCHEME_DUALPIPEV;
+    const struct scheme_record *r = scheme_registry_get(s);
+    return r != NULL && r->split;
+}
+
+bool config_scheme_uses_chunks(enum scheme_id s)
+{
+    const struct scheme_record *r = scheme_registry_get(s);
+    return r != NULL && r->chunks == SCHEME_CHUNKS_CONFIG;
 }
 
 int config_stages_per_device(const struct config *c)
 {
-    switch (c->scheme) {
-    case SCHEME_W:
-    case SCHEME_ZBW: return c->chunks;
-    case SCHEME_ZBV:
-    case SCHEME_DUALPIPEV: return 2;
-    default: return 1;
-    }
+    const struct scheme_record *r = scheme_registry_get(c->scheme);
+    if (r == NULL)
+        return 1;
+    return r->chunks == SCHEME_CHUNKS_CONFIG ? c->chunks : r->chunks == SCHEME_CHUNKS_TWO ? 2 : 1;
 }
 
 int config_scheme_parse(const char *s, enum scheme_id *out, struct mt_err *e)
 {
-    static const struct {
-        const char *name;
-        enum scheme_id id;
-    } alias[] = {
-        {"V", SCHEME_V},           {"1F1B", SCHEME_V},       {"X", SCHEME_X},
-        {"Chimera", SCHEME_X},     {"W", SCHEME_W},          {"Interleave", SCHEME_W},
-        {"Interleaved", SCHEME_W}, {"GPipe", SCHEME_GPIPE},  {"Auto", SCHEME_AUTO},
-        {"Async", SCHEME_ASYNC},   {"PipeMare", SCHEME_ASYNC}, {"PipeDream", SCHEME_PIPEDREAM},
-        {"ZB-H1", SCHEME_ZBH1},    {"ZBH1", SCHEME_ZBH1},    {"ZB1P", SCHEME_ZBH1},
-        {"ZB-H2", SCHEME_ZBH2},    {"ZBH2", SCHEME_ZBH2},    {"ZB-V", SCHEME_ZBV},
-        {"ZBV", SCHEME_ZBV},       {"ZBVZeroBubble", SCHEME_ZBV}, {"ZB-W", SCHEME_ZBW},
-        {"ZBW", SCHEME_ZBW},       {"InterleavedZeroBubble", SCHEME_ZBW},
-        {"DualPipeV", SCHEME_DUALPIPEV},
-    };
-    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-        if (strcasecmp(alias[i].name, s) == 0) {
-            *out = alias[i].id;
-            return MT_OK;
-        }
-    return err_set(e, MT_EINVAL,
-                   "unknown scheme '%s' (expected V, X, W, GPipe, Async, PipeDream, ZB-H1, ZB-H2, "
-                   "ZB-V, ZB-W, DualPipeV or Auto)",
-                   s);
+    return scheme_registry_parse(s, out, e);
 }
 
 const char *config_arch_name(enum model_arch a)
@@ -249,50 +231,8 @@ int config_validate(const struct config *c, struct mt_err *e)
              "in one plan", c->iterations, n, CONFIG_MAX_MICROBATCHES);
     }
     int pp = config_pp(c);
-    int stages = pp;
-    switch (c->scheme) {
-    case SCHEME_X:
-        NEED(pp % 2 == 0, "num_device: Chimera (X) needs an even pipeline depth (pp = %d)", pp);
-        NEED(n % 2 == 0, "num_microbatches: Chimera (X) needs an even number of micro-batches "
-                         "(got %d)", n);
-        break;
-    case SCHEME_W:
-        NEED(c->chunks >= 2 && c->chunks <= CONFIG_MAX_CHUNKS,
-             "chunks: interleaved 1F1B (W) needs 2 to %d chunks per device (got %d)",
-             CONFIG_MAX_CHUNKS, c->chunks);
-        NEED(n % pp == 0,
-             "num_microbatches: interleaved 1F1B (W) needs a multiple of pp = %d (got %d)", pp, n);
-        stages = pp * c->chunks;
-        break;
-    case SCHEME_ZBH1:
-        NEED(n >= pp, "num_microbatches: ZB-H1 needs at least pp = %d micro-batches (got %d)", pp,
-             n);
-        break;
-    case SCHEME_ZBW: {
-        NEED(c->chunks >= 2 && c->chunks <= CONFIG_MAX_CHUNKS,
-             "chunks: interleaved zero bubble (ZB-W) needs 2 to %d chunks per device (got %d)",
-             CONFIG_MAX_CHUNKS, c->chunks);
-        int rounds = n / pp > 1 ? n / pp : 1; /* torch: micro-batches come in rounds of ~pp */
-        NEED(n % rounds == 0,
-             "num_microbatches: ZB-W runs rounds of n / (n / pp) micro-batches, so %d must be a "
-             "multiple of %d",
-             n, rounds);
-        stages = pp * c->chunks;
-        break;
-    }
-    case SCHEME_ZBV:
-        stages = 2 * pp;
-        break;
-    case SCHEME_DUALPIPEV:
-        NEED(n >= 2 * pp,
-             "num_microbatches: DualPipeV needs at least as many micro-batches as stages, 2 pp = "
-             "%d (got %d)",
-             2 * pp, n);
-        stages = 2 * pp;
-        break;
-    default:
-        break;
-    }
+    TRY(scheme_registry_check(c, pp, n, e)); /* the scheme's own limits, chunks among them */
+    int stages = pp * config_stages_per_device(c);
     NEED(stages <= c->model.num_layers, "model.num_layers: %d stages but only %d layers", stages,
          c->model.num_layers);
     return MT_OK;

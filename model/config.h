@@ -133,17 +133,18 @@ int config_global_batch(const struct config *c);
  * Messages name the field: "model.num_layers: 12 stages but only 8 layers". MT_EINVAL. */
 int config_validate(const struct config *c, struct mt_err *e);
 
+/* A config's view of its scheme's record (model/scheme_registry.h, which holds the rest):
+ * the name files and screens use ("?" out of range); */
 const char *config_scheme_name(enum scheme_id s);
-/* Async and PipeDream: no flush between iterations, an OS per stage every U backwards. */
+/* no flush between iterations, an OS per stage every U backwards (Async, PipeDream); */
 bool config_scheme_async(enum scheme_id s);
-/* Schemes that split the backward into B and W (the zero-bubble family). */
+/* the backward split into B and W (the zero-bubble family); */
 bool config_scheme_split(enum scheme_id s);
-/* Stages a device holds: W's and ZB-W's chunks, 2 for ZB-V and DualPipeV, else 1 (Chimera's two
- * parts are replicas of one stage). */
+/* the config's `chunks` is the stages per device (W, ZB-W); */
+bool config_scheme_uses_chunks(enum scheme_id s);
+/* the stages a device holds (Chimera's two parts are replicas of one stage); */
 int config_stages_per_device(const struct config *c);
-/* Accepts V|1F1B, X|Chimera, W|Interleave|Interleaved, GPipe, Auto, Async|PipeMare,
- * PipeDream, ZB-H1|ZBH1|ZB1P, ZB-H2|ZBH2, ZB-V|ZBV|ZBVZeroBubble, ZB-W|ZBW|
- * InterleavedZeroBubble, DualPipeV (case-insensitive). */
+/* the scheme a name or alias means (case-insensitive). MT_EINVAL listing the names. */
 int config_scheme_parse(const char *s, enum scheme_id *out, struct mt_err *e);
 const char *config_arch_name(enum model_arch a);
 

@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/scheme_registry.h"
 #include "sim/plan.h"
-#include "sim/scheme.h"
 #include "sim/simulate.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
@@ -571,7 +571,7 @@ static double layout_title(struct layout *l, const struct geo *g, const struct l
     const struct layout_panel *p = &panels[0];
     const struct config *c = plan_config(p->plan);
     const struct plan_geom *pg = plan_geom(p->plan);
-    const struct scheme *sc = scheme_find(c->scheme);
+    const struct scheme_record *sc = scheme_registry_get(c->scheme);
     char buf[512];
     if (o->title) {
         snprintf(buf, sizeof buf, "%s", o->title);
@@ -592,7 +592,7 @@ static double layout_title(struct layout *l, const struct geo *g, const struct l
         else
             len += snprintf(buf + len, sizeof buf - (size_t)len, " \xc2\xb7 %d micro-batches",
                             pg->mbs);
-        if (c->scheme == SCHEME_W || c->scheme == SCHEME_ZBW)
+        if (config_scheme_uses_chunks(c->scheme))
             snprintf(buf + len, sizeof buf - (size_t)len, " \xc2\xb7 %d chunks", pg->parts);
     }
     layout_add_text(l, LAYOUT_ROLE_TITLE, PAL_TEXT, MARGIN, y + FS_TITLE, FS_TITLE, LAYOUT_START,

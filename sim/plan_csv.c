@@ -10,7 +10,9 @@
  * or a V, s and 2D-1-s on rank s (ZB-V, or DualPipeV with whole backwards among split ones).
  * The scheme names the placement; the order is the file's. Sends, receives and the optimizer
  * step are added as for a generated plan (scheme_add_comm), and the plan must validate.
- * Writing refuses checkpointing (CFW, RC): torch has no spelling for it. */
+ * Which scheme names a placement and its backwards is the scheme records' torch_csv.
+ * Writing refuses checkpointing (CFW, RC): torch has no spelling for it; and a scheme whose
+ * record says torch cannot hold its plans (Chimera: a stage on two ranks). */
 #include <config.h>
 #include "sim/plan.h"
 
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/scheme_registry.h"
 #include "sim/scheme.h"
 #include "sim/validate.h"
 #include "sim/vpipe.h"
@@ -39,6 +42,13 @@ static char plan_csv_letter(enum op op)
 
 char *plan_to_torch_csv(const struct plan *p, struct mt_err *e)
 {
+    const struct scheme_record *r = scheme_registry_get(plan_geom(p)->scheme);
+    if (r == NULL || r->torch_none != NULL) {
+        err_set(e, MT_EUNSUPPORTED, "scheme %s: torch's schedule CSV cannot hold this plan: %s; "
+                "save the plan as JSON", config_scheme_name(plan_geom(p)->scheme),
+                r != NULL ? r->torch_none : "an unknown scheme");
+        return NULL;
+    }
     size_t cap = 256, len = 0;
     char *out = xmalloc(cap);
     for (int d = 0; d < plan_devices(p); d++) {
@@ -208,14 +218,16 @@ int plan_load_torch_csv(const char *text, size_t len, const char *name, const st
         v_ok &= csv_place_v(s, D, S, rank_of[s]);
     }
     struct config c = *base;
+    /* the scheme that names this placement and these backwards (model/scheme_registry.c) */
+    unsigned backwards = split && whole ? SCHEME_CSV_MIXED
+                         : split        ? SCHEME_CSV_SPLIT
+                                        : SCHEME_CSV_WHOLE;
     if (rc == MT_OK) {
-        if (line_ok)
-            c.scheme = split ? SCHEME_ZBH1 : SCHEME_V;
-        else if (v_ok)
-            c.scheme = split && whole ? SCHEME_DUALPIPEV : SCHEME_ZBV;
-        else if (loop_ok)
-            c.scheme = split ? SCHEME_ZBW : SCHEME_W;
-        else
+        enum scheme_place place = line_ok ? SCHEME_PLACE_LINE
+                                  : v_ok  ? SCHEME_PLACE_V
+                                  : loop_ok ? SCHEME_PLACE_LOOP
+                                            : SCHEME_PLACE_NONE;
+        if (!scheme_registry_torch(place, backwards, &c.scheme))
             rc = err_set(e, MT_EUNSUPPORTED,
                          "%s: %d stages on %d ranks fit none of the placements mario-tui "
                          "simulates: stage s on rank s, looped (s on rank s mod %d), or a V "

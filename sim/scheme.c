@@ -9,38 +9,37 @@
 #include <stdlib.h>
 
 #include "model/cost.h"
+#include "model/scheme_registry.h"
 #include "sim/recv_order.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
 
-static const struct scheme scheme_table[] = {
-    {SCHEME_V, "V", "1F1B", scheme_order_1f1b},
-    {SCHEME_X, "X", "Chimera", scheme_order_chimera},
-    {SCHEME_W, "W", "Interleaved 1F1B", scheme_order_interleaved},
-    {SCHEME_GPIPE, "GPipe", "GPipe", scheme_order_gpipe},
-    {SCHEME_ASYNC, "Async", "PipeMare (asynchronous 1F1B)", scheme_order_async},
-    {SCHEME_PIPEDREAM, "PipeDream", "PipeDream (asynchronous 1F1B, weight stashing)",
-     scheme_order_async},
-    {SCHEME_ZBH1, "ZB-H1", "Zero Bubble H1 (1F1B memory)", scheme_order_zbh1},
-    {SCHEME_ZBH2, "ZB-H2", "Zero Bubble H2 (about 2x 1F1B memory)", scheme_order_zbh2},
-    {SCHEME_ZBV, "ZB-V", "Zero Bubble V (two chunks in a V)", scheme_order_zbv},
-    {SCHEME_ZBW, "ZB-W", "Interleaved Zero Bubble (ZB1P with chunks)", scheme_order_zbw},
-    {SCHEME_DUALPIPEV, "DualPipeV", "DualPipeV (DeepSeek, a V with overlapped F and B)",
-     scheme_order_dualpipev},
+/* Each record's generator (model/scheme_registry.c has the rest of the record). Async and
+ * PipeDream share one: they differ in what the simulator and executor keep, not in order. */
+static const scheme_order_fn scheme_generators[SCHEME__COUNT] = {
+    [SCHEME_V] = scheme_order_1f1b,
+    [SCHEME_X] = scheme_order_chimera,
+    [SCHEME_W] = scheme_order_interleaved,
+    [SCHEME_GPIPE] = scheme_order_gpipe,
+    [SCHEME_ASYNC] = scheme_order_async,
+    [SCHEME_PIPEDREAM] = scheme_order_async,
+    [SCHEME_ZBH1] = scheme_order_zbh1,
+    [SCHEME_ZBH2] = scheme_order_zbh2,
+    [SCHEME_ZBV] = scheme_order_zbv,
+    [SCHEME_ZBW] = scheme_order_zbw,
+    [SCHEME_DUALPIPEV] = scheme_order_dualpipev,
 };
 
-const struct scheme *scheme_find(enum scheme_id id)
+scheme_order_fn scheme_generator(enum scheme_id id)
 {
-    for (size_t i = 0; i < sizeof scheme_table / sizeof scheme_table[0]; i++)
-        if (scheme_table[i].id == id)
-            return &scheme_table[i];
-    return NULL;
+    return (unsigned)id < SCHEME__COUNT ? scheme_generators[id] : NULL;
 }
 
 int scheme_geom(const struct config *c, struct plan_geom *g, struct mt_err *e)
 {
     TRY(config_validate(c, e));
-    if (c->scheme == SCHEME_AUTO)
+    const struct scheme_record *r = scheme_registry_get(c->scheme);
+    if (scheme_generator(c->scheme) == NULL)
         return err_set(e, MT_EINVAL,
                        "pipeline_scheme: Auto must be resolved by the tuner (mario-tui tune)");
     g->scheme = c->scheme;
@@ -49,7 +48,7 @@ int scheme_geom(const struct config *c, struct plan_geom *g, struct mt_err *e)
     if (config_scheme_async(c->scheme)) /* K iterations of N: micro-batch k * N + m */
         g->mbs *= c->iterations;
     /* Chimera's two parts are replicas of the device's stage; the others' parts are stages. */
-    g->parts = c->scheme == SCHEME_X ? 2 : config_stages_per_device(c);
+    g->parts = r->replicas > 1 ? r->replicas : config_stages_per_device(c);
     g->stages = g->devices * config_stages_per_device(c);
     if ((double)g->mbs * g->stages * g->parts > SCHEME_MAX_CELLS)
         return err_set(e, MT_EINVAL,
@@ -63,14 +62,15 @@ int scheme_costs(const struct config *c, struct cost_model *out, struct mt_err *
     struct plan_geom g;
     TRY(scheme_geom(c, &g, e));
     /* Chimera keeps two replicas of each stage, which reduce their gradients together. */
-    int group = c->cluster.dp * (g.scheme == SCHEME_X ? 2 : 1);
+    int group = c->cluster.dp * scheme_registry_get(g.scheme)->replicas;
     return cost_model_build(c, g.stages, g.parts, group, out, e);
 }
 
 static void scheme_add_ar_os(struct plan *p)
 {
     const struct plan_geom *g = plan_geom(p);
-    bool replicated = plan_config(p)->cluster.dp > 1 || g->scheme == SCHEME_X;
+    bool replicated =
+        plan_config(p)->cluster.dp > 1 || scheme_registry_get(g->scheme)->replicas > 1;
     for (int d = 0; d < g->devices; d++) {
         /* Parts in ascending stage order on every device, so the collectives of Chimera's
          * two replicas are entered in the same order on both sides. */
@@ -140,7 +140,7 @@ int scheme_build(const struct config *c, struct plan **out, struct mt_err *e)
     struct cost_model cost;
     TRY(scheme_costs(c, &cost, e));
     struct plan *p = plan_new(c, &g);
-    int rc = scheme_find(c->scheme)->order(p, &cost, e);
+    int rc = scheme_generator(c->scheme)(p, &cost, e);
     cost_model_fini(&cost);
     if (rc != MT_OK) {
         plan_free(p);

@@ -1,5 +1,5 @@
-/* sim/scheme.h: scheme generators, one file each (scheme_*.c), registered in one table.
- * A generator orders the compute instructions (FW, BW) of every device; scheme_build then
+/* sim/scheme.h: scheme generators, one file each (scheme_*.c), one per scheme record of
+ * model/scheme_registry.h (which says everything else about a scheme). A generator orders the compute instructions (FW, BW) of every device; scheme_build then
  * completes the procedure with SA/RA/SG/RG around them and AR/OS at the end (§5.1). */
 #ifndef MT_SIM_SCHEME_H
 #define MT_SIM_SCHEME_H
@@ -13,17 +13,11 @@ struct mt_err;
 /* Appends the compute order of every device to an empty plan. */
 typedef int (*scheme_order_fn)(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 
-struct scheme {
-    enum scheme_id id;
-    const char *name;     /* "V" */
-    const char *long_name; /* "1F1B" */
-    scheme_order_fn order;
-};
-
 /* Plans larger than this many (micro-batch, stage) pairs are refused before allocating. */
 #define SCHEME_MAX_CELLS (1 << 22)
 
-const struct scheme *scheme_find(enum scheme_id id);
+/* The generator of scheme id, or NULL for Auto (the tuner resolves it) and ids out of range. */
+scheme_order_fn scheme_generator(enum scheme_id id);
 /* The geometry a config asks for (validates the config first). */
 int scheme_geom(const struct config *c, struct plan_geom *g, struct mt_err *e);
 /* The per-stage costs for a config's geometry. Caller owns *out (cost_model_fini). */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/scheme_registry.h"
 #include "sim/bound.h"
 #include "sim/pass.h"
 #include "sim/plan.h"
@@ -63,7 +64,7 @@ void tune_opts_default(struct tune_opts *o)
 
 void tune_label(const struct tune_candidate *c, char *buf, int n)
 {
-    if (c->scheme == SCHEME_W || c->scheme == SCHEME_ZBW)
+    if (config_scheme_uses_chunks(c->scheme))
         snprintf(buf, (size_t)n, "%s-%d-%dx%d", config_scheme_name(c->scheme), c->pp, c->mbs,
                  c->chunks);
     else
@@ -79,16 +80,18 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
     out->global_batch_size = config_global_batch(base);
     out->micro_batch_size = c->mbs;
     out->num_microbatches = 0;
-    out->chunks = c->scheme == SCHEME_W || c->scheme == SCHEME_ZBW ? c->chunks : base->chunks;
+    out->chunks = config_scheme_uses_chunks(c->scheme) ? c->chunks : base->chunks;
 }
 
 static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                           struct tune_candidate **out)
 {
-    /* The paper's four, then the zero-bubble family (split backward). */
-    static const enum scheme_id schemes[] = {SCHEME_V,    SCHEME_X,    SCHEME_W,
-                                             SCHEME_GPIPE, SCHEME_ZBH1, SCHEME_ZBH2,
-                                             SCHEME_ZBV,  SCHEME_ZBW,  SCHEME_DUALPIPEV};
+    /* The registry's candidates in its order: the paper's four, then the zero-bubble family. */
+    enum scheme_id schemes[SCHEME__COUNT];
+    size_t n_schemes = 0;
+    for (int id = 0; id < SCHEME__COUNT; id++)
+        if (scheme_registry_get((enum scheme_id)id)->in_tuner)
+            schemes[n_schemes++] = (enum scheme_id)id;
     /* --microbatches N sets the samples per iteration the grid keeps: N x mbs x dp */
     int D = base->num_device, G = config_global_batch(base);
     int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
@@ -96,7 +99,7 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
     struct tune_candidate *c = xmalloc((size_t)cap * sizeof *c);
     /* a: 0 off, 1 Mario's passes, 2 the search */
     for (int ckpt = o->with_ckpt_off ? 0 : 1; ckpt <= 2; ckpt++)
-        for (size_t s = 0; s < sizeof schemes / sizeof schemes[0]; s++)
+        for (size_t s = 0; s < n_schemes; s++)
             for (int pp = min_pp; pp <= D; pp++) {
                 if (D % pp != 0)
                     continue;
@@ -111,7 +114,7 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                     if (base->unit.enabled && mbs != base->micro_batch_size)
                         continue;
                     int v_lo = 1, v_hi = 1;
-                    if (schemes[s] == SCHEME_W || schemes[s] == SCHEME_ZBW)
+                    if (config_scheme_uses_chunks(schemes[s]))
                         v_lo = 2, v_hi = o->max_chunks < 2 ? 2 : o->max_chunks;
                     for (int v = v_lo; v <= v_hi; v *= 2) {
                         if ((ckpt == 1 && !o->optimize) || (ckpt == 2 && !o->search))

@@ -19,27 +19,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/scheme_registry.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
-/* How a scheme places its stages on the devices. */
-enum vpipe_place { PLACE_LINE, PLACE_CHIMERA, PLACE_LOOP, PLACE_V };
-
-static inline enum vpipe_place vpipe_place(const struct plan_geom *g)
+/* How a scheme places its stages on the devices: its record says. */
+static inline enum scheme_place vpipe_place(const struct plan_geom *g)
 {
-    switch (g->scheme) {
-    case SCHEME_X: return PLACE_CHIMERA;
-    case SCHEME_W:
-    case SCHEME_ZBW: return PLACE_LOOP;
-    case SCHEME_ZBV:
-    case SCHEME_DUALPIPEV: return PLACE_V;
-    default: return PLACE_LINE;
-    }
+    const struct scheme_record *r = scheme_registry_get(g->scheme);
+    return r != NULL ? r->place : SCHEME_PLACE_LINE;
 }
 
 int vpipe_mb_part(const struct plan_geom *g, int mb)
 {
-    if (g->scheme != SCHEME_X)
+    if (vpipe_place(g) != SCHEME_PLACE_CHIMERA)
         return 0;
     int D = g->devices, group = mb / D, i = mb % D;
     int size = g->mbs - group * D < D ? g->mbs - group * D : D;
@@ -49,15 +42,15 @@ int vpipe_mb_part(const struct plan_geom *g, int mb)
 void vpipe_locate(const struct plan_geom *g, int mb, int stage, int *dev, int *part)
 {
     switch (vpipe_place(g)) {
-    case PLACE_CHIMERA:
+    case SCHEME_PLACE_CHIMERA:
         *part = vpipe_mb_part(g, mb);
         *dev = *part == 0 ? stage : g->devices - 1 - stage;
         break;
-    case PLACE_LOOP:
+    case SCHEME_PLACE_LOOP:
         *part = stage / g->devices;
         *dev = stage % g->devices;
         break;
-    case PLACE_V:
+    case SCHEME_PLACE_V:
         *part = stage < g->devices ? 0 : 1;
         *dev = stage < g->devices ? stage : 2 * g->devices - 1 - stage;
         break;
@@ -71,11 +64,11 @@ void vpipe_locate(const struct plan_geom *g, int mb, int stage, int *dev, int *p
 int vpipe_stage(const struct plan_geom *g, int dev, int mb, int part)
 {
     switch (vpipe_place(g)) {
-    case PLACE_CHIMERA:
+    case SCHEME_PLACE_CHIMERA:
         return part == 0 ? dev : g->devices - 1 - dev;
-    case PLACE_LOOP:
+    case SCHEME_PLACE_LOOP:
         return part * g->devices + dev;
-    case PLACE_V:
+    case SCHEME_PLACE_V:
         return part == 0 ? dev : 2 * g->devices - 1 - dev;
     default:
         return dev;
@@ -114,7 +107,7 @@ struct vpipe_rec {
 
 struct vpipe_index {
     int mbs, stages, devices;
-    enum vpipe_place place;
+    enum scheme_place place;
     bool async;              /* Async/PipeDream: AR/OS keyed by (mb, stage), not (dev, stage) */
     int key_rows;            /* rows of the AR/OS tables: devices, or mbs when async */
     int update_interval;     /* async: U backwards per update */
@@ -142,9 +135,9 @@ static inline int vpipe_kind(enum op op)
 static inline int vpipe_dev_of(const struct vpipe_index *x, int mb, int stage)
 {
     switch (x->place) {
-    case PLACE_CHIMERA: return x->mb_part[mb] == 0 ? stage : x->devices - 1 - stage;
-    case PLACE_LOOP: return stage % x->devices;
-    case PLACE_V: return stage < x->devices ? stage : 2 * x->devices - 1 - stage;
+    case SCHEME_PLACE_CHIMERA: return x->mb_part[mb] == 0 ? stage : x->devices - 1 - stage;
+    case SCHEME_PLACE_LOOP: return stage % x->devices;
+    case SCHEME_PLACE_V: return stage < x->devices ? stage : 2 * x->devices - 1 - stage;
     default: return stage;
     }
 }
@@ -154,9 +147,9 @@ static inline void vpipe_locate_fast(const struct vpipe_index *x, int mb, int st
                                      int *part)
 {
     switch (x->place) {
-    case PLACE_CHIMERA: *part = x->mb_part[mb]; break;
-    case PLACE_LOOP: *part = stage / x->devices; break;
-    case PLACE_V: *part = stage < x->devices ? 0 : 1; break;
+    case SCHEME_PLACE_CHIMERA: *part = x->mb_part[mb]; break;
+    case SCHEME_PLACE_LOOP: *part = stage / x->devices; break;
+    case SCHEME_PLACE_V: *part = stage < x->devices ? 0 : 1; break;
     default: *part = 0; break;
     }
     *dev = vpipe_dev_of(x, mb, stage);

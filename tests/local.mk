@@ -71,6 +71,8 @@ tests_unit_test_postmortem_LDADD = libmt_exec.a libmt_util.a
 TESTS += tests/check_layers.sh
 EXTRA_DIST += tests/check_layers.sh
 # issue 16: util/ (errors, sizes and numbers, positions, UTF-8, atomic files, allocation).
+check_PROGRAMS += tests/unit/test_check
+TESTS += tests/unit/test_check
 check_PROGRAMS += tests/unit/test_util
 TESTS += tests/unit/test_util
 tests_unit_test_util_LDADD = libmt_util.a $(CJSON_LIBS) -lm

@@ -364,7 +364,7 @@ static int import_ours(const struct importer *im, const struct config *base,
         c.num_device = im->devices * (c.cluster.dp > 0 ? c.cluster.dp : 1);
         c.num_microbatches = N;
         c.global_batch_size = N * c.micro_batch_size * c.cluster.dp;
-        if (config_stages_per_device(&c) > 1 || c.scheme == SCHEME_W || c.scheme == SCHEME_ZBW)
+        if (config_stages_per_device(&c) > 1 || config_scheme_uses_chunks(c.scheme))
             c.chunks = P > 1 ? P : c.chunks;
         c.iterations = 1;
         c.update_interval = 1;

@@ -44,6 +44,8 @@ struct cmd_option {
     int (*call)(void *opts, const struct cmd_option *o, const char *arg, struct mt_err *e);
     const char *heading; /* printed as it is before the option's help line */
     const char *help;    /* one line, or several separated by '\n' (no final '\n') */
+    /* or the help written at run time from a registry (the --scheme names), the same shape */
+    void (*help_write)(char *buf, size_t n);
 };
 
 /* The offset of member m of struct T, and a compile error unless m is of type C. */

@@ -257,7 +257,10 @@ static void cmd_options_help_line(const struct cmd_option *o, FILE *f)
         fprintf(f, "  %-*s ", CMD_HELP_LABEL, label);
     else
         fprintf(f, "  %s\n%*s", label, CMD_HELP_LABEL + 3, "");
-    for (const char *h = o->help; *h;) {
+    char written[1024];
+    if (o->help_write != NULL)
+        o->help_write(written, sizeof written);
+    for (const char *h = o->help_write != NULL ? written : o->help; *h;) {
         size_t len = strcspn(h, "\n");
         fwrite(h, 1, len, f);
         h += len;

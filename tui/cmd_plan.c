@@ -12,6 +12,7 @@
 #include "model/config.h"
 #include "model/presets.h"
 #include "model/profile.h"
+#include "model/scheme_registry.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/tune.h"
@@ -33,9 +34,7 @@ const struct cmd_option cmd_plan_options[] = {
      .heading = cmd_plan_config_help,
      .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny"},
     {.name = "scheme", .arg = "S", .type = CMD_PLAN, .value = CMD_PLAN_SCHEME,
-     .help = "V (1F1B) | X (Chimera) | W (interleaved) | GPipe |\n"
-             "Async (PipeMare) | PipeDream (no flush between iterations) |\n"
-             "split backward: ZB-H1 | ZB-H2 | ZB-V | ZB-W | DualPipeV"},
+     .help_write = scheme_registry_help}, /* the scheme records' names, by family */
     {.name = "devices", .arg = "D", .type = CMD_PLAN, .value = CMD_PLAN_DEVICES,
      .help = "devices (pp x dp)"},
     {.name = "dp", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_DP,

@@ -127,7 +127,7 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
     const struct config *c = plan_config(p);
     const struct plan_geom *g = plan_geom(p);
     char chunks[32] = "";
-    if (c->scheme == SCHEME_W || c->scheme == SCHEME_ZBW)
+    if (config_scheme_uses_chunks(c->scheme))
         snprintf(chunks, sizeof chunks, ", %d chunks", g->parts);
     printf("%s, %s, pp %d x dp %d, %d micro-batches of %d, %s%s  [%s]\n", c->model.name,
            config_scheme_name(c->scheme), g->devices, c->cluster.dp, g->mbs, c->micro_batch_size,

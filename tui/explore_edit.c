@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/scheme_registry.h"
 #include "sim/plan.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -93,20 +94,19 @@ static void show_chunks(const struct config *c, char *buf, size_t n)
     snprintf(buf, n, "%d", c->chunks);
 }
 
-/* The scheme cycle: every scheme the explorer draws, in the README's order. */
-static const enum scheme_id edit_cycle[] = {
-    SCHEME_V,    SCHEME_X,    SCHEME_W,   SCHEME_GPIPE, SCHEME_ASYNC,    SCHEME_PIPEDREAM,
-    SCHEME_ZBH1, SCHEME_ZBH2, SCHEME_ZBV, SCHEME_ZBW,   SCHEME_DUALPIPEV};
-#define EDIT_CYCLE_N ((int)(sizeof edit_cycle / sizeof edit_cycle[0]))
-
+/* The scheme cycle: the registry's schemes marked for it, in its order. */
 static bool edit_scheme(struct config *c, const struct config *from, int k, int dir)
 {
-    if (k >= EDIT_CYCLE_N)
+    enum scheme_id cycle[SCHEME__COUNT];
+    int n = 0, i = 0;
+    for (int id = 0; id < SCHEME__COUNT; id++)
+        if (scheme_registry_get((enum scheme_id)id)->in_cycle)
+            cycle[n++] = (enum scheme_id)id;
+    if (k >= n)
         return false;
-    int i = 0;
-    while (i < EDIT_CYCLE_N && edit_cycle[i] != from->scheme)
+    while (i < n && cycle[i] != from->scheme)
         i++;
-    c->scheme = edit_cycle[((i + dir * k) % EDIT_CYCLE_N + EDIT_CYCLE_N) % EDIT_CYCLE_N];
+    c->scheme = cycle[((i + dir * k) % n + n) % n];
     if (!config_scheme_async(c->scheme)) { /* a synchronous plan holds one iteration */
         c->iterations = 1;
         c->update_interval = 1;
@@ -241,7 +241,7 @@ int explore_edit(struct explore *x, enum explore_edit what, int dir)
     case EDIT_MB_SIZE:
         return edit_apply(x, "micro-batch size", edit_mb_size, show_mb_size, dir);
     case EDIT_CHUNKS:
-        if (x->cfg.scheme != SCHEME_W && x->cfg.scheme != SCHEME_ZBW) {
+        if (!config_scheme_uses_chunks(x->cfg.scheme)) {
             snprintf(x->status, sizeof x->status,
                      "v/V: %s has no chunks to change (W and ZB-W take 2 to %d per device; "
                      "ZB-V and DualPipeV always 2)",

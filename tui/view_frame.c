@@ -51,7 +51,7 @@ static void frame_title(struct explore *x, struct cells *g)
     char scheme[48];
     int n_mb = geo->mbs;
     snprintf(scheme, sizeof scheme, "%s", config_scheme_name(geo->scheme));
-    if (geo->scheme == SCHEME_W || geo->scheme == SCHEME_ZBW)
+    if (config_scheme_uses_chunks(geo->scheme))
         snprintf(scheme + strlen(scheme), sizeof scheme - strlen(scheme), " v%d", geo->parts);
     if (config_scheme_async(geo->scheme)) { /* K iterations x N, an update every U */
         snprintf(scheme + strlen(scheme), sizeof scheme - strlen(scheme), " K %d U %d",

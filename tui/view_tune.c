@@ -64,7 +64,7 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
         const struct tune_candidate *k = &x->tune.cand[order[x->tune_sel]];
         char label[48], chunks[32] = "";
         tune_label(k, label, sizeof label);
-        if (k->scheme == SCHEME_W || k->scheme == SCHEME_ZBW)
+        if (config_scheme_uses_chunks(k->scheme))
             snprintf(chunks, sizeof chunks, ", %d chunks", k->chunks);
         cells_printf(g, 1, top + height - 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, 0,
                      "%s (scheme-pp-mbs%s): %s, pp %d, dp %d, micro-batch size %d%s; ckpt %s",

@@ -31,7 +31,10 @@ if command -v man >/dev/null 2>&1 && command -v groff >/dev/null 2>&1; then
     LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=all -l "$page" >"$tmp/out" 2>"$tmp/warn"
     check "man renders it" "grep -q 'MARIO-TUI(1)' $tmp/out"
     check "without warnings" "[ ! -s $tmp/warn ] || { cat $tmp/warn; false; }"
+    rendered=yes
 fi
 # installed and distributed: the automake variable that does both
 check "dist_man_MANS names it" "grep -q '^dist_man_MANS = mario-tui.1' $src/tui/local.mk"
+# the render checks did not run: every other check held, but the test says SKIP, not PASS
+[ "${rendered:-no}" = yes ] || skip "no man(1) or groff: the page's rendering is unchecked"
 exit $fail

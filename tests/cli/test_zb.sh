@@ -3,7 +3,8 @@
 # (issue 17): ZB-H1 with F = B = W = 1 steps 3N + D - 1 (the paper's closed form); every split
 # scheme exports a CSV in torch's format that loads back (`simulate PLAN.csv`) to the same step
 # time and peaks; a CSV written by hand in torch's spelling loads as the plan it names; bad
-# cells name file:line:column; a checkpointed plan is refused as CSV, naming the instruction;
+# cells name file:line:column; a checkpointed plan is refused as CSV, naming the instruction,
+# and so is Chimera's (a stage on two ranks), saying why;
 # W must be under B in --unit-costs.
 set -u
 bin=${MT_BIN:-./mario-tui}
@@ -39,6 +40,12 @@ check "bad cell: file:line:column named" "grep -q 'bad.csv:2:5: .1Q1. is not a t
 "$bin" optimize --scheme ZB-V $U --plan-out "$tmp/ck.csv" >"$tmp/out" 2>&1
 check "checkpointed plan as CSV: refused" "[ $? -ne 0 ] && [ ! -e $tmp/ck.csv ]"
 check "checkpointed plan as CSV: names the CFW" "grep -q 'CFW0.*no spelling for checkpointing' $tmp/out"
+
+# Chimera puts every stage on two ranks: torch's CSV cannot hold it, so export says so and
+# writes nothing (it used to write one that `simulate x.csv` then refused)
+"$bin" export --scheme X $U -o "$tmp/x.csv" >"$tmp/out" 2>&1
+check "Chimera as CSV: refused, nothing written" "[ $? -eq 1 ] && [ ! -e $tmp/x.csv ]"
+check "Chimera as CSV: says why" "grep -q 'scheme X: .*every stage on two ranks' $tmp/out"
 
 "$bin" simulate --scheme ZB-H1 --unit-costs 1,2,1,2 >"$tmp/out" 2>&1
 check "W >= B: exit 2" "[ $? -eq 2 ]"

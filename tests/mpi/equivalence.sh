@@ -16,10 +16,11 @@
 # with 2 replicas) follow recursive doubling, which Open MPI picks for these sizes
 # (bit-identical here); another algorithm would reorder them, so that case alone allows 1e-6
 # of the largest gradient of each tensor.
-# Split backward (ZB-H1, ZB-V: issue 17): B and W run apart; where a stage's Ws run in
-# ascending order (ZB-V) the sums are the sequential run's, bit for bit; ZB-H1's deferred Ws
-# add in another order, so those runs are held bit for bit to the single-process replay of
-# the same plan (exec_ref replay) and to the sequential run within 1e-5.
+# Split backward (ZB-H1, ZB-V: issue 17; ZB-H2, ZB-W, DualPipeV: issue 31): B and W run
+# apart; where a stage's Ws run in ascending order (ZB-V) the sums are the sequential run's,
+# bit for bit; deferred Ws (ZB-H1, ZB-H2) and the search's orders add in another order, so
+# every split run is held bit for bit to the single-process replay of the same plan
+# (exec_ref replay) and to the sequential run within 1e-5.
 # The same runs check memory: under checkpointing the measured peak activation bytes of
 # each device drop by what the simulator (run with the executor's byte counts) predicts,
 # within 64 KiB (the simulator does not count backward scratch or messages in flight).
@@ -94,7 +95,7 @@ for D in 2 4; do
     fi
     for k in base ckpt opt sel search; do
         case $scheme in
-        ZB-*) # the split family: also against the replay (see check_run)
+        ZB-* | DualPipeV) # the split family: also against the replay (see check_run)
             check_run "$scheme D=$D $k" "$tmp/p$D/$k.json" "$tmp/d$D$k" "$tmp/j$D$k.json" 1e-5 \
                 "$ref" replay ;;
         *) check_run "$scheme D=$D $k" "$tmp/p$D/$k.json" "$tmp/d$D$k" "$tmp/j$D$k.json" $tol "$ref" ;;

@@ -145,25 +145,20 @@ static void test_random(void)
 {
     srand(18);
     int plans = 0, mem_binding = 0, bad = 0;
-    static const enum scheme_id schemes[] = {SCHEME_V,    SCHEME_X,    SCHEME_W,   SCHEME_GPIPE,
-                                             SCHEME_ZBH1, SCHEME_ZBH2, SCHEME_ZBV, SCHEME_ZBW,
-                                             SCHEME_DUALPIPEV};
+    enum scheme_id schemes[SCHEME__COUNT];
+    int n_schemes = test_sync_schemes(schemes, false);
     for (int trial = 0; trial < 160; trial++) {
-        enum scheme_id s = schemes[rand() % 9];
+        enum scheme_id s = schemes[rand() % n_schemes];
         int D = 2 + rand() % 6, N = 1 + rand() % 12;
         struct config c =
             test_unit_config(s, D, N, 0.5 + rand() % 3, 1 + rand() % 4, 0.5 * (rand() % 4));
         c.unit.enabled = rand() % 3 != 0;
         c.cluster.dp = 1 + (rand() % 4 == 0);
         c.blocking_send = rand() % 8 == 0;
-        if (s == SCHEME_X) {
-            D += D % 2;
-            N += N % 2;
-        }
-        if (s == SCHEME_W || s == SCHEME_ZBW) {
-            c.chunks = 2;
-            N = D * (1 + rand() % 2);
-        }
+        if (scheme_registry_get(s)->chunks == SCHEME_CHUNKS_CONFIG)
+            test_fit_scheme(&c, &D, &N, 1 + rand() % 2);
+        else
+            test_fit_scheme(&c, &D, &N, 1);
         c.num_device = D * c.cluster.dp;
         c.num_microbatches = N;
         struct plan *base = NULL;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "model/presets.h"
+#include "model/scheme_registry.h"
 #include "tests/check.h"
 #include "tui/cmd.h"
 
@@ -95,7 +96,12 @@ static void table_sane(const struct cmd_entry *ce, const struct cmd_option *t, c
         CHECK((o->arg != NULL) == takes);
         CHECK(!o->optional || o->type == CMD_INT || o->type == CMD_DOUBLE);
         CHECK(o->letter != 'h');
-        CHECK(o->help != NULL && o->help[0] && o->help[strlen(o->help) - 1] != '\n');
+        char written[1024];
+        if (o->help_write != NULL)
+            o->help_write(written, sizeof written);
+        const char *help = o->help_write != NULL ? written : o->help;
+        CHECK((o->help == NULL) != (o->help_write == NULL));
+        CHECK(help != NULL && help[0] && help[strlen(help) - 1] != '\n');
         CHECK(o->min <= o->max);
         CHECK(o->type != CMD_CHOICE || (o->choices && o->choices[0]));
         CHECK(o->type != CMD_CALL || o->call != NULL);
@@ -199,8 +205,32 @@ static void same(const char *name, const char *label, const char *const *presets
     CHECK_EQ_INT(n, k);
 }
 
+/* --scheme's help names every scheme record once, each with its note, as `scheme --help`
+ * shows it: a record added is in the help with no edit to the option table. */
+static void scheme_help_names_every_record(void)
+{
+    const struct cmd_entry *ce = cmd_find("simulate");
+    CHECK(ce != NULL && run(ce, "--help", NULL) == 0);
+    const char *at = strstr(out, "--scheme S");
+    const char *end = at ? strstr(at, "\n  --devices") : NULL;
+    CHECK(at != NULL && end != NULL);
+    if (at == NULL || end == NULL)
+        return;
+    for (int id = 0; id < SCHEME__COUNT; id++) {
+        const struct scheme_record *r = scheme_registry_get((enum scheme_id)id);
+        char want[96];
+        snprintf(want, sizeof want, r->note ? " %s (%s)" : " %s", r->name, r->note);
+        const char *hit = strstr(at, want);
+        CHECK(hit != NULL && hit < end);
+        if (hit == NULL || hit >= end)
+            fprintf(stderr, "  --scheme help: no '%s'\n", want);
+    }
+    CHECK(strstr(at, " DualPipeV") < end && strstr(at, "split backward: ZB-H1") < end);
+}
+
 int main(void)
 {
+    scheme_help_names_every_record();
     same("model", "model preset:", presets_model_names());
     same("device", "device preset:", presets_device_names());
     int n = 0;

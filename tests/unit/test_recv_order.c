@@ -123,19 +123,22 @@ static bool same_plan(const struct plan *a, const struct plan *b)
 
 static void test_schemes(void)
 {
-    static const enum scheme_id schemes[] = {SCHEME_V,     SCHEME_X,     SCHEME_W,
-                                             SCHEME_GPIPE, SCHEME_ZBH1,  SCHEME_ZBH2,
-                                             SCHEME_ZBV,   SCHEME_ZBW,   SCHEME_DUALPIPEV};
+    enum scheme_id schemes[SCHEME__COUNT];
+    int n_schemes = test_sync_schemes(schemes, false), built[SCHEME__COUNT] = {0};
     int crossed = 0;
-    for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++)
+    for (int k = 0; k < n_schemes; k++)
         for (int D = 2; D <= 4; D += 2)
             for (int N = D; N <= 4 * D; N *= 2)
                 for (int analytic = 0; analytic <= 1; analytic++) {
-                    if (schemes[k] == SCHEME_DUALPIPEV && N < 2 * D)
+                    struct config probe = test_unit_config(schemes[k], D, N, 1, 2, 1);
+                    probe.chunks = 2;
+                    probe.model.num_layers = 32;
+                    if (config_validate(&probe, NULL) != MT_OK)
                         continue; /* DualPipeV needs a micro-batch per stage of its V */
                     struct plan *p = build(schemes[k], D, N, analytic);
                     if (p == NULL)
                         continue;
+                    built[k]++;
                     int a, b, sp, rp;
                     struct mt_err e = {0};
                     CHECK(!plan_receive_mismatch(p, &a, &b, &sp, &rp));
@@ -163,6 +166,8 @@ static void test_schemes(void)
                     plan_free(q);
                     plan_free(p);
                 }
+    for (int k = 0; k < n_schemes; k++) /* every scheme of the registry took a config */
+        CHECK(built[k] > 0);
     /* the V-shaped ones cross when sunk; at least ZB-V and DualPipeV at D = 2 and 4 */
     CHECK(crossed >= 4);
     printf("%d scheme configs crossed with their receives sunk\n", crossed);

@@ -138,10 +138,10 @@ static void test_figure2(void)
 static void test_eval_and_diff(void)
 {
     struct mt_err e = {0};
-    static const enum scheme_id schemes[] = {SCHEME_V, SCHEME_X, SCHEME_W, SCHEME_ZBH1,
-                                             SCHEME_ZBV, SCHEME_DUALPIPEV};
+    enum scheme_id schemes[SCHEME__COUNT];
+    int n_schemes = test_sync_schemes(schemes, false);
     int checked = 0;
-    for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
+    for (int k = 0; k < n_schemes; k++) {
         struct config c = unit_config(schemes[k], 4, 8, 2.05);
         c.unit.enabled = k % 2 == 0; /* analytic costs too: p2p, message buffers */
         c.memory_per_device = c.unit.enabled ? 2.05 : 0;
@@ -326,25 +326,20 @@ static void test_exact(void)
 static void test_random(void)
 {
     srand(418);
-    static const enum scheme_id schemes[] = {SCHEME_V,    SCHEME_X,    SCHEME_W,   SCHEME_GPIPE,
-                                             SCHEME_ZBH1, SCHEME_ZBH2, SCHEME_ZBV, SCHEME_ZBW,
-                                             SCHEME_DUALPIPEV};
+    enum scheme_id schemes[SCHEME__COUNT];
+    int n_schemes = test_sync_schemes(schemes, false);
     int runs = 0, faster = 0, bad = 0;
     for (int trial = 0; trial < 60; trial++) {
-        enum scheme_id s = schemes[rand() % 9];
+        enum scheme_id s = schemes[rand() % n_schemes];
         int D = 2 + rand() % 4, N = 2 + rand() % 7;
         struct config c = test_unit_config(s, D, N, 0.5 + rand() % 3, 1 + rand() % 3,
                                            0.5 * (rand() % 3));
         c.unit.enabled = rand() % 3 != 0;
         c.cluster.dp = 1 + (rand() % 4 == 0);
-        if (s == SCHEME_X) {
-            D += D % 2;
-            N += N % 2;
-        }
-        if (s == SCHEME_W || s == SCHEME_ZBW) {
-            c.chunks = 2;
-            N = D * (1 + rand() % 2);
-        }
+        if (scheme_registry_get(s)->chunks == SCHEME_CHUNKS_CONFIG)
+            test_fit_scheme(&c, &D, &N, 1 + rand() % 2);
+        else
+            test_fit_scheme(&c, &D, &N, 1);
         c.num_device = D * c.cluster.dp;
         c.num_microbatches = N;
         struct plan *base = NULL;

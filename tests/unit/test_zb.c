@@ -16,6 +16,7 @@
 #include <config.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/config.h"
@@ -24,6 +25,7 @@
 #include "sim/scheme.h"
 #include "sim/simulate.h"
 #include "sim/validate.h"
+#include "sim/vpipe.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"
@@ -216,9 +218,10 @@ static void test_memory(void)
  * memory. */
 static void test_passes(void)
 {
-    static const enum scheme_id schemes[] = {SCHEME_ZBH1, SCHEME_ZBH2, SCHEME_ZBV, SCHEME_ZBW,
-                                             SCHEME_DUALPIPEV};
-    for (size_t k = 0; k < sizeof schemes / sizeof schemes[0]; k++) {
+    enum scheme_id schemes[SCHEME__COUNT];
+    int n_schemes = test_sync_schemes(schemes, true);
+    CHECK(n_schemes >= 5); /* ZB-H1, ZB-H2, ZB-V, ZB-W, DualPipeV at least */
+    for (int k = 0; k < n_schemes; k++) {
         struct plan *base = build(schemes[k], 4, 8, 1, 2, 1);
         struct pass_pipeline pl;
         struct mt_err e = {0};
@@ -255,8 +258,91 @@ static void test_passes(void)
     }
 }
 
+/* Every scheme record against what the record claims: its names parse back to it and to no
+ * other; its placement puts each stage where vpipe says; the generator exists exactly for the
+ * schedules (Auto has none) and builds a plan that validates; and torch's schedule CSV either
+ * holds the plan and reads it back as a scheme of the same placement with the same step time,
+ * or refuses it with the record's reason. A new record is checked here with no edit. */
+static void test_registry(void)
+{
+    struct mt_err e = {0};
+    int buildable = 0;
+    for (int id = 0; id < SCHEME__COUNT; id++) {
+        const struct scheme_record *r = scheme_registry_get((enum scheme_id)id);
+        CHECK(r != NULL && (int)r->id == id);
+        if (r == NULL)
+            continue;
+        enum scheme_id got = SCHEME__COUNT;
+        CHECK(config_scheme_parse(r->name, &got, &e) == MT_OK && got == r->id);
+        for (int a = 0; a < 4 && r->aliases[a] != NULL; a++)
+            CHECK(config_scheme_parse(r->aliases[a], &got, &e) == MT_OK && got == r->id);
+        CHECK((r->place == SCHEME_PLACE_LOOP) == (r->chunks == SCHEME_CHUNKS_CONFIG));
+        CHECK((r->place == SCHEME_PLACE_V) == (r->chunks == SCHEME_CHUNKS_TWO));
+        CHECK((r->place == SCHEME_PLACE_CHIMERA) == (r->replicas == 2));
+        CHECK((scheme_generator(r->id) == NULL) == (r->place == SCHEME_PLACE_NONE));
+        CHECK(!r->stash || r->async);
+        if (r->place == SCHEME_PLACE_NONE)
+            continue;
+        struct plan *p = build(r->id, 2, 4, 1, 2, 1);
+        CHECK(p != NULL && validate_plan(p, &e) == MT_OK);
+        if (p == NULL)
+            continue;
+        buildable++;
+        const struct plan_geom *g = plan_geom(p);
+        CHECK_EQ_INT(g->stages, 2 * (r->chunks == SCHEME_CHUNKS_ONE ? 1 : 2));
+        for (int mb = 0; mb < g->mbs; mb++) /* the placement, from the record's words */
+            for (int st = 0; st < g->stages; st++) {
+                int dev, part, D = g->devices;
+                vpipe_locate(g, mb, st, &dev, &part);
+                int want = r->place == SCHEME_PLACE_LOOP ? st % D
+                           : r->place == SCHEME_PLACE_V  ? (st < D ? st : 2 * D - 1 - st)
+                           : r->place == SCHEME_PLACE_CHIMERA && part == 1 ? D - 1 - st
+                                                                           : st;
+                CHECK_EQ_INT(dev, want);
+            }
+        char *csv = plan_to_torch_csv(p, &e);
+        if (r->torch_none != NULL) {
+            CHECK(csv == NULL && e.code == MT_EUNSUPPORTED && strstr(e.msg, r->torch_none));
+        } else {
+            CHECK(csv != NULL);
+            struct plan *q = NULL;
+            struct sim_result a, b;
+            CHECK(csv != NULL && plan_load_torch_csv(csv, strlen(csv), "t.csv", plan_config(p),
+                                                     &q, &e) == MT_OK);
+            if (q != NULL) {
+                CHECK(scheme_registry_get(plan_geom(q)->scheme)->place == r->place);
+                CHECK(sim_run(p, &a, &e) == MT_OK && sim_run(q, &b, &e) == MT_OK);
+                CHECK_NEAR(a.step_time, b.step_time, 1e-9);
+                sim_result_fini(&a);
+                sim_result_fini(&b);
+            }
+            plan_free(q);
+        }
+        free(csv);
+        plan_free(p);
+    }
+    CHECK(buildable >= 11);
+    /* each placement torch can hold, with each of its backwards, is read as one scheme */
+    static const enum scheme_place places[] = {SCHEME_PLACE_LINE, SCHEME_PLACE_LOOP,
+                                               SCHEME_PLACE_V};
+    for (int k = 0; k < 3; k++)
+        for (unsigned kind = SCHEME_CSV_WHOLE; kind <= SCHEME_CSV_MIXED; kind <<= 1) {
+            int readers = 0;
+            for (int id = 0; id < SCHEME__COUNT; id++) {
+                const struct scheme_record *r = scheme_registry_get((enum scheme_id)id);
+                readers += r->place == places[k] && (r->torch_csv & kind) != 0;
+            }
+            CHECK_EQ_INT(readers, 1);
+        }
+    enum scheme_id none;
+    CHECK(!scheme_registry_torch(SCHEME_PLACE_CHIMERA, SCHEME_CSV_WHOLE, &none));
+    CHECK(config_scheme_parse("no-such-scheme", &none, &e) == MT_EINVAL &&
+          strstr(e.msg, "DualPipeV") && strstr(e.msg, "or Auto"));
+}
+
 int main(void)
 {
+    test_registry();
     test_orders();
     test_closed_forms();
     test_memory();
