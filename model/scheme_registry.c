@@ -39,13 +39,6 @@ static int check_interleaved(const struct config *c, int pp, int n, struct mt_er
     return MT_OK;
 }
 
-static int check_zbh1(const struct config *c, int pp, int n, struct mt_err *e)
-{
-    (void)c;
-    NEED(n >= pp, "num_microbatches: ZB-H1 needs at least pp = %d micro-batches (got %d)", pp, n);
-    return MT_OK;
-}
-
 static int check_zbw(const struct config *c, int pp, int n, struct mt_err *e)
 {
     NEED(c->chunks >= 2 && c->chunks <= CONFIG_MAX_CHUNKS,
@@ -99,12 +92,11 @@ static const struct scheme_record scheme_records[SCHEME__COUNT] = {
                           TORCH_NO_FLUSH, false, true, NULL},
     [SCHEME_ZBH1] = {SCHEME_ZBH1, "ZB-H1", {"ZBH1", "ZB1P"}, "Zero Bubble H1 (1F1B memory)", NULL,
                      SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE, 1, true, false, false,
-                     SCHEME_CSV_SPLIT | SCHEME_CSV_MIXED, NULL, true, true, check_zbh1},
+                     SCHEME_CSV_SPLIT | SCHEME_CSV_MIXED, NULL, true, true, NULL},
     [SCHEME_ZBH2] = {SCHEME_ZBH2, "ZB-H2", {"ZBH2"}, "Zero Bubble H2 (about 2x 1F1B memory)",
                      NULL, SCHEME_PLACE_LINE, SCHEME_CHUNKS_ONE, 1, true, false, false, 0, NULL,
                      true, true, NULL},
-    [SCHEME_ZBV] = {SCHEME_ZBV, "ZB-V", {"ZBV", "ZBVZeroBubble"},
-                    "Zero Bubble V (two chunks in a V)", NULL, SCHEME_PLACE_V, SCHEME_CHUNKS_TWO,
+    [SCHEME_ZBV] = {SCHEME_ZBV, "ZB-V", {"ZBV"}, "Zero Bubble V (two chunks in a V)", NULL, SCHEME_PLACE_V, SCHEME_CHUNKS_TWO,
                     1, true, false, false, SCHEME_CSV_WHOLE | SCHEME_CSV_SPLIT, NULL, true, true,
                     NULL},
     [SCHEME_ZBW] = {SCHEME_ZBW, "ZB-W", {"ZBW", "InterleavedZeroBubble"},
@@ -115,6 +107,15 @@ static const struct scheme_record scheme_records[SCHEME__COUNT] = {
                           "DualPipeV (DeepSeek, a V with overlapped F and B)", NULL,
                           SCHEME_PLACE_V, SCHEME_CHUNKS_TWO, 1, true, false, false,
                           SCHEME_CSV_MIXED, NULL, true, true, check_dualpipev},
+    [SCHEME_ZBV_TORCH] = {SCHEME_ZBV_TORCH, "ZBVZeroBubble", {"ScheduleZBVZeroBubble"},
+                          "Zero Bubble V (torch's order)", "torch's ZB-V", SCHEME_PLACE_V,
+                          SCHEME_CHUNKS_TWO, 1, true, false, false, 0, NULL, true, true, NULL},
+    [SCHEME_VHALF] = {SCHEME_VHALF, "V-Half", {"VHalf"}, "V-Half (1/2 of 1F1B's activations)",
+                      "1/2 memory", SCHEME_PLACE_V, SCHEME_CHUNKS_TWO, 1, true, false, false, 0,
+                      NULL, true, true, NULL},
+    [SCHEME_VMIN] = {SCHEME_VMIN, "V-Min", {"VMin"}, "V-Min (1/3 of 1F1B's activations)",
+                     "1/3 memory", SCHEME_PLACE_V, SCHEME_CHUNKS_TWO, 1, true, false, false, 0,
+                     NULL, true, true, NULL},
 };
 
 const struct scheme_record *scheme_registry_get(enum scheme_id id)
