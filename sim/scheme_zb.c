@@ -22,8 +22,8 @@
  *    than the worst stage's (or always, in one variant); stage 0 runs all its pending Ws
  *    before its last Bs once its forwards are done; at the end every stage runs the rest.
  * Memory in the greedy: F adds M_F, B frees all but M_W, W frees M_W, with M_W / M_F = 3 / 8
- * (the authors' runtime estimate 32h / (34h + 5as) for a GPT at a = 32, s = h / 4...16 lies in
- * 0.2 to 0.5; every ratio below 0.6 gives the same orders on the shapes we checked). Of the
+ * (the authors' runtime estimate 32h / (34h + 5as) is 0.43 for a = 32 heads and s = h / 4;
+ * every ratio below 0.6 gives the same orders on the shapes we checked). Of the
  * eight variants (warm-up stretching, prioritise B, always fill) the one with the shortest
  * longest stage wins, the first on a tie, as in the authors' code.
  *

@@ -22,7 +22,6 @@
 #include "sim/scheme.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "sim/vpipe.h"
 #include "util/err.h"
@@ -155,7 +154,7 @@ static void zbv_backwards(struct zbv_run *z)
 {
     int D = z->D;
     int *ranks = xmalloc((size_t)2 * D * sizeof(int)), n = 0;
-    for (int i = 0; i < D; i++) /* device i puts a chunk-0 backward when ranks[.] = 2i */
+    for (int i = 0; i < D; i++) /* ranks[.] = 2i + chunk: device i, that chunk's backward */
         while (z->mem[i] + ZBV_MEM_B > z->max_mem && !z->failed)
             zbv_put_w(z, i);
     /* chunk 1 (part 0) where its gradient is in, from the last device back; then chunk 0 */

@@ -101,8 +101,9 @@ static void test_orders(void)
      * would end after B(0) reaches it), runs its Ws as soon as its forwards are done; device 1
      * is 1F1B with every W at the tail. Both busy 12 slots without a gap. */
     check_order(SCHEME_ZBH2, 2, 4,
-                (const char *const[]){"F0.0 F1.0 F2.0 B0.0 F3.0 W0.0 B1.0 W1.0 B2.0 W2.0 B3.0 W3.0",
-                                      "F0.0 B0.0 F1.0 B1.0 F2.0 B2.0 F3.0 B3.0 W0.0 W1.0 W2.0 W3.0"});
+                (const char *const[]){
+                    "F0.0 F1.0 F2.0 B0.0 F3.0 W0.0 B1.0 W1.0 B2.0 W2.0 B3.0 W3.0",
+                    "F0.0 B0.0 F1.0 B1.0 F2.0 B2.0 F3.0 B3.0 W0.0 W1.0 W2.0 W3.0"});
     /* ZB-V as the authors' zbv.py orders it, pp 2, 4 micro-batches (their Python gives these
      * two rows; .1 = the V's second chunk) */
     check_order(SCHEME_ZBV, 2, 4,
@@ -123,8 +124,9 @@ static void test_orders(void)
      * on device 0, the Bs of 2 and 1 on device 1, of 0 on device 0); each device holds at most
      * (D+4)/3 = 2 micro-batches' activations (4 chunks) from F to W. */
     check_order(SCHEME_VMIN, 2, 2,
-                (const char *const[]){"F0.0 F1.0 F0.1 B0.1 W0.1 B0.0 W0.0 F1.1 B1.1 W1.1 B1.0 W1.0",
-                                      "F0.0 F0.1 B0.1 B0.0 F1.0 F1.1 W0.1 W0.0 B1.1 B1.0 W1.1 W1.0"});
+                (const char *const[]){
+                    "F0.0 F1.0 F0.1 B0.1 W0.1 B0.0 W0.0 F1.1 B1.1 W1.1 B1.0 W1.0",
+                    "F0.0 F0.1 B0.1 B0.0 F1.0 F1.1 W0.1 W0.0 B1.1 B1.0 W1.1 W1.0"});
     /* torch ScheduleInterleavedZeroBubble, pp 2, 2 chunks, 4 micro-batches (rounds of 2). */
     check_order(SCHEME_ZBW, 2, 4,
                 (const char *const[]){
@@ -342,7 +344,8 @@ static void test_controllable_memory(void)
      * rounding), the running B's w_keep aside */
     double wk = max_w_keep(SCHEME_VMIN, 8, 24);
     struct sim_result v, h, m;
-    if (step_of(SCHEME_V, 8, 24, 1, 2, 1, &v) > 0 && step_of(SCHEME_VHALF, 8, 24, 1, 2, 1, &h) > 0 &&
+    if (step_of(SCHEME_V, 8, 24, 1, 2, 1, &v) > 0 &&
+        step_of(SCHEME_VHALF, 8, 24, 1, 2, 1, &h) > 0 &&
         step_of(SCHEME_VMIN, 8, 24, 1, 2, 1, &m) > 0) {
         CHECK_NEAR(v.dev[0].peak_mem, 8, 1e-9);
         for (int d = 0; d < 8; d++) {
