@@ -55,7 +55,9 @@ MPI_TESTS = tests/mpi/test_run_cli.sh tests/mpi/test_train.sh tests/mpi/test_fau
 	tests/mpi/test_async_async.sh tests/mpi/test_async_pipedream.sh \
 	tests/mpi/test_input_aware.sh tests/mpi/test_equivalence_zbh1.sh \
 	tests/mpi/test_equivalence_zbv.sh tests/mpi/test_equivalence_zbh2.sh \
-	tests/mpi/test_equivalence_zbw.sh tests/mpi/test_equivalence_dualpipev.sh
+	tests/mpi/test_equivalence_zbw.sh tests/mpi/test_equivalence_dualpipev.sh \
+	tests/mpi/test_equivalence_zbvtorch.sh tests/mpi/test_equivalence_vhalf.sh \
+	tests/mpi/test_equivalence_vmin.sh
 TESTS += $(MPI_TESTS)
 EXTRA_DIST += $(MPI_TESTS) tests/mpi/equivalence.sh tests/mpi/async_equivalence.sh
 

@@ -23,9 +23,12 @@ enum scheme_id {
     /* Split backward (B: input gradient, W: weight gradient; the zero-bubble family) */
     SCHEME_ZBH1,      /* ZB-H1: 1F1B with W deferred, 1F1B's memory (arXiv 2401.10241) */
     SCHEME_ZBH2,      /* ZB-H2: more warm-up forwards, W at the tail, ~2x 1F1B's memory */
-    SCHEME_ZBV,       /* ZB-V: two chunks in a V (torch ScheduleZBVZeroBubble) */
+    SCHEME_ZBV,       /* ZB-V: two chunks in a V (the authors' zbv.py) */
     SCHEME_ZBW,       /* interleaved zero bubble (torch ScheduleInterleavedZeroBubble) */
     SCHEME_DUALPIPEV, /* DualPipeV (DeepSeek; torch ScheduleDualPipeV) */
+    SCHEME_ZBV_TORCH, /* ZB-V as torch's ScheduleZBVZeroBubble orders it */
+    SCHEME_VHALF,     /* V-Half: a V at 1/2 of 1F1B's activations (arXiv 2405.15362) */
+    SCHEME_VMIN,      /* V-Min: a V at 1/3 of 1F1B's activations (arXiv 2405.15362) */
     SCHEME__COUNT
 };
 

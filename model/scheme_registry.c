@@ -41,13 +41,6 @@ static int check_interleaved(const struct config *c, int pp, int n, struct mt_er
     return MT_OK;
 }
 
-static int check_zbh1(const struct config *c, int pp, int n, struct mt_err *e)
-{
-    (void)c;
-    NEED(n >= pp, "num_microbatches: ZB-H1 needs at least pp = %d micro-batches (got %d)", pp, n);
-    return MT_OK;
-}
-
 static int check_zbw(const struct config *c, int pp, int n, struct mt_err *e)
 {
     NEED(c->chunks >= 2 && c->chunks <= CONFIG_MAX_CHUNKS,
@@ -155,8 +148,7 @@ static const struct scheme_record scheme_records[SCHEME__COUNT] = {
                      .split = true,
                      .torch_csv = SCHEME_CSV_SPLIT | SCHEME_CSV_MIXED,
                      .in_tuner = true,
-                     .in_cycle = true,
-                     .check = check_zbh1},
+                     .in_cycle = true},
     [SCHEME_ZBH2] = {.id = SCHEME_ZBH2,
                      .name = "ZB-H2",
                      .aliases = {"ZBH2"},
@@ -168,7 +160,7 @@ static const struct scheme_record scheme_records[SCHEME__COUNT] = {
                      .in_cycle = true},
     [SCHEME_ZBV] = {.id = SCHEME_ZBV,
                     .name = "ZB-V",
-                    .aliases = {"ZBV", "ZBVZeroBubble"},
+                    .aliases = {"ZBV"},
                     .long_name = "Zero Bubble V (two chunks in a V)",
                     .place = SCHEME_PLACE_V,
                     .chunks = SCHEME_CHUNKS_TWO,
@@ -200,6 +192,39 @@ static const struct scheme_record scheme_records[SCHEME__COUNT] = {
                           .in_tuner = true,
                           .in_cycle = true,
                           .check = check_dualpipev},
+    [SCHEME_ZBV_TORCH] = {.id = SCHEME_ZBV_TORCH,
+                          .name = "ZBVZeroBubble",
+                          .aliases = {"ScheduleZBVZeroBubble"},
+                          .long_name = "Zero Bubble V (torch's order)",
+                          .note = "torch's ZB-V",
+                          .place = SCHEME_PLACE_V,
+                          .chunks = SCHEME_CHUNKS_TWO,
+                          .replicas = 1,
+                          .split = true,
+                          .in_tuner = true,
+                          .in_cycle = true},
+    [SCHEME_VHALF] = {.id = SCHEME_VHALF,
+                      .name = "V-Half",
+                      .aliases = {"VHalf"},
+                      .long_name = "V-Half (1/2 of 1F1B's activations)",
+                      .note = "1/2 memory",
+                      .place = SCHEME_PLACE_V,
+                      .chunks = SCHEME_CHUNKS_TWO,
+                      .replicas = 1,
+                      .split = true,
+                      .in_tuner = true,
+                      .in_cycle = true},
+    [SCHEME_VMIN] = {.id = SCHEME_VMIN,
+                     .name = "V-Min",
+                     .aliases = {"VMin"},
+                     .long_name = "V-Min (1/3 of 1F1B's activations)",
+                     .note = "1/3 memory",
+                     .place = SCHEME_PLACE_V,
+                     .chunks = SCHEME_CHUNKS_TWO,
+                     .replicas = 1,
+                     .split = true,
+                     .in_tuner = true,
+                     .in_cycle = true},
 };
 
 const struct scheme_record *scheme_registry_get(enum scheme_id id)

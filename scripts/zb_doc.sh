@@ -19,5 +19,19 @@ echo "| scheme | D | N | base step (t) | base peak (M_θ) | ckpt step | ckpt pea
 echo "|---|---|---|---|---|---|---|---|---|"
 for dn in "4 8" "4 16" "8 16"; do
     set -- $dn
-    for s in V ZB-H1 ZB-H2 W ZB-W ZB-V DualPipeV; do row "$s" "$1" "$2"; done
+    for s in V ZB-H1 ZB-H2 W ZB-W ZB-V ZBVZeroBubble V-Half V-Min DualPipeV; do row "$s" "$1" "$2"; done
+done
+echo
+# The authors' ZB-V against torch's where N < 2D, and the controllable-memory Vs (base plans)
+echo "| D | N | ZB-V (t) | ZBVZeroBubble (t) | V-Half (t) | V-Min (t) | peak ZB-V / V-Half / V-Min (M_θ) |"
+echo "|---|---|---|---|---|---|---|"
+step() { # scheme D N -> "step peak"
+    "$bin" simulate --scheme "$1" --devices "$2" --microbatches "$3" --unit-costs 1,2,1,1 --json |
+        python3 -c 'import json, sys; d = json.load(sys.stdin); print("%g %.3g" % (d["step_time"], max(x["peak_memory"] for x in d["devices"])))'
+}
+for dn in "4 4" "8 4" "8 8" "8 24"; do
+    set -- $dn
+    set -- "$1" "$2" $(step ZB-V "$1" "$2") $(step ZBVZeroBubble "$1" "$2") $(step V-Half "$1" "$2") \
+        $(step V-Min "$1" "$2")
+    echo "| $1 | $2 | $3 | $5 | $7 | $9 | $4 / $8 / ${10} |"
 done

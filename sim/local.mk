@@ -1,6 +1,6 @@
 noinst_LIBRARIES += libmt_sim.a
 libmt_sim_a_SOURCES = sim/plan.c sim/plan.h sim/plan_json.c sim/plan_csv.c sim/vpipe.c sim/vpipe.h \
-	sim/scheme.c sim/scheme.h sim/scheme_1f1b.c sim/scheme_gpipe.c sim/scheme_zb.c sim/scheme_zbv.c sim/scheme_zbw.c sim/scheme_chimera.c \
+	sim/scheme.c sim/scheme.h sim/scheme_1f1b.c sim/scheme_gpipe.c sim/scheme_zb.c sim/scheme_zbv.c sim/scheme_zbv_authors.c sim/scheme_zbv_greedy.c sim/scheme_zbw.c sim/scheme_chimera.c \
 	sim/scheme_interleaved.c sim/simulate.c sim/simulate.h sim/simulate_direct.c sim/simulate_fast.c sim/simulate_internal.h sim/simulate_json.c sim/validate.c sim/validate.h sim/tune.c sim/tune.h sim/tune_json.c \
 	sim/pass.c sim/pass.h sim/pass_summary.c sim/pass_json.c sim/pass_checkpoint.c sim/pass_overlap.c sim/pass_redundancy.c \
 	sim/pass_prepose.c sim/ckpt_plan.c sim/ckpt_plan.h sim/ckpt_plan_internal.h \

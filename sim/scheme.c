@@ -28,6 +28,9 @@ static const scheme_order_fn scheme_generators[SCHEME__COUNT] = {
     [SCHEME_ZBV] = scheme_order_zbv,
     [SCHEME_ZBW] = scheme_order_zbw,
     [SCHEME_DUALPIPEV] = scheme_order_dualpipev,
+    [SCHEME_ZBV_TORCH] = scheme_order_zbv_torch,
+    [SCHEME_VHALF] = scheme_order_vhalf,
+    [SCHEME_VMIN] = scheme_order_vmin,
 };
 
 scheme_order_fn scheme_generator(enum scheme_id id)

@@ -36,11 +36,16 @@ int scheme_order_gpipe(struct plan *p, const struct cost_model *cost, struct mt_
 int scheme_order_chimera(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 int scheme_order_interleaved(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 /* The zero-bubble family (split backward: B then W). sim/scheme_zb.c: ZB-H1, ZB-H2 (one
- * stage per device); sim/scheme_zbv.c: ZB-V, DualPipeV (two stages per device in a V);
- * sim/scheme_zbw.c: ZB-W (chunks, looped). */
+ * stage per device, the authors' greedy); two stages per device in a V: sim/scheme_zbv_authors.c
+ * ZB-V (the authors' zbv.py), sim/scheme_zbv.c torch's ZBVZeroBubble and DualPipeV,
+ * sim/scheme_zbv_greedy.c V-Half and V-Min (arXiv 2405.15362); sim/scheme_zbw.c: ZB-W (chunks,
+ * looped). */
 int scheme_order_zbh1(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 int scheme_order_zbh2(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 int scheme_order_zbv(struct plan *p, const struct cost_model *cost, struct mt_err *e);
+int scheme_order_zbv_torch(struct plan *p, const struct cost_model *cost, struct mt_err *e);
+int scheme_order_vhalf(struct plan *p, const struct cost_model *cost, struct mt_err *e);
+int scheme_order_vmin(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 int scheme_order_dualpipev(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 int scheme_order_zbw(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 /* Async and PipeDream (sim/scheme_async.c): 1F1B over the K x N micro-batches of K

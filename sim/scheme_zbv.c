@@ -2,7 +2,7 @@
  * r runs stage r, part 1 stage 2D-1-r (sim/vpipe.c), so the first and last stage share device 0
  * and the loss sits on device 0 too.
  *
- * ZB-V (Qi et al., arXiv 2401.10241 §6; the order of torch.distributed.pipelining's
+ * ZBVZeroBubble (Qi et al., arXiv 2401.10241 §6, as torch.distributed.pipelining's
  * ScheduleZBVZeroBubble, rule for rule): device r runs 2(D-r)-1 forwards of part 0, r pairs
  * (F1, F0), D-r rounds (F1, B1, W1); then while part 1 has forwards to catch up or part 0 has
  * micro-batches left: (F0 if any left, B0, W0, F1, B1, W1); then r pairs (B0, B1) whose Ws wait,
@@ -84,7 +84,7 @@ static void zbv_fini(struct zbv *z)
     free(z->wq_mb);
 }
 
-int scheme_order_zbv(struct plan *p, const struct cost_model *cost, struct mt_err *e)
+int scheme_order_zbv_torch(struct plan *p, const struct cost_model *cost, struct mt_err *e)
 {
     (void)cost;
     (void)e;

@@ -244,7 +244,7 @@ int explore_edit(struct explore *x, enum explore_edit what, int dir)
         if (!config_scheme_uses_chunks(x->cfg.scheme)) {
             snprintf(x->status, sizeof x->status,
                      "v/V: %s has no chunks to change (W and ZB-W take 2 to %d per device; "
-                     "ZB-V and DualPipeV always 2)",
+                     "the V schemes always 2)",
                      sname, CONFIG_MAX_CHUNKS);
             x->status_err = true;
             return R_REDRAW;

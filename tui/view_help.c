@@ -18,7 +18,8 @@ static const char *const help_lines[] = {
     " (run when first shown; Esc stops it)",
     "  c                   critical path on / off (a yellow thread through its boxes)",
     "  /                   search: 12 (micro-batch), BW (op), RC3 (op and micro-batch)",
-    "  s                   scheme: V X W GPipe Async PipeDream ZB-H1 ZB-H2 ZB-V ZB-W DualPipeV",
+    "  s                   scheme: V X W GPipe Async PipeDream ZB-H1 ZB-H2 ZB-V ZB-W DualPipeV"
+    " ZBVZeroBubble V-Half V-Min",
     "  i / I  u / U        Async, PipeDream: fewer / more iterations; update interval",
     "  d / D               fewer / more devices (pp)",
     "  m / M               fewer / more micro-batches",

@@ -26,7 +26,8 @@ ok = [x for x in c if x['feasible']]
 assert d['best']['throughput'] == max(x['throughput'] for x in ok)
 assert all(x['pp'] * x['dp'] == 8 for x in c)
 assert any(x['ckpt'] for x in c) and any(not x['ckpt'] for x in c)
-assert set(x['scheme'] for x in c) == {'V', 'X', 'W', 'GPipe', 'ZB-H1', 'ZB-H2', 'ZB-V', 'ZB-W', 'DualPipeV'}
+assert set(x['scheme'] for x in c) == {'V', 'X', 'W', 'GPipe', 'ZB-H1', 'ZB-H2', 'ZB-V', 'ZB-W', 'DualPipeV',
+                                       'ZBVZeroBubble', 'V-Half', 'V-Min'}
 assert all(x['throughput'] == 0 for x in c if not x['feasible'])
 assert len(d['pareto']) >= 1
 PY"

@@ -16,7 +16,8 @@
 # with 2 replicas) follow recursive doubling, which Open MPI picks for these sizes
 # (bit-identical here); another algorithm would reorder them, so that case alone allows 1e-6
 # of the largest gradient of each tensor.
-# Split backward (ZB-H1, ZB-V: issue 17; ZB-H2, ZB-W, DualPipeV: issue 31): B and W run
+# Split backward (ZB-H1, ZB-V: issue 17; ZB-H2, ZB-W, DualPipeV: issue 31; ZBVZeroBubble,
+# V-Half, V-Min: issue 28): B and W run
 # apart; where a stage's Ws run in ascending order (ZB-V) the sums are the sequential run's,
 # bit for bit; deferred Ws (ZB-H1, ZB-H2) and the search's orders add in another order, so
 # every split run is held bit for bit to the single-process replay of the same plan
@@ -95,7 +96,7 @@ for D in 2 4; do
     fi
     for k in base ckpt opt sel search; do
         case $scheme in
-        ZB-* | DualPipeV) # the split family: also against the replay (see check_run)
+        ZB-* | ZBVZeroBubble | V-Half | V-Min | DualPipeV) # split: also the replay (check_run)
             check_run "$scheme D=$D $k" "$tmp/p$D/$k.json" "$tmp/d$D$k" "$tmp/j$D$k.json" 1e-5 \
                 "$ref" replay ;;
         *) check_run "$scheme D=$D $k" "$tmp/p$D/$k.json" "$tmp/d$D$k" "$tmp/j$D$k.json" $tol "$ref" ;;

@@ -48,9 +48,10 @@ static void test_unit_grid(void)
     CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
     /* pp in {2, 4} (dp 2, 1); unit costs are per micro-batch whatever its size, so the grid
      * keeps the config's micro-batch size, 1 (N = 8 per replica on pp 2, 16 on pp 4): V, X,
-     * GPipe, ZB-H1, ZB-H2, ZB-V, DualPipeV one each, W and ZB-W with chunks 2 and 4. */
+     * GPipe, ZB-H1, ZB-H2, ZB-V, DualPipeV, ZBVZeroBubble, V-Half, V-Min one each, W and
+     * ZB-W with chunks 2 and 4. */
     int per_scheme = 2;
-    CHECK_EQ_INT(r.n, per_scheme * 7 + per_scheme * 2 * 2);
+    CHECK_EQ_INT(r.n, per_scheme * 10 + per_scheme * 2 * 2);
     int checked = 0;
     for (int i = 0; i < r.n; i++) {
         const struct tune_candidate *k = &r.cand[i];
@@ -192,7 +193,9 @@ static void test_memory_cap(void)
 }
 
 /* With Mario on, activation memory stops growing with the pipeline depth: under a cap that
- * V-8-1 baseline exceeds, the checkpointed V-8-1 fits. */
+ * V-8-1 baseline exceeds, the checkpointed V-8-1 fits. The best plan under that cap is
+ * checkpointed, or one of the Vs that hold less than 1F1B without it (V-Half, V-Min: 5/8 and
+ * 4/8 of its activations at pp 8). */
 static void test_ckpt_makes_feasible(void)
 {
     struct config c;
@@ -219,7 +222,11 @@ static void test_ckpt_makes_feasible(void)
         found++;
     }
     CHECK_EQ_INT(found, 2);
-    CHECK(r.best >= 0 && r.cand[r.best].ckpt);
+    CHECK(r.best >= 0 && (r.cand[r.best].ckpt || r.cand[r.best].scheme == SCHEME_VHALF ||
+                          r.cand[r.best].scheme == SCHEME_VMIN));
+    if (r.best >= 0)
+        printf("# best under 0.8 of V-8-1's peak: %s%s\n",
+               config_scheme_name(r.cand[r.best].scheme), r.cand[r.best].ckpt ? " (ckpt)" : "");
     tune_result_fini(&r);
 }
 

@@ -1,16 +1,18 @@
 /* tests/unit/test_zb.c: the zero-bubble family (split backward) against what is known
  * independently of the code:
- *  - orders: small cases worked by hand from the reference rules (PaddlePaddle's ZBH1; torch's
- *    ScheduleZBVZeroBubble, ScheduleInterleavedZeroBubble, ScheduleDualPipeV) and from the
- *    ZB-H2 rule of sim/scheme_zb.c;
+ *  - orders: small cases worked by hand from the reference rules (the zero-bubble authors'
+ *    greedy for ZB-H1 and ZB-H2; torch's ScheduleZBVZeroBubble, ScheduleInterleavedZeroBubble,
+ *    ScheduleDualPipeV) and rows the authors' own code gives (ZB-V, V-Min);
  *  - times: the closed forms, with F, B, W the forward, input-gradient and weight-gradient
  *    times: ZB-H1 steps N(F+B+W) + (D-1)(F+B-W) (Qi et al., arXiv 2401.10241, §3.1); with
  *    F = B = W every ZB-H2 device is busy without a gap from its first forward to its last W
  *    (the paper's parallelogram), ZB-V and ZB-W leave only the fill, (D-1) chunk forwards, and
  *    DualPipeV (D-1)(F&B + B - 3W) with F&B = F + B + W (DeepSeek's DualPipe README, PP/2 - 1 =
  *    D - 1 for the 2D stages of the V);
+ *  - times the reference implementations give: the authors' ZB-V against torch's where N < 2D;
  *  - memory: 1F1B's in-flight bound for ZB-H1 (D - i micro-batches on device i), 2(D-i) - 1 for
- *    ZB-H2, and DualPipeV's PP + 1 = 2D + 1 chunk activations on every device;
+ *    ZB-H2, DualPipeV's PP + 1 = 2D + 1 chunk activations on every device, V-Half's and
+ *    V-Min's (D+2)/2 and (D+4)/3 micro-batches (arXiv 2405.15362, Table 1);
  *  - Mario's passes keep every split plan valid, each RC before its B.
  * Unit costs F,B,RC,W = 1,2,1,1: B = W = 1 for one stage per device, halves for two. */
 #include <config.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/cost.h"
 #include "sim/pass.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
@@ -82,22 +85,48 @@ static void check_order(enum scheme_id s, int D, int N, const char *const *want)
 
 static void test_orders(void)
 {
-    /* Paddle's ZBH1 with pp = 2, 3 micro-batches (one part: .0 everywhere). */
+    /* ZB-H1 as the authors' zb.py orders it (memory for pp forwards; M_W / M_F = 3/8), worked
+     * slot by slot from the rules in sim/scheme_zb.c's head (F = B = W = 1): pp 2, 3
+     * micro-batches: device 0 warms up with one extra forward (it ends at 2, before B(0)
+     * reaches it at 4), then needs W0 to make room for F2; the oldest W first everywhere. */
     check_order(SCHEME_ZBH1, 2, 3,
                 (const char *const[]){"F0.0 F1.0 B0.0 W0.0 F2.0 B1.0 W1.0 B2.0 W2.0",
-                                      "F0.0 B0.0 F1.0 B1.0 W1.0 F2.0 B2.0 W2.0 W0.0"});
-    /* ZB-H2, pp 2, 4, worked slot by slot (F = B = W = 1; B first, then F while fewer than
-     * 2(D-i) - 1 are in flight, then W): device 0 busy in [0, 12], device 1 in [1, 13]. */
+                                      "F0.0 B0.0 F1.0 B1.0 W0.0 F2.0 B2.0 W1.0 W2.0"});
+    /* N < pp, which the authors accept: pp 3, 2 micro-batches; the longest stage 9 slots */
+    check_order(SCHEME_ZBH1, 3, 2,
+                (const char *const[]){"F0.0 F1.0 B0.0 W0.0 B1.0 W1.0",
+                                      "F0.0 F1.0 B0.0 W0.0 B1.0 W1.0",
+                                      "F0.0 B0.0 F1.0 B1.0 W0.0 W1.0"});
+    /* ZB-H2 (memory for 2 pp forwards), pp 2, 4: device 0 warms up with 3 forwards (the 4th
+     * would end after B(0) reaches it), runs its Ws as soon as its forwards are done; device 1
+     * is 1F1B with every W at the tail. Both busy 12 slots without a gap. */
     check_order(SCHEME_ZBH2, 2, 4,
-                (const char *const[]){"F0.0 F1.0 F2.0 B0.0 F3.0 B1.0 W0.0 B2.0 W1.0 B3.0 W2.0 W3.0",
-                                      "F0.0 B0.0 F1.0 B1.0 F2.0 B2.0 F3.0 B3.0 W0.0 W1.0 W2.0 W3.0"});
-    /* torch ScheduleZBVZeroBubble, pp 2, 4 micro-batches (.1 = the V's second chunk). */
+                (const char *const[]){
+                    "F0.0 F1.0 F2.0 B0.0 F3.0 W0.0 B1.0 W1.0 B2.0 W2.0 B3.0 W3.0",
+                    "F0.0 B0.0 F1.0 B1.0 F2.0 B2.0 F3.0 B3.0 W0.0 W1.0 W2.0 W3.0"});
+    /* ZB-V as the authors' zbv.py orders it, pp 2, 4 micro-batches (their Python gives these
+     * two rows; .1 = the V's second chunk) */
     check_order(SCHEME_ZBV, 2, 4,
+                (const char *const[]){
+                    "F0.0 F1.0 F2.0 F0.1 B0.1 W0.1 F1.1 B1.1 W1.1 F3.0 B0.0 W0.0 F2.1 B2.1 W2.1 "
+                    "B1.0 W1.0 F3.1 B3.1 B2.0 W3.1 B3.0 W2.0 W3.0",
+                    "F0.0 F0.1 F1.0 F1.1 B0.1 W0.1 F2.0 B0.0 W0.0 F2.1 B1.1 W1.1 F3.0 B1.0 W1.0 "
+                    "F3.1 B2.1 B2.0 B3.1 B3.0 W2.1 W2.0 W3.1 W3.0"});
+    /* torch ScheduleZBVZeroBubble, pp 2, 4 micro-batches (.1 = the V's second chunk). */
+    check_order(SCHEME_ZBV_TORCH, 2, 4,
                 (const char *const[]){
                     "F0.0 F1.0 F2.0 F0.1 B0.1 W0.1 F1.1 B1.1 W1.1 F3.0 B0.0 W0.0 F2.1 B2.1 W2.1 "
                     "B1.0 W1.0 F3.1 B3.1 W3.1 B2.0 W2.0 B3.0 W3.0",
                     "F0.0 F0.1 F1.0 F1.1 B0.1 W0.1 F2.0 B0.0 W0.0 F2.1 B1.1 W1.1 F3.0 B1.0 W1.0 "
                     "F3.1 B2.1 W2.1 B2.0 B3.1 B3.0 W2.0 W3.1 W3.0"});
+    /* V-Min, pp 2, 2 micro-batches, as the authors' zbv_greedy.py gives it: micro-batch 0 runs
+     * down the V and back (stage 0 on device 0, stages 1 and 2 on device 1, stage 3 and its B
+     * on device 0, the Bs of 2 and 1 on device 1, of 0 on device 0); each device holds at most
+     * (D+4)/3 = 2 micro-batches' activations (4 chunks) from F to W. */
+    check_order(SCHEME_VMIN, 2, 2,
+                (const char *const[]){
+                    "F0.0 F1.0 F0.1 B0.1 W0.1 B0.0 W0.0 F1.1 B1.1 W1.1 B1.0 W1.0",
+                    "F0.0 F0.1 B0.1 B0.0 F1.0 F1.1 W0.1 W0.0 B1.1 B1.0 W1.1 W1.0"});
     /* torch ScheduleInterleavedZeroBubble, pp 2, 2 chunks, 4 micro-batches (rounds of 2). */
     check_order(SCHEME_ZBW, 2, 4,
                 (const char *const[]){
@@ -213,6 +242,123 @@ static void test_memory(void)
     }
 }
 
+/* The authors' ZB-V against torch's where N < 2D, unit costs in chunk forwards (a chunk's F = B
+ * = W = 1/2 t here): 27 against 30 at 4 x 4, 39 against 46 at 8 x 4, 55 against 62 at 8 x 8
+ * (issue 28, from the two reference implementations); from 2D - 1 on both leave only the fill.
+ * ZB-H1 and ZB-H2 with one micro-batch: its chain, D forwards, D Bs and a W (2D + 1). */
+static void test_authors_steps(void)
+{
+    static const int shapes[][4] = {{4, 4, 27, 30}, {8, 4, 39, 46}, {8, 8, 55, 62}};
+    for (int k = 0; k < 3; k++) {
+        int D = shapes[k][0], N = shapes[k][1];
+        CHECK_NEAR(step_of(SCHEME_ZBV, D, N, 1, 2, 1, NULL), shapes[k][2] * 0.5, 1e-9);
+        CHECK_NEAR(step_of(SCHEME_ZBV_TORCH, D, N, 1, 2, 1, NULL), shapes[k][3] * 0.5, 1e-9);
+    }
+    for (int D = 1; D <= 8; D++) {
+        CHECK_NEAR(step_of(SCHEME_ZBH1, D, 1, 1, 2, 1, NULL), 2.0 * D + 1, 1e-9);
+        CHECK_NEAR(step_of(SCHEME_ZBH2, D, 1, 1, 2, 1, NULL), 2.0 * D + 1, 1e-9);
+        if (D >= 2)
+            CHECK_NEAR(step_of(SCHEME_ZBV_TORCH, D, 4 * D, 1, 2, 1, NULL),
+                       3.0 * 4 * D + (D - 1) * 0.5, 1e-9);
+    }
+}
+
+/* Most chunks a device holds from its forward to its W, over device d's order. */
+static int chunks_to_w(const struct plan *p, int d)
+{
+    int cur = 0, most = 0;
+    for (int i = 0; i < plan_len(p, d); i++) {
+        enum op op = plan_at(p, d, i)->op;
+        cur += plan_op_is_forward(op) ? 1 : op == OP_W ? -1 : 0;
+        most = cur > most ? cur : most;
+    }
+    return most;
+}
+
+/* The largest w_keep of a stage (what a B keeps for its W) under the test's unit config. */
+static double max_w_keep(enum scheme_id s, int D, int N)
+{
+    struct config c = test_unit_config(s, D, N, 1, 2, 1);
+    c.unit.w = 1;
+    c.chunks = 2;
+    c.model.num_layers = 64;
+    struct cost_model cost;
+    struct mt_err e = {0};
+    double most = 0;
+    if (scheme_costs(&c, &cost, &e) != MT_OK) {
+        CHECK(0);
+        return 0;
+    }
+    for (int st = 0; st < cost.num_stages; st++)
+        most = cost.stage[st].w_keep > most ? cost.stage[st].w_keep : most;
+    cost_model_fini(&cost);
+    return most;
+}
+
+/* V-Half and V-Min hold (D+2)/2 and (D+4)/3 micro-batches' activations from F to W (the paper's
+ * Table 1, arXiv 2405.15362, "Activation Memory by #micro-batch", rounded down as there), 2
+ * chunks each, or all N where fewer; 1F1B holds D. In the simulator a B frees all but w_keep of
+ * its chunk's activations and takes that w_keep at its start, so a device's peak is at most
+ * that many micro-batches (1 M_theta each here: V's peak is D M_theta) plus the w_keep of the
+ * one B running. */
+static void test_controllable_memory(void)
+{
+    for (int D = 1; D <= 8; D++)
+        for (int N = 1; N <= 3 * D + 2; N += (N < 4 ? 1 : D)) {
+            int half = (D + 2) / 2, third = (D + 4) / 3;
+            struct plan *ph = build(SCHEME_VHALF, D, N, 1, 2, 1);
+            struct plan *pm = build(SCHEME_VMIN, D, N, 1, 2, 1);
+            int most_h = 0, most_m = 0;
+            for (int d = 0; ph && pm && d < D; d++) {
+                most_h = chunks_to_w(ph, d) > most_h ? chunks_to_w(ph, d) : most_h;
+                most_m = chunks_to_w(pm, d) > most_m ? chunks_to_w(pm, d) : most_m;
+            }
+            CHECK_EQ_INT(most_h, 2 * (N < half ? N : half));
+            CHECK_EQ_INT(most_m, 2 * (N < third ? N : third));
+            CHECK(2 * half <= D + 2 && 3 * third <= D + 4); /* the paper's fractions, rounded */
+            struct sim_result r = {0};
+            struct mt_err e = {0};
+            double wk = max_w_keep(SCHEME_VHALF, D, N);
+            if (N < half)
+                half = N;
+            if (N < third)
+                third = N;
+            if (ph != NULL && validate_plan_sim(ph, &r, &e) == MT_OK) {
+                for (int d = 0; d < D; d++)
+                    CHECK(r.dev[d].peak_mem <= half + wk + 1e-9);
+                sim_result_fini(&r);
+            } else {
+                CHECK(0);
+            }
+            if (pm != NULL && validate_plan_sim(pm, &r, &e) == MT_OK) {
+                for (int d = 0; d < D; d++)
+                    CHECK(r.dev[d].peak_mem <= third + wk + 1e-9);
+                sim_result_fini(&r);
+            } else {
+                CHECK(0);
+            }
+            plan_free(ph);
+            plan_free(pm);
+        }
+    /* against 1F1B's simulated peak at 8 x 24: 5/8 and 4/8 of it (1/2 and 1/3 with the paper's
+     * rounding), the running B's w_keep aside */
+    double wk = max_w_keep(SCHEME_VMIN, 8, 24);
+    struct sim_result v, h, m;
+    if (step_of(SCHEME_V, 8, 24, 1, 2, 1, &v) > 0 &&
+        step_of(SCHEME_VHALF, 8, 24, 1, 2, 1, &h) > 0 &&
+        step_of(SCHEME_VMIN, 8, 24, 1, 2, 1, &m) > 0) {
+        CHECK_NEAR(v.dev[0].peak_mem, 8, 1e-9);
+        for (int d = 0; d < 8; d++) {
+            CHECK(h.dev[d].peak_mem <= v.dev[0].peak_mem * 5 / 8 + wk + 1e-9);
+            CHECK(h.dev[d].peak_mem > v.dev[0].peak_mem * 5 / 8 - 1e-9);
+            CHECK(m.dev[d].peak_mem <= v.dev[0].peak_mem * 4 / 8 + wk + 1e-9);
+        }
+    }
+    sim_result_fini(&v);
+    sim_result_fini(&h);
+    sim_result_fini(&m);
+}
+
 /* Mario's passes on split plans: every step valid (the pass pipeline validates), every RC
  * before the B of its micro-batch and stage on the same device, and checkpointing saves
  * memory. */
@@ -321,7 +467,7 @@ static void test_registry(void)
         free(csv);
         plan_free(p);
     }
-    CHECK(buildable >= 11);
+    CHECK(buildable >= 14);
     /* each placement torch can hold, with each of its backwards, is read as one scheme */
     static const enum scheme_place places[] = {SCHEME_PLACE_LINE, SCHEME_PLACE_LOOP,
                                                SCHEME_PLACE_V};
@@ -345,6 +491,8 @@ int main(void)
     test_registry();
     test_orders();
     test_closed_forms();
+    test_authors_steps();
+    test_controllable_memory();
     test_memory();
     test_passes();
     return check_report("test_zb");
