@@ -50,6 +50,43 @@ const char *tune_ckpt_name(const struct tune_candidate *c)
     return !c->ckpt ? "off" : c->search ? "search" : "mario";
 }
 
+bool tune_scheme_tried(enum scheme_id s)
+{
+    return s != SCHEME_AUTO && !config_scheme_async(s) && scheme_find(s) != NULL;
+}
+
+void tune_scheme_names(char *buf, int n)
+{
+    int at = 0;
+    buf[0] = '\0';
+    for (int s = 0; s < SCHEME__COUNT && at < n; s++)
+        if (tune_scheme_tried((enum scheme_id)s))
+            at += snprintf(buf + at, (size_t)(n - at), "%s%s", at ? ", " : "",
+                           config_scheme_name((enum scheme_id)s));
+}
+
+int tune_schemes_parse(const char *list, unsigned *mask, struct mt_err *e)
+{
+    *mask = 0;
+    const char *p = list;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[64];
+        if (len == 0 || len >= sizeof name)
+            return err_set(e, MT_EINVAL, "%s: a scheme name between commas is %s", list,
+                           len == 0 ? "empty" : "too long");
+        memcpy(name, p, len);
+        name[len] = '\0';
+        enum scheme_id id;
+        TRY(config_scheme_parse(name, &id, e));
+        *mask |= 1u << id;
+        if (!end)
+            return MT_OK;
+        p = end + 1;
+    }
+}
+
 void tune_opts_default(struct tune_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -85,10 +122,13 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
 static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                           struct tune_candidate **out)
 {
-    /* The paper's four, then the zero-bubble family (split backward). */
-    static const enum scheme_id schemes[] = {SCHEME_V,    SCHEME_X,    SCHEME_W,
-                                             SCHEME_GPIPE, SCHEME_ZBH1, SCHEME_ZBH2,
-                                             SCHEME_ZBV,  SCHEME_ZBW,  SCHEME_DUALPIPEV};
+    /* The scheme table's synchronous schemes in id order (the paper's four, then the
+     * zero-bubble family), those o->schemes keeps. */
+    enum scheme_id schemes[SCHEME__COUNT];
+    int n_schemes = 0;
+    for (int s = 0; s < SCHEME__COUNT; s++)
+        if (tune_scheme_tried((enum scheme_id)s) && (o->schemes == 0 || (o->schemes >> s & 1u)))
+            schemes[n_schemes++] = (enum scheme_id)s;
     /* --microbatches N sets the samples per iteration the grid keeps: N x mbs x dp */
     int D = base->num_device, G = config_global_batch(base);
     int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
@@ -96,7 +136,7 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
     struct tune_candidate *c = xmalloc((size_t)cap * sizeof *c);
     /* a: 0 off, 1 Mario's passes, 2 the search */
     for (int ckpt = o->with_ckpt_off ? 0 : 1; ckpt <= 2; ckpt++)
-        for (size_t s = 0; s < sizeof schemes / sizeof schemes[0]; s++)
+        for (int s = 0; s < n_schemes; s++)
             for (int pp = min_pp; pp <= D; pp++) {
                 if (D % pp != 0)
                     continue;
@@ -165,6 +205,7 @@ static void tune_evaluate(const struct config *base, const struct tune_opts *o,
         return;
     }
     c->step_time = r.unit ? r.step_time : r.step_time * 1e-6;
+    c->iter_time = r.throughput > 0 ? config_global_batch(base) / r.throughput : 0;
     struct bound_result b;
     if (bound_plan(p, &b, &e) == MT_OK)
         c->lower_bound = bound_value(&b, r.oom_device < 0) * (r.unit ? 1 : 1e-6);
@@ -215,8 +256,48 @@ static void *tune_worker(void *arg)
     return NULL;
 }
 
-static void tune_pareto(struct tune_result *r)
+bool tune_ranks_above(const struct tune_candidate *a, const struct tune_candidate *b)
 {
+    if ((a->status == TUNE_OK) != (b->status == TUNE_OK))
+        return a->status == TUNE_OK;
+    if (a->status != TUNE_OK)
+        return false;
+    if (a->throughput != b->throughput)
+        return a->throughput > b->throughput;
+    return a->peak_mem < b->peak_mem;
+}
+
+/* Over pointers into one array: equal rank falls back to the address, that is grid order. */
+static int tune_rank_cmp(const void *pa, const void *pb)
+{
+    const struct tune_candidate *x = *(const struct tune_candidate *const *)pa;
+    const struct tune_candidate *y = *(const struct tune_candidate *const *)pb;
+    if (tune_ranks_above(x, y))
+        return -1;
+    if (tune_ranks_above(y, x))
+        return 1;
+    return (x > y) - (x < y);
+}
+
+int tune_rank(const struct tune_result *r, int *order)
+{
+    const struct tune_candidate **p = xcalloc((size_t)r->n + 1, sizeof *p);
+    for (int i = 0; i < r->n; i++)
+        p[i] = &r->cand[i];
+    qsort(p, (size_t)r->n, sizeof *p, tune_rank_cmp);
+    for (int i = 0; i < r->n; i++)
+        order[i] = (int)(p[i] - r->cand);
+    free(p);
+    return r->n;
+}
+
+void tune_decide(struct tune_result *r)
+{
+    r->best = -1;
+    for (int i = 0; i < r->n; i++)
+        if (r->cand[i].status == TUNE_OK &&
+            (r->best < 0 || tune_ranks_above(&r->cand[i], &r->cand[r->best])))
+            r->best = i;
     for (int i = 0; i < r->n; i++) {
         struct tune_candidate *a = &r->cand[i];
         a->pareto = a->status == TUNE_OK;
@@ -240,11 +321,14 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
     if (base->global_batch_size < 1)
         return err_set(e, MT_EINVAL, "global_batch_size: must be >= 1");
     /* The grid holds synchronous schemes only: it ranks one flushed iteration per plan. */
-    if (config_scheme_async(base->scheme))
+    if (config_scheme_async(base->scheme)) {
+        char names[256];
+        tune_scheme_names(names, sizeof names);
         return err_set(e, MT_EINVAL,
                        "pipeline_scheme: %s has no flush between iterations; the tuner searches "
-                       "synchronous schemes only (V, X, W, GPipe); use simulate or optimize for "
-                       "an asynchronous plan", config_scheme_name(base->scheme));
+                       "synchronous schemes only (%s); use simulate or optimize for an "
+                       "asynchronous plan", config_scheme_name(base->scheme), names);
+    }
     if (base->iterations != 1 || base->update_interval != 1)
         return err_set(e, MT_EINVAL,
                        "%s: the tuner searches synchronous schemes, one iteration per plan and "
@@ -299,11 +383,7 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
     for (int i = 0; i < n; i++)
         if (cand[i].status == TUNE_NOT_RUN)
             snprintf(cand[i].why, sizeof cand[i].why, "not run: the tuner was cancelled");
-    for (int i = 0; i < n; i++)
-        if (cand[i].status == TUNE_OK &&
-            (out->best < 0 || cand[i].throughput > cand[out->best].throughput))
-            out->best = i;
-    tune_pareto(out);
+    tune_decide(out);
     return MT_OK;
 }
 

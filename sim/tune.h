@@ -27,6 +27,8 @@ struct tune_opts {
     int max_mbs;           /* largest micro-batch size tried (0 = no limit but the batch) */
     int max_chunks;        /* W chunk counts tried: 2 .. max_chunks (powers of two) */
     int threads;           /* worker threads; 0 = the machine's cores */
+    unsigned schemes;      /* bit (1u << scheme_id) per scheme kept; 0 = every one the tuner
+                            * tries (tune_scheme_tried) */
     bool with_ckpt_off;    /* try a = off */
     tune_optimize_fn optimize; /* a = on (Mario's passes); NULL skips it */
     tune_optimize_fn search;   /* a = search (the schedule search under the cap); NULL skips it */
@@ -43,7 +45,11 @@ struct tune_candidate {
     bool ckpt;               /* checkpointing on: Mario's passes, or the search */
     bool search;             /* ... made by the schedule search (tune_optimize_search) */
     enum tune_status status;
-    double step_time;        /* seconds (t under unit costs) */
+    double step_time;        /* seconds (t under unit costs): the simulated step of one
+                              * pipeline replica (its G / dp samples) */
+    double iter_time;        /* seconds (t) per iteration of the global batch, every dp replica
+                              * and dp's efficiency counted: G / (samples/s) even when over the
+                              * cap, so it compares across dp; 0 when not simulated */
     double throughput;       /* samples/s; 0 when out of memory or invalid */
     double lower_bound;      /* sim/bound.h bound_value of its plan: seconds (t); 0 none */
     double peak_mem;         /* max over devices */
@@ -57,7 +63,8 @@ struct tune_candidate {
 struct tune_result {
     int n;
     struct tune_candidate *cand; /* in grid order */
-    int best;                    /* index of the highest throughput, -1 if none fits */
+    int best;                    /* index of the highest throughput (ties: the lower peak, then
+                                  * grid order), -1 if none fits */
     int done;                    /* candidates simulated (n unless cancelled) */
     bool cancelled;              /* the progress callback said stop: the rest are TUNE_NOT_RUN */
 };
@@ -67,6 +74,13 @@ int tune_optimize_mario(const struct plan *in, struct plan **out, struct mt_err 
 /* The search: the pass pipeline, then the schedule search (sim/search.h) under the cap of in's
  * config, its plan. */
 int tune_optimize_search(const struct plan *in, struct plan **out, struct mt_err *e);
+/* Whether the grid tries scheme s: the synchronous schemes of the scheme table. */
+bool tune_scheme_tried(enum scheme_id s);
+/* "V, X, W, GPipe, ..." (the schemes tune_scheme_tried accepts, in table order) into buf. */
+void tune_scheme_names(char *buf, int n);
+/* A comma-separated list of scheme names ("V,ZB-V,DualPipeV", config_scheme_parse's
+ * spellings) into a mask of (1u << id) bits. MT_EINVAL naming the bad name. */
+int tune_schemes_parse(const char *list, unsigned *mask, struct mt_err *e);
 /* "off", "mario" or "search". */
 const char *tune_ckpt_name(const struct tune_candidate *c);
 /* min_pp 4, chunks up to 4, all cores, both a = off and a = on (tune_optimize_mario). */
@@ -89,6 +103,17 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
  * of a candidate. */
 int tune_build_plan(const struct config *base, const struct tune_candidate *c,
                     const struct tune_opts *o, struct plan **out, struct mt_err *e);
+/* Whether a ranks above b: fits before not, then the higher throughput, then the lower peak
+ * (equal throughputs are ties broken by memory). Neither above the other: grid order. */
+bool tune_ranks_above(const struct tune_candidate *a, const struct tune_candidate *b);
+/* Candidate indices in rank order into order (r->n of them): those that fit by
+ * tune_ranks_above, then the rest in grid order. Returns r->n. */
+int tune_rank(const struct tune_result *r, int *order);
+/* Sets r->best and each candidate's pareto from the simulated figures: the front of
+ * (throughput up, peak down) among those that fit, exact: b dominates a when b is no worse in
+ * both and better in one (equal throughput and a lower peak dominates); equal in both, both
+ * stay. tune_grid_search calls it; exposed for tests. */
+void tune_decide(struct tune_result *r);
 void tune_result_fini(struct tune_result *r);
 
 #endif

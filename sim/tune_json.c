@@ -33,6 +33,8 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
     cJSON_AddStringToObject(o, "status", tune_status_name(k->status));
     cJSON_AddNumberToObject(o, "throughput", k->throughput);
     cJSON_AddNumberToObject(o, "step_time", k->step_time);
+    /* per iteration of the global batch, all dp replicas: comparable across dp */
+    cJSON_AddNumberToObject(o, "iteration_time", k->iter_time);
     if (k->lower_bound > 0) {
         cJSON_AddNumberToObject(o, "lower_bound", k->lower_bound);
         cJSON_AddNumberToObject(o, "lower_bound_gap_pct",

@@ -573,27 +573,8 @@ void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress
              search ? "" : "S: add the search (seconds)   ");
 }
 
-/* Candidates ranked: feasible by throughput, then the rest in grid order. */
-int explore_tune_rank(const struct explore *x, int *order)
-{
-    int n = 0;
-    for (int i = 0; i < x->tune.n; i++)
-        order[n++] = i;
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0; j--) {
-            const struct tune_candidate *a = &x->tune.cand[order[j - 1]];
-            const struct tune_candidate *b = &x->tune.cand[order[j]];
-            bool swap = (a->status != TUNE_OK && b->status == TUNE_OK) ||
-                        (a->status == TUNE_OK && b->status == TUNE_OK &&
-                         b->throughput > a->throughput);
-            if (!swap)
-                break;
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    return n;
-}
+/* Candidates ranked as the CLI ranks them (sim/tune.h tune_rank). */
+int explore_tune_rank(const struct explore *x, int *order) { return tune_rank(&x->tune, order); }
 
 void explore_tune_load(struct explore *x)
 {

@@ -26,7 +26,7 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
                  x->tune_search ? "" : "S: add the search   ");
     cells_printf(g, 1, top + 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, CELL_UNDERLINE,
                  "%4s  %-14s %-6s %4s %12s %12s %12s  %s", "rank", "config", "ckpt", "dp",
-                 x->cfg.unit.enabled ? "samples/t" : "samples/s", "step", "peak mem", "");
+                 x->cfg.unit.enabled ? "samples/t" : "samples/s", "iter", "peak mem", "");
     int rows = height - 3; /* the last row explains the selected row's label */
     int first = x->tune_sel >= rows ? x->tune_sel - rows + 1 : 0;
     x->list_first = first;
@@ -46,12 +46,13 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
             snprintf(note, sizeof note, "%s", k->why);
         bool sel = first + r == x->tune_sel;
         enum pal ink = k->status == TUNE_OK ? PAL_TEXT : PAL_TEXT_DIM;
-        /* A candidate that was never simulated (invalid) has no figures; an OOM one has. */
+        /* A candidate that was never simulated (invalid, not run) has no figures; an OOM one
+         * has. iter: per iteration of the global batch, so it compares across dp. */
         char tput[32] = "-", step[32] = "-";
         if (k->status == TUNE_OK)
             snprintf(tput, sizeof tput, "%.3f", k->throughput);
         if (k->status == TUNE_OK || k->status == TUNE_OOM) { /* seconds, or t */
-            explore_fmt_time(x, k->step_time * (x->cfg.unit.enabled ? 1 : 1e6), step,
+            explore_fmt_time(x, k->iter_time * (x->cfg.unit.enabled ? 1 : 1e6), step,
                              sizeof step);
         } else {
             snprintf(mem, sizeof mem, "-");

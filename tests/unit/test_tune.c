@@ -298,11 +298,113 @@ static void test_cancel(void)
     tune_result_fini(&whole);
 }
 
+/* Deciding by hand-made figures: ties on throughput go to the lower peak (best and rank);
+ * the front is exact: equal throughput with a lower peak dominates, equal in both keeps both,
+ * what does not fit is never on it. */
+static void test_decide(void)
+{
+    struct tune_candidate k[] = {
+        {.status = TUNE_OK, .throughput = 100, .peak_mem = 10},  /* 0: tie, higher peak */
+        {.status = TUNE_OK, .throughput = 100, .peak_mem = 8},   /* 1: best */
+        {.status = TUNE_OK, .throughput = 90, .peak_mem = 5},    /* 2: front */
+        {.status = TUNE_OK, .throughput = 90, .peak_mem = 5},    /* 3: its twin, front too */
+        {.status = TUNE_OK, .throughput = 80, .peak_mem = 6},    /* 4: dominated by 2 */
+        {.status = TUNE_OOM, .throughput = 0, .peak_mem = 1},    /* 5: over the cap */
+        {.status = TUNE_OK, .throughput = 70, .peak_mem = 5},    /* 6: equal peak, slower */
+        {.status = TUNE_INVALID},                                /* 7 */
+    };
+    struct tune_result r = {.n = 8, .cand = k, .done = 8};
+    tune_decide(&r);
+    CHECK_EQ_INT(r.best, 1);
+    bool front[] = {false, true, true, true, false, false, false, false};
+    for (int i = 0; i < r.n; i++)
+        CHECK_EQ_INT(k[i].pareto, front[i]);
+    int order[8], want[] = {1, 0, 2, 3, 4, 6, 5, 7}; /* fits first, then grid order */
+    CHECK_EQ_INT(tune_rank(&r, order), 8);
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ_INT(order[i], want[i]);
+    /* equal throughput and a lower peak: 2 now dominates its twin */
+    k[2].peak_mem = 4;
+    tune_decide(&r);
+    CHECK(k[2].pareto && !k[3].pareto);
+}
+
+/* The step printed is per iteration of the global batch: G / throughput, so ranking by it and
+ * by throughput agree across dp (a dp 2 candidate's simulated step covers half the batch). */
+static void test_iteration_time(void)
+{
+    struct config c;
+    config_default(&c);
+    c.num_device = 8;
+    c.global_batch_size = 32;
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.max_mbs = 2;
+    o.min_pp = 2;
+    struct tune_result r;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+    int dps = 0;
+    for (int i = 0; i < r.n; i++) {
+        const struct tune_candidate *k = &r.cand[i];
+        if (k->status != TUNE_OK)
+            continue;
+        double eff = k->dp > 1 ? c.cluster.dp_efficiency : 1;
+        CHECK_NEAR(k->iter_time, 32 / k->throughput, 1e-12 * k->iter_time);
+        CHECK_NEAR(k->iter_time, k->step_time / eff, 1e-9 * k->iter_time);
+        dps |= 1 << (k->dp > 1);
+    }
+    CHECK_EQ_INT(dps, 3); /* both dp 1 and dp > 1 fit */
+    int *order = malloc(sizeof(int) * (size_t)r.n);
+    tune_rank(&r, order);
+    for (int i = 1; i < r.n && r.cand[order[i]].status == TUNE_OK; i++)
+        CHECK(r.cand[order[i - 1]].iter_time <= r.cand[order[i]].iter_time * (1 + 1e-12));
+    free(order);
+    tune_result_fini(&r);
+}
+
+/* --scheme S[,S...]: the grid keeps those schemes only; a bad name is named. */
+static void test_scheme_filter(void)
+{
+    unsigned mask = 0;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(tune_schemes_parse("V,ZB-V,dualpipev", &mask, &e), MT_OK);
+    CHECK_EQ_INT((int)mask, (1 << SCHEME_V) | (1 << SCHEME_ZBV) | (1 << SCHEME_DUALPIPEV));
+    CHECK(tune_schemes_parse("V,,X", &mask, &e) == MT_EINVAL);
+    CHECK(tune_schemes_parse("V,Q", &mask, &e) == MT_EINVAL && strstr(e.msg, "Q") != NULL);
+    char names[256];
+    tune_scheme_names(names, sizeof names);
+    CHECK(strcmp(names, "V, X, W, GPipe, ZB-H1, ZB-H2, ZB-V, ZB-W, DualPipeV") == 0);
+    CHECK(!tune_scheme_tried(SCHEME_ASYNC) && !tune_scheme_tried(SCHEME_AUTO));
+
+    struct config c;
+    config_default(&c);
+    c.global_batch_size = 16;
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.schemes = (1u << SCHEME_X) | (1u << SCHEME_ZBV);
+    struct tune_result r;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+    int x = 0, v = 0;
+    for (int i = 0; i < r.n; i++) {
+        CHECK(r.cand[i].scheme == SCHEME_X || r.cand[i].scheme == SCHEME_ZBV);
+        x += r.cand[i].scheme == SCHEME_X;
+        v += r.cand[i].scheme == SCHEME_ZBV;
+    }
+    /* pp 4 and 8 (dp 2, 1), micro-batch sizes dividing 8 and 16, ckpt off and mario */
+    CHECK_EQ_INT(x, 2 * (4 + 5));
+    CHECK_EQ_INT(v, x);
+    tune_result_fini(&r);
+}
+
 int main(void)
 {
     test_unit_grid();
     test_memory_cap();
     test_ckpt_makes_feasible();
     test_cancel();
+    test_decide();
+    test_iteration_time();
+    test_scheme_filter();
     return check_report("test_tune");
 }
