@@ -4,6 +4,7 @@
 #include <config.h>
 #include "sim/tune.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -191,24 +192,28 @@ int tune_build_plan(const struct config *base, const struct tune_candidate *c,
     return MT_OK;
 }
 
-static void tune_evaluate(const struct config *base, const struct tune_opts *o,
-                          struct tune_candidate *c)
+/* Simulates p into c (status, step, iteration time, peaks, the bound of its work: under the
+ * cap when it fits); *bound gets the bound under the cap whatever the plan's peak (0 when it
+ * could not be computed). */
+static void tune_measure(const struct config *base, const struct plan *p,
+                         struct tune_candidate *c, double *bound)
 {
     struct mt_err e = {0};
-    struct plan *p = NULL;
     struct sim_result r;
-    if (tune_build_plan(base, c, o, &p, &e) != MT_OK ||
-        sim_run(p, &r, &e) != MT_OK) {
+    *bound = 0;
+    if (sim_run(p, &r, &e) != MT_OK) {
         c->status = TUNE_INVALID;
         snprintf(c->why, sizeof c->why, "%.250s", e.msg);
-        plan_free(p);
         return;
     }
-    c->step_time = r.unit ? r.step_time : r.step_time * 1e-6;
+    double ts = r.unit ? 1 : 1e-6;
+    c->step_time = r.step_time * ts;
     c->iter_time = r.throughput > 0 ? config_global_batch(base) / r.throughput : 0;
     struct bound_result b;
-    if (bound_plan(p, &b, &e) == MT_OK)
-        c->lower_bound = bound_value(&b, r.oom_device < 0) * (r.unit ? 1 : 1e-6);
+    if (bound_plan(p, &b, &e) == MT_OK) {
+        c->lower_bound = bound_value(&b, r.oom_device < 0) * ts;
+        *bound = bound_value(&b, true) * ts;
+    }
     c->peak_mem = 0;
     c->min_peak_mem = r.devices > 0 ? r.dev[0].peak_mem : 0;
     for (int d = 0; d < r.devices; d++) {
@@ -231,29 +236,193 @@ static void tune_evaluate(const struct config *base, const struct tune_opts *o,
         c->throughput = r.throughput;
     }
     sim_result_fini(&r);
+}
+
+static void tune_invalid(struct tune_candidate *c, const char *why)
+{
+    c->status = TUNE_INVALID;
+    snprintf(c->why, sizeof c->why, "%.250s", why);
+}
+
+/* One candidate on its own: built (and optimized) as tune_build_plan builds it, simulated. */
+static void tune_evaluate(const struct config *base, const struct tune_opts *o,
+                          struct tune_candidate *c)
+{
+    struct mt_err e = {0};
+    struct plan *p = NULL;
+    double bound;
+    if (tune_build_plan(base, c, o, &p, &e) != MT_OK)
+        tune_invalid(c, e.msg);
+    else
+        tune_measure(base, p, c, &bound);
     plan_free(p);
 }
 
-struct tune_shared {
+/* The candidates that differ in checkpointing only share the baseline plan: one group each,
+ * built and simulated once for off, optimized from there for mario; its bound under the cap
+ * (per iteration of the global batch) decides whether its search can win. */
+struct tune_group {
+    int off, mario, search;  /* candidate indices, -1 when the grid has none */
+    double bound_iter;       /* the bound of any schedule of its work under the cap, per
+                              * iteration of the global batch (iter_time's unit); 0 unknown */
+    double bound_step;       /* the same per step (step_time's unit) */
+    bool invalid;            /* the baseline could not be built or simulated */
+    char why[256];
+};
+
+static int tune_group_of(const struct tune_candidate *a, const struct tune_candidate *b)
+{
+    return a->scheme == b->scheme && a->pp == b->pp && a->mbs == b->mbs &&
+           a->chunks == b->chunks;
+}
+
+static int tune_make_groups(const struct tune_candidate *cand, int n, struct tune_group **out)
+{
+    struct tune_group *g = xcalloc((size_t)n + 1, sizeof *g);
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < ng) {
+            int any = g[k].off >= 0 ? g[k].off : g[k].mario >= 0 ? g[k].mario : g[k].search;
+            if (tune_group_of(&cand[any], &cand[i]))
+                break;
+            k++;
+        }
+        if (k == ng)
+            g[ng++] = (struct tune_group){.off = -1, .mario = -1, .search = -1};
+        int *slot = !cand[i].ckpt ? &g[k].off : cand[i].search ? &g[k].search : &g[k].mario;
+        *slot = i;
+    }
+    *out = g;
+    return ng;
+}
+
+/* Phase 1 of a group: the baseline built once, simulated (off), optimized (mario); its bound.
+ * Returns the candidates it decided. */
+static int tune_group_first(const struct config *base, const struct tune_opts *o,
+                            struct tune_candidate *cand, struct tune_group *g)
+{
+    struct mt_err e = {0};
+    struct plan *p = NULL;
+    int decided = (g->off >= 0) + (g->mario >= 0);
+    int any = g->off >= 0 ? g->off : g->mario >= 0 ? g->mario : g->search;
+    struct tune_candidate off = cand[any];
+    off.ckpt = off.search = false;
+    struct config cfg;
+    tune_candidate_config(base, &off, &cfg);
+    if (scheme_build(&cfg, &p, &e) != MT_OK) {
+        g->invalid = true;
+        snprintf(g->why, sizeof g->why, "%.250s", e.msg);
+        if (g->off >= 0)
+            tune_invalid(&cand[g->off], e.msg);
+        if (g->mario >= 0)
+            tune_invalid(&cand[g->mario], e.msg);
+        return decided;
+    }
+    double bound = 0, unused;
+    tune_measure(base, p, &off, &bound);
+    if (g->off >= 0)
+        cand[g->off] = off;
+    if (off.status == TUNE_INVALID) {
+        g->invalid = true;
+        snprintf(g->why, sizeof g->why, "%s", off.why);
+    } else if (off.step_time > 0 && off.iter_time > 0) {
+        g->bound_iter = bound * off.iter_time / off.step_time; /* dp's efficiency, as simulated */
+        g->bound_step = bound;
+    }
+    if (g->mario >= 0) {
+        struct plan *q = NULL;
+        if (o->optimize(p, &q, &e) != MT_OK)
+            tune_invalid(&cand[g->mario], e.msg);
+        else
+            tune_measure(base, q, &cand[g->mario], &unused);
+        plan_free(q);
+    }
+    plan_free(p);
+    return decided;
+}
+
+/* The workers of one phase: items taken in order from an atomic counter, each decided by
+ * run(); the calling thread works too and reports progress between its items. */
+struct tune_pool {
     const struct config *base;
     const struct tune_opts *o;
     struct tune_candidate *cand;
-    int n;
+    struct tune_group *groups;
+    int n;     /* the grid's candidates (progress's total) */
+    int items; /* this phase's items */
+    int (*run)(struct tune_pool *pl, int item); /* returns the candidates it decided */
+    /* phase 2: the groups whose search runs, by their bound ascending */
+    const int *order;
+    atomic_bool *finished; /* order[k]'s search simulated */
+    bool *skipped;         /* order[k]'s search pruned before it ran */
+    double best1;          /* the best iteration time of phase 1 (HUGE_VAL: none fits) */
     atomic_int next, done;
-    atomic_bool stop; /* the progress callback said stop: take no more candidates */
+    atomic_bool stop; /* the progress callback said stop: take no more items */
 };
 
-static void *tune_worker(void *arg)
+static void *tune_pool_worker(void *arg)
 {
-    struct tune_shared *sh = arg;
-    while (!atomic_load(&sh->stop)) {
-        int i = atomic_fetch_add(&sh->next, 1);
-        if (i >= sh->n)
+    struct tune_pool *pl = arg;
+    while (!atomic_load(&pl->stop)) {
+        int i = atomic_fetch_add(&pl->next, 1);
+        if (i >= pl->items)
             break;
-        tune_evaluate(sh->base, sh->o, &sh->cand[i]);
-        atomic_fetch_add(&sh->done, 1);
+        atomic_fetch_add(&pl->done, pl->run(pl, i));
     }
     return NULL;
+}
+
+static void tune_pool_go(struct tune_pool *pl, int threads)
+{
+    atomic_store(&pl->next, 0);
+    if (threads > pl->items)
+        threads = pl->items;
+    pthread_t *tid = xcalloc((size_t)threads + 1, sizeof *tid);
+    int started = 0;
+    for (int t = 1; t < threads; t++)
+        if (pthread_create(&tid[t], NULL, tune_pool_worker, pl) == 0)
+            started = t;
+        else
+            break;
+    /* a worker finishes the item it holds when told to stop */
+    while (!atomic_load(&pl->stop)) {
+        int i = atomic_fetch_add(&pl->next, 1);
+        if (i >= pl->items)
+            break;
+        int done = atomic_fetch_add(&pl->done, pl->run(pl, i)) + 1;
+        if (pl->o->progress && !pl->o->progress(pl->o->progress_ctx, done, pl->n))
+            atomic_store(&pl->stop, true);
+    }
+    for (int t = 1; t <= started; t++)
+        pthread_join(tid[t], NULL);
+    free(tid);
+}
+
+static int tune_run_first(struct tune_pool *pl, int item)
+{
+    return tune_group_first(pl->base, pl->o, pl->cand, &pl->groups[item]);
+}
+
+/* Phase 2: order[k]'s search, unless a search already simulated before it in the order (or
+ * phase 1) reached an iteration time its bound cannot beat. */
+static int tune_run_search(struct tune_pool *pl, int k)
+{
+    const struct tune_group *g = &pl->groups[pl->order[k]];
+    double best = pl->best1;
+    for (int j = 0; j < k; j++)
+        if (atomic_load(&pl->finished[j])) {
+            const struct tune_candidate *c = &pl->cand[pl->groups[pl->order[j]].search];
+            if (c->status == TUNE_OK && c->iter_time < best)
+                best = c->iter_time;
+        }
+    if (!pl->o->exhaustive && g->bound_iter > 0 && g->bound_iter >= best) {
+        pl->skipped[k] = true;
+        return 1;
+    }
+    tune_evaluate(pl->base, pl->o, &pl->cand[g->search]);
+    atomic_store(&pl->finished[k], true);
+    return 1;
 }
 
 bool tune_ranks_above(const struct tune_candidate *a, const struct tune_candidate *b)
@@ -313,6 +482,68 @@ void tune_decide(struct tune_result *r)
     }
 }
 
+/* Phase 2: the searches, best bound first; one whose bound is no better than the best
+ * iteration time already found cannot win, so its search is skipped (TUNE_PRUNED). Workers may
+ * run a search that the order later prunes (one before it finished better): the resolution
+ * below walks the order as one thread would, so the answer does not depend on the threads. */
+static void tune_search_phase(struct tune_pool *pl, int threads)
+{
+    int ns = 0;
+    int *order = xcalloc((size_t)pl->items + 1, sizeof *order);
+    for (int g = 0; g < pl->items; g++)
+        if (pl->groups[g].search >= 0)
+            order[ns++] = g;
+    /* by bound, then grid order (insertion: stable, and the searches are a few hundred) */
+    for (int i = 1; i < ns; i++)
+        for (int j = i; j > 0 && pl->groups[order[j]].bound_iter <
+                                     pl->groups[order[j - 1]].bound_iter; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    pl->best1 = HUGE_VAL;
+    for (int i = 0; i < pl->n; i++)
+        if (pl->cand[i].status == TUNE_OK && !pl->cand[i].search && pl->cand[i].iter_time < pl->best1)
+            pl->best1 = pl->cand[i].iter_time;
+    pl->order = order;
+    pl->finished = xcalloc((size_t)ns + 1, sizeof *pl->finished);
+    pl->skipped = xcalloc((size_t)ns + 1, sizeof *pl->skipped);
+    for (int k = 0; k < ns; k++)
+        atomic_init(&pl->finished[k], false);
+    pl->items = ns;
+    pl->run = tune_run_search;
+    if (ns > 0 && !atomic_load(&pl->stop))
+        tune_pool_go(pl, threads);
+    double best = pl->best1;
+    for (int k = 0; k < ns; k++) {
+        const struct tune_group *g = &pl->groups[order[k]];
+        struct tune_candidate *c = &pl->cand[g->search];
+        bool ran = atomic_load(&pl->finished[k]);
+        if (!ran && !pl->skipped[k])
+            continue; /* cancelled before it: not run */
+        if (!pl->o->exhaustive && g->bound_iter > 0 && g->bound_iter >= best) {
+            bool none = isinf(g->bound_iter);
+            *c = (struct tune_candidate){.scheme = c->scheme, .pp = c->pp, .dp = c->dp,
+                                         .mbs = c->mbs, .chunks = c->chunks, .ckpt = true,
+                                         .search = true, .status = TUNE_PRUNED,
+                                         .oom_device = -1, .lower_bound = g->bound_step};
+            if (none)
+                snprintf(c->why, sizeof c->why,
+                         "pruned: no schedule of its work fits the cap (its bound)");
+            else
+                snprintf(c->why, sizeof c->why,
+                         "pruned: its bound, %.4g %s per iteration, is no better than the best "
+                         "found, %.4g", g->bound_iter, pl->base->unit.enabled ? "t" : "s", best);
+            continue;
+        }
+        if (c->status == TUNE_OK && c->iter_time < best)
+            best = c->iter_time;
+    }
+    free(pl->finished);
+    free(pl->skipped);
+    free(order);
+}
+
 int tune_grid_search(const struct config *base, const struct tune_opts *o,
                      struct tune_result *out, struct mt_err *e)
 {
@@ -347,37 +578,20 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
     int threads = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (threads < 1)
         threads = 1;
-    if (threads > n)
-        threads = n;
-    struct tune_shared sh = {.base = base, .o = o, .cand = cand, .n = n};
-    atomic_init(&sh.next, 0);
-    atomic_init(&sh.done, 0);
-    atomic_init(&sh.stop, false);
-    pthread_t *tid = xcalloc((size_t)threads, sizeof *tid);
-    int started = 0;
-    for (int t = 1; t < threads; t++)
-        if (pthread_create(&tid[t], NULL, tune_worker, &sh) == 0)
-            started = t;
-        else
-            break;
-    /* The calling thread works too, reporting progress between candidates; a worker finishes
-     * the candidate it holds when told to stop. */
-    while (!atomic_load(&sh.stop)) {
-        int i = atomic_fetch_add(&sh.next, 1);
-        if (i >= n)
-            break;
-        tune_evaluate(base, o, &cand[i]);
-        int done = atomic_fetch_add(&sh.done, 1) + 1;
-        if (o->progress && !o->progress(o->progress_ctx, done, n))
-            atomic_store(&sh.stop, true);
-    }
-    for (int t = 1; t <= started; t++)
-        pthread_join(tid[t], NULL);
-    free(tid);
+    struct tune_group *groups = NULL;
+    int ng = tune_make_groups(cand, n, &groups);
+    struct tune_pool pl = {.base = base, .o = o, .cand = cand, .groups = groups, .n = n,
+                           .items = ng, .run = tune_run_first};
+    atomic_init(&pl.next, 0);
+    atomic_init(&pl.done, 0);
+    atomic_init(&pl.stop, false);
+    tune_pool_go(&pl, threads);
+    tune_search_phase(&pl, threads);
+    free(groups);
     out->n = n;
     out->cand = cand;
-    out->done = atomic_load(&sh.done);
-    out->cancelled = atomic_load(&sh.stop);
+    out->done = atomic_load(&pl.done);
+    out->cancelled = atomic_load(&pl.stop);
     if (o->progress && !out->cancelled)
         o->progress(o->progress_ctx, n, n);
     for (int i = 0; i < n; i++)

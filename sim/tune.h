@@ -30,14 +30,17 @@ struct tune_opts {
     unsigned schemes;      /* bit (1u << scheme_id) per scheme kept; 0 = every one the tuner
                             * tries (tune_scheme_tried) */
     bool with_ckpt_off;    /* try a = off */
+    bool exhaustive;       /* search every search candidate: no pruning by the bound */
     tune_optimize_fn optimize; /* a = on (Mario's passes); NULL skips it */
     tune_optimize_fn search;   /* a = search (the schedule search under the cap); NULL skips it */
     tune_progress_fn progress;
     void *progress_ctx;
 };
 
-/* TUNE_NOT_RUN: the grid was cancelled before this candidate was simulated. */
-enum tune_status { TUNE_OK, TUNE_OOM, TUNE_INVALID, TUNE_NOT_RUN };
+/* TUNE_NOT_RUN: the grid was cancelled before this candidate was simulated. TUNE_PRUNED: a
+ * search candidate whose bound (sim/bound.h, under the cap) is no better than an iteration
+ * time already found: its search cannot win, so it did not run (why says so). */
+enum tune_status { TUNE_OK, TUNE_OOM, TUNE_INVALID, TUNE_NOT_RUN, TUNE_PRUNED };
 
 struct tune_candidate {
     enum scheme_id scheme;
@@ -93,8 +96,12 @@ char *tune_report_json(const struct tune_result *r);
 /* The config of a candidate, made from base. */
 void tune_candidate_config(const struct config *base, const struct tune_candidate *c,
                            struct config *out);
-/* Enumerates and simulates the grid for base's devices, batch and cap. The result does not
- * depend on the thread count. MT_EINVAL when the grid is empty. When o->progress says stop,
+/* Enumerates and simulates the grid for base's devices, batch and cap: first the candidates
+ * without the search (off and mario share each baseline plan), then the searches, best bound
+ * first, each pruned (TUNE_PRUNED) when its bound under the cap, per iteration of the global
+ * batch, is no better than the best iteration time found before it (unless o->exhaustive):
+ * the same best and ranking of the rest as searching them all. The result does not depend on
+ * the thread count. MT_EINVAL when the grid is empty. When o->progress says stop,
  * returns MT_OK with what was done: out->cancelled, the candidates not simulated TUNE_NOT_RUN
  * (best and the Pareto front among those simulated). */
 int tune_grid_search(const struct config *base, const struct tune_opts *o,

@@ -3,6 +3,7 @@
 #include "sim/tune.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 
 #include "model/config.h"
 #include "sim/bound.h"
@@ -12,6 +13,7 @@ static const char *tune_status_name(enum tune_status s)
     return s == TUNE_OK        ? "ok"
            : s == TUNE_OOM     ? "out of memory"
            : s == TUNE_NOT_RUN ? "not run"
+           : s == TUNE_PRUNED  ? "pruned"
                                : "invalid";
 }
 
@@ -35,17 +37,18 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
     cJSON_AddNumberToObject(o, "step_time", k->step_time);
     /* per iteration of the global batch, all dp replicas: comparable across dp */
     cJSON_AddNumberToObject(o, "iteration_time", k->iter_time);
-    if (k->lower_bound > 0) {
+    if (k->lower_bound > 0 && isfinite(k->lower_bound)) { /* inf: no schedule fits the cap */
         cJSON_AddNumberToObject(o, "lower_bound", k->lower_bound);
-        cJSON_AddNumberToObject(o, "lower_bound_gap_pct",
-                                bound_gap_pct(k->step_time, k->lower_bound));
+        if (k->status != TUNE_PRUNED) /* a pruned one has the bound only, no step */
+            cJSON_AddNumberToObject(o, "lower_bound_gap_pct",
+                                    bound_gap_pct(k->step_time, k->lower_bound));
     }
     cJSON_AddNumberToObject(o, "peak_memory", k->peak_mem);
     if (k->status == TUNE_OOM) {
         cJSON_AddNumberToObject(o, "oom_device", k->oom_device);
         cJSON_AddNumberToObject(o, "over_bytes", k->over_bytes);
     }
-    if (k->status == TUNE_INVALID || k->status == TUNE_NOT_RUN)
+    if (k->status == TUNE_INVALID || k->status == TUNE_NOT_RUN || k->status == TUNE_PRUNED)
         cJSON_AddStringToObject(o, "why", k->why);
     cJSON_AddBoolToObject(o, "pareto", k->pareto);
     return o;

@@ -36,7 +36,10 @@ __attribute__((constructor)) static void tune_usage_fill(void)
         "global / dp) and W's chunks, each simulated. A candidate over the memory cap (--memory)\n"
         "scores 0. Labels are scheme-pp-mbs as in the paper's Figure 11. Throughput ties go to\n"
         "the lower peak. iter is the time of one iteration of the global batch over all dp\n"
-        "replicas (global / samples/s), so it compares across dp.\n"
+        "replicas (global / samples/s), so it compares across dp. With --search, the searches\n"
+        "run best bound first, and one whose lower bound (sim/bound.h, under the cap) is no\n"
+        "better than a step already found cannot win: it is pruned, not searched (the Pareto\n"
+        "front is then among the candidates simulated).\n"
         "Schemes: %s;\n--scheme S[,S...] keeps those.\n\n",
         schemes);
 }
@@ -67,7 +70,8 @@ static const struct cmd_option tune_options[] = {
     {.name = "ckpt-only", CMD_TO_BOOL(struct tune_cmd_opts, ckpt_only),
      .help = "only candidates with checkpointing on"},
     {.name = "search", CMD_TO_BOOL(struct tune_cmd_opts, search),
-     .help = "also the schedule search under the cap, beside off and Mario"},
+     .help = "also the schedule search under the cap, beside off and mario\n"
+             "(pruned where its lower bound cannot beat a step found)"},
     {0},
 };
 
@@ -133,8 +137,10 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
 {
     int *order = xcalloc((size_t)r->n + 1, sizeof *order);
     tune_rank(r, order);
-    int n_ok = 0, n_oom = 0, n_bad = 0, n_not_run = 0;
+    int n_ok = 0, n_oom = 0, n_bad = 0, n_not_run = 0, n_pruned = 0, n_search = 0;
     for (int i = 0; i < r->n; i++) {
+        n_pruned += r->cand[i].status == TUNE_PRUNED;
+        n_search += r->cand[i].search;
         n_ok += r->cand[i].status == TUNE_OK;
         n_oom += r->cand[i].status == TUNE_OOM;
         n_bad += r->cand[i].status == TUNE_INVALID;
@@ -146,6 +152,8 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
            "%d invalid", c->model.name, c->num_device,
            c->unit.enabled ? "unit-cost devices" : c->cluster.device.name, config_global_batch(c),
            cap, r->n, n_ok, n_oom, n_bad);
+    if (n_pruned > 0)
+        printf(", %d pruned", n_pruned);
     if (n_not_run > 0)
         printf(", %d not run", n_not_run);
     printf("\n");
@@ -170,7 +178,7 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
         int shown = 0;
         for (int i = 0; i < r->n && shown < top; i++) {
             const struct tune_candidate *k = &r->cand[i];
-            if (k->status == TUNE_OK)
+            if (k->status == TUNE_OK || k->status == TUNE_PRUNED)
                 continue;
             char label[48], over[32];
             tune_label(k, label, sizeof label);
@@ -187,6 +195,10 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
             printf("      ... %d more (--json lists every candidate)\n",
                    n_oom + n_bad + n_not_run - shown);
     }
+    if (n_pruned > 0)
+        printf("search: %d of %d candidates searched; %d pruned: their lower bound (of any "
+               "schedule of their work under the cap) is no better than a step already found\n",
+               n_search - n_pruned, n_search, n_pruned);
     printf("pareto front (throughput vs peak memory):");
     for (int i = 0; i < n_ok; i++) {
         const struct tune_candidate *k = &r->cand[order[i]];

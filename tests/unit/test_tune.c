@@ -223,6 +223,18 @@ static void test_ckpt_makes_feasible(void)
     tune_result_fini(&r);
 }
 
+/* Whether k has the scheme and geometry of one of a, b, c (its off sibling). */
+static bool tune_group_equal(const struct tune_candidate *k, const struct tune_candidate *a,
+                             const struct tune_candidate *b, const struct tune_candidate *c)
+{
+    const struct tune_candidate *o[] = {a, b, c};
+    for (int i = 0; i < 3; i++)
+        if (k->scheme == o[i]->scheme && k->pp == o[i]->pp && k->mbs == o[i]->mbs &&
+            k->chunks == o[i]->chunks)
+            return true;
+    return false;
+}
+
 /* The progress callback stops the grid after `after` candidates. */
 struct stop_after {
     int after, calls, last_total;
@@ -237,7 +249,7 @@ static bool stop_after_cb(void *ctx, int done, int total)
 }
 
 /* A cancelled grid keeps what it simulated (the same figures as a whole run), marks the rest
- * not run, and ranks only what ran; on one thread it stops exactly where it was told. */
+ * not run, and ranks only what ran; on one thread it stops at the first item past the count. */
 static void test_cancel(void)
 {
     struct config c;
@@ -255,42 +267,48 @@ static void test_cancel(void)
     CHECK_EQ_INT(whole.done, whole.n);
     CHECK(whole.n > 10);
 
+    /* One thread works through the grid a group at a time (off and mario share the baseline:
+     * 2 candidates an item), so it stops at the first count of 5 or more: 6, after 3 calls,
+     * the first three candidates of the grid order and their mario siblings. */
     struct stop_after s = {.after = 5};
     o.progress = stop_after_cb;
     o.progress_ctx = &s;
     CHECK_EQ_INT(tune_grid_search(&c, &o, &part, &e), MT_OK);
     CHECK(part.cancelled);
     CHECK_EQ_INT(part.n, whole.n);
-    CHECK_EQ_INT(part.done, 5);
-    CHECK_EQ_INT(s.calls, 5); /* no final "all done" call after a stop */
+    CHECK_EQ_INT(part.done, 6);
+    CHECK_EQ_INT(s.calls, 3); /* no final "all done" call after a stop */
     CHECK_EQ_INT(s.last_total, whole.n);
-    int best = -1;
+    int best = -1, ran = 0;
     for (int i = 0; i < part.n; i++) {
         const struct tune_candidate *a = &part.cand[i], *b = &whole.cand[i];
-        if (i < 5) {
+        if (a->status != TUNE_NOT_RUN) {
+            ran++;
+            CHECK(i < 3 || (a->ckpt && tune_group_equal(a, &part.cand[0], &part.cand[1],
+                                                        &part.cand[2])));
             CHECK_EQ_INT(a->status, b->status);
             CHECK(a->step_time == b->step_time && a->peak_mem == b->peak_mem);
             if (a->status == TUNE_OK && (best < 0 || a->throughput > part.cand[best].throughput))
                 best = i;
         } else {
-            CHECK_EQ_INT(a->status, TUNE_NOT_RUN);
             CHECK(!a->pareto && a->throughput == 0);
             CHECK(strstr(a->why, "cancelled") != NULL);
         }
     }
+    CHECK_EQ_INT(ran, 6);
     CHECK_EQ_INT(part.best, best);
     char *json = tune_report_json(&part);
-    CHECK(strstr(json, "\"cancelled_after\":\t5") != NULL); /* cJSON_Print's layout */
+    CHECK(strstr(json, "\"cancelled_after\":\t6") != NULL); /* cJSON_Print's layout */
     CHECK(strstr(json, "\"not run\"") != NULL);
     free(json);
     tune_result_fini(&part);
 
-    /* Two threads: a worker finishes the candidate it holds, so at least 5 ran, not all. */
+    /* Two threads: a worker finishes the group it holds, so at least 5 ran, not all. */
     o.threads = 2;
     s = (struct stop_after){.after = 5};
     CHECK_EQ_INT(tune_grid_search(&c, &o, &part, &e), MT_OK);
     CHECK(part.cancelled && part.done >= 5 && part.done < part.n);
-    int ran = 0;
+    ran = 0;
     for (int i = 0; i < part.n; i++)
         ran += part.cand[i].status != TUNE_NOT_RUN;
     CHECK_EQ_INT(ran, part.done);
@@ -397,6 +415,75 @@ static void test_scheme_filter(void)
     tune_result_fini(&r);
 }
 
+/* tune --search prunes a search whose bound cannot beat a step already found: the same best
+ * and the same ranking of every candidate both runs finish as searching them all, the same
+ * answer on 1 and 2 threads, and each pruned one's bound really is no better than the best. */
+static void test_search_pruned(void)
+{
+    struct config c;
+    config_default(&c);
+    c.num_device = 4;
+    c.global_batch_size = 16;
+    c.memory_per_device = 20.0 * (1 << 30);
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.min_pp = 2;
+    o.max_mbs = 2;
+    o.threads = 1;
+    o.search = tune_optimize_search;
+    o.schemes = (1u << SCHEME_V) | (1u << SCHEME_ZBV) | (1u << SCHEME_W) | (1u << SCHEME_ZBH1);
+    struct tune_result all, pruned, two;
+    struct mt_err e = {0};
+    o.exhaustive = true;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &all, &e), MT_OK);
+    o.exhaustive = false;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &pruned, &e), MT_OK);
+    o.threads = 2;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &two, &e), MT_OK);
+    CHECK_EQ_INT(all.n, pruned.n);
+    CHECK(all.best >= 0 && all.best == pruned.best && pruned.best == two.best);
+    int n_pruned = 0, n_search = 0;
+    for (int i = 0; i < all.n; i++) {
+        const struct tune_candidate *a = &all.cand[i], *p = &pruned.cand[i], *t = &two.cand[i];
+        CHECK(a->status != TUNE_PRUNED);
+        CHECK(p->status == t->status && p->throughput == t->throughput);
+        n_search += a->search;
+        if (p->status == TUNE_PRUNED) {
+            n_pruned++;
+            CHECK(p->search);
+            /* its bound per iteration of the global batch: the dp efficiency as its sibling's */
+            CHECK(p->lower_bound > 0);
+            CHECK(a->status != TUNE_OK || a->throughput <= all.cand[all.best].throughput);
+            CHECK(strstr(p->why, "pruned") != NULL);
+            continue;
+        }
+        CHECK_EQ_INT(p->status, a->status);
+        CHECK(p->throughput == a->throughput && p->peak_mem == a->peak_mem);
+    }
+    CHECK(n_pruned > 0 && n_pruned < n_search);
+    /* the ranks of what both finished: the same relative order */
+    int *oa = malloc(sizeof(int) * (size_t)all.n), *op = malloc(sizeof(int) * (size_t)all.n);
+    tune_rank(&all, oa);
+    tune_rank(&pruned, op);
+    int ia = 0, ip = 0, compared = 0;
+    for (;;) {
+        while (ia < all.n && pruned.cand[oa[ia]].status == TUNE_PRUNED)
+            ia++;
+        while (ip < all.n && pruned.cand[op[ip]].status == TUNE_PRUNED)
+            ip++;
+        if (ia == all.n || ip == all.n)
+            break;
+        CHECK_EQ_INT(oa[ia], op[ip]);
+        compared++, ia++, ip++;
+    }
+    CHECK_EQ_INT(compared, all.n - n_pruned);
+    free(oa);
+    free(op);
+    tune_result_fini(&two);
+    tune_result_fini(&pruned);
+    tune_result_fini(&all);
+}
+
 int main(void)
 {
     test_unit_grid();
@@ -406,5 +493,6 @@ int main(void)
     test_decide();
     test_iteration_time();
     test_scheme_filter();
+    test_search_pruned();
     return check_report("test_tune");
 }
