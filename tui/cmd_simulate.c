@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "model/config.h"
 #include "sim/bound.h"
 #include "sim/pass.h"
@@ -16,6 +18,7 @@
 #include "sim/scheme.h"
 #include "sim/search.h"
 #include "sim/simulate.h"
+#include "sim/tune.h"
 #include "traces/chrome.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -28,7 +31,10 @@ static const char simulate_usage[] =
     "utilization over the whole step and over the steady state, and for asynchronous plans\n"
     "each stage's weight staleness and PipeDream's stashed weight versions; beside the step,\n"
     "the lower bound of any schedule of the same work and the gap to it. --search simulates\n"
-    "the plan the schedule search makes under the memory cap (optimize --search).\n\n";
+    "the plan the schedule search makes under the memory cap (optimize --search).\n"
+    "--scheme S,S[,...] (a list) simulates each scheme on the same config: one row each (step,\n"
+    "samples/s, peak, bound, fits), the best marked (highest samples/s that fits; ties: the\n"
+    "lower peak); --json: an array.\n\n";
 
 struct simulate_opts {
     bool json, search;
@@ -203,6 +209,145 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool sear
     return sim_run(*p, r, e);
 }
 
+/* One scheme's row of `simulate --scheme A,B,...`. */
+struct simulate_row {
+    enum scheme_id scheme;
+    bool ok;                     /* simulated (else why) */
+    bool unit;                   /* times in t, memory in M_θ */
+    struct tune_candidate k;     /* step, throughput, peak, bound; status OK (fits) or OOM */
+    char why[256];
+};
+
+static void simulate_row_run(const struct cmd_plan *cp, bool search, struct simulate_row *w)
+{
+    struct mt_err e = {0};
+    struct plan *p = NULL;
+    struct sim_result r;
+    if (simulate_plan(cp, true, search, &p, &r, &e) != MT_OK) {
+        snprintf(w->why, sizeof w->why, "%.250s", e.msg);
+        plan_free(p);
+        return;
+    }
+    double ts = r.unit ? 1 : 1e-6;
+    w->ok = true;
+    w->unit = r.unit;
+    w->k = (struct tune_candidate){.scheme = w->scheme, .step_time = r.step_time * ts,
+                                   .throughput = r.throughput,
+                                   .status = r.oom_device < 0 ? TUNE_OK : TUNE_OOM};
+    for (int d = 0; d < r.devices; d++)
+        if (r.dev[d].peak_mem > w->k.peak_mem)
+            w->k.peak_mem = r.dev[d].peak_mem;
+    struct bound_result b;
+    if (plan_config(p)->scheme != SCHEME_ASYNC && plan_total(p) > 0 &&
+        bound_plan(p, &b, &e) == MT_OK)
+        w->k.lower_bound = bound_value(&b, r.oom_device < 0) * ts;
+    sim_result_fini(&r);
+    plan_free(p);
+}
+
+static void simulate_rows_print(const struct config *c, const struct simulate_row *w, int n,
+                                int best)
+{
+    bool unit = c->unit.enabled;
+    char cap[32] = "none";
+    if (c->memory_per_device > 0 && unit)
+        snprintf(cap, sizeof cap, "%.3g M_θ", c->memory_per_device);
+    else if (c->memory_per_device > 0)
+        str_format_bytes(c->memory_per_device, cap, sizeof cap);
+    printf("%s on %d x %s, dp %d, global batch %d, cap %s: %d schemes\n", c->model.name,
+           c->num_device, unit ? "unit-cost devices" : c->cluster.device.name, c->cluster.dp,
+           config_global_batch(c), cap, n);
+    printf("%-10s %12s %12s %12s %12s  %s\n", "scheme", unit ? "step (t)" : "step (s)",
+           unit ? "samples/t" : "samples/s", "peak mem", unit ? "bound (t)" : "bound (s)", "fits");
+    for (int i = 0; i < n; i++) {
+        const struct tune_candidate *k = &w[i].k;
+        if (!w[i].ok) {
+            printf("%-10s %s\n", config_scheme_name(w[i].scheme), w[i].why);
+            continue;
+        }
+        char mem[32], bound[32] = "-";
+        if (w[i].unit)
+            snprintf(mem, sizeof mem, "%.3g M_θ", k->peak_mem);
+        else
+            str_format_bytes(k->peak_mem, mem, sizeof mem);
+        if (k->lower_bound > 0)
+            snprintf(bound, sizeof bound, "%.4f", k->lower_bound);
+        printf("%-10s %12.4f %12.3f %12s %12s  %-3s%s\n", config_scheme_name(w[i].scheme),
+               k->step_time, k->throughput, mem, bound, k->status == TUNE_OK ? "yes" : "no",
+               i == best ? "  best" : "");
+    }
+    if (best >= 0)
+        printf("best: %s, %.3f %s\n", config_scheme_name(w[best].scheme), w[best].k.throughput,
+               unit ? "samples/t" : "samples/s");
+    else
+        printf("best: none fits the memory cap\n");
+}
+
+static void simulate_rows_json(const struct simulate_row *w, int n, int best)
+{
+    cJSON *all = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "scheme", config_scheme_name(w[i].scheme));
+        if (w[i].ok) {
+            const struct tune_candidate *k = &w[i].k;
+            cJSON_AddNumberToObject(o, "step_time", k->step_time);
+            cJSON_AddNumberToObject(o, "throughput", k->throughput);
+            cJSON_AddNumberToObject(o, "peak_memory", k->peak_mem);
+            if (k->lower_bound > 0)
+                cJSON_AddNumberToObject(o, "lower_bound", k->lower_bound);
+            else
+                cJSON_AddNullToObject(o, "lower_bound");
+            cJSON_AddBoolToObject(o, "fits", k->status == TUNE_OK);
+        } else {
+            cJSON_AddStringToObject(o, "error", w[i].why);
+        }
+        cJSON_AddBoolToObject(o, "best", i == best);
+        cJSON_AddItemToArray(all, o);
+    }
+    char *text = cJSON_Print(all);
+    puts(text);
+    free(text);
+    cJSON_Delete(all);
+}
+
+/* --scheme A,B,...: each scheme on the same config and flags (the list's place among the flags
+ * kept), a row each. Exit 0 when one fits, 1 when none does, 2 when none could be simulated. */
+static int simulate_schemes(const struct cmd_plan *cp, int at, const struct simulate_opts *o)
+{
+    struct mt_err e = {0};
+    unsigned mask;
+    if (tune_schemes_parse(cp->over[at].arg, &mask, &e) != MT_OK)
+        return cmd_usage_error("simulate", "--scheme: %s", e.msg);
+    if (o->plan_out || o->trace_out)
+        return cmd_usage_error("simulate", "%s: one scheme at a time (got the list %s)",
+                               o->plan_out ? "--plan-out" : "--trace-out", cp->over[at].arg);
+    struct simulate_row w[SCHEME__COUNT];
+    int n = 0, best = -1, simulated = 0;
+    struct config c;
+    struct cmd_plan first = *cp;
+    first.over[at].arg = "V"; /* the list's config, whatever its schemes' own checks say */
+    if (!o->json && cmd_plan_config_raw(&first, &c, &e) != MT_OK)
+        return cmd_fail("simulate", &e);
+    for (int s = 0; s < SCHEME__COUNT; s++) {
+        if (!(mask >> s & 1u))
+            continue;
+        struct cmd_plan one = *cp;
+        one.over[at].arg = config_scheme_name((enum scheme_id)s);
+        w[n] = (struct simulate_row){.scheme = (enum scheme_id)s};
+        simulate_row_run(&one, o->search, &w[n]);
+        simulated += w[n].ok;
+        if (w[n].ok && w[n].k.status == TUNE_OK && (best < 0 || tune_ranks_above(&w[n].k, &w[best].k)))
+            best = n;
+        n++;
+    }
+    if (o->json)
+        simulate_rows_json(w, n, best);
+    else
+        simulate_rows_print(&c, w, n, best);
+    return simulated == 0 ? 2 : best < 0 ? 1 : 0;
+}
+
 static int simulate_exec(int argc, char **argv)
 {
     struct simulate_opts o = {0};
@@ -210,6 +355,12 @@ static int simulate_exec(int argc, char **argv)
     int first, status = cmd_options_parse(&cmd_simulate_entry, argc, argv, &o, &cp, &first);
     if (status != CMD_OPTIONS_RUN)
         return status;
+    for (int i = cp.n_over - 1; i >= 0; i--) /* the last --scheme is the one that counts */
+        if (cp.over[i].opt == CMD_PLAN_SCHEME) {
+            if (strchr(cp.over[i].arg, ','))
+                return simulate_schemes(&cp, i, &o);
+            break;
+        }
 
     struct mt_err e = {0};
     struct plan *p = NULL;
