@@ -565,6 +565,7 @@ void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress
     x->have_tune = true;
     x->tune_search = search;
     x->tune_sel = 0;
+    x->tune_scheme = 0;
     x->mode = MODE_TUNE;
     x->status_err = false;
     snprintf(x->status, sizeof x->status,
@@ -573,15 +574,26 @@ void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress
              search ? "" : "S: add the search (seconds)   ");
 }
 
-/* Candidates ranked as the CLI ranks them (sim/tune.h tune_rank). */
-int explore_tune_rank(const struct explore *x, int *order) { return tune_rank(&x->tune, order); }
+/* Candidates ranked as the CLI ranks them (sim/tune.h tune_rank), the scheme filter (f)
+ * applied: returns how many are shown. */
+int explore_tune_rank(const struct explore *x, int *order)
+{
+    int n = tune_rank(&x->tune, order), shown = 0;
+    for (int i = 0; i < n; i++)
+        if (x->tune_scheme == 0 || (int)x->tune.cand[order[i]].scheme == x->tune_scheme - 1)
+            order[shown++] = order[i];
+    return shown;
+}
 
 void explore_tune_load(struct explore *x)
 {
     if (!x->have_tune || x->tune.n == 0)
         return;
     int *order = xmalloc((size_t)x->tune.n * sizeof *order);
-    explore_tune_rank(x, order);
+    if (explore_tune_rank(x, order) <= x->tune_sel) {
+        free(order);
+        return;
+    }
     const struct tune_candidate *k = &x->tune.cand[order[x->tune_sel]];
     free(order);
     if (k->status != TUNE_OK) {
