@@ -101,11 +101,14 @@ void tune_opts_default(struct tune_opts *o)
 
 void tune_label(const struct tune_candidate *c, char *buf, int n)
 {
+    char tp[16] = "";
+    if (c->tp > 1)
+        snprintf(tp, sizeof tp, "-t%d", c->tp);
     if (c->scheme == SCHEME_W || c->scheme == SCHEME_ZBW)
-        snprintf(buf, (size_t)n, "%s-%d-%dx%d", config_scheme_name(c->scheme), c->pp, c->mbs,
-                 c->chunks);
+        snprintf(buf, (size_t)n, "%s-%d-%dx%d%s", config_scheme_name(c->scheme), c->pp, c->mbs,
+                 c->chunks, tp);
     else
-        snprintf(buf, (size_t)n, "%s-%d-%d", config_scheme_name(c->scheme), c->pp, c->mbs);
+        snprintf(buf, (size_t)n, "%s-%d-%d%s", config_scheme_name(c->scheme), c->pp, c->mbs, tp);
 }
 
 void tune_candidate_config(const struct config *base, const struct tune_candidate *c,
@@ -114,6 +117,8 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
     *out = *base;
     out->scheme = c->scheme;
     out->cluster.dp = c->dp;
+    if (c->tp >= 1)
+        out->cluster.tp = c->tp;
     out->global_batch_size = config_global_batch(base);
     out->micro_batch_size = c->mbs;
     out->num_microbatches = 0;
@@ -161,6 +166,7 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                             c = xreallocarray(c, (size_t)(cap *= 2), sizeof *c);
                         c[n++] = (struct tune_candidate){.scheme = schemes[s], .pp = pp,
                                                          .dp = dp, .mbs = mbs, .chunks = v,
+                                                         .tp = base->cluster.tp,
                                                          .ckpt = ckpt >= 1, .search = ckpt == 2,
                                                          .oom_device = -1,
                                                          .status = TUNE_NOT_RUN};
@@ -273,7 +279,7 @@ struct tune_group {
 static int tune_group_of(const struct tune_candidate *a, const struct tune_candidate *b)
 {
     return a->scheme == b->scheme && a->pp == b->pp && a->mbs == b->mbs &&
-           a->chunks == b->chunks;
+           a->chunks == b->chunks && a->tp == b->tp;
 }
 
 static int tune_make_groups(const struct tune_candidate *cand, int n, struct tune_group **out)
@@ -524,7 +530,8 @@ static void tune_search_phase(struct tune_pool *pl, int threads)
         if (!pl->o->exhaustive && g->bound_iter > 0 && g->bound_iter >= best) {
             bool none = isinf(g->bound_iter);
             *c = (struct tune_candidate){.scheme = c->scheme, .pp = c->pp, .dp = c->dp,
-                                         .mbs = c->mbs, .chunks = c->chunks, .ckpt = true,
+                                         .mbs = c->mbs, .chunks = c->chunks, .tp = c->tp,
+                                         .ckpt = true,
                                          .search = true, .status = TUNE_PRUNED,
                                          .oom_device = -1, .lower_bound = g->bound_step};
             if (none)

@@ -45,6 +45,7 @@ enum tune_status { TUNE_OK, TUNE_OOM, TUNE_INVALID, TUNE_NOT_RUN, TUNE_PRUNED };
 struct tune_candidate {
     enum scheme_id scheme;
     int pp, dp, mbs, chunks; /* chunks: W only, else 1 */
+    int tp;                  /* tensor-parallel degree (cluster.tp) */
     bool ckpt;               /* checkpointing on: Mario's passes, or the search */
     bool search;             /* ... made by the schedule search (tune_optimize_search) */
     enum tune_status status;
@@ -88,7 +89,8 @@ int tune_schemes_parse(const char *list, unsigned *mask, struct mt_err *e);
 const char *tune_ckpt_name(const struct tune_candidate *c);
 /* min_pp 4, chunks up to 4, all cores, both a = off and a = on (tune_optimize_mario). */
 void tune_opts_default(struct tune_opts *o);
-/* "V-8-2" (scheme-pp-mbs, as the paper's Figure 11), "W-8-2x4" with chunks. */
+/* "V-8-2" (scheme-pp-mbs, as the paper's Figure 11), "W-8-2x4" with chunks, "-t2" after it
+ * when tp > 1 ("V-8-2-t2"). */
 void tune_label(const struct tune_candidate *c, char *buf, int n);
 /* The whole grid as JSON text, malloc'd: `tune --json` (best, every candidate with its
  * status and why, the Pareto front of throughput and peak memory). */

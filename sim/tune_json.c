@@ -26,6 +26,7 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
     cJSON_AddStringToObject(o, "scheme", config_scheme_name(k->scheme));
     cJSON_AddNumberToObject(o, "pp", k->pp);
     cJSON_AddNumberToObject(o, "dp", k->dp);
+    cJSON_AddNumberToObject(o, "tp", k->tp);
     cJSON_AddNumberToObject(o, "micro_batch_size", k->mbs);
     cJSON_AddNumberToObject(o, "chunks", k->chunks);
     cJSON_AddBoolToObject(o, "ckpt", k->ckpt);

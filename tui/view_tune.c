@@ -6,6 +6,7 @@
 #include "tui/explore.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "render/paint_cells.h"
 #include "util/str.h"
@@ -100,13 +101,18 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
     }
     if (n > 0 && x->tune_sel < n) {
         const struct tune_candidate *k = &x->tune.cand[order[x->tune_sel]];
-        char label[48], chunks[32] = "";
+        char label[48], chunks[48] = "";
         tune_label(k, label, sizeof label);
         if (k->scheme == SCHEME_W || k->scheme == SCHEME_ZBW)
             snprintf(chunks, sizeof chunks, ", %d chunks", k->chunks);
+        if (k->tp > 1)
+            snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), ", tp %d", k->tp);
         cells_printf(g, 1, top + height - 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, 0,
-                     "%s (scheme-pp-mbs%s): %s, pp %d, dp %d, micro-batch size %d%s; ckpt %s",
-                     label, chunks[0] ? "xchunks" : "", config_scheme_name(k->scheme), k->pp,
+                     "%s (scheme-pp-mbs%s): %s, pp %d, dp %d, micro-batch size %d%s; ckpt %s; "
+                     "iter: one iteration of the global batch, all dp replicas",
+                     label,
+                     k->scheme == SCHEME_W || k->scheme == SCHEME_ZBW ? "xchunks" : "",
+                     config_scheme_name(k->scheme), k->pp,
                      k->dp, k->mbs, chunks,
                      k->search ? "search = the schedule search under the cap (search)"
                      : k->ckpt ? "mario = Mario's passes (prepose)"
