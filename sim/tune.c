@@ -272,8 +272,6 @@ struct tune_group {
     double bound_iter;       /* the bound of any schedule of its work under the cap, per
                               * iteration of the global batch (iter_time's unit); 0 unknown */
     double bound_step;       /* the same per step (step_time's unit) */
-    bool invalid;            /* the baseline could not be built or simulated */
-    char why[256];
 };
 
 static int tune_group_of(const struct tune_candidate *a, const struct tune_candidate *b)
@@ -316,9 +314,7 @@ static int tune_group_first(const struct config *base, const struct tune_opts *o
     off.ckpt = off.search = false;
     struct config cfg;
     tune_candidate_config(base, &off, &cfg);
-    if (scheme_build(&cfg, &p, &e) != MT_OK) {
-        g->invalid = true;
-        snprintf(g->why, sizeof g->why, "%.250s", e.msg);
+    if (scheme_build(&cfg, &p, &e) != MT_OK) { /* its search fails the same way in phase 2 */
         if (g->off >= 0)
             tune_invalid(&cand[g->off], e.msg);
         if (g->mario >= 0)
@@ -329,10 +325,7 @@ static int tune_group_first(const struct config *base, const struct tune_opts *o
     tune_measure(base, p, &off, &bound);
     if (g->off >= 0)
         cand[g->off] = off;
-    if (off.status == TUNE_INVALID) {
-        g->invalid = true;
-        snprintf(g->why, sizeof g->why, "%s", off.why);
-    } else if (off.step_time > 0 && off.iter_time > 0) {
+    if (off.status != TUNE_INVALID && off.step_time > 0 && off.iter_time > 0) {
         g->bound_iter = bound * off.iter_time / off.step_time; /* dp's efficiency, as simulated */
         g->bound_step = bound;
     }

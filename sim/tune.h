@@ -95,6 +95,10 @@ void tune_label(const struct tune_candidate *c, char *buf, int n);
 /* The whole grid as JSON text, malloc'd: `tune --json` (best, every candidate with its
  * status and why, the Pareto front of throughput and peak memory). */
 char *tune_report_json(const struct tune_result *r);
+/* Rows of candidates (`simulate --scheme A,B,...`: one per scheme) as a JSON array, malloc'd:
+ * scheme, step_time, throughput, peak_memory, lower_bound (null: none), fits, or error (the
+ * why of a TUNE_INVALID row); best: whether it is rows[best]. */
+char *tune_rows_json(const struct tune_candidate *rows, int n, int best);
 /* The config of a candidate, made from base. */
 void tune_candidate_config(const struct config *base, const struct tune_candidate *c,
                            struct config *out);

@@ -83,3 +83,30 @@ char *tune_report_json(const struct tune_result *r)
     cJSON_Delete(root);
     return text;
 }
+
+char *tune_rows_json(const struct tune_candidate *rows, int n, int best)
+{
+    cJSON *all = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        const struct tune_candidate *k = &rows[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "scheme", config_scheme_name(k->scheme));
+        if (k->status == TUNE_INVALID) {
+            cJSON_AddStringToObject(o, "error", k->why);
+        } else {
+            cJSON_AddNumberToObject(o, "step_time", k->step_time);
+            cJSON_AddNumberToObject(o, "throughput", k->throughput);
+            cJSON_AddNumberToObject(o, "peak_memory", k->peak_mem);
+            if (k->lower_bound > 0 && isfinite(k->lower_bound))
+                cJSON_AddNumberToObject(o, "lower_bound", k->lower_bound);
+            else
+                cJSON_AddNullToObject(o, "lower_bound");
+            cJSON_AddBoolToObject(o, "fits", k->status == TUNE_OK);
+        }
+        cJSON_AddBoolToObject(o, "best", i == best);
+        cJSON_AddItemToArray(all, o);
+    }
+    char *text = cJSON_Print(all);
+    cJSON_Delete(all);
+    return text;
+}

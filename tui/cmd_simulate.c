@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "model/config.h"
 #include "sim/bound.h"
 #include "sim/pass.h"
@@ -209,43 +207,35 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool sear
     return sim_run(*p, r, e);
 }
 
-/* One scheme's row of `simulate --scheme A,B,...`. */
-struct simulate_row {
-    enum scheme_id scheme;
-    bool ok;                     /* simulated (else why) */
-    bool unit;                   /* times in t, memory in M_θ */
-    struct tune_candidate k;     /* step, throughput, peak, bound; status OK (fits) or OOM */
-    char why[256];
-};
-
-static void simulate_row_run(const struct cmd_plan *cp, bool search, struct simulate_row *w)
+/* One scheme's row of `simulate --scheme A,B,...`: a tune_candidate (step, throughput, peak,
+ * bound; status OK when it fits, OOM when not, INVALID with why when it could not be made). */
+static void simulate_row_run(const struct cmd_plan *cp, bool search, struct tune_candidate *k)
 {
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
     if (simulate_plan(cp, true, search, &p, &r, &e) != MT_OK) {
-        snprintf(w->why, sizeof w->why, "%.250s", e.msg);
+        k->status = TUNE_INVALID;
+        snprintf(k->why, sizeof k->why, "%.250s", e.msg);
         plan_free(p);
         return;
     }
     double ts = r.unit ? 1 : 1e-6;
-    w->ok = true;
-    w->unit = r.unit;
-    w->k = (struct tune_candidate){.scheme = w->scheme, .step_time = r.step_time * ts,
-                                   .throughput = r.throughput,
-                                   .status = r.oom_device < 0 ? TUNE_OK : TUNE_OOM};
+    k->step_time = r.step_time * ts;
+    k->throughput = r.throughput;
+    k->status = r.oom_device < 0 ? TUNE_OK : TUNE_OOM;
     for (int d = 0; d < r.devices; d++)
-        if (r.dev[d].peak_mem > w->k.peak_mem)
-            w->k.peak_mem = r.dev[d].peak_mem;
+        if (r.dev[d].peak_mem > k->peak_mem)
+            k->peak_mem = r.dev[d].peak_mem;
     struct bound_result b;
     if (plan_config(p)->scheme != SCHEME_ASYNC && plan_total(p) > 0 &&
         bound_plan(p, &b, &e) == MT_OK)
-        w->k.lower_bound = bound_value(&b, r.oom_device < 0) * ts;
+        k->lower_bound = bound_value(&b, r.oom_device < 0) * ts;
     sim_result_fini(&r);
     plan_free(p);
 }
 
-static void simulate_rows_print(const struct config *c, const struct simulate_row *w, int n,
+static void simulate_rows_print(const struct config *c, const struct tune_candidate *w, int n,
                                 int best)
 {
     bool unit = c->unit.enabled;
@@ -260,55 +250,27 @@ static void simulate_rows_print(const struct config *c, const struct simulate_ro
     printf("%-10s %12s %12s %12s %12s  %s\n", "scheme", unit ? "step (t)" : "step (s)",
            unit ? "samples/t" : "samples/s", "peak mem", unit ? "bound (t)" : "bound (s)", "fits");
     for (int i = 0; i < n; i++) {
-        const struct tune_candidate *k = &w[i].k;
-        if (!w[i].ok) {
-            printf("%-10s %s\n", config_scheme_name(w[i].scheme), w[i].why);
+        const struct tune_candidate *k = &w[i];
+        if (k->status == TUNE_INVALID) {
+            printf("%-10s %s\n", config_scheme_name(k->scheme), k->why);
             continue;
         }
         char mem[32], bound[32] = "-";
-        if (w[i].unit)
+        if (unit)
             snprintf(mem, sizeof mem, "%.3g M_θ", k->peak_mem);
         else
             str_format_bytes(k->peak_mem, mem, sizeof mem);
         if (k->lower_bound > 0)
             snprintf(bound, sizeof bound, "%.4f", k->lower_bound);
-        printf("%-10s %12.4f %12.3f %12s %12s  %-3s%s\n", config_scheme_name(w[i].scheme),
+        printf("%-10s %12.4f %12.3f %12s %12s  %-3s%s\n", config_scheme_name(k->scheme),
                k->step_time, k->throughput, mem, bound, k->status == TUNE_OK ? "yes" : "no",
                i == best ? "  best" : "");
     }
     if (best >= 0)
-        printf("best: %s, %.3f %s\n", config_scheme_name(w[best].scheme), w[best].k.throughput,
+        printf("best: %s, %.3f %s\n", config_scheme_name(w[best].scheme), w[best].throughput,
                unit ? "samples/t" : "samples/s");
     else
         printf("best: none fits the memory cap\n");
-}
-
-static void simulate_rows_json(const struct simulate_row *w, int n, int best)
-{
-    cJSON *all = cJSON_CreateArray();
-    for (int i = 0; i < n; i++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "scheme", config_scheme_name(w[i].scheme));
-        if (w[i].ok) {
-            const struct tune_candidate *k = &w[i].k;
-            cJSON_AddNumberToObject(o, "step_time", k->step_time);
-            cJSON_AddNumberToObject(o, "throughput", k->throughput);
-            cJSON_AddNumberToObject(o, "peak_memory", k->peak_mem);
-            if (k->lower_bound > 0)
-                cJSON_AddNumberToObject(o, "lower_bound", k->lower_bound);
-            else
-                cJSON_AddNullToObject(o, "lower_bound");
-            cJSON_AddBoolToObject(o, "fits", k->status == TUNE_OK);
-        } else {
-            cJSON_AddStringToObject(o, "error", w[i].why);
-        }
-        cJSON_AddBoolToObject(o, "best", i == best);
-        cJSON_AddItemToArray(all, o);
-    }
-    char *text = cJSON_Print(all);
-    puts(text);
-    free(text);
-    cJSON_Delete(all);
 }
 
 /* --scheme A,B,...: each scheme on the same config and flags (the list's place among the flags
@@ -322,28 +284,30 @@ static int simulate_schemes(const struct cmd_plan *cp, int at, const struct simu
     if (o->plan_out || o->trace_out)
         return cmd_usage_error("simulate", "%s: one scheme at a time (got the list %s)",
                                o->plan_out ? "--plan-out" : "--trace-out", cp->over[at].arg);
-    struct simulate_row w[SCHEME__COUNT];
+    struct tune_candidate w[SCHEME__COUNT];
     int n = 0, best = -1, simulated = 0;
     struct config c;
     struct cmd_plan first = *cp;
     first.over[at].arg = "V"; /* the list's config, whatever its schemes' own checks say */
-    if (!o->json && cmd_plan_config_raw(&first, &c, &e) != MT_OK)
+    if (cmd_plan_config_raw(&first, &c, &e) != MT_OK)
         return cmd_fail("simulate", &e);
     for (int s = 0; s < SCHEME__COUNT; s++) {
         if (!(mask >> s & 1u))
             continue;
         struct cmd_plan one = *cp;
         one.over[at].arg = config_scheme_name((enum scheme_id)s);
-        w[n] = (struct simulate_row){.scheme = (enum scheme_id)s};
+        w[n] = (struct tune_candidate){.scheme = (enum scheme_id)s, .oom_device = -1};
         simulate_row_run(&one, o->search, &w[n]);
-        simulated += w[n].ok;
-        if (w[n].ok && w[n].k.status == TUNE_OK && (best < 0 || tune_ranks_above(&w[n].k, &w[best].k)))
+        simulated += w[n].status != TUNE_INVALID;
+        if (w[n].status == TUNE_OK && (best < 0 || tune_ranks_above(&w[n], &w[best])))
             best = n;
         n++;
     }
-    if (o->json)
-        simulate_rows_json(w, n, best);
-    else
+    if (o->json) {
+        char *text = tune_rows_json(w, n, best);
+        puts(text);
+        free(text);
+    } else
         simulate_rows_print(&c, w, n, best);
     return simulated == 0 ? 2 : best < 0 ? 1 : 0;
 }
