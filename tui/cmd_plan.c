@@ -37,9 +37,12 @@ const struct cmd_option cmd_plan_options[] = {
              "Async (PipeMare) | PipeDream (no flush between iterations) |\n"
              "split backward: ZB-H1 | ZB-H2 | ZB-V | ZB-W | DualPipeV"},
     {.name = "devices", .arg = "D", .type = CMD_PLAN, .value = CMD_PLAN_DEVICES,
-     .help = "devices (pp x dp)"},
+     .help = "GPUs: pp x dp x tp"},
     {.name = "dp", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_DP,
      .help = "data-parallel degree (default 1)"},
+    {.name = "tp", .arg = "T", .type = CMD_PLAN, .value = CMD_PLAN_TP,
+     .help = "tensor-parallel degree: GPUs of one stage, dividing or a\n"
+             "multiple of cluster.gpus_per_node (default 1)"},
     {.name = "microbatches", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_MICROBATCHES,
      .help = "micro-batches per iteration (overrides the global batch)"},
     {.name = "micro-batch-size", .arg = "B", .type = CMD_PLAN, .value = CMD_PLAN_MBS,
@@ -113,6 +116,8 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         return cmd_plan_int("devices", arg, 1, CONFIG_MAX_DEVICES, &c->num_device, e);
     case CMD_PLAN_DP:
         return cmd_plan_int("dp", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.dp, e);
+    case CMD_PLAN_TP:
+        return cmd_plan_int("tp", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.tp, e);
     case CMD_PLAN_MICROBATCHES:
         return cmd_plan_int("microbatches", arg, 1, CONFIG_MAX_MICROBATCHES, &c->num_microbatches,
                             e);
@@ -128,12 +133,15 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
     case CMD_PLAN_MEMORY:
         if (str_parse_bytes(arg, &c->memory_per_device, e) != MT_OK)
             return err_wrap(e, "--memory");
+        c->given |= CONFIG_GIVEN_MEMORY;
         return MT_OK;
-    case CMD_PLAN_DEVICE:
-        if (presets_device(arg, &c->cluster.device, e) != MT_OK)
+    case CMD_PLAN_DEVICE: {
+        struct device_spec dev;
+        if (presets_device(arg, &dev, e) != MT_OK)
             return err_wrap(e, "--device");
-        c->memory_per_device = c->cluster.device.mem_bytes;
+        config_set_device(c, &dev);
         return MT_OK;
+    }
     case CMD_PLAN_UNIT_COSTS:
         if (config_unit_costs_parse(arg, &c->unit, e) != MT_OK)
             return err_wrap(e, "--unit-costs");
