@@ -125,6 +125,54 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
     out->chunks = c->scheme == SCHEME_W || c->scheme == SCHEME_ZBW ? c->chunks : base->chunks;
 }
 
+/* The tensor-parallel degrees tried: o->tp alone when given; the config's under unit costs or
+ * a calibration (their costs do not follow tp); else 1, 2, 4, 8 dividing gpus_per_node and the
+ * GPUs. */
+static int tune_tps(const struct config *base, const struct tune_opts *o, int tps[4])
+{
+    if (o->tp > 0 || base->unit.enabled || base->profile.enabled) {
+        int t = o->tp > 0 ? o->tp : base->cluster.tp;
+        tps[0] = t;
+        return base->num_device % t == 0;
+    }
+    int n = 0;
+    for (int t = 1; t <= 8; t *= 2)
+        if (base->cluster.gpus_per_node % t == 0 && base->num_device % t == 0)
+            tps[n++] = t;
+    return n;
+}
+
+struct tune_grid {
+    struct tune_candidate *c;
+    int n, cap;
+};
+
+/* The candidates of one (checkpointing, scheme, tp, pp): each micro-batch size dividing the
+ * replica's batch, each chunk count of W and ZB-W. */
+static void tune_add(struct tune_grid *g, const struct config *base, const struct tune_opts *o,
+                     struct tune_candidate k)
+{
+    int per_replica = config_global_batch(base) / k.dp;
+    for (int mbs = 1; mbs <= per_replica; mbs *= 2) {
+        if (per_replica % mbs != 0 || (o->max_mbs > 0 && mbs > o->max_mbs))
+            continue;
+        /* unit costs are per micro-batch whatever its size: a larger one would only look
+         * faster, so the config's size is the one candidate */
+        if (base->unit.enabled && mbs != base->micro_batch_size)
+            continue;
+        int v_lo = 1, v_hi = 1;
+        if (k.scheme == SCHEME_W || k.scheme == SCHEME_ZBW)
+            v_lo = 2, v_hi = o->max_chunks < 2 ? 2 : o->max_chunks;
+        for (int v = v_lo; v <= v_hi; v *= 2) {
+            if (g->n == g->cap)
+                g->c = xreallocarray(g->c, (size_t)(g->cap *= 2), sizeof *g->c);
+            k.mbs = mbs;
+            k.chunks = v;
+            g->c[g->n++] = k;
+        }
+    }
+}
+
 static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                           struct tune_candidate **out)
 {
@@ -135,46 +183,31 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
     for (int s = 0; s < SCHEME__COUNT; s++)
         if (tune_scheme_tried((enum scheme_id)s) && (o->schemes == 0 || (o->schemes >> s & 1u)))
             schemes[n_schemes++] = (enum scheme_id)s;
+    int tps[4], n_tps = tune_tps(base, o, tps);
     /* --microbatches N sets the samples per iteration the grid keeps: N x mbs x dp */
-    int D = base->num_device, G = config_global_batch(base);
-    int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
-    int cap = 64, n = 0;
-    struct tune_candidate *c = xmalloc((size_t)cap * sizeof *c);
+    int G = config_global_batch(base);
+    struct tune_grid g = {.c = xmalloc(64 * sizeof *g.c), .cap = 64};
     /* a: 0 off, 1 Mario's passes, 2 the search */
-    for (int ckpt = o->with_ckpt_off ? 0 : 1; ckpt <= 2; ckpt++)
+    for (int ckpt = o->with_ckpt_off ? 0 : 1; ckpt <= 2; ckpt++) {
+        if ((ckpt == 1 && !o->optimize) || (ckpt == 2 && !o->search))
+            continue;
         for (int s = 0; s < n_schemes; s++)
-            for (int pp = min_pp; pp <= D; pp++) {
-                if (D % pp != 0)
-                    continue;
-                int dp = D / pp;
-                if (G % dp != 0)
-                    continue;
-                for (int mbs = 1; mbs <= G / dp; mbs *= 2) {
-                    if ((G / dp) % mbs != 0 || (o->max_mbs > 0 && mbs > o->max_mbs))
-                        continue;
-                    /* unit costs are per micro-batch whatever its size: a larger one would
-                     * only look faster, so the config's size is the one candidate */
-                    if (base->unit.enabled && mbs != base->micro_batch_size)
-                        continue;
-                    int v_lo = 1, v_hi = 1;
-                    if (schemes[s] == SCHEME_W || schemes[s] == SCHEME_ZBW)
-                        v_lo = 2, v_hi = o->max_chunks < 2 ? 2 : o->max_chunks;
-                    for (int v = v_lo; v <= v_hi; v *= 2) {
-                        if ((ckpt == 1 && !o->optimize) || (ckpt == 2 && !o->search))
-                            continue;
-                        if (n == cap)
-                            c = xreallocarray(c, (size_t)(cap *= 2), sizeof *c);
-                        c[n++] = (struct tune_candidate){.scheme = schemes[s], .pp = pp,
-                                                         .dp = dp, .mbs = mbs, .chunks = v,
-                                                         .tp = base->cluster.tp,
+            for (int t = 0; t < n_tps; t++) {
+                /* the GPUs of one TP group are one pipeline device: pp x dp = D / tp */
+                int D = base->num_device / tps[t];
+                int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
+                for (int pp = min_pp; pp <= D; pp++)
+                    if (D % pp == 0 && G % (D / pp) == 0)
+                        tune_add(&g, base, o,
+                                 (struct tune_candidate){.scheme = schemes[s], .pp = pp,
+                                                         .dp = D / pp, .tp = tps[t],
                                                          .ckpt = ckpt >= 1, .search = ckpt == 2,
                                                          .oom_device = -1,
-                                                         .status = TUNE_NOT_RUN};
-                    }
-                }
+                                                         .status = TUNE_NOT_RUN});
             }
-    *out = c;
-    return n;
+    }
+    *out = g.c;
+    return g.n;
 }
 
 int tune_build_plan(const struct config *base, const struct tune_candidate *c,
@@ -424,15 +457,23 @@ static int tune_run_search(struct tune_pool *pl, int k)
     return 1;
 }
 
+/* Throughputs that differ by float rounding only (1e-9 relative, as bound_gap_pct) are equal:
+ * the same schedule reached by two sums of the same costs (W at pp 1 and V) is a tie. */
+static int tune_cmp_throughput(double a, double b)
+{
+    if (fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)))
+        return 0;
+    return a > b ? 1 : -1;
+}
+
 bool tune_ranks_above(const struct tune_candidate *a, const struct tune_candidate *b)
 {
     if ((a->status == TUNE_OK) != (b->status == TUNE_OK))
         return a->status == TUNE_OK;
     if (a->status != TUNE_OK)
         return false;
-    if (a->throughput != b->throughput)
-        return a->throughput > b->throughput;
-    return a->peak_mem < b->peak_mem;
+    int cmp = tune_cmp_throughput(a->throughput, b->throughput);
+    return cmp != 0 ? cmp > 0 : a->peak_mem < b->peak_mem;
 }
 
 /* Over pointers into one array: equal rank falls back to the address, that is grid order. */
@@ -473,8 +514,9 @@ void tune_decide(struct tune_result *r)
             const struct tune_candidate *b = &r->cand[j];
             if (j == i || b->status != TUNE_OK)
                 continue;
-            bool dominates = b->throughput >= a->throughput && b->peak_mem <= a->peak_mem &&
-                             (b->throughput > a->throughput || b->peak_mem < a->peak_mem);
+            int cmp = tune_cmp_throughput(b->throughput, a->throughput);
+            bool dominates = cmp >= 0 && b->peak_mem <= a->peak_mem &&
+                             (cmp > 0 || b->peak_mem < a->peak_mem);
             if (dominates)
                 a->pareto = false;
         }

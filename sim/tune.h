@@ -1,8 +1,9 @@
 /* sim/tune.h: the schedule tuner (paper §5.3, Equation 1): a grid search over
  * checkpointing a in {off, on (Mario's passes), and with --search the schedule search under the
- * cap}, scheme b in the scheme table, pp over the
- * divisors of D (pp >= min_pp), dp = D / pp, micro-batch size in {1, 2, 4, ...} dividing
- * global / dp, and W's chunk count, each candidate simulated. A candidate whose simulated
+ * cap}, scheme b in the scheme table, the tensor-parallel degree tp in {1, 2, 4, 8} dividing
+ * the node's GPUs and the D GPUs, pp over the divisors of D / tp (pp >= min_pp), dp =
+ * D / (tp pp), micro-batch size in {1, 2, 4, ...} dividing global / dp, and W's chunk count,
+ * each candidate simulated. A candidate whose simulated
  * peak on any device exceeds the cap scores 0 and is reported with the device and the bytes
  * over. Data parallelism enters through the simulator: the allreduce in the cool-down and
  * the dp efficiency coefficient. */
@@ -29,6 +30,9 @@ struct tune_opts {
     int threads;           /* worker threads; 0 = the machine's cores */
     unsigned schemes;      /* bit (1u << scheme_id) per scheme kept; 0 = every one the tuner
                             * tries (tune_scheme_tried) */
+    int tp;                /* the tensor-parallel degree kept; 0 = 1, 2, 4, 8 dividing
+                            * cluster.gpus_per_node and the GPUs (the config's under unit costs
+                            * or a calibration) */
     bool with_ckpt_off;    /* try a = off */
     bool exhaustive;       /* search every search candidate: no pruning by the bound */
     tune_optimize_fn optimize; /* a = on (Mario's passes); NULL skips it */
@@ -125,7 +129,7 @@ int tune_rank(const struct tune_result *r, int *order);
 /* Sets r->best and each candidate's pareto from the simulated figures: the front of
  * (throughput up, peak down) among those that fit, exact: b dominates a when b is no worse in
  * both and better in one (equal throughput and a lower peak dominates); equal in both, both
- * stay. tune_grid_search calls it; exposed for tests. */
+ * stay. Throughputs equal to float rounding (1e-9 relative) are equal, in the rank too. tune_grid_search calls it; exposed for tests. */
 void tune_decide(struct tune_result *r);
 void tune_result_fini(struct tune_result *r);
 

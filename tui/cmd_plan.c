@@ -244,6 +244,7 @@ int cmd_plan_config_raw(const struct cmd_plan *cp, struct config *out, struct mt
     check.scheme = SCHEME_V;
     check.num_device = 1;
     check.cluster.dp = 1;
+    check.cluster.tp = 1; /* the tuner chooses tp too; a one-device pipeline has one GPU */
     check.micro_batch_size = 1;
     check.num_microbatches = 0;
     check.iterations = 1; /* the tuner names an async scheme or several iterations itself */

@@ -209,7 +209,8 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool sear
 
 /* One scheme's row of `simulate --scheme A,B,...`: a tune_candidate (step, throughput, peak,
  * bound; status OK when it fits, OOM when not, INVALID with why when it could not be made). */
-static void simulate_row_run(const struct cmd_plan *cp, bool search, struct tune_candidate *k)
+static void simulate_row_run(const struct cmd_plan *cp, bool search, struct tune_candidate *k,
+                             struct config *cfg)
 {
     struct mt_err e = {0};
     struct plan *p = NULL;
@@ -221,6 +222,7 @@ static void simulate_row_run(const struct cmd_plan *cp, bool search, struct tune
         return;
     }
     double ts = r.unit ? 1 : 1e-6;
+    *cfg = *plan_config(p);
     k->step_time = r.step_time * ts;
     k->throughput = r.throughput;
     k->status = r.oom_device < 0 ? TUNE_OK : TUNE_OOM;
@@ -244,9 +246,9 @@ static void simulate_rows_print(const struct config *c, const struct tune_candid
         snprintf(cap, sizeof cap, "%.3g M_θ", c->memory_per_device);
     else if (c->memory_per_device > 0)
         str_format_bytes(c->memory_per_device, cap, sizeof cap);
-    printf("%s on %d x %s, dp %d, global batch %d, cap %s: %d schemes\n", c->model.name,
+    printf("%s on %d x %s, dp %d, tp %d, global batch %d, cap %s: %d schemes\n", c->model.name,
            c->num_device, unit ? "unit-cost devices" : c->cluster.device.name, c->cluster.dp,
-           config_global_batch(c), cap, n);
+           c->cluster.tp, config_global_batch(c), cap, n);
     printf("%-10s %12s %12s %12s %12s  %s\n", "scheme", unit ? "step (t)" : "step (s)",
            unit ? "samples/t" : "samples/s", "peak mem", unit ? "bound (t)" : "bound (s)", "fits");
     for (int i = 0; i < n; i++) {
@@ -286,19 +288,16 @@ static int simulate_schemes(const struct cmd_plan *cp, int at, const struct simu
                                o->plan_out ? "--plan-out" : "--trace-out", cp->over[at].arg);
     struct tune_candidate w[SCHEME__COUNT];
     int n = 0, best = -1, simulated = 0;
-    struct config c;
-    struct cmd_plan first = *cp;
-    first.over[at].arg = "V"; /* the list's config, whatever its schemes' own checks say */
-    if (cmd_plan_config_raw(&first, &c, &e) != MT_OK)
-        return cmd_fail("simulate", &e);
+    struct config c, one_cfg; /* the header's: the first scheme that simulated */
     for (int s = 0; s < SCHEME__COUNT; s++) {
         if (!(mask >> s & 1u))
             continue;
         struct cmd_plan one = *cp;
         one.over[at].arg = config_scheme_name((enum scheme_id)s);
         w[n] = (struct tune_candidate){.scheme = (enum scheme_id)s, .oom_device = -1};
-        simulate_row_run(&one, o->search, &w[n]);
-        simulated += w[n].status != TUNE_INVALID;
+        simulate_row_run(&one, o->search, &w[n], &one_cfg);
+        if (w[n].status != TUNE_INVALID && simulated++ == 0)
+            c = one_cfg;
         if (w[n].status == TUNE_OK && (best < 0 || tune_ranks_above(&w[n], &w[best])))
             best = n;
         n++;
@@ -307,8 +306,13 @@ static int simulate_schemes(const struct cmd_plan *cp, int at, const struct simu
         char *text = tune_rows_json(w, n, best);
         puts(text);
         free(text);
-    } else
+    } else if (simulated > 0) {
         simulate_rows_print(&c, w, n, best);
+    } else {
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, "mario-tui simulate: %s: %s\n", config_scheme_name(w[i].scheme),
+                    w[i].why);
+    }
     return simulated == 0 ? 2 : best < 0 ? 1 : 0;
 }
 

@@ -31,15 +31,16 @@ __attribute__((constructor)) static void tune_usage_fill(void)
         "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--threads N]\n"
         "                      [--ckpt-only] [--search]\n"
         "Grid search (paper §5.3, Equation 1) over checkpointing (off; 'mario', Mario's four\n"
-        "passes; with --search 'search', the schedule search under the cap), the scheme, pp over\n"
-        "the divisors of the devices (dp = D / pp), the micro-batch size (1, 2, 4, ... dividing\n"
-        "global / dp) and W's chunks, each simulated. A candidate over the memory cap (--memory)\n"
-        "scores 0. Labels are scheme-pp-mbs as in the paper's Figure 11. Throughput ties go to\n"
-        "the lower peak. iter is the time of one iteration of the global batch over all dp\n"
-        "replicas (global / samples/s), so it compares across dp. With --search, the searches\n"
-        "run best bound first, and one whose lower bound (sim/bound.h, under the cap) is no\n"
-        "better than a step already found cannot win: it is pruned, not searched (the Pareto\n"
-        "front is then among the candidates simulated).\n"
+        "passes; with --search 'search', the schedule search under the cap), the scheme, tp in\n"
+        "1, 2, 4, 8 dividing cluster.gpus_per_node and the GPUs (--tp T: T only), pp over the\n"
+        "divisors of D / tp (--devices D counts GPUs: pp x dp x tp), the micro-batch size (1, 2,\n"
+        "4, ... dividing global / dp) and W's chunks, each simulated. A candidate over the memory\n"
+        "cap (--memory) scores 0. Labels are scheme-pp-mbs as in the paper's Figure 11, -tT after\n"
+        "them when tp > 1 (V-8-2-t2). Throughput ties go to the lower peak. iter is the time of\n"
+        "one iteration of the global batch over all dp replicas (global / samples/s), so it\n"
+        "compares across dp. With --search, the searches run best bound first, and one whose\n"
+        "lower bound (sim/bound.h, under the cap) is no better than a step already found cannot\n"
+        "win: it is pruned, not searched (the Pareto front is then among those simulated).\n"
         "Schemes: %s;\n--scheme S[,S...] keeps those.\n\n",
         schemes);
 }
@@ -158,15 +159,16 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
         printf(", %d not run", n_not_run);
     printf("\n");
     const char *tu = c->unit.enabled ? "samples/t" : "samples/s";
-    printf("%4s  %-14s %-6s %4s %12s %12s %12s  %s\n", "rank", "config", "ckpt", "dp", tu,
-           c->unit.enabled ? "iter (t)" : "iter (s)", "peak mem", "");
+    printf("%4s  %-18s %-6s %4s %3s %12s %12s %12s  %s\n", "rank", "config", "ckpt", "dp", "tp",
+           tu, c->unit.enabled ? "iter (t)" : "iter (s)", "peak mem", "");
     for (int i = 0; i < n_ok && i < top; i++) {
         const struct tune_candidate *k = &r->cand[order[i]];
         char label[48], mem[32];
         tune_label(k, label, sizeof label);
         tune_mem(c, k->peak_mem, mem, sizeof mem);
-        printf("%4d  %-14s %-6s %4d %12.3f %12.4f %12s  %s\n", i + 1, label, tune_ckpt_name(k),
-               k->dp, k->throughput, k->iter_time, mem, k->pareto ? "pareto" : "");
+        printf("%4d  %-18s %-6s %4d %3d %12.3f %12.4f %12s  %s\n", i + 1, label,
+               tune_ckpt_name(k), k->dp, k->tp, k->throughput, k->iter_time, mem,
+               k->pareto ? "pareto" : "");
     }
     if (n_ok > top)
         printf("      ... %d more that fit (--top %d)\n", n_ok - top, n_ok);
@@ -184,10 +186,10 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
             tune_label(k, label, sizeof label);
             if (k->status == TUNE_OOM) {
                 tune_mem(c, k->over_bytes, over, sizeof over);
-                printf("      %-14s %-6s out of memory: device %d over the cap by %s\n", label,
+                printf("      %-18s %-6s out of memory: device %d over the cap by %s\n", label,
                        tune_ckpt_name(k), k->oom_device, over);
             } else {
-                printf("      %-14s %-6s %s\n", label, tune_ckpt_name(k), k->why);
+                printf("      %-18s %-6s %s\n", label, tune_ckpt_name(k), k->why);
             }
             shown++;
         }
@@ -241,6 +243,13 @@ static int tune_exec(int argc, char **argv)
      * flags (the last one given wins, as for every plan flag) */
     int kept = 0;
     for (int i = 0; i < cp.n_over; i++) {
+        if (cp.over[i].opt == CMD_PLAN_TP) { /* --tp T: the grid keeps that degree only */
+            long v;
+            if (cmd_options_int(cp.over[i].arg, 1, CONFIG_MAX_DEVICES, &v, &e) != MT_OK)
+                return cmd_usage_error("tune", "--tp: %s", e.msg);
+            t.o.tp = (int)v;
+            continue;
+        }
         if (cp.over[i].opt != CMD_PLAN_SCHEME) {
             cp.over[kept++] = cp.over[i];
             continue;

@@ -24,7 +24,9 @@ keys = ('scheme', 'pp', 'dp', 'micro_batch_size', 'ckpt', 'throughput', 'peak_me
 assert all(all(k in x for k in keys) for x in c)
 ok = [x for x in c if x['feasible']]
 assert d['best']['throughput'] == max(x['throughput'] for x in ok)
-assert all(x['pp'] * x['dp'] == 8 for x in c)
+assert all(x['pp'] * x['dp'] * x['tp'] == 8 for x in c)
+assert set(x['tp'] for x in c) == {1, 2, 4, 8}
+assert all(x['label'].endswith('-t%d' % x['tp']) == (x['tp'] > 1) for x in c)
 assert any(x['ckpt'] for x in c) and any(not x['ckpt'] for x in c)
 assert set(x['scheme'] for x in c) == {'V', 'X', 'W', 'GPipe', 'ZB-H1', 'ZB-H2', 'ZB-V', 'ZB-W', 'DualPipeV'}
 assert all(x['throughput'] == 0 for x in c if not x['feasible'])
@@ -82,4 +84,12 @@ check "ckpt column: off / mario, never on" \
 check "iter explained under the table" "grep -q '^iter (s): one iteration of the global batch of 32' $tmp/t"
 check "json: iteration_time = global batch / throughput for each that fits" \
     "json $tmp/j 'all(abs(c[\"iteration_time\"] * c[\"throughput\"] - 32) < 1e-9 for c in d[\"candidates\"] if c[\"feasible\"])'"
+# tp is a plan dimension (issue 26): GPT-3 13B's shape on 32 x A100-40G lists tp > 1; --tp T
+# keeps that degree; the table has a tp column
+"$bin" tune --model GPT3-13B --devices 32 --json --max-mbs 2 --ckpt-only >"$tmp/tp.json" 2>&1
+check "GPT3-13B x 32: candidates with tp > 1, each pp x dp x tp = 32" \
+    "json $tmp/tp.json 'any(c[\"tp\"] > 1 for c in d[\"candidates\"]) and all(c[\"pp\"] * c[\"dp\"] * c[\"tp\"] == 32 for c in d[\"candidates\"])'"
+"$bin" tune --devices 8 --global-batch 32 --tp 2 --json >"$tmp/tp2.json" 2>&1
+check "--tp 2 keeps tp 2 only" "json $tmp/tp2.json 'set(c[\"tp\"] for c in d[\"candidates\"]) == {2}'"
+check "the table's tp column" "grep -Eq '^rank  config +ckpt +dp +tp ' $tmp/all"
 exit $fail

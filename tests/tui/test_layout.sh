@@ -48,7 +48,9 @@ check "legend: d0.1 on chunked schemes" "sed -n 3p $tmp/w | grep -q 'd0.1 device
 check "legend: CFW and RC after ckpt" "sed -n 3p $tmp/nn | grep -q 'CFW ckpt forward .*RC recompute'"
 
 # The tuner says what its labels mean, for the selected row.
-"$bin" explore --devices 8 --global-batch 32 --dump-screen --keys 'tjj' >"$tmp/t" 2>&1
+# one GPU a node: the tuner's grid keeps tp 1 (the rows below are tp 1 rows)
+printf '{"num_device": 8, "global_batch_size": 32, "cluster": {"gpus_per_node": 1}}\n' >"$tmp/tp1.json"
+"$bin" explore "$tmp/tp1.json" --dump-screen --keys 'tjj' >"$tmp/t" 2>&1
 check "tuner: the selected label explained" "sed -n 39p $tmp/t | grep -q '^ ZB-W-8-2x4 (scheme-pp-mbsxchunks): ZB-W, pp 8, dp 1, micro-batch size 2, 4 chunks; ckpt off'"
 
 # Too small: the message wrapped to the width, at several sizes.

@@ -204,6 +204,7 @@ static void test_ckpt_makes_feasible(void)
     o.min_pp = 8;
     o.max_mbs = 1;
     o.max_chunks = 2;
+    o.tp = 1; /* the claim is about one GPU a stage */
     struct tune_candidate v = {.scheme = SCHEME_V, .pp = 8, .dp = 1, .mbs = 1, .chunks = 1};
     double base_peak = closed_form_peak(&c, &v);
     c.memory_per_device = base_peak * 0.8;
@@ -400,6 +401,7 @@ static void test_scheme_filter(void)
     c.global_batch_size = 16;
     struct tune_opts o;
     tune_opts_default(&o);
+    o.tp = 1;
     o.schemes = (1u << SCHEME_X) | (1u << SCHEME_ZBV);
     struct tune_result r;
     CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
@@ -431,6 +433,7 @@ static void test_search_pruned(void)
     o.max_mbs = 2;
     o.threads = 1;
     o.search = tune_optimize_search;
+    o.tp = 1; /* a few searches: the test's time */
     o.schemes = (1u << SCHEME_V) | (1u << SCHEME_ZBV) | (1u << SCHEME_W) | (1u << SCHEME_ZBH1);
     struct tune_result all, pruned, two;
     struct mt_err e = {0};
@@ -484,6 +487,73 @@ static void test_search_pruned(void)
     tune_result_fini(&all);
 }
 
+/* tp is a plan dimension (issue 26 item 2): the grid tries 1, 2, 4, 8 dividing gpus_per_node
+ * and the GPUs, pp x dp x tp = the GPUs, each candidate's config valid with that geometry; the
+ * label ends -tT past 1; o.tp keeps one degree; unit costs keep the config's. */
+static void test_tp_grid(void)
+{
+    struct config c;
+    config_default(&c);
+    c.global_batch_size = 16;
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.optimize = NULL;
+    o.max_mbs = 1;
+    o.schemes = 1u << SCHEME_V;
+    o.min_pp = 1;
+    struct { int devices, per_node, tps; } cases[] = {
+        {8, 8, 1 | 2 | 4 | 8}, {8, 4, 1 | 2 | 4}, {12, 8, 1 | 2 | 4}, {6, 8, 1 | 2}};
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        c.num_device = cases[t].devices;
+        c.cluster.gpus_per_node = cases[t].per_node;
+        struct tune_result r;
+        struct mt_err e = {0};
+        CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+        int seen = 0, pairs = 0;
+        for (int i = 0; i < r.n; i++) {
+            const struct tune_candidate *k = &r.cand[i];
+            seen |= k->tp;
+            CHECK_EQ_INT(k->pp * k->dp * k->tp, c.num_device);
+            struct config kc;
+            tune_candidate_config(&c, k, &kc);
+            CHECK_EQ_INT(kc.cluster.tp, k->tp);
+            CHECK_EQ_INT(config_pp(&kc), k->pp);
+            char label[48], want[48];
+            tune_label(k, label, sizeof label);
+            snprintf(want, sizeof want, k->tp > 1 ? "V-%d-1-t%d" : "V-%d-1", k->pp, k->tp);
+            CHECK(strcmp(label, want) == 0);
+            pairs++;
+        }
+        /* every (tp, pp) with pp x dp = D / tp and dp dividing the batch 16 */
+        int want_pairs = 0;
+        for (int tp = 1; tp <= 8; tp *= 2)
+            if (cases[t].tps & tp)
+                for (int pp = 1; pp <= c.num_device / tp; pp++)
+                    want_pairs += (c.num_device / tp) % pp == 0 && 16 % (c.num_device / tp / pp) == 0;
+        CHECK_EQ_INT(seen, cases[t].tps);
+        CHECK_EQ_INT(pairs, want_pairs);
+        tune_result_fini(&r);
+    }
+    /* o.tp keeps one degree */
+    c.num_device = 8;
+    c.cluster.gpus_per_node = 8;
+    o.tp = 4;
+    struct tune_result r;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+    for (int i = 0; i < r.n; i++)
+        CHECK_EQ_INT(r.cand[i].tp, 4);
+    CHECK_EQ_INT(r.n, 2); /* pp 1 and 2 of 2 TP groups */
+    tune_result_fini(&r);
+    /* unit costs: the config's tp only */
+    o.tp = 0;
+    c.unit = (struct unit_costs){true, 1, 1, 1, 0};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+    for (int i = 0; i < r.n; i++)
+        CHECK_EQ_INT(r.cand[i].tp, 1);
+    tune_result_fini(&r);
+}
+
 int main(void)
 {
     test_unit_grid();
@@ -494,5 +564,6 @@ int main(void)
     test_iteration_time();
     test_scheme_filter();
     test_search_pruned();
+    test_tp_grid();
     return check_report("test_tune");
 }
