@@ -2,15 +2,20 @@
  * default model (GPT3-1.6B, global batch 128, A100-40G cap): every candidate built, passed
  * through Mario's passes when checkpointing is on, and simulated. The paper reports 1,060 ms
  * per search iteration over 240 configurations; the goal here is <= 100 ms. Prints the
- * candidate count and the median wall time over repeated searches, on all cores and on one. */
+ * candidate count and the median wall time over repeated searches, on all cores and on one.
+ * Then `tune --search` against `tune` on the same grid (issue 27: within 4x), one thread each,
+ * CPU time: the default 8 devices, and with "13b" GPT3-13B on 32 (tens of seconds). */
 #include <config.h>
 
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench/bench.h"
 #include "model/config.h"
+#include "model/presets.h"
 #include "sim/tune.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -46,6 +51,49 @@ static int bench_run(const struct config *c, int threads, int runs)
     return 0;
 }
 
+/* The median CPU ms of runs grids, with or without the search; *searched, *pruned: counts. */
+static double bench_grid_ms(const struct config *c, bool search, int runs, int *searched,
+                            int *pruned)
+{
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.threads = 1;
+    if (search)
+        o.search = tune_optimize_search;
+    double *t = xcalloc((size_t)runs, sizeof *t);
+    for (int i = 0; i < runs; i++) {
+        struct tune_result r;
+        struct mt_err e = {0};
+        double t0 = bench_cpu_ms();
+        if (tune_grid_search(c, &o, &r, &e) != MT_OK) {
+            fprintf(stderr, "bench_tune: %s\n", e.msg);
+            exit(1);
+        }
+        t[i] = bench_cpu_ms() - t0;
+        *searched = *pruned = 0;
+        for (int k = 0; k < r.n; k++) {
+            *searched += r.cand[k].search &&
+                         (r.cand[k].status == TUNE_OK || r.cand[k].status == TUNE_OOM);
+            *pruned += r.cand[k].status == TUNE_PRUNED;
+        }
+        tune_result_fini(&r);
+    }
+    qsort(t, (size_t)runs, sizeof *t, bench_cmp);
+    double m = t[runs / 2];
+    free(t);
+    return m;
+}
+
+static void bench_search_ratio(const struct config *c, const char *what, int runs)
+{
+    int searched, pruned, s0, p0;
+    double plain = bench_grid_ms(c, false, runs, &s0, &p0);
+    double search = bench_grid_ms(c, true, runs, &searched, &pruned);
+    printf("tune --search vs tune, %s, 1 thread: %.0f ms vs %.0f ms CPU (%.1fx; goal <= 4x), "
+           "%d searched, %d pruned by their bound (median of %d)\n", what, search, plain,
+           search / plain, searched, pruned, runs);
+}
+
 int main(int argc, char **argv)
 {
     int runs = argc > 1 ? atoi(argv[1]) : 20;
@@ -55,5 +103,18 @@ int main(int argc, char **argv)
     struct config c;
     config_default(&c);
     c.num_device = 1024;
-    return bench_run(&c, 0, runs) || bench_run(&c, 1, runs);
+    if (bench_run(&c, 0, runs) || bench_run(&c, 1, runs))
+        return 1;
+    config_default(&c);
+    bench_search_ratio(&c, "default 8 devices", 3);
+    if (argc > 2 && strcmp(argv[2], "13b") == 0) {
+        struct mt_err e = {0};
+        if (presets_model("GPT3-13B", &c.model, &e) != MT_OK) {
+            fprintf(stderr, "bench_tune: %s\n", e.msg);
+            return 1;
+        }
+        c.num_device = 32;
+        bench_search_ratio(&c, "GPT3-13B 32 devices", 1);
+    }
+    return 0;
 }

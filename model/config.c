@@ -27,8 +27,10 @@ void config_default(struct config *c)
     c->iterations = 1;
     c->update_interval = 1;
     presets_model("GPT3-1.6B", &c->model, NULL);
-    presets_device("A100-40G", &c->cluster.device, NULL);
-    c->memory_per_device = c->cluster.device.mem_bytes;
+    c->cluster.gpus_per_node = CONFIG_GPUS_PER_NODE;
+    struct device_spec dev;
+    presets_device("A100-40G", &dev, NULL);
+    config_set_device(c, &dev);
     c->cluster.p2p_gbps = 50;
     c->cluster.p2p_lat_us = 10;
     c->cluster.ar_gbps = 25;
@@ -56,7 +58,17 @@ int config_ffn_default(enum model_arch arch, int h, int *out)
 
 int config_pp(const struct config *c)
 {
-    return c->cluster.dp > 0 ? c->num_device / c->cluster.dp : 0;
+    long group = (long)c->cluster.dp * c->cluster.tp;
+    return group > 0 ? (int)(c->num_device / group) : 0;
+}
+
+void config_set_device(struct config *c, const struct device_spec *d)
+{
+    c->cluster.device = *d;
+    if (!(c->given & CONFIG_GIVEN_MEMORY))
+        c->memory_per_device = d->mem_bytes;
+    if (!(c->given & CONFIG_GIVEN_TP_GBPS))
+        c->cluster.tp_gbps = d->nvlink_gbps;
 }
 
 int config_microbatches(const struct config *c)
@@ -170,6 +182,15 @@ static int config_validate_cluster(const struct cluster_spec *k, struct mt_err *
          "cluster.layer_overhead_us: must be >= 0 (got %g)", d->layer_overhead_us);
     NEED(k->dp >= 1, "cluster.dp: must be >= 1 (got %d)", k->dp);
     NEED(k->tp >= 1, "cluster.tp: must be >= 1 (got %d)", k->tp);
+    NEED(k->gpus_per_node >= 1, "cluster.gpus_per_node: must be >= 1 (got %d)",
+         k->gpus_per_node);
+    NEED(isfinite(k->tp_gbps) && k->tp_gbps > 0, "cluster.tp_gbps: must be > 0 (got %g)",
+         k->tp_gbps);
+    /* A TP group fills whole nodes or sits inside one: a group split unevenly over nodes would
+     * put some of its ranks' traffic on the inter-node link and not the others'. */
+    NEED(k->gpus_per_node % k->tp == 0 || k->tp % k->gpus_per_node == 0,
+         "cluster.tp: %d neither divides nor is a multiple of gpus_per_node %d", k->tp,
+         k->gpus_per_node);
     return MT_OK;
 }
 
@@ -183,6 +204,9 @@ int config_validate(const struct config *c, struct mt_err *e)
          "num_device: must be in [1, %d] (got %d)", CONFIG_MAX_DEVICES, c->num_device);
     NEED(c->num_device % c->cluster.dp == 0, "cluster.dp: %d does not divide num_device %d",
          c->cluster.dp, c->num_device);
+    NEED((c->num_device / c->cluster.dp) % c->cluster.tp == 0,
+         "cluster.tp: %d does not divide num_device %d / dp %d = %d GPUs per replica",
+         c->cluster.tp, c->num_device, c->cluster.dp, c->num_device / c->cluster.dp);
     NEED(c->micro_batch_size >= 1, "micro_batch_size: must be >= 1 (got %d)",
          c->micro_batch_size);
     NEED(c->global_batch_size >= 1, "global_batch_size: must be >= 1 (got %d)",

@@ -40,6 +40,7 @@ enum model_arch { ARCH_GPT3, ARCH_LLAMA2, ARCH_CUSTOM };
 #define CONFIG_MAX_CHUNKS 64
 #define CONFIG_MAX_LAYERS 100000
 #define CONFIG_MAX_ITERATIONS 4096
+#define CONFIG_GPUS_PER_NODE 8 /* the default: DGX/HGX A100, H100 and H200 nodes hold 8 GPUs */
 
 struct model_spec {
     char name[48];
@@ -62,6 +63,8 @@ struct device_spec {
      * "Overheads"): per compute instruction, and per transformer block per forward pass. */
     double op_overhead_us;
     double layer_overhead_us;
+    double nvlink_gbps;  /* GPU-to-GPU bandwidth inside a node, GB/s per direction: the default
+                          * of cluster.tp_gbps (model/presets.c says where each comes from) */
 };
 
 struct cluster_spec {
@@ -72,8 +75,19 @@ struct cluster_spec {
     double dp_efficiency; /* scaling-efficiency coefficient of data parallelism (§5.3) */
     double eff_half_tokens; /* tokens per micro-batch at which a block reaches half its
                              * efficiency (small matmuls underfill the device); 0 = constant */
-    int dp;               /* data-parallel degree; pp = num_device / dp */
-    int tp;               /* tensor-parallel degree inside a stage */
+    int dp;               /* data-parallel degree */
+    int tp;               /* tensor-parallel degree: GPUs of one stage; pp = num_device / (dp tp) */
+    int gpus_per_node;    /* GPUs one node's NVLink joins (CONFIG_GPUS_PER_NODE); a TP group
+                           * wider than a node crosses the inter-node link */
+    double tp_gbps;       /* TP collectives' bandwidth inside a node, GB/s (the device's
+                           * nvlink_gbps unless given) */
+};
+
+/* The values a preset fills in (the device's cap and tp_gbps) unless the config or a flag gave
+ * them: an explicit value wins whatever the order (config_set_device). */
+enum config_given {
+    CONFIG_GIVEN_MEMORY = 1 << 0,  /* memory_per_device, --memory */
+    CONFIG_GIVEN_TP_GBPS = 1 << 1, /* cluster.tp_gbps */
 };
 
 /* Sequence lengths that vary from batch to batch (DESIGN.md "Input-aware checkpointing",
@@ -109,7 +123,7 @@ struct config {
     enum scheme_id scheme;
     int global_batch_size;     /* samples per iteration across dp replicas */
     int micro_batch_size;      /* samples per micro-batch */
-    int num_device;            /* D = pp * dp */
+    int num_device;            /* GPUs: D = pp x dp x tp */
     int num_microbatches;      /* N per pipeline; 0 = derive global / (mbs * dp) */
     int chunks;                /* v for W (parts per device); ignored by others */
     double memory_per_device;  /* cap in bytes; 0 = the device's memory */
@@ -122,6 +136,7 @@ struct config {
     struct seqlen_spec seqlen; /* model.seq_length's distribution (SEQLEN_FIXED: the one) */
     struct profile profile;    /* a calibration (--calibration; "calibration" in the file):
                                 * measured costs in place of the analytic ones where enabled */
+    unsigned given;            /* enum config_given: values set explicitly */
 };
 
 /* The built-in default: GPT3-1.6B on 8 x A100-40G, V, global batch 128, mbs 1. */
@@ -129,8 +144,11 @@ void config_default(struct config *c);
 /* The FFN width a model of hidden size h has unless given: 4h (GPT), SwiGLU's
  * 256 * ceil((8h/3) / 256) (LLaMA2). -1 when it does not fit an int. */
 int config_ffn_default(enum model_arch arch, int h, int *out);
-/* Pipeline depth pp = num_device / dp. */
+/* Pipeline depth pp = num_device / (dp x tp). */
 int config_pp(const struct config *c);
+/* The device becomes d; the cap (memory_per_device) and cluster.tp_gbps follow it unless they
+ * were given (c->given). */
+void config_set_device(struct config *c, const struct device_spec *d);
 /* N per pipeline: num_microbatches if set, else global / (mbs * dp). */
 int config_microbatches(const struct config *c);
 /* Samples per iteration: N x mbs x dp when num_microbatches is set (it overrides the global

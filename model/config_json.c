@@ -184,16 +184,20 @@ enum {
     C_EFFHALF,
     C_OP_OVERHEAD,    /* model/cost.h "Overheads" */
     C_LAYER_OVERHEAD,
+    C_GPN,
+    C_TPGBPS,
     C__COUNT
 };
 static const char *const cluster_keys[C__COUNT] = {
     "device",   "device_name",    "peak_flops",     "efficiency",    "memory", "hbm_gbps",
     "p2p_gbps", "p2p_latency_us", "allreduce_gbps", "dp_efficiency", "dp",     "tp",
-    "efficiency_half_tokens",
-    "op_overhead_us", "layer_overhead_us",
+    "efficiency_half_tokens", "op_overhead_us", "layer_overhead_us", "gpus_per_node", "tp_gbps",
 };
 
-static int load_cluster(struct json_doc *d, const struct json_value *cm, struct cluster_spec *out)
+/* given: CONFIG_GIVEN_TP_GBPS is added when the file sets tp_gbps (a device preset's NVLink
+ * figure is the default). */
+static int load_cluster(struct json_doc *d, const struct json_value *cm, struct cluster_spec *out,
+                        unsigned *given)
 {
     struct json_value f[C__COUNT];
     TRY(json_fields(d, cm, cluster_keys, C__COUNT, f));
@@ -204,6 +208,8 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
         TRY(json_string(d, &f[C_DEVICE], &dev));
         if (presets_device(dev, &k.device, &pe) != MT_OK)
             return json_fail_from(d, &f[C_DEVICE], &pe);
+        if (!(*given & CONFIG_GIVEN_TP_GBPS))
+            k.tp_gbps = k.device.nvlink_gbps;
     }
     if (f[C_DEVICE_NAME].item != NULL)
         TRY(json_label(d, &f[C_DEVICE_NAME], k.device.name, sizeof k.device.name));
@@ -224,6 +230,12 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
         TRY(json_int(d, &f[C_DP], 1, CONFIG_MAX_DEVICES, &k.dp));
     if (f[C_TP].item != NULL)
         TRY(json_int(d, &f[C_TP], 1, CONFIG_MAX_DEVICES, &k.tp));
+    if (f[C_GPN].item != NULL)
+        TRY(json_int(d, &f[C_GPN], 1, CONFIG_MAX_DEVICES, &k.gpus_per_node));
+    if (f[C_TPGBPS].item != NULL) {
+        TRY(json_double(d, &f[C_TPGBPS], &k.tp_gbps));
+        *given |= CONFIG_GIVEN_TP_GBPS;
+    }
     *out = k;
     return MT_OK;
 }
@@ -371,7 +383,7 @@ static int load_top_fields(struct json_doc *d, const struct json_value *f, struc
         TRY(seqlen_from_json(d, &f[T_MODEL], c));
     }
     if (f[T_CLUSTER].item != NULL)
-        TRY(load_cluster(d, &f[T_CLUSTER], &c->cluster));
+        TRY(load_cluster(d, &f[T_CLUSTER], &c->cluster, &c->given));
     if (f[T_SCHEME].item != NULL) {
         const char *s;
         TRY(json_string(d, &f[T_SCHEME], &s));
@@ -403,10 +415,12 @@ static int load_top_fields(struct json_doc *d, const struct json_value *f, struc
     if (f[T_CAL].item != NULL)
         TRY(load_calibration(d, &f[T_CAL], &c->profile));
     /* The cap defaults to the device's memory. */
-    if (f[T_MEM].item != NULL)
+    if (f[T_MEM].item != NULL) {
         TRY(json_bytes(d, &f[T_MEM], &c->memory_per_device));
-    else
+        c->given |= CONFIG_GIVEN_MEMORY;
+    } else {
         c->memory_per_device = c->cluster.device.mem_bytes;
+    }
     /* N given without a global batch: the global batch follows. */
     if (f[T_NMB].item != NULL && f[T_GBS].item == NULL) {
         long long g = (long long)c->num_microbatches * c->micro_batch_size * c->cluster.dp;

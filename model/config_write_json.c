@@ -164,6 +164,12 @@ struct cJSON *config_to_cjson(const struct config *c)
         write_number(cl, "layer_overhead_us", k->device.layer_overhead_us);
         cJSON_AddNumberToObject(cl, "dp", k->dp);
         cJSON_AddNumberToObject(cl, "tp", k->tp);
+        /* Written where they differ from what a reload fills in, so that configs of the
+         * default cluster read as before. */
+        if (k->gpus_per_node != CONFIG_GPUS_PER_NODE)
+            cJSON_AddNumberToObject(cl, "gpus_per_node", k->gpus_per_node);
+        if (!is_preset || k->tp_gbps != dev.nvlink_gbps)
+            write_number(cl, "tp_gbps", k->tp_gbps);
     }
     if (c->profile.enabled)
         cJSON_AddItemToObject(o, "calibration", profile_to_cjson(&c->profile));

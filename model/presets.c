@@ -27,11 +27,16 @@ static const struct model_spec model_table[] = {
 #define FIT_EFFICIENCY 0.551  /* fitted: MFU of a block at large micro-batches */
 #define FIT_OP_US 3360.0      /* fitted: framework cost of a forward or backward instruction */
 #define FIT_LAYER_US 546.0    /* fitted: kernel launches of one block, one pass */
+/* nvlink_gbps (the last field), the GPU's NVLink bandwidth per direction: A100 (SXM) NVLink 3, 12 links x 25
+ * GB/s = 300 GB/s per direction (600 GB/s total, NVIDIA A100 datasheet); H100 SXM and H200
+ * NVLink 4, 18 links x 25 GB/s = 450 GB/s per direction (900 GB/s total, NVIDIA H100 and H200
+ * datasheets). The bus bandwidth NCCL reaches is a little lower (nccl-tests all_reduce_perf
+ * busbw ~230-240 GB/s on A100 DGX, ~360-370 on H100 DGX); set cluster.tp_gbps to measure. */
 static const struct device_spec device_table[] = {
-    {"A100-40G", 312e12, FIT_EFFICIENCY, 40.0 * (1 << 30), 1555, FIT_OP_US, FIT_LAYER_US},
-    {"A100-80G", 312e12, FIT_EFFICIENCY, 80.0 * (1 << 30), 2039, FIT_OP_US, FIT_LAYER_US},
-    {"H100-80G", 989e12, 0.45, 80.0 * (1 << 30), 3350, FIT_OP_US, FIT_LAYER_US},
-    {"H200", 989e12, 0.45, 141e9, 4800, FIT_OP_US, FIT_LAYER_US},
+    {"A100-40G", 312e12, FIT_EFFICIENCY, 40.0 * (1 << 30), 1555, FIT_OP_US, FIT_LAYER_US, 300},
+    {"A100-80G", 312e12, FIT_EFFICIENCY, 80.0 * (1 << 30), 2039, FIT_OP_US, FIT_LAYER_US, 300},
+    {"H100-80G", 989e12, 0.45, 80.0 * (1 << 30), 3350, FIT_OP_US, FIT_LAYER_US, 450},
+    {"H200", 989e12, 0.45, 141e9, 4800, FIT_OP_US, FIT_LAYER_US, 450},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

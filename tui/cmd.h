@@ -110,6 +110,7 @@ enum cmd_plan_flag {
     CMD_PLAN_UPDATE_INTERVAL,
     CMD_PLAN_CALIBRATION,
     CMD_PLAN_CORES,
+    CMD_PLAN_TP,
 };
 
 extern const struct cmd_option cmd_plan_options[];

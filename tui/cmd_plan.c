@@ -36,9 +36,12 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "scheme", .arg = "S", .type = CMD_PLAN, .value = CMD_PLAN_SCHEME,
      .help_write = scheme_registry_help}, /* the scheme records' names, by family */
     {.name = "devices", .arg = "D", .type = CMD_PLAN, .value = CMD_PLAN_DEVICES,
-     .help = "devices (pp x dp)"},
+     .help = "GPUs: pp x dp x tp"},
     {.name = "dp", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_DP,
      .help = "data-parallel degree (default 1)"},
+    {.name = "tp", .arg = "T", .type = CMD_PLAN, .value = CMD_PLAN_TP,
+     .help = "tensor-parallel degree: GPUs of one stage, dividing or a\n"
+             "multiple of cluster.gpus_per_node (default 1)"},
     {.name = "microbatches", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_MICROBATCHES,
      .help = "micro-batches per iteration (overrides the global batch)"},
     {.name = "micro-batch-size", .arg = "B", .type = CMD_PLAN, .value = CMD_PLAN_MBS,
@@ -112,6 +115,8 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         return cmd_plan_int("devices", arg, 1, CONFIG_MAX_DEVICES, &c->num_device, e);
     case CMD_PLAN_DP:
         return cmd_plan_int("dp", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.dp, e);
+    case CMD_PLAN_TP:
+        return cmd_plan_int("tp", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.tp, e);
     case CMD_PLAN_MICROBATCHES:
         return cmd_plan_int("microbatches", arg, 1, CONFIG_MAX_MICROBATCHES, &c->num_microbatches,
                             e);
@@ -127,12 +132,15 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
     case CMD_PLAN_MEMORY:
         if (str_parse_bytes(arg, &c->memory_per_device, e) != MT_OK)
             return err_wrap(e, "--memory");
+        c->given |= CONFIG_GIVEN_MEMORY;
         return MT_OK;
-    case CMD_PLAN_DEVICE:
-        if (presets_device(arg, &c->cluster.device, e) != MT_OK)
+    case CMD_PLAN_DEVICE: {
+        struct device_spec dev;
+        if (presets_device(arg, &dev, e) != MT_OK)
             return err_wrap(e, "--device");
-        c->memory_per_device = c->cluster.device.mem_bytes;
+        config_set_device(c, &dev);
         return MT_OK;
+    }
     case CMD_PLAN_UNIT_COSTS:
         if (config_unit_costs_parse(arg, &c->unit, e) != MT_OK)
             return err_wrap(e, "--unit-costs");
@@ -235,6 +243,7 @@ int cmd_plan_config_raw(const struct cmd_plan *cp, struct config *out, struct mt
     check.scheme = SCHEME_V;
     check.num_device = 1;
     check.cluster.dp = 1;
+    check.cluster.tp = 1; /* the tuner chooses tp too; a one-device pipeline has one GPU */
     check.micro_batch_size = 1;
     check.num_microbatches = 0;
     check.iterations = 1; /* the tuner names an async scheme or several iterations itself */

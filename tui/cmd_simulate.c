@@ -16,6 +16,7 @@
 #include "sim/scheme.h"
 #include "sim/search.h"
 #include "sim/simulate.h"
+#include "sim/tune.h"
 #include "traces/chrome.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -28,7 +29,10 @@ static const char simulate_usage[] =
     "utilization over the whole step and over the steady state, and for asynchronous plans\n"
     "each stage's weight staleness and PipeDream's stashed weight versions; beside the step,\n"
     "the lower bound of any schedule of the same work and the gap to it. --search simulates\n"
-    "the plan the schedule search makes under the memory cap (optimize --search).\n\n";
+    "the plan the schedule search makes under the memory cap (optimize --search).\n"
+    "--scheme S,S[,...] (a list) simulates each scheme on the same config: one row each (step,\n"
+    "samples/s, peak, bound, fits), the best marked (highest samples/s that fits; ties: the\n"
+    "lower peak); --json: an array.\n\n";
 
 struct simulate_opts {
     bool json, search;
@@ -203,6 +207,115 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool sear
     return sim_run(*p, r, e);
 }
 
+/* One scheme's row of `simulate --scheme A,B,...`: a tune_candidate (step, throughput, peak,
+ * bound; status OK when it fits, OOM when not, INVALID with why when it could not be made). */
+static void simulate_row_run(const struct cmd_plan *cp, bool search, struct tune_candidate *k,
+                             struct config *cfg)
+{
+    struct mt_err e = {0};
+    struct plan *p = NULL;
+    struct sim_result r;
+    if (simulate_plan(cp, true, search, &p, &r, &e) != MT_OK) {
+        k->status = TUNE_INVALID;
+        snprintf(k->why, sizeof k->why, "%.250s", e.msg);
+        plan_free(p);
+        return;
+    }
+    double ts = r.unit ? 1 : 1e-6;
+    *cfg = *plan_config(p);
+    k->step_time = r.step_time * ts;
+    k->throughput = r.throughput;
+    k->status = r.oom_device < 0 ? TUNE_OK : TUNE_OOM;
+    for (int d = 0; d < r.devices; d++)
+        if (r.dev[d].peak_mem > k->peak_mem)
+            k->peak_mem = r.dev[d].peak_mem;
+    struct bound_result b;
+    if (plan_config(p)->scheme != SCHEME_ASYNC && plan_total(p) > 0 &&
+        bound_plan(p, &b, &e) == MT_OK)
+        k->lower_bound = bound_value(&b, r.oom_device < 0) * ts;
+    sim_result_fini(&r);
+    plan_free(p);
+}
+
+static void simulate_rows_print(const struct config *c, const struct tune_candidate *w, int n,
+                                int best)
+{
+    bool unit = c->unit.enabled;
+    char cap[32] = "none";
+    if (c->memory_per_device > 0 && unit)
+        snprintf(cap, sizeof cap, "%.3g M_θ", c->memory_per_device);
+    else if (c->memory_per_device > 0)
+        str_format_bytes(c->memory_per_device, cap, sizeof cap);
+    printf("%s on %d x %s, dp %d, tp %d, global batch %d, cap %s: %d schemes\n", c->model.name,
+           c->num_device, unit ? "unit-cost devices" : c->cluster.device.name, c->cluster.dp,
+           c->cluster.tp, config_global_batch(c), cap, n);
+    printf("%-10s %12s %12s %12s %12s  %s\n", "scheme", unit ? "step (t)" : "step (s)",
+           unit ? "samples/t" : "samples/s", "peak mem", unit ? "bound (t)" : "bound (s)", "fits");
+    for (int i = 0; i < n; i++) {
+        const struct tune_candidate *k = &w[i];
+        if (k->status == TUNE_INVALID) {
+            printf("%-10s %s\n", config_scheme_name(k->scheme), k->why);
+            continue;
+        }
+        char mem[32], bound[32] = "-";
+        if (unit)
+            snprintf(mem, sizeof mem, "%.3g M_θ", k->peak_mem);
+        else
+            str_format_bytes(k->peak_mem, mem, sizeof mem);
+        if (k->lower_bound > 0)
+            snprintf(bound, sizeof bound, "%.4f", k->lower_bound);
+        printf("%-10s %12.4f %12.3f %12s %12s  %-3s%s\n", config_scheme_name(k->scheme),
+               k->step_time, k->throughput, mem, bound, k->status == TUNE_OK ? "yes" : "no",
+               i == best ? "  best" : "");
+    }
+    if (best >= 0)
+        printf("best: %s, %.3f %s\n", config_scheme_name(w[best].scheme), w[best].throughput,
+               unit ? "samples/t" : "samples/s");
+    else
+        printf("best: none fits the memory cap\n");
+}
+
+/* --scheme A,B,...: each scheme on the same config and flags (the list's place among the flags
+ * kept), a row each. Exit 0 when one fits, 1 when none does, 2 when none could be simulated. */
+static int simulate_schemes(const struct cmd_plan *cp, int at, const struct simulate_opts *o)
+{
+    struct mt_err e = {0};
+    unsigned mask;
+    if (tune_schemes_parse(cp->over[at].arg, &mask, &e) != MT_OK)
+        return cmd_usage_error("simulate", "--scheme: %s", e.msg);
+    if (o->plan_out || o->trace_out)
+        return cmd_usage_error("simulate", "%s: one scheme at a time (got the list %s)",
+                               o->plan_out ? "--plan-out" : "--trace-out", cp->over[at].arg);
+    struct tune_candidate w[SCHEME__COUNT];
+    int n = 0, best = -1, simulated = 0;
+    struct config c, one_cfg; /* the header's: the first scheme that simulated */
+    for (int s = 0; s < SCHEME__COUNT; s++) {
+        if (!(mask >> s & 1u))
+            continue;
+        struct cmd_plan one = *cp;
+        one.over[at].arg = config_scheme_name((enum scheme_id)s);
+        w[n] = (struct tune_candidate){.scheme = (enum scheme_id)s, .oom_device = -1};
+        simulate_row_run(&one, o->search, &w[n], &one_cfg);
+        if (w[n].status != TUNE_INVALID && simulated++ == 0)
+            c = one_cfg;
+        if (w[n].status == TUNE_OK && (best < 0 || tune_ranks_above(&w[n], &w[best])))
+            best = n;
+        n++;
+    }
+    if (o->json) {
+        char *text = tune_rows_json(w, n, best);
+        puts(text);
+        free(text);
+    } else if (simulated > 0) {
+        simulate_rows_print(&c, w, n, best);
+    } else {
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, "mario-tui simulate: %s: %s\n", config_scheme_name(w[i].scheme),
+                    w[i].why);
+    }
+    return simulated == 0 ? 2 : best < 0 ? 1 : 0;
+}
+
 static int simulate_exec(int argc, char **argv)
 {
     struct simulate_opts o = {0};
@@ -210,6 +323,12 @@ static int simulate_exec(int argc, char **argv)
     int first, status = cmd_options_parse(&cmd_simulate_entry, argc, argv, &o, &cp, &first);
     if (status != CMD_OPTIONS_RUN)
         return status;
+    for (int i = cp.n_over - 1; i >= 0; i--) /* the last --scheme is the one that counts */
+        if (cp.over[i].opt == CMD_PLAN_SCHEME) {
+            if (strchr(cp.over[i].arg, ','))
+                return simulate_schemes(&cp, i, &o);
+            break;
+        }
 
     struct mt_err e = {0};
     struct plan *p = NULL;

@@ -17,15 +17,33 @@
 #include "util/str.h"
 #include "util/xalloc.h"
 
-static const char tune_usage[] =
-    "Usage: mario-tui tune [CONFIG] [plan flags] [--top K] [--json] [--plan-out FILE]\n"
-    "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--threads N] [--ckpt-only]\n"
-    "                      [--search]\n"
-    "Grid search (paper §5.3, Equation 1) over checkpointing (off, or Mario's four passes, and\n"
-    "with --search the schedule search under the cap, 'srch'), the\n"
-    "scheme (V, X, W, GPipe), pp over the divisors of the devices (dp = D / pp), the micro-batch\n"
-    "size (1, 2, 4, ... dividing global / dp) and W's chunks, each simulated. A candidate over\n"
-    "the memory cap (--memory) scores 0. Labels are scheme-pp-mbs as in the paper's Figure 11.\n\n";
+/* The usage text, its scheme list from the scheme table (filled before main runs, so every
+ * way to --help prints it). */
+static char tune_usage[2048];
+
+__attribute__((constructor)) static void tune_usage_fill(void)
+{
+    char schemes[256];
+    tune_scheme_names(schemes, sizeof schemes);
+    snprintf(
+        tune_usage, sizeof tune_usage,
+        "Usage: mario-tui tune [CONFIG] [plan flags] [--top K] [--json] [--plan-out FILE]\n"
+        "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--threads N]\n"
+        "                      [--ckpt-only] [--search]\n"
+        "Grid search (paper §5.3, Equation 1) over checkpointing (off; 'mario', Mario's four\n"
+        "passes; with --search 'search', the schedule search under the cap), the scheme, tp in\n"
+        "1, 2, 4, 8 dividing cluster.gpus_per_node and the GPUs (--tp T: T only), pp over the\n"
+        "divisors of D / tp (--devices D counts GPUs: pp x dp x tp), the micro-batch size (1, 2,\n"
+        "4, ... dividing global / dp) and W's chunks, each simulated. A candidate over the memory\n"
+        "cap (--memory) scores 0. Labels are scheme-pp-mbs as in the paper's Figure 11, -tT after\n"
+        "them when tp > 1 (V-8-2-t2). Throughput ties go to the lower peak. iter is the time of\n"
+        "one iteration of the global batch over all dp replicas (global / samples/s), so it\n"
+        "compares across dp. With --search, the searches run best bound first, and one whose\n"
+        "lower bound (sim/bound.h, under the cap) is no better than a step already found cannot\n"
+        "win: it is pruned, not searched (the Pareto front is then among those simulated).\n"
+        "Schemes: %s;\n--scheme S[,S...] keeps those.\n\n",
+        schemes);
+}
 
 struct tune_cmd_opts {
     struct tune_opts o;
@@ -53,7 +71,8 @@ static const struct cmd_option tune_options[] = {
     {.name = "ckpt-only", CMD_TO_BOOL(struct tune_cmd_opts, ckpt_only),
      .help = "only candidates with checkpointing on"},
     {.name = "search", CMD_TO_BOOL(struct tune_cmd_opts, search),
-     .help = "also the schedule search under the cap, beside off and Mario"},
+     .help = "also the schedule search under the cap, beside off and mario\n"
+             "(pruned where its lower bound cannot beat a step found)"},
     {0},
 };
 
@@ -85,12 +104,12 @@ static double tune_now(void)
 }
 
 /* A progress bar on stderr, only on a terminal and only when the search runs > 0.5 s. */
-static void tune_progress_cb(void *ctx, int done, int total)
+static bool tune_progress_cb(void *ctx, int done, int total)
 {
     struct tune_progress *pr = ctx;
     double t = tune_now() - pr->t0;
     if (!pr->tty || (t < 0.5 && !pr->shown))
-        return;
+        return true;
     pr->shown = true;
     int width = 40, fill = total > 0 ? done * width / total : width;
     fprintf(stderr, "\rtuning [");
@@ -100,21 +119,7 @@ static void tune_progress_cb(void *ctx, int done, int total)
     if (done == total)
         fputc('\n', stderr);
     fflush(stderr);
-}
-
-static int tune_cmp_throughput(const void *a, const void *b)
-{
-    const struct tune_candidate *x = *(const struct tune_candidate *const *)a;
-    const struct tune_candidate *y = *(const struct tune_candidate *const *)b;
-    if (x->throughput != y->throughput)
-        return x->throughput < y->throughput ? 1 : -1;
-    return x->peak_mem < y->peak_mem ? -1 : x->peak_mem > y->peak_mem;
-}
-
-/* The ckpt column: on (Mario's passes), srch (the search), off. */
-static const char *tune_ckpt_col(const struct tune_candidate *k)
-{
-    return k->search ? "srch" : k->ckpt ? "on" : "off";
+    return true;
 }
 
 static void tune_mem(const struct config *c, double v, char *buf, size_t n)
@@ -131,73 +136,94 @@ static void tune_mem(const struct config *c, double v, char *buf, size_t n)
 
 static void tune_print(const struct config *c, const struct tune_result *r, int top)
 {
-    struct tune_candidate **ok = xcalloc((size_t)r->n + 1, sizeof *ok);
-    int n_ok = 0, n_oom = 0, n_bad = 0;
+    int *order = xcalloc((size_t)r->n + 1, sizeof *order);
+    tune_rank(r, order);
+    int n_ok = 0, n_oom = 0, n_bad = 0, n_not_run = 0, n_pruned = 0, n_search = 0;
     for (int i = 0; i < r->n; i++) {
-        if (r->cand[i].status == TUNE_OK)
-            ok[n_ok++] = &r->cand[i];
+        n_pruned += r->cand[i].status == TUNE_PRUNED;
+        n_search += r->cand[i].search;
+        n_ok += r->cand[i].status == TUNE_OK;
         n_oom += r->cand[i].status == TUNE_OOM;
         n_bad += r->cand[i].status == TUNE_INVALID;
+        n_not_run += r->cand[i].status == TUNE_NOT_RUN;
     }
-    qsort(ok, (size_t)n_ok, sizeof *ok, tune_cmp_throughput);
     char cap[32];
     tune_mem(c, c->memory_per_device, cap, sizeof cap);
     printf("%s on %d x %s, global batch %d, cap %s: %d candidates, %d fit, %d out of memory, "
-           "%d invalid\n", c->model.name, c->num_device,
+           "%d invalid", c->model.name, c->num_device,
            c->unit.enabled ? "unit-cost devices" : c->cluster.device.name, config_global_batch(c),
            cap, r->n, n_ok, n_oom, n_bad);
+    if (n_pruned > 0)
+        printf(", %d pruned", n_pruned);
+    if (n_not_run > 0)
+        printf(", %d not run", n_not_run);
+    printf("\n");
     const char *tu = c->unit.enabled ? "samples/t" : "samples/s";
-    printf("%4s  %-14s %-4s %4s %12s %12s %12s  %s\n", "rank", "config", "ckpt", "dp", tu,
-           c->unit.enabled ? "step (t)" : "step (s)", "peak mem", "");
+    printf("%4s  %-18s %-6s %4s %3s %12s %12s %12s  %s\n", "rank", "config", "ckpt", "dp", "tp",
+           tu, c->unit.enabled ? "iter (t)" : "iter (s)", "peak mem", "");
     for (int i = 0; i < n_ok && i < top; i++) {
+        const struct tune_candidate *k = &r->cand[order[i]];
         char label[48], mem[32];
-        tune_label(ok[i], label, sizeof label);
-        tune_mem(c, ok[i]->peak_mem, mem, sizeof mem);
-        printf("%4d  %-14s %-4s %4d %12.3f %12.4f %12s  %s\n", i + 1, label,
-               tune_ckpt_col(ok[i]), ok[i]->dp, ok[i]->throughput, ok[i]->step_time, mem,
-               ok[i]->pareto ? "pareto" : "");
+        tune_label(k, label, sizeof label);
+        tune_mem(c, k->peak_mem, mem, sizeof mem);
+        printf("%4d  %-18s %-6s %4d %3d %12.3f %12.4f %12s  %s\n", i + 1, label,
+               tune_ckpt_name(k), k->dp, k->tp, k->throughput, k->iter_time, mem,
+               k->pareto ? "pareto" : "");
     }
     if (n_ok > top)
         printf("      ... %d more that fit (--top %d)\n", n_ok - top, n_ok);
-    if (n_oom + n_bad > 0) {
+    if (n_ok > 0)
+        printf("iter (%s): one iteration of the global batch of %d over all dp replicas = %d / %s\n",
+               c->unit.enabled ? "t" : "s", config_global_batch(c), config_global_batch(c), tu);
+    if (n_oom + n_bad + n_not_run > 0) {
         printf("infeasible:\n");
         int shown = 0;
         for (int i = 0; i < r->n && shown < top; i++) {
             const struct tune_candidate *k = &r->cand[i];
-            if (k->status == TUNE_OK)
+            if (k->status == TUNE_OK || k->status == TUNE_PRUNED)
                 continue;
             char label[48], over[32];
             tune_label(k, label, sizeof label);
             if (k->status == TUNE_OOM) {
                 tune_mem(c, k->over_bytes, over, sizeof over);
-                printf("      %-14s %-4s out of memory: device %d over the cap by %s\n", label,
-                       tune_ckpt_col(k), k->oom_device, over);
+                printf("      %-18s %-6s out of memory: device %d over the cap by %s\n", label,
+                       tune_ckpt_name(k), k->oom_device, over);
             } else {
-                printf("      %-14s %-4s %s\n", label, tune_ckpt_col(k), k->why);
+                printf("      %-18s %-6s %s\n", label, tune_ckpt_name(k), k->why);
             }
             shown++;
         }
-        if (n_oom + n_bad > shown)
-            printf("      ... %d more (--json lists every candidate)\n", n_oom + n_bad - shown);
+        if (n_oom + n_bad + n_not_run > shown)
+            printf("      ... %d more (--json lists every candidate)\n",
+                   n_oom + n_bad + n_not_run - shown);
     }
+    if (n_pruned > 0)
+        printf("search: %d of %d candidates searched; %d pruned: their lower bound (of any "
+               "schedule of their work under the cap) is no better than a step already found\n",
+               n_search - n_pruned, n_search, n_pruned);
     printf("pareto front (throughput vs peak memory):");
-    for (int i = 0; i < n_ok; i++)
-        if (ok[i]->pareto) {
-            char label[48], mem[32];
-            tune_label(ok[i], label, sizeof label);
-            tune_mem(c, ok[i]->peak_mem, mem, sizeof mem);
-            printf(" %s%s (%.2f, %s)", label,
-                   ok[i]->search ? "+search" : ok[i]->ckpt ? "+ckpt" : "", ok[i]->throughput, mem);
-        }
+    for (int i = 0; i < n_ok; i++) {
+        const struct tune_candidate *k = &r->cand[order[i]];
+        if (!k->pareto)
+            continue;
+        char label[48], mem[32];
+        tune_label(k, label, sizeof label);
+        tune_mem(c, k->peak_mem, mem, sizeof mem);
+        printf(" %s%s%s (%.2f, %s)", label, k->ckpt ? "+" : "", k->ckpt ? tune_ckpt_name(k) : "",
+               k->throughput, mem);
+    }
     printf("\n");
     if (r->best >= 0) {
         char label[48];
         tune_label(&r->cand[r->best], label, sizeof label);
         const struct tune_candidate *b = &r->cand[r->best];
         printf("best: %s, checkpointing %s, %.3f %s\n", label,
-               b->search ? "by the search" : b->ckpt ? "on (Mario)" : "off", b->throughput, tu);
+               b->search ? "search (the schedule search)"
+               : b->ckpt ? "mario (Mario's passes)"
+                         : "off",
+               b->throughput, tu);
     }
-    free(ok);
+    free(order);
 }
 
 static int tune_exec(int argc, char **argv)
@@ -213,6 +239,32 @@ static int tune_exec(int argc, char **argv)
     if (t.search)
         t.o.search = tune_optimize_search;
 
+    /* --scheme is the grid's filter here, not the config's scheme: taken out of the plan
+     * flags (the last one given wins, as for every plan flag) */
+    int kept = 0;
+    for (int i = 0; i < cp.n_over; i++) {
+        if (cp.over[i].opt == CMD_PLAN_TP) { /* --tp T: the grid keeps that degree only */
+            long v;
+            if (cmd_options_int(cp.over[i].arg, 1, CONFIG_MAX_DEVICES, &v, &e) != MT_OK)
+                return cmd_usage_error("tune", "--tp: %s", e.msg);
+            t.o.tp = (int)v;
+            continue;
+        }
+        if (cp.over[i].opt != CMD_PLAN_SCHEME) {
+            cp.over[kept++] = cp.over[i];
+            continue;
+        }
+        if (tune_schemes_parse(cp.over[i].arg, &t.o.schemes, &e) != MT_OK)
+            return cmd_usage_error("tune", "--scheme: %s", e.msg);
+    }
+    cp.n_over = kept;
+    for (int s = 0; s < SCHEME__COUNT; s++)
+        if ((t.o.schemes >> s & 1u) && !tune_scheme_tried((enum scheme_id)s)) {
+            char names[256];
+            tune_scheme_names(names, sizeof names);
+            return cmd_usage_error("tune", "--scheme: %s: the tuner tries synchronous schemes only "
+                                   "(%s)", config_scheme_name((enum scheme_id)s), names);
+        }
     struct config c;
     if (cmd_plan_config_raw(&cp, &c, &e) != MT_OK)
         return cmd_fail("tune", &e);

@@ -542,8 +542,7 @@ int explore_toggle_replay(struct explore *x)
     return R_REDRAW;
 }
 
-void explore_run_tuner(struct explore *x, bool search, void (*progress)(void *, int, int),
-                       void *ctx)
+void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx)
 {
     struct tune_opts o;
     tune_opts_default(&o);
@@ -566,6 +565,7 @@ void explore_run_tuner(struct explore *x, bool search, void (*progress)(void *, 
     x->have_tune = true;
     x->tune_search = search;
     x->tune_sel = 0;
+    x->tune_scheme = 0;
     x->mode = MODE_TUNE;
     x->status_err = false;
     snprintf(x->status, sizeof x->status,
@@ -574,26 +574,15 @@ void explore_run_tuner(struct explore *x, bool search, void (*progress)(void *, 
              search ? "" : "S: add the search (seconds)   ");
 }
 
-/* Candidates ranked: feasible by throughput, then the rest in grid order. */
+/* Candidates ranked as the CLI ranks them (sim/tune.h tune_rank), the scheme filter (f)
+ * applied: returns how many are shown. */
 int explore_tune_rank(const struct explore *x, int *order)
 {
-    int n = 0;
-    for (int i = 0; i < x->tune.n; i++)
-        order[n++] = i;
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0; j--) {
-            const struct tune_candidate *a = &x->tune.cand[order[j - 1]];
-            const struct tune_candidate *b = &x->tune.cand[order[j]];
-            bool swap = (a->status != TUNE_OK && b->status == TUNE_OK) ||
-                        (a->status == TUNE_OK && b->status == TUNE_OK &&
-                         b->throughput > a->throughput);
-            if (!swap)
-                break;
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    return n;
+    int n = tune_rank(&x->tune, order), shown = 0;
+    for (int i = 0; i < n; i++)
+        if (x->tune_scheme == 0 || (int)x->tune.cand[order[i]].scheme == x->tune_scheme - 1)
+            order[shown++] = order[i];
+    return shown;
 }
 
 void explore_tune_load(struct explore *x)
@@ -601,7 +590,10 @@ void explore_tune_load(struct explore *x)
     if (!x->have_tune || x->tune.n == 0)
         return;
     int *order = xmalloc((size_t)x->tune.n * sizeof *order);
-    explore_tune_rank(x, order);
+    if (explore_tune_rank(x, order) <= x->tune_sel) {
+        free(order);
+        return;
+    }
     const struct tune_candidate *k = &x->tune.cand[order[x->tune_sel]];
     free(order);
     if (k->status != TUNE_OK) {

@@ -75,6 +75,7 @@ struct explore {
     bool have_tune;
     bool tune_search;         /* ... with the search as a third checkpointing mode (S) */
     int tune_sel;
+    int tune_scheme;          /* the tuner view shows this scheme only: its id + 1; 0 all (f) */
     bool utf8;
     int w, h;                 /* canvas size of the last draw (for paging) */
     /* Input-aware checkpointing (tui/view_buckets.c, sim/ckpt_plan.h): 'a' lists the buckets
@@ -176,8 +177,7 @@ void explore_realign(struct explore *x);
 int explore_export(struct explore *x, const char *path, struct mt_err *e);
 /* Runs the tuner on the current config, with the search as a third checkpointing mode when
  * search (seconds: `tune --search`); progress calls back (may be NULL). */
-void explore_run_tuner(struct explore *x, bool search, void (*progress)(void *, int, int),
-                       void *ctx);
+void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx);
 /* r: the row under each lane shows the replay instead of the measured run, or back. */
 int explore_toggle_replay(struct explore *x);
 
@@ -186,6 +186,10 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height);
 void view_gantt_legend(struct explore *x, struct cells *g, int y);
 void view_inspect_draw(struct explore *x, struct cells *g, int top, int height);
 void view_tune_draw(struct explore *x, struct cells *g, int top, int height);
+/* The tuner view's rows (its scheme filter applied), and f: the next scheme in the results,
+ * then all again. */
+int view_tune_shown(const struct explore *x);
+int view_tune_filter_next(struct explore *x);
 void view_help_draw(struct explore *x, struct cells *g);
 void view_buckets_draw(struct explore *x, struct cells *g, int top, int height);
 /* The bucket list (tui/view_buckets.c): made once per config from its lengths (model/seqlen.h),

@@ -79,7 +79,7 @@ static int mouse_select(struct explore *x, int lane, double t)
 static int mouse_click(struct explore *x, int col, int row)
 {
     if (x->mode == MODE_TUNE || x->mode == MODE_BUCKETS) {
-        int n = x->mode == MODE_TUNE ? x->tune.n : x->buckets != NULL ? x->buckets->n : 0;
+        int n = x->mode == MODE_TUNE ? view_tune_shown(x) : x->buckets != NULL ? x->buckets->n : 0;
         int i = x->list_first + row - (3 + 2); /* the view's top is row 3, 2 header rows */
         if (row < 5 || i < 0 || i >= n)
             return R_NONE;

@@ -425,11 +425,16 @@ static int key_tune_view(struct explore *x, int key)
     switch (key) {
     case 27: case 'q': x->mode = MODE_GANTT; explore_status_shown(x); return R_REDRAW;
     case KEY_UP: case 'k': if (x->tune_sel > 0) x->tune_sel--; return R_REDRAW;
-    case KEY_DOWN: case 'j': if (x->tune_sel + 1 < x->tune.n) x->tune_sel++; return R_REDRAW;
+    case KEY_DOWN: case 'j':
+        if (x->tune_sel + 1 < view_tune_shown(x))
+            x->tune_sel++;
+        return R_REDRAW;
     case KEY_PPAGE: x->tune_sel = x->tune_sel > 10 ? x->tune_sel - 10 : 0; return R_REDRAW;
     case KEY_NPAGE:
-        x->tune_sel = x->tune_sel + 10 < x->tune.n ? x->tune_sel + 10 : x->tune.n - 1;
+        x->tune_sel = x->tune_sel + 10 < view_tune_shown(x) ? x->tune_sel + 10
+                                                            : view_tune_shown(x) - 1;
         return R_REDRAW;
+    case 'f': return view_tune_filter_next(x);
     case '\n': case '\r': case KEY_ENTER: explore_tune_load(x); return R_REDRAW;
     case 'S': /* the search as a third checkpointing mode (tui/screen.c shows its progress) */
         if (x->tune_search) {

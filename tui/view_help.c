@@ -27,8 +27,8 @@ static const char *const help_lines[] = {
     "  v / V               fewer / more chunks (W, ZB-W)",
     "  [ / ]               lower / raise the memory cap (x 1.25, in whole MiB; 0.25 M_θ with"
     " unit costs)",
-    "  t / a               the tuner (S in it: the search as a ckpt mode too) / input-aware"
-    " buckets; Enter loads one",
+    "  t / a               the tuner (S in it: the search as a ckpt mode too; f: one scheme"
+    " at a time) / input-aware buckets; Enter loads one",
     "  e                   export: file.json (plan), file.trace.json (Perfetto),",
     "                      file.svg / file.pdf / file.png (picture of the shown step)",
     "  T / o               load a measured trace (mario-tui run --trace-out, Kineto) / show",

@@ -56,7 +56,10 @@ check "a cap nothing fits: exit 1, said" \
     --threads 1 >"$tmp/tu" 2>&1
 check "tune --search: search candidates, each with its bound" "json $tmp/tu '
 any(k.get(\"checkpointing\") == \"search\" for k in d[\"candidates\"])
-and all(k[\"step_time\"] >= k[\"lower_bound\"] - 1e-9 for k in d[\"candidates\"] if \"lower_bound\" in k)'"
+and all(k[\"step_time\"] >= k[\"lower_bound\"] - 1e-9 for k in d[\"candidates\"] if \"lower_bound\" in k and k[\"status\"] != \"pruned\")
+and any(k[\"status\"] == \"pruned\" for k in d[\"candidates\"])
+and all(k[\"lower_bound\"] >= 4 / d[\"best\"][\"throughput\"] - 1e-9 if \"lower_bound\" in k else \"fits the cap\" in k[\"why\"]
+        for k in d[\"candidates\"] if k[\"status\"] == \"pruned\")'"
 
 "$bin" optimize --scheme Async --devices 4 --microbatches 8 --search >"$tmp/a" 2>&1
 check "an asynchronous scheme is refused" "[ $? -eq 1 ] && grep -q 'synchronous' $tmp/a"

@@ -50,4 +50,36 @@ printf '{"num_device": 4,\n "pipeline_scheme": }' >"$tmp/bad.json"
 check "malformed JSON exits 2 with file:line:col" "[ $? -eq 2 ] && grep -q 'bad.json:2:' $tmp/err"
 "$bin" simulate --model GPT3-13B --devices 4 --memory 10G >/dev/null 2>"$tmp/err"
 check "over the cap exits 1 naming the device" "[ $? -eq 1 ] && grep -q 'over the' $tmp/err"
+# --scheme A,B,...: a row per scheme on the same config, the best marked (issue 27 item 4).
+# Under unit costs 1F1B on 4 devices x 8 micro-batches steps (N + D - 1)(F + B) = 33 t for 8
+# samples; each row is what simulate gives for that scheme alone.
+u="--unit-costs 1,2,1 --devices 4 --microbatches 8"
+"$bin" simulate --scheme V,ZB-V,DualPipeV $u >"$tmp/rows" 2>&1
+check "scheme list: exit 0, a row each, the best marked once" \
+    "[ $? -eq 0 ] && grep -c '^\(V\|ZB-V\|DualPipeV\) ' $tmp/rows | grep -qx 3 && [ \$(grep -c '  best\$' $tmp/rows) -eq 1 ]"
+check "scheme list: V's row is 33 t, 8/33 samples/t, fits" \
+    "grep -Eq '^V +33\.0000 +0\.242 .* yes' $tmp/rows"
+"$bin" simulate --scheme V,ZB-V,DualPipeV $u --json >"$tmp/rows.json" 2>&1
+"$bin" simulate --scheme ZB-V $u --json >"$tmp/zbv.json" 2>&1
+check "scheme list --json: an array, ZB-V's row as simulate --scheme ZB-V gives it" "python3 - $tmp/rows.json $tmp/zbv.json <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1])); one = json.load(open(sys.argv[2]))
+assert [r['scheme'] for r in rows] == ['V', 'ZB-V', 'DualPipeV']
+z = rows[1]
+assert z['step_time'] == one['step_time'] and abs(z['throughput'] - one['throughput']) < 1e-12
+assert abs(rows[0]['step_time'] - 33) < 1e-12 and abs(rows[0]['throughput'] - 8 / 33) < 1e-12
+fit = [r for r in rows if r['fits']]
+best = [r for r in rows if r['best']]
+assert len(best) == 1 and best[0]['throughput'] == max(r['throughput'] for r in fit)
+assert all(r['lower_bound'] <= r['step_time'] + 1e-9 for r in rows)
+PY"
+"$bin" simulate --scheme V,X --devices 3 >"$tmp/rows" 2>&1
+check "scheme list: a scheme the config cannot take says why in its row" \
+    "[ $? -eq 0 ] && grep -q '^X .*even' $tmp/rows && grep -q '^V .* best\$' $tmp/rows"
+"$bin" simulate --scheme V,ZB-V --model GPT3-13B --devices 4 --memory 10G >"$tmp/rows" 2>&1
+check "scheme list: none fits exits 1, says so" "[ $? -eq 1 ] && grep -q 'none fits' $tmp/rows"
+"$bin" simulate --scheme V,ZB-V --plan-out "$tmp/p.json" >/dev/null 2>"$tmp/err"
+check "scheme list with --plan-out exits 2" "[ $? -eq 2 ] && grep -q 'one scheme at a time' $tmp/err"
+"$bin" simulate --scheme V,Nope >/dev/null 2>"$tmp/err"
+check "scheme list with a bad name exits 2 naming it" "[ $? -eq 2 ] && grep -q Nope $tmp/err"
 exit $fail

@@ -24,7 +24,9 @@ keys = ('scheme', 'pp', 'dp', 'micro_batch_size', 'ckpt', 'throughput', 'peak_me
 assert all(all(k in x for k in keys) for x in c)
 ok = [x for x in c if x['feasible']]
 assert d['best']['throughput'] == max(x['throughput'] for x in ok)
-assert all(x['pp'] * x['dp'] == 8 for x in c)
+assert all(x['pp'] * x['dp'] * x['tp'] == 8 for x in c)
+assert set(x['tp'] for x in c) == {1, 2, 4, 8}
+assert all(x['label'].endswith('-t%d' % x['tp']) == (x['tp'] > 1) for x in c)
 assert any(x['ckpt'] for x in c) and any(not x['ckpt'] for x in c)
 assert set(x['scheme'] for x in c) == {'V', 'X', 'W', 'GPipe', 'ZB-H1', 'ZB-H2', 'ZB-V', 'ZB-W', 'DualPipeV',
                                        'ZBVZeroBubble', 'V-Half', 'V-Min'}
@@ -65,4 +67,30 @@ check "unit costs: every candidate keeps micro-batch size 1" \
     "json $tmp/u.json 'all(c[\"micro_batch_size\"] == 1 for c in d[\"candidates\"])'"
 check "unit costs: V-4-1 is 8 micro-batches, 33 t, 8/33 samples/t" \
     "json $tmp/u.json 'any(c[\"label\"] == \"V-4-1\" and c[\"step_time\"] == 33 and abs(c[\"throughput\"] - 8 / 33) < 1e-12 for c in d[\"candidates\"])'"
+# --scheme S[,S...] keeps those schemes (issue 27); --help lists every scheme the grid tries
+"$bin" tune --devices 8 --global-batch 32 --scheme V,ZB-V --json >"$tmp/f.json" 2>&1
+check "--scheme V,ZB-V: only V and ZB-V candidates, both there" \
+    "json $tmp/f.json 'set(c[\"scheme\"] for c in d[\"candidates\"]) == {\"V\", \"ZB-V\"}'"
+check "--scheme V,ZB-V: the same V-4-1 figures as the whole grid" \
+    "python3 -c 'import json; a=[c for c in json.load(open(\"$tmp/f.json\"))[\"candidates\"] if c[\"label\"]==\"V-4-1\"]; b=[c for c in json.load(open(\"$tmp/j\"))[\"candidates\"] if c[\"label\"]==\"V-4-1\"]; assert a and a==b'"
+"$bin" tune --scheme V,Bogus >/dev/null 2>"$tmp/err"
+check "--scheme with a bad name exits 2 naming it" "[ $? -eq 2 ] && grep -q Bogus $tmp/err"
+"$bin" tune --help >"$tmp/h"
+check "--help lists every scheme the grid tries" \
+    "grep -q 'Schemes: V, X, W, GPipe, ZB-H1, ZB-H2, ZB-V, ZB-W, DualPipeV' $tmp/h"
+# the ckpt column says mario as the explorer does; iter is per iteration of the global batch
+"$bin" tune --devices 8 --global-batch 32 --top 200 >"$tmp/all" 2>&1
+check "ckpt column: off / mario, never on" \
+    "grep -Eq '^ +[0-9]+  [^ ]+ +mario ' $tmp/all && ! grep -Eq '^ +[0-9]+  [^ ]+ +on ' $tmp/all"
+check "iter explained under the table" "grep -q '^iter (s): one iteration of the global batch of 32' $tmp/t"
+check "json: iteration_time = global batch / throughput for each that fits" \
+    "json $tmp/j 'all(abs(c[\"iteration_time\"] * c[\"throughput\"] - 32) < 1e-9 for c in d[\"candidates\"] if c[\"feasible\"])'"
+# tp is a plan dimension (issue 26): GPT-3 13B's shape on 32 x A100-40G lists tp > 1; --tp T
+# keeps that degree; the table has a tp column
+"$bin" tune --model GPT3-13B --devices 32 --json --max-mbs 2 --ckpt-only >"$tmp/tp.json" 2>&1
+check "GPT3-13B x 32: candidates with tp > 1, each pp x dp x tp = 32" \
+    "json $tmp/tp.json 'any(c[\"tp\"] > 1 for c in d[\"candidates\"]) and all(c[\"pp\"] * c[\"dp\"] * c[\"tp\"] == 32 for c in d[\"candidates\"])'"
+"$bin" tune --devices 8 --global-batch 32 --tp 2 --json >"$tmp/tp2.json" 2>&1
+check "--tp 2 keeps tp 2 only" "json $tmp/tp2.json 'set(c[\"tp\"] for c in d[\"candidates\"]) == {2}'"
+check "the table's tp column" "grep -Eq '^rank  config +ckpt +dp +tp ' $tmp/all"
 exit $fail

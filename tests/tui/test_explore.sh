@@ -42,6 +42,18 @@ check "D adds a device" "grep -q 'pp 5' $tmp/f6"
 check "? shows the help" "grep -q 'critical path' $tmp/f7"
 "$bin" explore --devices 8 --global-batch 32 --dump-screen --size 120x40 --keys 't' >"$tmp/f8" 2>&1
 check "t runs the tuner and lists candidates" "grep -q 'tuner:.*candidates' $tmp/f8 && grep -q '   1  ' $tmp/f8"
+# f in the tuner: one scheme at a time in table order (V first, X next), then every scheme again
+"$bin" explore --devices 8 --global-batch 32 --dump-screen --size 120x40 --keys 'tff' >"$tmp/ff" 2>&1
+check "tuner f f: X only, every row X, said on the status line" \
+    "grep -q 'tuner (X only):' $tmp/ff && ! grep -Eq '^ +[0-9]+  (V|W|GPipe|ZB|Dual)' $tmp/ff && grep -Eq '^ +1  X-' $tmp/ff && tail -n 1 $tmp/ff | grep -q 'X only'"
+n_all=$(sed -n 's/.*tuner: \([0-9]*\) candidates.*/\1/p' "$tmp/f8" | head -n 1)
+"$bin" explore --devices 8 --global-batch 32 --dump-screen --size 120x40 --keys 'tffffffffff' >"$tmp/fall" 2>&1
+check "tuner f past the last of the 9 schemes: every scheme again ($n_all)" \
+    "grep -q 'tuner: $n_all candidates' $tmp/fall"
+"$bin" tune --devices 8 --global-batch 32 --scheme X --json >"$tmp/fx.json" 2>&1
+n_x=$(python3 -c "import json; print(len(json.load(open('$tmp/fx.json'))['candidates']))")
+check "tuner f: as many X rows as tune --scheme X has candidates ($n_x)" \
+    "grep -q 'tuner (X only): $n_x candidates' $tmp/ff"
 "$bin" explore --devices 8 --global-batch 32 --dump-screen --size 120x40 --keys 't\n' >"$tmp/f9" 2>&1
 check "Enter loads the best candidate" "grep -q '^loaded .* shown at' $tmp/f9"
 "$bin" explore $fig2 --dump-screen --size 100x26 --keys "e$tmp/x.json\\n" >"$tmp/f10" 2>&1

@@ -70,7 +70,9 @@ frame b 'a' --lengths "$tmp/l1.txt"
 check "1 bucket, not 1 buckets" "grep -q 'input-aware checkpointing: 1 bucket of 64 tokens' $tmp/b"
 
 # The tuner: a candidate that never ran has no figures, not 0.000 and 0 B.
-"$bin" explore --devices 8 --global-batch 32 --dump-screen --size 160x300 --keys t >"$tmp/t" 2>&1
+# one GPU a node: the tuner's grid keeps tp 1 (the rows below are tp 1 rows)
+printf '{"num_device": 8, "global_batch_size": 32, "cluster": {"gpus_per_node": 1}}\n' >"$tmp/tp1.json"
+"$bin" explore "$tmp/tp1.json" --dump-screen --size 160x300 --keys t >"$tmp/t" 2>&1
 check "invalid rows: dashes" "grep -E ' needs ' $tmp/t | head -1 | grep -qE '  - +- +-  num_microbatches'"
 check "no 0.000 or 0 B rows" "! grep -qE ' 0\\.000 | 0 B ' $tmp/t"
 check "OOM rows: step and peak, no samples/s" "grep 'out of memory on device' $tmp/t | head -1 | grep -qE ' - +[0-9.]+(ms|s) +[0-9.]+ GiB'"

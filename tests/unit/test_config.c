@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "model/config.h"
+#include "model/presets.h"
 #include "tests/check.h"
 #include "util/err.h"
 
@@ -67,7 +68,8 @@ static int config_same(const struct config *a, const struct config *b)
            ka->p2p_lat_us == kb->p2p_lat_us && ka->ar_gbps == kb->ar_gbps &&
            ka->dp_efficiency == kb->dp_efficiency && ka->dp == kb->dp && ka->tp == kb->tp &&
            ka->device.op_overhead_us == kb->device.op_overhead_us &&
-           ka->device.layer_overhead_us == kb->device.layer_overhead_us;
+           ka->device.layer_overhead_us == kb->device.layer_overhead_us &&
+           ka->gpus_per_node == kb->gpus_per_node && ka->tp_gbps == kb->tp_gbps;
 }
 
 /* DESIGN.md: GPT3-1.6B (Table 4: h 1024, 128 layers, 16 heads, s 1024) on 8 x A100-40G,
@@ -336,7 +338,7 @@ static void test_round_trip(void)
     config_default(&c);
     c.scheme = SCHEME_W;
     c.chunks = 4;
-    c.num_device = 6;
+    c.num_device = 12; /* pp 3 x dp 2 x tp 2 */
     c.global_batch_size = 36;
     c.micro_batch_size = 3;
     c.num_microbatches = 12;
@@ -365,8 +367,11 @@ static void test_round_trip(void)
     c.cluster.dp_efficiency = 0.9;
     c.cluster.dp = 2;
     c.cluster.tp = 2;
+    c.cluster.gpus_per_node = 4;
+    c.cluster.tp_gbps = 123.25;
     struct mt_err e;
     CHECK_EQ_INT(config_validate(&c, &e), MT_OK);
+    CHECK_EQ_INT(config_pp(&c), 3);
     check_round_trip(&c);
     /* Unit costs set but switched off survive too. */
     c.unit.enabled = false;
@@ -463,6 +468,16 @@ static const struct bad bad_inputs[] = {
      "bad.json:1:33: model.num_attention_heads: 16 does not divide hidden_size 1000"},
     {"{\"num_device\": 8,\n \"cluster\": {\"dp\": 3}}", MT_EINVAL,
      "bad.json:2:14: cluster.dp: 3 does not divide num_device 8"},
+    /* tp: GPUs of a stage, dividing a replica's GPUs and a node (or whole nodes) */
+    {"{\"num_device\": 8,\n \"cluster\": {\"tp\": 16}}", MT_EINVAL,
+     "bad.json:2:14: cluster.tp: 16 does not divide num_device 8 / dp 1 = 8 GPUs per replica"},
+    {"{\"num_device\": 24, \"cluster\": {\"tp\": 3}}", MT_EINVAL,
+     "bad.json:1:32: cluster.tp: 3 neither divides nor is a multiple of gpus_per_node 8"},
+    {"{\"num_device\": 24, \"cluster\": {\"tp\": 12}}", MT_EINVAL,
+     "bad.json:1:32: cluster.tp: 12 neither divides nor is a multiple of gpus_per_node 8"},
+    {"{\"cluster\": {\"gpus_per_node\": 0}}", MT_EINVAL,
+     "bad.json:1:14: cluster.gpus_per_node: must be in [1, 4096]"},
+    {"{\"cluster\": {\"tp_gbps\": 0}}", MT_EINVAL, "bad.json:1:14: cluster.tp_gbps: must be > 0"},
     {"{\"global_batch_size\": 100, \"micro_batch_size\": 8}", MT_EINVAL,
      "bad.json:1:2: global_batch_size: 100 is not a multiple of micro_batch_size 8"},
     {"{\"pipeline_scheme\": \"W\", \"global_batch_size\": 12}", MT_EINVAL,
@@ -488,6 +503,41 @@ static const struct bad bad_inputs[] = {
      "bad.json:1:2: global_batch_size: 2147483647 / (micro_batch_size 1 x dp 1) is 2147483647 "
      "micro-batches, over the limit of 65536"},
 };
+
+/* num_device counts GPUs, pp x dp x tp; tp_gbps follows the device preset's NVLink (A100 300,
+ * H100 450 GB/s per direction) unless the file gives it, in whatever order. */
+static void test_tp(void)
+{
+    struct config c;
+    struct mt_err e;
+    CHECK_EQ_INT(load_str("{\"num_device\": 32, \"cluster\": {\"dp\": 2, \"tp\": 4}}", &c, &e),
+                 MT_OK);
+    CHECK_EQ_INT(config_pp(&c), 4);
+    CHECK_NEAR(c.cluster.tp_gbps, 300, 0);
+    CHECK_EQ_INT(c.cluster.gpus_per_node, 8);
+    /* a group of two whole nodes */
+    CHECK_EQ_INT(load_str("{\"num_device\": 32, \"cluster\": {\"tp\": 16}}", &c, &e), MT_OK);
+    CHECK_EQ_INT(config_pp(&c), 2);
+    CHECK_EQ_INT(load_str("{\"cluster\": {\"device\": \"H100-80G\"}}", &c, &e), MT_OK);
+    CHECK_NEAR(c.cluster.tp_gbps, 450, 0);
+    CHECK_EQ_INT(
+        load_str("{\"cluster\": {\"tp_gbps\": 200, \"device\": \"H100-80G\"}}", &c, &e), MT_OK);
+    CHECK_NEAR(c.cluster.tp_gbps, 200, 0);
+    /* config_set_device: the cap and tp_gbps follow unless given */
+    struct device_spec h200;
+    CHECK_EQ_INT(presets_device("H200", &h200, &e), MT_OK);
+    config_default(&c);
+    config_set_device(&c, &h200);
+    CHECK_NEAR(c.memory_per_device, 141e9, 0);
+    CHECK_NEAR(c.cluster.tp_gbps, 450, 0);
+    config_default(&c);
+    c.memory_per_device = 20.0 * GiB;
+    c.cluster.tp_gbps = 100;
+    c.given = CONFIG_GIVEN_MEMORY | CONFIG_GIVEN_TP_GBPS;
+    config_set_device(&c, &h200);
+    CHECK_NEAR(c.memory_per_device, 20.0 * GiB, 0);
+    CHECK_NEAR(c.cluster.tp_gbps, 100, 0);
+}
 
 static void test_bad_inputs(void)
 {
@@ -615,6 +665,7 @@ int main(void)
     test_keys();
     test_hf();
     test_round_trip();
+    test_tp();
     test_bad_inputs();
     test_bad_files();
     test_truncation();

@@ -207,6 +207,7 @@ static void test_ckpt_makes_feasible(void)
     o.min_pp = 8;
     o.max_mbs = 1;
     o.max_chunks = 2;
+    o.tp = 1; /* the claim is about one GPU a stage */
     struct tune_candidate v = {.scheme = SCHEME_V, .pp = 8, .dp = 1, .mbs = 1, .chunks = 1};
     double base_peak = closed_form_peak(&c, &v);
     c.memory_per_device = base_peak * 0.8;
@@ -230,10 +231,346 @@ static void test_ckpt_makes_feasible(void)
     tune_result_fini(&r);
 }
 
+/* Whether k has the scheme and geometry of one of a, b, c (its off sibling). */
+static bool tune_group_equal(const struct tune_candidate *k, const struct tune_candidate *a,
+                             const struct tune_candidate *b, const struct tune_candidate *c)
+{
+    const struct tune_candidate *o[] = {a, b, c};
+    for (int i = 0; i < 3; i++)
+        if (k->scheme == o[i]->scheme && k->pp == o[i]->pp && k->mbs == o[i]->mbs &&
+            k->chunks == o[i]->chunks)
+            return true;
+    return false;
+}
+
+/* The progress callback stops the grid after `after` candidates. */
+struct stop_after {
+    int after, calls, last_total;
+};
+
+static bool stop_after_cb(void *ctx, int done, int total)
+{
+    struct stop_after *s = ctx;
+    s->calls++;
+    s->last_total = total;
+    return done < s->after;
+}
+
+/* A cancelled grid keeps what it simulated (the same figures as a whole run), marks the rest
+ * not run, and ranks only what ran; on one thread it stops at the first item past the count. */
+static void test_cancel(void)
+{
+    struct config c;
+    config_default(&c);
+    c.num_device = 8;
+    c.global_batch_size = 32;
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.max_mbs = 2;
+    o.threads = 1;
+    struct tune_result whole, part;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &whole, &e), MT_OK);
+    CHECK(!whole.cancelled);
+    CHECK_EQ_INT(whole.done, whole.n);
+    CHECK(whole.n > 10);
+
+    /* One thread works through the grid a group at a time (off and mario share the baseline:
+     * 2 candidates an item), so it stops at the first count of 5 or more: 6, after 3 calls,
+     * the first three candidates of the grid order and their mario siblings. */
+    struct stop_after s = {.after = 5};
+    o.progress = stop_after_cb;
+    o.progress_ctx = &s;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &part, &e), MT_OK);
+    CHECK(part.cancelled);
+    CHECK_EQ_INT(part.n, whole.n);
+    CHECK_EQ_INT(part.done, 6);
+    CHECK_EQ_INT(s.calls, 3); /* no final "all done" call after a stop */
+    CHECK_EQ_INT(s.last_total, whole.n);
+    int best = -1, ran = 0;
+    for (int i = 0; i < part.n; i++) {
+        const struct tune_candidate *a = &part.cand[i], *b = &whole.cand[i];
+        if (a->status != TUNE_NOT_RUN) {
+            ran++;
+            CHECK(i < 3 || (a->ckpt && tune_group_equal(a, &part.cand[0], &part.cand[1],
+                                                        &part.cand[2])));
+            CHECK_EQ_INT(a->status, b->status);
+            CHECK(a->step_time == b->step_time && a->peak_mem == b->peak_mem);
+            if (a->status == TUNE_OK && (best < 0 || a->throughput > part.cand[best].throughput))
+                best = i;
+        } else {
+            CHECK(!a->pareto && a->throughput == 0);
+            CHECK(strstr(a->why, "cancelled") != NULL);
+        }
+    }
+    CHECK_EQ_INT(ran, 6);
+    CHECK_EQ_INT(part.best, best);
+    char *json = tune_report_json(&part);
+    CHECK(strstr(json, "\"cancelled_after\":\t6") != NULL); /* cJSON_Print's layout */
+    CHECK(strstr(json, "\"not run\"") != NULL);
+    free(json);
+    tune_result_fini(&part);
+
+    /* Two threads: a worker finishes the group it holds, so at least 5 ran, not all. */
+    o.threads = 2;
+    s = (struct stop_after){.after = 5};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &part, &e), MT_OK);
+    CHECK(part.cancelled && part.done >= 5 && part.done < part.n);
+    ran = 0;
+    for (int i = 0; i < part.n; i++)
+        ran += part.cand[i].status != TUNE_NOT_RUN;
+    CHECK_EQ_INT(ran, part.done);
+    tune_result_fini(&part);
+    tune_result_fini(&whole);
+}
+
+/* Deciding by hand-made figures: ties on throughput go to the lower peak (best and rank);
+ * the front is exact: equal throughput with a lower peak dominates, equal in both keeps both,
+ * what does not fit is never on it. */
+static void test_decide(void)
+{
+    struct tune_candidate k[] = {
+        {.status = TUNE_OK, .throughput = 100, .peak_mem = 10},  /* 0: tie, higher peak */
+        {.status = TUNE_OK, .throughput = 100, .peak_mem = 8},   /* 1: best */
+        {.status = TUNE_OK, .throughput = 90, .peak_mem = 5},    /* 2: front */
+        {.status = TUNE_OK, .throughput = 90, .peak_mem = 5},    /* 3: its twin, front too */
+        {.status = TUNE_OK, .throughput = 80, .peak_mem = 6},    /* 4: dominated by 2 */
+        {.status = TUNE_OOM, .throughput = 0, .peak_mem = 1},    /* 5: over the cap */
+        {.status = TUNE_OK, .throughput = 70, .peak_mem = 5},    /* 6: equal peak, slower */
+        {.status = TUNE_INVALID},                                /* 7 */
+    };
+    struct tune_result r = {.n = 8, .cand = k, .done = 8};
+    tune_decide(&r);
+    CHECK_EQ_INT(r.best, 1);
+    bool front[] = {false, true, true, true, false, false, false, false};
+    for (int i = 0; i < r.n; i++)
+        CHECK_EQ_INT(k[i].pareto, front[i]);
+    int order[8], want[] = {1, 0, 2, 3, 4, 6, 5, 7}; /* fits first, then grid order */
+    CHECK_EQ_INT(tune_rank(&r, order), 8);
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ_INT(order[i], want[i]);
+    /* equal throughput and a lower peak: 2 now dominates its twin */
+    k[2].peak_mem = 4;
+    tune_decide(&r);
+    CHECK(k[2].pareto && !k[3].pareto);
+}
+
+/* The step printed is per iteration of the global batch: G / throughput, so ranking by it and
+ * by throughput agree across dp (a dp 2 candidate's simulated step covers half the batch). */
+static void test_iteration_time(void)
+{
+    struct config c;
+    config_default(&c);
+    c.num_device = 8;
+    c.global_batch_size = 32;
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.max_mbs = 2;
+    o.min_pp = 2;
+    struct tune_result r;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+    int dps = 0;
+    for (int i = 0; i < r.n; i++) {
+        const struct tune_candidate *k = &r.cand[i];
+        if (k->status != TUNE_OK)
+            continue;
+        double eff = k->dp > 1 ? c.cluster.dp_efficiency : 1;
+        CHECK_NEAR(k->iter_time, 32 / k->throughput, 1e-12 * k->iter_time);
+        CHECK_NEAR(k->iter_time, k->step_time / eff, 1e-9 * k->iter_time);
+        dps |= 1 << (k->dp > 1);
+    }
+    CHECK_EQ_INT(dps, 3); /* both dp 1 and dp > 1 fit */
+    int *order = malloc(sizeof(int) * (size_t)r.n);
+    tune_rank(&r, order);
+    for (int i = 1; i < r.n && r.cand[order[i]].status == TUNE_OK; i++)
+        CHECK(r.cand[order[i - 1]].iter_time <= r.cand[order[i]].iter_time * (1 + 1e-12));
+    free(order);
+    tune_result_fini(&r);
+}
+
+/* --scheme S[,S...]: the grid keeps those schemes only; a bad name is named. */
+static void test_scheme_filter(void)
+{
+    unsigned mask = 0;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(tune_schemes_parse("V,ZB-V,dualpipev", &mask, &e), MT_OK);
+    CHECK_EQ_INT((int)mask, (1 << SCHEME_V) | (1 << SCHEME_ZBV) | (1 << SCHEME_DUALPIPEV));
+    CHECK(tune_schemes_parse("V,,X", &mask, &e) == MT_EINVAL);
+    CHECK(tune_schemes_parse("V,Q", &mask, &e) == MT_EINVAL && strstr(e.msg, "Q") != NULL);
+    char names[256];
+    tune_scheme_names(names, sizeof names);
+    CHECK(strcmp(names, "V, X, W, GPipe, ZB-H1, ZB-H2, ZB-V, ZB-W, DualPipeV") == 0);
+    CHECK(!tune_scheme_tried(SCHEME_ASYNC) && !tune_scheme_tried(SCHEME_AUTO));
+
+    struct config c;
+    config_default(&c);
+    c.global_batch_size = 16;
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.tp = 1;
+    o.schemes = (1u << SCHEME_X) | (1u << SCHEME_ZBV);
+    struct tune_result r;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+    int x = 0, v = 0;
+    for (int i = 0; i < r.n; i++) {
+        CHECK(r.cand[i].scheme == SCHEME_X || r.cand[i].scheme == SCHEME_ZBV);
+        x += r.cand[i].scheme == SCHEME_X;
+        v += r.cand[i].scheme == SCHEME_ZBV;
+    }
+    /* pp 4 and 8 (dp 2, 1), micro-batch sizes dividing 8 and 16, ckpt off and mario */
+    CHECK_EQ_INT(x, 2 * (4 + 5));
+    CHECK_EQ_INT(v, x);
+    tune_result_fini(&r);
+}
+
+/* tune --search prunes a search whose bound cannot beat a step already found: the same best
+ * and the same ranking of every candidate both runs finish as searching them all, the same
+ * answer on 1 and 2 threads, and each pruned one's bound really is no better than the best. */
+static void test_search_pruned(void)
+{
+    struct config c;
+    config_default(&c);
+    c.num_device = 4;
+    c.global_batch_size = 16;
+    c.memory_per_device = 20.0 * (1 << 30);
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.min_pp = 2;
+    o.max_mbs = 2;
+    o.threads = 1;
+    o.search = tune_optimize_search;
+    o.tp = 1; /* a few searches: the test's time */
+    o.schemes = (1u << SCHEME_V) | (1u << SCHEME_ZBV) | (1u << SCHEME_W) | (1u << SCHEME_ZBH1);
+    struct tune_result all, pruned, two;
+    struct mt_err e = {0};
+    o.exhaustive = true;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &all, &e), MT_OK);
+    o.exhaustive = false;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &pruned, &e), MT_OK);
+    o.threads = 2;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &two, &e), MT_OK);
+    CHECK_EQ_INT(all.n, pruned.n);
+    CHECK(all.best >= 0 && all.best == pruned.best && pruned.best == two.best);
+    int n_pruned = 0, n_search = 0;
+    for (int i = 0; i < all.n; i++) {
+        const struct tune_candidate *a = &all.cand[i], *p = &pruned.cand[i], *t = &two.cand[i];
+        CHECK(a->status != TUNE_PRUNED);
+        CHECK(p->status == t->status && p->throughput == t->throughput);
+        n_search += a->search;
+        if (p->status == TUNE_PRUNED) {
+            n_pruned++;
+            CHECK(p->search);
+            /* its bound per iteration of the global batch: the dp efficiency as its sibling's */
+            CHECK(p->lower_bound > 0);
+            CHECK(a->status != TUNE_OK || a->throughput <= all.cand[all.best].throughput);
+            CHECK(strstr(p->why, "pruned") != NULL);
+            continue;
+        }
+        CHECK_EQ_INT(p->status, a->status);
+        CHECK(p->throughput == a->throughput && p->peak_mem == a->peak_mem);
+    }
+    CHECK(n_pruned > 0 && n_pruned < n_search);
+    /* the ranks of what both finished: the same relative order */
+    int *oa = malloc(sizeof(int) * (size_t)all.n), *op = malloc(sizeof(int) * (size_t)all.n);
+    tune_rank(&all, oa);
+    tune_rank(&pruned, op);
+    int ia = 0, ip = 0, compared = 0;
+    for (;;) {
+        while (ia < all.n && pruned.cand[oa[ia]].status == TUNE_PRUNED)
+            ia++;
+        while (ip < all.n && pruned.cand[op[ip]].status == TUNE_PRUNED)
+            ip++;
+        if (ia == all.n || ip == all.n)
+            break;
+        CHECK_EQ_INT(oa[ia], op[ip]);
+        compared++, ia++, ip++;
+    }
+    CHECK_EQ_INT(compared, all.n - n_pruned);
+    free(oa);
+    free(op);
+    tune_result_fini(&two);
+    tune_result_fini(&pruned);
+    tune_result_fini(&all);
+}
+
+/* tp is a plan dimension (issue 26 item 2): the grid tries 1, 2, 4, 8 dividing gpus_per_node
+ * and the GPUs, pp x dp x tp = the GPUs, each candidate's config valid with that geometry; the
+ * label ends -tT past 1; o.tp keeps one degree; unit costs keep the config's. */
+static void test_tp_grid(void)
+{
+    struct config c;
+    config_default(&c);
+    c.global_batch_size = 16;
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.optimize = NULL;
+    o.max_mbs = 1;
+    o.schemes = 1u << SCHEME_V;
+    o.min_pp = 1;
+    struct { int devices, per_node, tps; } cases[] = {
+        {8, 8, 1 | 2 | 4 | 8}, {8, 4, 1 | 2 | 4}, {12, 8, 1 | 2 | 4}, {6, 8, 1 | 2}};
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        c.num_device = cases[t].devices;
+        c.cluster.gpus_per_node = cases[t].per_node;
+        struct tune_result r;
+        struct mt_err e = {0};
+        CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+        int seen = 0, pairs = 0;
+        for (int i = 0; i < r.n; i++) {
+            const struct tune_candidate *k = &r.cand[i];
+            seen |= k->tp;
+            CHECK_EQ_INT(k->pp * k->dp * k->tp, c.num_device);
+            struct config kc;
+            tune_candidate_config(&c, k, &kc);
+            CHECK_EQ_INT(kc.cluster.tp, k->tp);
+            CHECK_EQ_INT(config_pp(&kc), k->pp);
+            char label[48], want[48];
+            tune_label(k, label, sizeof label);
+            snprintf(want, sizeof want, k->tp > 1 ? "V-%d-1-t%d" : "V-%d-1", k->pp, k->tp);
+            CHECK(strcmp(label, want) == 0);
+            pairs++;
+        }
+        /* every (tp, pp) with pp x dp = D / tp and dp dividing the batch 16 */
+        int want_pairs = 0;
+        for (int tp = 1; tp <= 8; tp *= 2)
+            if (cases[t].tps & tp)
+                for (int pp = 1; pp <= c.num_device / tp; pp++)
+                    want_pairs += (c.num_device / tp) % pp == 0 && 16 % (c.num_device / tp / pp) == 0;
+        CHECK_EQ_INT(seen, cases[t].tps);
+        CHECK_EQ_INT(pairs, want_pairs);
+        tune_result_fini(&r);
+    }
+    /* o.tp keeps one degree */
+    c.num_device = 8;
+    c.cluster.gpus_per_node = 8;
+    o.tp = 4;
+    struct tune_result r;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+    for (int i = 0; i < r.n; i++)
+        CHECK_EQ_INT(r.cand[i].tp, 4);
+    CHECK_EQ_INT(r.n, 2); /* pp 1 and 2 of 2 TP groups */
+    tune_result_fini(&r);
+    /* unit costs: the config's tp only */
+    o.tp = 0;
+    c.unit = (struct unit_costs){true, 1, 1, 1, 0};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+    for (int i = 0; i < r.n; i++)
+        CHECK_EQ_INT(r.cand[i].tp, 1);
+    tune_result_fini(&r);
+}
+
 int main(void)
 {
     test_unit_grid();
     test_memory_cap();
     test_ckpt_makes_feasible();
+    test_cancel();
+    test_decide();
+    test_iteration_time();
+    test_scheme_filter();
+    test_search_pruned();
+    test_tp_grid();
     return check_report("test_tune");
 }
