@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "sim/plan.h"
+#include "traces/actions.h"
 #include "traces/mapping.h"
 #include "traces/trace.h"
 
@@ -110,7 +111,7 @@ enum kineto_kind kineto_classify(const char *name, const char *cat, const struct
         return KINETO_EVENT;
     }
     if (map == NULL || mapping_rules(map) == 0) {
-        int pp = kineto_pp_action(name, out);
+        int pp = action_parse(name, out); /* torch's "PP:" ranges, PiPPy's names */
         if (pp == 1)
             return KINETO_EVENT;
         if (pp == 0)

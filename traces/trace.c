@@ -463,10 +463,11 @@ static int trace_finish(struct trace *t, const struct chrome_file *cf, int files
                     mo ? mo->align_end : false, e) != MT_OK)
         return err_wrap(e, "%s", name);
     /* then by causality: always when asked or for several profiler files (their first
-     * events are not one instant: the first stage starts before the last), for ours (one
-     * clock) only where its messages say the ranks' clocks are apart */
-    if (al == MAPPING_ALIGN_CAUSAL || (asked == MAPPING_ALIGN_AUTO && (ours || files > 1))) {
-        bool always = !ours || al == MAPPING_ALIGN_CAUSAL;
+     * events are not one instant: the first stage starts before the last); for ours (one
+     * clock) and for one foreign file (its pids are processes with clocks of their own, as
+     * PiPPy's RPC ranks) only where the messages or dependencies say the clocks are apart */
+    if (al == MAPPING_ALIGN_CAUSAL || asked == MAPPING_ALIGN_AUTO) {
+        bool always = (!ours && files > 1) || al == MAPPING_ALIGN_CAUSAL;
         if (trace_align_causal(t, always) && (always || t->info.clock_shift_us > 0))
             al = MAPPING_ALIGN_CAUSAL;
     }
