@@ -1,0 +1,161 @@
+/* tests/unit/test_flow.c: the workflows below the commands (flow/, issue 31), called directly:
+ *   - compare's align -> accuracy -> replay (flow/compare.h) on 1F1B under unit costs (F = 1,
+ *     B = 2, messages free) with its own simulated trace: the closed form (N + D - 1)(F + B) =
+ *     15 t on 2 devices and 4 micro-batches, measured (1 t written as 1000 us), simulated and
+ *     replayed alike, every instruction matched, no error; the same trace with device 1's
+ *     backwards written 1 t longer (as a run that was slower there) replays at 19 t: 4 backwards
+ *     on the critical path of the last device, each 1 t longer;
+ *   - what a file holds, told by its first bytes (traces/trace.h trace_sniff): a plan, a
+ *     config, Chrome's object and bare-array forms, gzip, a byte-order mark. */
+#include <config.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "flow/compare.h"
+#include "model/config.h"
+#include "model/presets.h"
+#include "sim/plan.h"
+#include "sim/scheme.h"
+#include "sim/simulate.h"
+#include "tests/check.h"
+#include "traces/chrome.h"
+#include "traces/trace.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+static char tmpdir[256];
+
+static const char *write_tmp(const char *name, const char *text, size_t n)
+{
+    static char path[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(path[k], sizeof path[k], "%s/%s", tmpdir, name);
+    FILE *f = fopen(path[k], "wb");
+    fwrite(text, 1, n, f);
+    fclose(f);
+    return path[k];
+}
+
+static struct plan *unit_1f1b(void)
+{
+    struct config c;
+    config_default(&c);
+    struct mt_err e = {0};
+    if (presets_model("tiny", &c.model, &e) != MT_OK)
+        fprintf(stderr, "tiny: %s\n", e.msg);
+    c.scheme = SCHEME_V;
+    c.num_device = 2;
+    c.num_microbatches = 4;
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
+    struct plan *p = NULL;
+    if (scheme_build(&c, &p, &e) != MT_OK)
+        fprintf(stderr, "build: %s\n", e.msg);
+    return p;
+}
+
+/* Our simulated trace (one line, "dur" before "pid") with device 1's backwards (its 2000 us
+ * spans: forwards last 1000) 1000 us longer. */
+static char *slower_backwards(const char *text)
+{
+    static const char from[] = "\"dur\":2000,\"pid\":1,", to[] = "\"dur\":3000,\"pid\":1,";
+    char *out = xstrdup(text);
+    for (char *q = strstr(out, from); q != NULL; q = strstr(q + 1, from))
+        memcpy(q, to, sizeof to - 1);
+    return out;
+}
+
+static void test_compare(void)
+{
+    struct plan *p = unit_1f1b();
+    CHECK(p != NULL);
+    if (p == NULL)
+        return;
+    struct sim_result r;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(sim_run(p, &r, &e), MT_OK);
+    CHECK_NEAR(r.step_time, 15, 1e-9);
+    char *text = chrome_from_sim(p, &r);
+    struct trace *t = NULL;
+    struct trace_opts o = {NULL, 0};
+    CHECK_EQ_INT(trace_load_mem(text, strlen(text), "sim.json", &o, &t, &e), MT_OK);
+    struct align_opts ao = {-1, true};
+    struct flow_compare fc;
+    if (t != NULL) {
+        CHECK_EQ_INT(flow_compare_run(p, &r, t, &ao, &fc, &e), MT_OK);
+        CHECK_EQ_INT(fc.m.matched, fc.m.total);
+        CHECK_NEAR(fc.m.step_time_us, 15000, 1e-6);
+        CHECK_NEAR(fc.a.step_err_pct, 0, 1e-9);
+        CHECK(fc.replayed);
+        CHECK_NEAR(fc.rp.step_us, 15000, 1e-6);
+        CHECK_STR_CONTAINS(fc.why, "");
+        flow_compare_fini(&fc);
+    }
+    trace_free(t);
+    t = NULL;
+    char *slow = slower_backwards(text);
+    CHECK(strcmp(slow, text) != 0);
+    CHECK_EQ_INT(trace_load_mem(slow, strlen(slow), "slow.json", &o, &t, &e), MT_OK);
+    if (t != NULL) {
+        CHECK_EQ_INT(flow_compare_run(p, &r, t, &ao, &fc, &e), MT_OK);
+        CHECK(fc.replayed);
+        CHECK_NEAR(fc.rp.step_us, 19000, 1e-6);
+        /* the explorer's call: the same replay */
+        struct replay_result again = {0};
+        char why[64];
+        CHECK(flow_replay(p, &r, t, &fc.m, &again, why, sizeof why));
+        CHECK_NEAR(again.step_us, fc.rp.step_us, 0);
+        CHECK_EQ_INT((int)strlen(why), 0);
+        replay_fini(&again);
+        flow_compare_fini(&fc);
+    }
+    trace_free(t);
+    free(slow);
+    free(text);
+    sim_result_fini(&r);
+    plan_free(p);
+}
+
+static void test_sniff(void)
+{
+    struct plan *p = unit_1f1b();
+    char path[600];
+    snprintf(path, sizeof path, "%s/plan.json", tmpdir);
+    struct mt_err e = {0};
+    CHECK(p != NULL && plan_save(p, path, &e) == MT_OK);
+    CHECK_EQ_INT(trace_sniff(path), FILE_KIND_PLAN);
+    plan_free(p);
+    static const char cfg[] = "{\"model\": \"tiny\", \"scheme\": \"V\"}\n";
+    CHECK_EQ_INT(trace_sniff(write_tmp("c.json", cfg, sizeof cfg - 1)), FILE_KIND_CONFIG);
+    static const char obj[] = "{\"traceEvents\": []}";
+    CHECK_EQ_INT(trace_sniff(write_tmp("o.json", obj, sizeof obj - 1)), FILE_KIND_TRACE);
+    static const char arr[] = "\n  [{\"name\": \"F_0,0\", \"ph\": \"B\"}";
+    CHECK_EQ_INT(trace_sniff(write_tmp("a.json", arr, sizeof arr - 1)), FILE_KIND_TRACE);
+    static const char bom[] = "\xEF\xBB\xBF[]";
+    CHECK_EQ_INT(trace_sniff(write_tmp("b.json", bom, sizeof bom - 1)), FILE_KIND_TRACE);
+    static const char gz[] = "\x1f\x8b\x08\x00";
+    CHECK_EQ_INT(trace_sniff(write_tmp("g.json.gz", gz, sizeof gz - 1)), FILE_KIND_TRACE);
+    snprintf(path, sizeof path, "%s/absent.json", tmpdir);
+    CHECK_EQ_INT(trace_sniff(path), FILE_KIND_CONFIG); /* the config reader says why */
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "%s/mt-flow-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (mkdtemp(tmpdir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_compare();
+    test_sniff();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    return check_report("test_flow");
+}
