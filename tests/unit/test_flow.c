@@ -5,6 +5,11 @@
  *     replayed alike, every instruction matched, no error; the same trace with device 1's
  *     backwards written 1 t longer (as a run that was slower there) replays at 19 t: 4 backwards
  *     on the critical path of the last device, each 1 t longer;
+ *   - profile's workflow (flow/profile.h): the runs it decides (3 layer counts x 2 device
+ *     counts x 2 micro-batch counts x plain/checkpointed = 24, and 2 of shared cores), a run's
+ *     plan (GPipe, 2 layers per stage x 2 devices, 4 micro-batches: 4 FW, 2 BW and the odd
+ *     micro-batches' 2 B + 2 W per device; 1 device is 2 replicas), a plan copied under another
+ *     config (the same instructions), spawning a run that succeeds, fails or cannot start;
  *   - what a file holds, told by its first bytes (traces/trace.h trace_sniff): a plan, a
  *     config, Chrome's object and bare-array forms, gzip, a byte-order mark. */
 #include <config.h>
@@ -16,8 +21,10 @@
 #include <unistd.h>
 
 #include "flow/compare.h"
+#include "flow/profile.h"
 #include "model/config.h"
 #include "model/presets.h"
+#include "model/profile.h"
 #include "sim/plan.h"
 #include "sim/scheme.h"
 #include "sim/simulate.h"
@@ -143,6 +150,107 @@ static void test_sniff(void)
     CHECK_EQ_INT(trace_sniff(path), FILE_KIND_CONFIG); /* the config reader says why */
 }
 
+/* ---- profile's workflow (flow/profile.h) ------------------------------------------------------ */
+
+static void test_profile_runs(void)
+{
+    static const int layers[] = {1, 2, 3}, mbs[] = {2, 4};
+    int n, nmain;
+    struct flow_profile_run *runs = flow_profile_runs(layers, 3, mbs, 2, 4, &n, &nmain);
+    CHECK_EQ_INT(nmain, 24); /* 3 layer counts x 2 device counts x 2 mb counts x 2 */
+    CHECK_EQ_INT(n, 26);
+    CHECK(runs[0].layers == 1 && runs[0].pp == 1 && runs[0].mbs == 2 && !runs[0].ckpt);
+    CHECK(runs[1].ckpt && runs[2].mbs == 4 && runs[4].pp == 2 && runs[8].layers == 2);
+    CHECK(runs[24].shared && runs[24].pp == 4 && runs[24].mbs == 4 && !runs[24].ckpt);
+    CHECK(runs[25].shared && runs[25].ckpt && !runs[23].shared);
+    free(runs);
+    runs = flow_profile_runs(layers, 1, mbs, 1, 0, &n, &nmain);
+    CHECK_EQ_INT(n, 4);
+    CHECK_EQ_INT(nmain, 4);
+    free(runs);
+}
+
+static void count_ops(const struct plan *p, int d, int *fw, int *bw, int *b, int *w)
+{
+    *fw = *bw = *b = *w = 0;
+    for (int i = 0; i < plan_len(p, d); i++) {
+        const struct instr *in = plan_at(p, d, i);
+        *fw += in->op == OP_FW;
+        *bw += in->op == OP_BW && in->mb % 2 == 0;
+        *b += in->op == OP_B && in->mb % 2 == 1;
+        *w += in->op == OP_W && in->mb % 2 == 1;
+    }
+}
+
+static void test_profile_plan(void)
+{
+    struct config base;
+    config_default(&base);
+    struct mt_err e = {0};
+    CHECK_EQ_INT(presets_model("tiny", &base.model, &e), MT_OK);
+    struct flow_profile_run r = {2, 2, 4, false, NULL, NAN, false};
+    CHECK_EQ_INT(flow_profile_plan(&base, &r, &e), MT_OK);
+    if (r.plan != NULL) {
+        const struct config *c = plan_config(r.plan);
+        CHECK(c->scheme == SCHEME_GPIPE && c->model.num_layers == 4 && c->cluster.dp == 1);
+        CHECK_EQ_INT(plan_devices(r.plan), 2);
+        for (int d = 0; d < 2; d++) { /* even micro-batches whole, odd ones B then W */
+            int fw, bw, b, w;
+            count_ops(r.plan, d, &fw, &bw, &b, &w);
+            CHECK(fw == 4 && bw == 2 && b == 2 && w == 2);
+        }
+        /* under another config: the same instructions; with no calibration, the same time */
+        struct config c2 = *c;
+        c2.micro_batch_size = 2 * c->micro_batch_size;
+        struct plan *q = flow_plan_under(r.plan, &c2);
+        CHECK_EQ_INT(plan_config(q)->micro_batch_size, 2 * c->micro_batch_size);
+        for (int d = 0; d < 2; d++) {
+            CHECK_EQ_INT(plan_len(q, d), plan_len(r.plan, d));
+            for (int i = 0; i < plan_len(q, d) && i < plan_len(r.plan, d); i++)
+                CHECK(memcmp(plan_at(q, d, i), plan_at(r.plan, d, i), sizeof(struct instr)) == 0);
+        }
+        plan_free(q);
+        struct sim_result sr;
+        struct profile none = {0};
+        CHECK_EQ_INT(sim_run(r.plan, &sr, &e), MT_OK);
+        CHECK_NEAR(flow_profile_predict(r.plan, &none), sr.step_time, 0);
+        sim_result_fini(&sr);
+        plan_free(r.plan);
+    }
+    struct flow_profile_run one = {1, 1, 2, true, NULL, NAN, false};
+    CHECK_EQ_INT(flow_profile_plan(&base, &one, &e), MT_OK);
+    if (one.plan != NULL) { /* one device: two replicas, checkpointed */
+        CHECK(plan_config(one.plan)->cluster.dp == 2 && plan_config(one.plan)->num_device == 2);
+        int cfw = 0;
+        for (int i = 0; i < plan_len(one.plan, 0); i++)
+            cfw += plan_at(one.plan, 0, i)->op == OP_CFW;
+        CHECK_EQ_INT(cfw, 2);
+        plan_free(one.plan);
+    }
+}
+
+static void test_profile_spawn(void)
+{
+    char log[600];
+    snprintf(log, sizeof log, "%s/run.log", tmpdir);
+    struct mt_err e = {0};
+    CHECK_EQ_INT(flow_profile_spawn("/bin/true", "p.json", "t.json", log, "cpu", 2, &e), MT_OK);
+    CHECK_EQ_INT(flow_profile_spawn("/bin/false", "p.json", "t.json", log, "cpu", 2, &e),
+                 MT_EDEVICE);
+    CHECK_STR_CONTAINS(e.msg, "`mario-tui run p.json` exited with 1: (no output)");
+    e = (struct mt_err){0};
+    CHECK_EQ_INT(flow_profile_spawn("/nonexistent/mario", "p.json", "t.json", log, "cpu", 2, &e),
+                 MT_EIO);
+    CHECK_STR_CONTAINS(e.msg, "cannot start /nonexistent/mario");
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/keep", tmpdir);
+    char self[4096], got[1024];
+    CHECK_EQ_INT(flow_profile_setup(dir, self, sizeof self, got, sizeof got, &e), MT_OK);
+    CHECK(strcmp(got, dir) == 0 && strstr(self, "test_flow") != NULL);
+    flow_profile_cleanup(got, 1);
+    CHECK(access(dir, F_OK) != 0);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/mt-flow-XXXXXX",
@@ -153,6 +261,9 @@ int main(void)
     }
     test_compare();
     test_sniff();
+    test_profile_runs();
+    test_profile_plan();
+    test_profile_spawn();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
