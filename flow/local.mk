@@ -1,7 +1,8 @@
 # flow/: the workflows below the commands (issue 31): what a command does, callable by tui/ and
 # by the tests directly; above exec/ and traces/, below tui/.
 noinst_LIBRARIES += libmt_flow.a
-libmt_flow_a_SOURCES = flow/compare.c flow/compare.h flow/profile.c flow/profile.h
+libmt_flow_a_SOURCES = flow/compare.c flow/compare.h flow/profile.c flow/profile.h \
+	flow/run.c flow/run.h
 libmt_flow_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
 
 check_PROGRAMS += tests/unit/test_flow
