@@ -10,6 +10,9 @@
  *     plan (GPipe, 2 layers per stage x 2 devices, 4 micro-batches: 4 FW, 2 BW and the odd
  *     micro-batches' 2 B + 2 W per device; 1 device is 2 replicas), a plan copied under another
  *     config (the same instructions), spawning a run that succeeds, fails or cannot start;
+ *   - run's workflow without MPI (flow/run.h): the communicator's layout of a line (device d
+ *     holds stage d, 0 and 1 talk both ways) and of looped chunks (device 0 holds stages 0 and
+ *     2); two executor records written as our trace and read back (two FW of 120 us);
  *   - what a file holds, told by its first bytes (traces/trace.h trace_sniff): a plan, a
  *     config, Chrome's object and bare-array forms, gzip, a byte-order mark. */
 #include <config.h>
@@ -20,8 +23,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exec/capture.h"
 #include "flow/compare.h"
 #include "flow/profile.h"
+#include "flow/run.h"
 #include "model/config.h"
 #include "model/presets.h"
 #include "model/profile.h"
@@ -251,6 +256,78 @@ static void test_profile_spawn(void)
     CHECK(access(dir, F_OK) != 0);
 }
 
+/* ---- run's workflow (flow/run.h), what needs no MPI --------------------------------------------- */
+
+static void test_run_layout(void)
+{
+    struct plan *p = unit_1f1b(); /* a line: device d holds stage d */
+    bool *holds = NULL, *talks = NULL;
+    if (p != NULL) {
+        struct comm_layout l = flow_run_layout(p, &holds, &talks);
+        CHECK(l.pp == 2 && l.dp == 1 && l.stages == 2);
+        CHECK(holds[0 * 2 + 0] && !holds[0 * 2 + 1] && !holds[1 * 2 + 0] && holds[1 * 2 + 1]);
+        CHECK(!talks[0] && talks[1] && talks[2] && !talks[3]); /* 0 -> 1 and 1 -> 0 only */
+        free(holds);
+        free(talks);
+        plan_free(p);
+    }
+    /* interleaved, 2 chunks on 2 devices: looped, device 0 holds stages 0 and 2 */
+    struct config c;
+    config_default(&c);
+    struct mt_err e = {0};
+    CHECK_EQ_INT(presets_model("tiny", &c.model, &e), MT_OK);
+    c.scheme = SCHEME_W;
+    c.num_device = 2;
+    c.num_microbatches = 4;
+    c.chunks = 2;
+    p = NULL;
+    CHECK_EQ_INT(scheme_build(&c, &p, &e), MT_OK);
+    if (p != NULL) {
+        struct comm_layout l = flow_run_layout(p, &holds, &talks);
+        CHECK_EQ_INT(l.stages, 4);
+        CHECK(holds[0] && !holds[1] && holds[2] && !holds[3]);
+        CHECK(!holds[4] && holds[5] && !holds[6] && holds[7]);
+        CHECK(talks[1] && talks[2]);
+        free(holds);
+        free(talks);
+        plan_free(p);
+    }
+}
+
+static void test_run_trace(void)
+{
+    struct plan *p = unit_1f1b();
+    if (p == NULL)
+        return;
+    /* two ranks' first forwards, as the executor records them */
+    struct capture_rec rec[2] = {
+        {0, 120, 0, CAPTURE_INSTR, 0, OP_FW, 0, 0, 0, -1, 0},
+        {130, 250, 0, CAPTURE_INSTR, 1, OP_FW, 0, 0, 1, -1, 0},
+    };
+    char path[600];
+    snprintf(path, sizeof path, "%s/run.json", tmpdir);
+    struct mt_err e = {0};
+    CHECK_EQ_INT(flow_run_write_trace(path, p, rec, 2, 2, "cpu", "complete", &e), MT_OK);
+    const char *paths[] = {path};
+    struct trace *t = NULL;
+    CHECK_EQ_INT(trace_load(paths, 1, NULL, &t, &e), MT_OK);
+    if (t != NULL) {
+        size_t n;
+        const struct trace_event *ev = trace_events(t, &n);
+        CHECK_EQ_INT((int)n, 2);
+        CHECK(strcmp(trace_info(t)->source, "measured") == 0);
+        for (size_t i = 0; i < n; i++) {
+            CHECK(ev[i].op == OP_FW && ev[i].mb == 0 && ev[i].stage == ev[i].dev);
+            CHECK_NEAR(ev[i].end_us - ev[i].start_us, 120, 1e-9);
+        }
+        trace_free(t);
+    }
+    char note[128];
+    CHECK_EQ_INT(flow_rank_trace(path, p, rec, 2, 2, "cpu", "complete", note, sizeof note), MT_OK);
+    CHECK_STR_CONTAINS(note, "(2 records from 2 ranks)");
+    plan_free(p);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/mt-flow-XXXXXX",
@@ -264,6 +341,8 @@ int main(void)
     test_profile_runs();
     test_profile_plan();
     test_profile_spawn();
+    test_run_layout();
+    test_run_trace();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
