@@ -126,9 +126,7 @@ enum kineto_kind kineto_classify(const char *name, const char *cat, const struct
     return KINETO_IGNORE;
 }
 
-/* A finite number, or a string holding one (some exporters quote them); "1e999" and "nan"
- * are not numbers here (issue 9). */
-static bool kineto_number(const cJSON *j, double *out)
+bool kineto_number(const cJSON *j, double *out)
 {
     if (cJSON_IsNumber(j) && isfinite(j->valuedouble)) {
         *out = j->valuedouble;
