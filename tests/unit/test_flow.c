@@ -244,9 +244,10 @@ static void test_profile_spawn(void)
                  MT_EDEVICE);
     CHECK_STR_CONTAINS(e.msg, "`mario-tui run p.json` exited with 1: (no output)");
     e = (struct mt_err){0};
-    CHECK_EQ_INT(flow_profile_spawn("/nonexistent/mario", "p.json", "t.json", log, "cpu", 2, &e),
-                 MT_EIO);
-    CHECK_STR_CONTAINS(e.msg, "cannot start /nonexistent/mario");
+    /* a program that is not there: posix_spawn says so (glibc), or the child cannot exec it
+     * and exits (valgrind's emulation): an error either way */
+    int rc = flow_profile_spawn("/nonexistent/mario", "p.json", "t.json", log, "cpu", 2, &e);
+    CHECK(rc == MT_EIO || rc == MT_EDEVICE);
     char dir[600];
     snprintf(dir, sizeof dir, "%s/keep", tmpdir);
     char self[4096], got[1024];
