@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/check_layers.sh: the include rules of README's Architecture, checked on the sources.
-# 1. Includes point one way: util <- model <- sim <- {render, exec, traces} <- tui; a file
+# 1. Includes point one way: util <- model <- sim <- {render, exec, traces} <- flow <- tui; a file
 #    includes headers of its own folder and of the layers below, never above or sideways.
 # 2. Each third-party library behind its module: a header of curses, Cairo, MPI, NCCL, CUDA,
 #    cuBLAS, OpenBLAS, zlib or cJSON is included only by the files listed for it below.
@@ -15,10 +15,11 @@ below() { # the folders a folder may include from
     model) echo "util model" ;;
     sim) echo "util model sim" ;;
     render | exec | traces) echo "util model sim $1" ;;
-    tui) echo "util model sim render exec traces tui" ;;
+    flow) echo "util model sim render exec traces flow" ;;
+    tui) echo "util model sim render exec traces flow tui" ;;
     esac
 }
-files=$(find util model sim render exec traces tui -name '*.c' -o -name '*.h' -o -name '*.cu' |
+files=$(find util model sim render exec traces flow tui -name '*.c' -o -name '*.h' -o -name '*.cu' |
     sort)
 for f in $files; do
     dir=${f%%/*}

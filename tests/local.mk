@@ -34,7 +34,7 @@ tests_unit_test_async_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIB
 check_PROGRAMS += tests/unit/test_explore
 TESTS += tests/unit/test_explore
 tests_unit_test_explore_CPPFLAGS = $(AM_CPPFLAGS) $(NCURSES_CFLAGS)
-tests_unit_test_explore_LDADD = libmt_tui.a libmt_render.a libmt_traces.a libmt_sim.a \
+tests_unit_test_explore_LDADD = libmt_tui.a libmt_flow.a libmt_render.a libmt_traces.a libmt_sim.a \
 	libmt_model.a libmt_util.a $(NCURSES_LIBS) $(CAIRO_LIBS) $(CJSON_LIBS) -lm
 # Input-aware checkpointing (issue 12): lengths files and seq_length forms, bytes and FLOPs as
 # functions of s (the executor's layer bytes against its counting allocator: libmt_exec.a's
@@ -80,14 +80,14 @@ tests_unit_test_util_LDADD = libmt_util.a $(CJSON_LIBS) -lm
 # usage errors (exit 2, one message), and the presets model/presets.c has (presets_*_names).
 check_PROGRAMS += tests/unit/test_cmd_help
 TESTS += tests/unit/test_cmd_help
-tests_unit_test_cmd_help_LDADD = libmt_tui.a libmt_exec.a libmt_render.a libmt_traces.a \
+tests_unit_test_cmd_help_LDADD = libmt_tui.a libmt_flow.a libmt_exec.a libmt_render.a libmt_traces.a \
 	libmt_sim.a libmt_model.a libmt_util.a $(NCURSES_LIBS) $(CAIRO_LIBS) $(CJSON_LIBS) \
 	$(MPI_LIBS) $(BLAS_LIBS) $(EXEC_CUDA_LIBS) $(ZLIB_LIBS) -lm
 # issue 16: the one option parser of the command line (tui/cmd_options.c) on a made-up table.
 check_PROGRAMS += tests/unit/test_cmd_options
 TESTS += tests/unit/test_cmd_options
-tests_unit_test_cmd_options_LDADD = libmt_tui.a libmt_render.a libmt_traces.a libmt_sim.a \
-	libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+tests_unit_test_cmd_options_LDADD = libmt_tui.a libmt_flow.a libmt_render.a libmt_traces.a libmt_sim.a \
+	libmt_model.a libmt_util.a $(CJSON_LIBS) $(ZLIB_LIBS) -lm
 
 # issue 16 (h1-pairing): send/receive pairing on hand-worked placements and built plans
 check_PROGRAMS += tests/unit/test_vpipe
@@ -118,7 +118,7 @@ EXTRA_DIST += tests/tui/test_search.sh tests/tui/test_replay.sh
 check_PROGRAMS += tests/unit/test_view_gantt
 TESTS += tests/unit/test_view_gantt
 tests_unit_test_view_gantt_CPPFLAGS = $(AM_CPPFLAGS) $(NCURSES_CFLAGS)
-tests_unit_test_view_gantt_LDADD = libmt_tui.a libmt_render.a libmt_traces.a libmt_sim.a \
+tests_unit_test_view_gantt_LDADD = libmt_tui.a libmt_flow.a libmt_render.a libmt_traces.a libmt_sim.a \
 	libmt_model.a libmt_util.a $(NCURSES_LIBS) $(CAIRO_LIBS) $(CJSON_LIBS) $(ZLIB_LIBS) -lm
 # issue 26 item 9: the analytic time model against the paper's measured Table 5 (MAPE <= 10 %).
 TESTS += tests/cli/test_paper_table5.sh

@@ -131,24 +131,6 @@ static void chrome_note_pp(struct chrome_state *st, bool gpu)
     st->pp_gpu |= gpu;
 }
 
-/* A number, or a string holding one. */
-static bool chrome_number(const cJSON *j, double *out)
-{
-    if (cJSON_IsNumber(j)) {
-        *out = j->valuedouble;
-        return isfinite(*out);
-    }
-    if (cJSON_IsString(j) && j->valuestring[0] != '\0') {
-        char *end;
-        double v = strtod(j->valuestring, &end);
-        if (*end == '\0' && isfinite(v)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* pid (or tid) as a number: numbers as they are, strings by their first run of digits
  * ("rank 3" -> 3), other strings 1000000 + the order in which they first appear. */
 static int chrome_pid(struct chrome_state *st, const cJSON *j)
@@ -185,7 +167,7 @@ static int chrome_arg_int(struct chrome_state *st, const struct scan_item *it, c
         return MT_OK;
     }
     double v;
-    if (!chrome_number(j, &v) || v != floor(v) || v < lo || v > hi)
+    if (!kineto_number(j, &v) || v != floor(v) || v < lo || v > hi)
         return chrome_event_fail(st, it, e, "args.%s: expected an integer in [%ld, %ld]", key, lo,
                                  hi);
     *out = (int)v;
@@ -239,7 +221,7 @@ static int chrome_complete(struct chrome_state *st, const struct scan_item *it, 
 {
     double dur = 0;
     const cJSON *jd = cJSON_GetObjectItemCaseSensitive(ev, "dur");
-    if (jd != NULL && !chrome_number(jd, &dur))
+    if (jd != NULL && !kineto_number(jd, &dur))
         return chrome_event_fail(st, it, e, "\"%.60s\": dur: expected a number", name);
     if (dur < 0)
         return chrome_event_fail(st, it, e, "\"%.60s\": negative duration %g us", name, dur);
@@ -317,7 +299,7 @@ static int chrome_counter(struct chrome_state *st, const cJSON *ev, const char *
     }
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(args, "bytes");
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(args, "M_theta");
-    if (!(chrome_number(b, &v) || chrome_number(u, &v)) || v < 0) {
+    if (!(kineto_number(b, &v) || kineto_number(u, &v)) || v < 0) {
         trace_info_edit(st->t)->events_ignored++;
         return MT_OK;
     }
@@ -450,7 +432,7 @@ static int chrome_event(struct chrome_state *st, const struct scan_item *it, str
     }
     double ts = 0;
     const cJSON *jts = cJSON_GetObjectItemCaseSensitive(ev, "ts");
-    if (!chrome_number(jts, &ts) || fabs(ts) > CHROME_MAX_US) {
+    if (!kineto_number(jts, &ts) || fabs(ts) > CHROME_MAX_US) {
         rc = chrome_event_fail(st, it, e, "\"%.60s\": ts: %s", name,
                                !jts                       ? "missing"
                                : fabs(ts) > CHROME_MAX_US ? "out of range"
@@ -514,7 +496,7 @@ static int chrome_member(struct chrome_state *st, const struct scan_item *it, st
         if (cJSON_IsString(tu) && tu->valuestring[0] == 't')
             in->unit = true;
         double v;
-        if (chrome_number(cJSON_GetObjectItemCaseSensitive(j, "step_time_us"), &v))
+        if (kineto_number(cJSON_GetObjectItemCaseSensitive(j, "step_time_us"), &v))
             in->step_time_us = v;
         const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(j, "config");
         if (cJSON_IsObject(cfg)) {
@@ -526,7 +508,7 @@ static int chrome_member(struct chrome_state *st, const struct scan_item *it, st
     } else if (strcmp(key, "distributedInfo") == 0 && cJSON_IsObject(j)) {
         double r;
         st->cf->kineto = true;
-        if (chrome_number(cJSON_GetObjectItemCaseSensitive(j, "rank"), &r) && r >= 0 &&
+        if (kineto_number(cJSON_GetObjectItemCaseSensitive(j, "rank"), &r) && r >= 0 &&
             r < CONFIG_MAX_DEVICES && r == floor(r))
             st->cf->rank = (int)r;
     } else if (strcmp(key, "deviceProperties") == 0 && cJSON_IsArray(j)) {

@@ -25,6 +25,12 @@
 
 /* Time order may say a consumer started a hair before its producer ended (clock rounding). */
 #define IMPORT_TOL_US 1e-3
+/* Real traces are imprecise: after the clocks are put together (traces/trace.c), a consumer
+ * may still start before its producer ends, by a skew no single offset per rank removes
+ * (clocks that drift, timestamps taken around the op rather than on it). Up to this fraction
+ * of the shorter of the two ops the order is taken as the dependency says (and the largest
+ * such inversion reported); past it no schedule explains the trace and it is refused. */
+#define IMPORT_INVERSION_FRACTION 0.01
 
 struct importer {
     const struct trace *t;
@@ -289,8 +295,9 @@ static int import_check_pairs(const struct importer *im, struct mt_err *e)
 
 /* Across devices: a forward after the forward of the stage before, a backward after the
  * backward of the stage after (as the sends between them say, sim/vpipe.h). */
-static int import_check_time(const struct importer *im, struct mt_err *e)
+static int import_check_time(const struct importer *im, double *inversion_us, struct mt_err *e)
 {
+    *inversion_us = 0;
     for (size_t i = 0; i < im->n; i++) {
         const struct trace_event *x = im->ev[i];
         bool fwd = plan_op_is_forward((enum op)x->op), bwd = plan_op_is_backward((enum op)x->op);
@@ -302,12 +309,22 @@ static int import_check_time(const struct importer *im, struct mt_err *e)
                                           : import_find2(im, OP_BW, OP_B, x->mb, stage);
         if (y == NULL || y->dev == x->dev || y->start_us >= x->end_us - IMPORT_TOL_US)
             continue;
+        double inversion = x->end_us - y->start_us;
+        double bound = IMPORT_INVERSION_FRACTION *
+                       fmin(x->end_us - x->start_us, y->end_us - y->start_us);
+        if (inversion <= bound) {
+            *inversion_us = fmax(*inversion_us, inversion);
+            continue;
+        }
         char where[600];
         import_where(im, x, where, sizeof where);
         return import_fail(im, y, e,
                            "starts at %.3f us, before the %s it needs ends at %.3f us (device "
-                           "%d, %s): a dependency that runs backwards in time",
-                           y->start_us, fwd ? "forward" : "backward", x->end_us, x->dev, where);
+                           "%d, %s): a dependency that runs backwards in time by %.3f us, "
+                           "more than the %.3f us (1%% of the shorter op) a clock's skew "
+                           "explains",
+                           y->start_us, fwd ? "forward" : "backward", x->end_us, x->dev, where,
+                           inversion, bound);
     }
     return MT_OK;
 }
@@ -455,8 +472,9 @@ int import_plan(const struct trace *t, const char *const *paths, int npaths,
     int rc = import_collect(&im, o, &left_out, e);
     if (rc == MT_OK)
         rc = import_check_pairs(&im, e);
+    double inversion_us = 0;
     if (rc == MT_OK)
-        rc = import_check_time(&im, e);
+        rc = import_check_time(&im, &inversion_us, e);
     struct plan *p = NULL;
     bool from_trace = false;
     if (rc == MT_OK)
@@ -483,7 +501,8 @@ int import_plan(const struct trace *t, const char *const *paths, int npaths,
     if (rc == MT_OK) {
         const struct plan_geom *g = plan_geom(p);
         *info = (struct import_info){im.step,   im.ours, from_trace, g->devices,
-                                     g->stages, g->mbs,  im.n,       left_out};
+                                     g->stages, g->mbs,  im.n,       left_out,
+                                     inversion_us};
         *out = p;
     } else {
         plan_free(p);

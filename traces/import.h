@@ -20,7 +20,7 @@
  * where it is in its file: a forward with no backward (or the reverse, a B without its W, a
  * recompute without its checkpointed forward), a backward before its forward on its device,
  * a dependency across devices that runs backwards in time (after the clocks are put together,
- * traces/trace.c), a stage on two devices, an event without a stage or micro-batch. */
+ * traces/trace.c) by more than 1% of the shorter op, a stage on two devices, an event without a stage or micro-batch. */
 #ifndef MT_TRACES_IMPORT_H
 #define MT_TRACES_IMPORT_H
 
@@ -47,6 +47,9 @@ struct import_info {
     size_t instructions; /* instructions taken from the trace */
     size_t left_out;     /* events of the step not taken: communication made again, repeats
                           * (a second iteration inside one step) */
+    double inversion_us; /* the largest dependency left running backwards in time after the
+                          * clocks were put together, tolerated as a skew (at most 1% of
+                          * the shorter op); 0: none */
 };
 
 /* The plan of trace t (read from paths[0..npaths), which are opened again only to say where a

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "sim/plan.h"
+#include "traces/actions.h"
 #include "traces/mapping.h"
 #include "traces/trace.h"
 
@@ -110,7 +111,7 @@ enum kineto_kind kineto_classify(const char *name, const char *cat, const struct
         return KINETO_EVENT;
     }
     if (map == NULL || mapping_rules(map) == 0) {
-        int pp = kineto_pp_action(name, out);
+        int pp = action_parse(name, out); /* torch's "PP:" ranges, PiPPy's names */
         if (pp == 1)
             return KINETO_EVENT;
         if (pp == 0)
@@ -125,9 +126,7 @@ enum kineto_kind kineto_classify(const char *name, const char *cat, const struct
     return KINETO_IGNORE;
 }
 
-/* A finite number, or a string holding one (some exporters quote them); "1e999" and "nan"
- * are not numbers here (issue 9). */
-static bool kineto_number(const cJSON *j, double *out)
+bool kineto_number(const cJSON *j, double *out)
 {
     if (cJSON_IsNumber(j) && isfinite(j->valuedouble)) {
         *out = j->valuedouble;

@@ -28,6 +28,10 @@ enum kineto_kind kineto_classify(const char *name, const char *cat, const struct
  * ("Device Type" 1), *device_id its "Device Id". False when ev is not one. */
 bool kineto_memory(const struct cJSON *ev, double *bytes, bool *gpu, int *device_id);
 bool kineto_is_nccl(const char *name);
+/* The lenient number rule of the Chrome-format readers (ours, Kineto's, PiPPy's): a finite
+ * number, or a string holding one (some exporters quote them); "1e999" and "nan" are not
+ * numbers here (issue 9). */
+bool kineto_number(const struct cJSON *j, double *out);
 /* torch.distributed.pipelining wraps each action of its schedule in a profiler range named
  * "PP:" + the action: stage index, then F (forward) | I (input gradient) | W (weight gradient)
  * | B (whole backward) | SEND_F | RECV_F | SEND_B | RECV_B | REDUCE_GRAD, then micro-batch

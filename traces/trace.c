@@ -463,10 +463,11 @@ static int trace_finish(struct trace *t, const struct chrome_file *cf, int files
                     mo ? mo->align_end : false, e) != MT_OK)
         return err_wrap(e, "%s", name);
     /* then by causality: always when asked or for several profiler files (their first
-     * events are not one instant: the first stage starts before the last), for ours (one
-     * clock) only where its messages say the ranks' clocks are apart */
-    if (al == MAPPING_ALIGN_CAUSAL || (asked == MAPPING_ALIGN_AUTO && (ours || files > 1))) {
-        bool always = !ours || al == MAPPING_ALIGN_CAUSAL;
+     * events are not one instant: the first stage starts before the last); for ours (one
+     * clock) and for one foreign file (its pids are processes with clocks of their own, as
+     * PiPPy's RPC ranks) only where the messages or dependencies say the clocks are apart */
+    if (al == MAPPING_ALIGN_CAUSAL || asked == MAPPING_ALIGN_AUTO) {
+        bool always = (!ours && files > 1) || al == MAPPING_ALIGN_CAUSAL;
         if (trace_align_causal(t, always) && (always || t->info.clock_shift_us > 0))
             al = MAPPING_ALIGN_CAUSAL;
     }
@@ -512,6 +513,27 @@ static int trace_finish(struct trace *t, const struct chrome_file *cf, int files
                        name, in->events_read,
                        ours ? "all from another replica" : "none has our args {op, mb, stage}");
     return MT_OK;
+}
+
+enum file_kind trace_sniff(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return FILE_KIND_CONFIG;
+    char head[65536];
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    if (n >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b)
+        return FILE_KIND_TRACE;
+    size_t i = strspn(head, " \t\r\n");
+    if (strncmp(head + i, "\xEF\xBB\xBF", 3) == 0) /* a byte-order mark */
+        i += 3 + strspn(head + i + 3, " \t\r\n");
+    if (head[i] == '[')
+        return FILE_KIND_TRACE;
+    if (strstr(head, "\"mario-plan\"") != NULL)
+        return FILE_KIND_PLAN;
+    return strstr(head, "\"traceEvents\"") != NULL ? FILE_KIND_TRACE : FILE_KIND_CONFIG;
 }
 
 int trace_load(const char *const *paths, int n, const struct trace_opts *o, struct trace **out,

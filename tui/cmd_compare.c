@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flow/compare.h"
 #include "render/layout.h"
 #include "render/paint_svg.h"
 #include "model/cost.h"
@@ -94,28 +95,9 @@ struct compare_side {
     bool from_trace;
 };
 
-/* A trace is told from a config or plan by its first bytes. */
-static bool compare_is_trace(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return false;
-    char head[65536];
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
-    if (n >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b)
-        return true;
-    size_t i = strspn(head, " \t\r\n");
-    if (strncmp(head + i, "\xEF\xBB\xBF", 3) == 0)
-        i += 3 + strspn(head + i + 3, " \t\r\n");
-    return head[i] == '[' ||
-           (strstr(head, "\"traceEvents\"") != NULL && strstr(head, "\"mario-plan\"") == NULL);
-}
-
 static int compare_load_sim(const struct cmd_plan *cp, struct compare_side *s, struct mt_err *e)
 {
-    if (cp->path && compare_is_trace(cp->path)) {
+    if (cp->path && trace_sniff(cp->path) == FILE_KIND_TRACE) {
         struct trace *t;
         struct trace_opts o = {NULL, 0};
         TRY(trace_load(&cp->path, 1, &o, &t, e));
@@ -311,7 +293,7 @@ static int compare_exec(int argc, char **argv)
     int first, st = cmd_options_parse(&cmd_compare_entry, argc, argv, &o, &cp, &first);
     if (st != CMD_OPTIONS_RUN)
         return st;
-    if (cp.n_over > 0 && compare_is_trace(cp.path))
+    if (cp.n_over > 0 && trace_sniff(cp.path) == FILE_KIND_TRACE)
         return cmd_usage_error("compare", "plan flags (--calibration, --scheme, ...) need a plan "
                                           "or config as SIM, not a trace (%s)",
                                cp.path);
@@ -322,10 +304,7 @@ static int compare_exec(int argc, char **argv)
     s.name = cp.path;
     struct mapping *map = NULL;
     struct trace *t = NULL;
-    struct align_result m = {0};
-    struct accuracy a = {0};
-    struct replay_result rp = {0};
-    bool replayed = false;
+    struct flow_compare fc = {0};
     int status = 0;
     if (o.map && mapping_load(o.map, &map, &e) != MT_OK)
         return cmd_fail("compare", &e);
@@ -339,47 +318,36 @@ static int compare_exec(int argc, char **argv)
         goto done;
     }
     struct align_opts ao = {o.step, true};
-    if (align_run(s.plan, t, &ao, &m, &e) != MT_OK) {
+    if (flow_compare_run(s.plan, &s.sim, t, &ao, &fc, &e) != MT_OK) {
         err_wrap(&e, "%s", files[0]);
         status = cmd_fail("compare", &e);
         goto done;
     }
-    accuracy_compute(s.plan, &s.sim, &m, &a);
-    /* the replay: the plan with the measured durations (issue 19) */
-    struct cost_model cost;
-    struct mt_err re = {0};
-    if (scheme_costs(plan_config(s.plan), &cost, &re) == MT_OK) {
-        bool sim_trace = strcmp(trace_info(t)->source, "simulated") == 0;
-        if (replay_run(s.plan, &cost, &s.sim, &m, sim_trace, &rp, &re) == MT_OK)
-            replayed = true;
-        cost_model_fini(&cost);
-    }
-    if (!replayed)
-        fprintf(stderr, "mario-tui compare: no replay: %s\n", re.msg);
-    bool gate_failed = o.gate >= 0 && !(fabs(a.step_err_pct) <= o.gate);
+    if (!fc.replayed)
+        fprintf(stderr, "mario-tui compare: no replay: %s\n", fc.why);
+    bool gate_failed = o.gate >= 0 && !(fabs(fc.a.step_err_pct) <= o.gate);
     if (o.json) {
         char *text =
             accuracy_report_json(&(struct accuracy_report){
                 .plan = s.plan, .sim_name = s.name, .from_trace = s.from_trace,
                 .unit = s.sim.unit, .files = files, .nfiles = nfiles, .info = trace_info(t),
-                .m = &m, .a = &a, .replay = replayed ? &rp : NULL, .top = o.top,
+                .m = &fc.m, .a = &fc.a, .replay = fc.replayed ? &fc.rp : NULL, .top = o.top,
                 .gate = o.gate, .gate_failed = gate_failed});
         puts(text);
         free(text);
     } else {
-        compare_print(&s, files, nfiles, trace_info(t), &m, &a, replayed ? &rp : NULL, o.top);
+        compare_print(&s, files, nfiles, trace_info(t), &fc.m, &fc.a,
+                      fc.replayed ? &fc.rp : NULL, o.top);
     }
-    if (o.svg && compare_svg(&s, &m, o.svg, &e) != MT_OK)
+    if (o.svg && compare_svg(&s, &fc.m, o.svg, &e) != MT_OK)
         status = cmd_fail("compare", &e);
     if (gate_failed) {
         fprintf(stderr, "mario-tui compare: step-time error %.2f %% is over the gate of %g %%\n",
-                a.step_err_pct, o.gate);
+                fc.a.step_err_pct, o.gate);
         status = 1;
     }
 done:
-    replay_fini(&rp);
-    accuracy_fini(&a);
-    align_result_fini(&m);
+    flow_compare_fini(&fc);
     trace_free(t);
     mapping_free(map);
     sim_result_fini(&s.sim);

@@ -116,10 +116,11 @@ static int import_exec(int argc, char **argv)
     if (o.json) {
         printf("{\"plan\": \"%s\", \"scheme\": \"%s\", \"devices\": %d, \"stages\": %d, "
                "\"microbatches\": %d, \"step\": %d, \"ours\": %s, \"config_from_trace\": %s, "
-               "\"instructions\": %zu, \"left_out\": %zu, \"clock_shift_us\": %.17g}\n",
+               "\"instructions\": %zu, \"left_out\": %zu, \"clock_shift_us\": %.17g, "
+               "\"inversion_us\": %.17g}\n",
                o.out, config_scheme_name(c->scheme), info.devices, info.stages, info.mbs, info.step,
                info.ours ? "true" : "false", info.config_from_trace ? "true" : "false",
-               info.instructions, info.left_out, ti->clock_shift_us);
+               info.instructions, info.left_out, ti->clock_shift_us, info.inversion_us);
     } else {
         printf("imported %s%s: %d devices, %d stages, %d micro-batches, placed as %s; step %d's "
                "order, %zu instructions%s\n",
@@ -135,6 +136,10 @@ static int import_exec(int argc, char **argv)
             printf("the ranks' clocks were put together by their dependencies (a shift of up to "
                    "%.1f us)\n",
                    ti->clock_shift_us);
+        if (info.inversion_us > 0)
+            printf("a dependency still ran %.1f us backwards in time: taken as clock skew (at "
+                   "most 1%% of the shorter op)\n",
+                   info.inversion_us);
         printf("model %s, %s%s\n", c->model.name, c->cluster.device.name,
                info.config_from_trace ? " (the config the trace carries)" : "");
         printf("wrote %s\n", o.out);

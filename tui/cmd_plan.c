@@ -17,6 +17,7 @@
 #include "sim/scheme.h"
 #include "sim/tune.h"
 #include "sim/validate.h"
+#include "traces/trace.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -174,19 +175,6 @@ static int cmd_plan_apply_all(const struct cmd_plan *cp, struct config *out, str
     return MT_OK;
 }
 
-/* A plan file is recognised by its "format" key, without parsing it twice. */
-static bool cmd_plan_is_plan_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return false;
-    char head[512];
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
-    return strstr(head, "\"mario-plan\"") != NULL;
-}
-
 /* Under unit costs memory is in M_θ: --memory 2 is a cap of 2 M_θ per device. Without one
  * there is no cap (the device's bytes, the default, mean nothing in M_θ). */
 static void cmd_plan_unit_cap(const struct cmd_plan *cp, struct config *c)
@@ -213,7 +201,7 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
     }
     if (cp->path == NULL) {
         config_default(out);
-    } else if (cmd_plan_is_plan_file(cp->path)) {
+    } else if (trace_sniff(cp->path) == FILE_KIND_PLAN) {
         TRY(plan_load(cp->path, loaded, e));
         *out = *plan_config(*loaded);
     } else {

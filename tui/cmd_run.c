@@ -17,24 +17,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec/backend.h"
-#include "exec/capture.h"
-#include "exec/comm.h"
 #include "exec/input_aware.h"
 #include "exec/interp.h"
 #include "exec/launch.h"
-#include "exec/postmortem.h"
+#include "flow/run.h"
 #include "model/config.h"
-#include "model/cost.h"
 #include "model/seqlen.h"
 #include "sim/recv_order.h"
 #include "sim/plan.h"
 #include "sim/simulate.h"
-#include "sim/vpipe.h"
-#include "traces/chrome.h"
 #include "util/err.h"
 #include "util/str.h"
-#include "util/xalloc.h"
 
 static const char run_usage[] =
     "Usage: mario-tui run [PLAN|CONFIG] [plan flags] [--np D] [--backend cpu|cuda|nccl]\n"
@@ -271,60 +264,6 @@ static void run_print_summary(const struct plan *p, const struct run_args *a,
         printf("%s\n", trace_note);
 }
 
-/* exec/capture.h records -> traces/chrome.h spans (the layers do not include each other). */
-static struct chrome_span *run_spans(const struct capture_rec *rec, size_t n, int pp)
-{
-    struct chrome_span *s = xcalloc(n ? n : 1, sizeof *s);
-    for (size_t i = 0; i < n; i++) {
-        const struct capture_rec *r = &rec[i];
-        s[i] = (struct chrome_span){
-            .rank = r->rank,
-            .dev = r->rank % pp,
-            .dp_rank = r->rank / pp,
-            .op = r->kind == CAPTURE_INSTR ? r->op
-                  : r->kind == CAPTURE_MEM ? -1
-                                           : -2,
-            .mb = r->mb,
-            .part = r->part,
-            .stage = r->stage,
-            .peer = r->peer,
-            .step = r->step,
-            .ts_us = r->t0_us,
-            .dur_us = r->t1_us - r->t0_us,
-            .value = r->value,
-        };
-    }
-    return s;
-}
-
-static int run_write_trace(const char *path, const struct plan *p, const struct capture_rec *rec,
-                           size_t n, int ranks, const char *backend, const char *status,
-                           struct mt_err *e)
-{
-    struct chrome_span *spans = run_spans(rec, n, plan_devices(p));
-    struct chrome_run cr = {spans, n, ranks, backend, status};
-    int rc = chrome_write_measured(path, p, &cr, e);
-    free(spans);
-    return rc;
-}
-
-/* The simulator's prediction with the executor's byte counts; NULL when it cannot run. */
-static struct sim_result *run_simulate(const struct plan *p)
-{
-    struct cost_model cost;
-    struct mt_err e = {0};
-    if (interp_costs(p, &cost, &e) != MT_OK)
-        return NULL;
-    struct sim_result *r = xcalloc(1, sizeof *r);
-    int rc = sim_run_costs(p, &cost, r, &e);
-    cost_model_fini(&cost);
-    if (rc != MT_OK) {
-        free(r);
-        return NULL;
-    }
-    return r;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* one rank                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
@@ -332,116 +271,29 @@ static struct sim_result *run_simulate(const struct plan *p)
 static int run_rank(struct plan *p, struct run_args *a, int argc, char **argv)
 {
     struct mt_err e = {0};
-    int rank = 0, size = 0;
-    if (launch_mpi_init(&argc, &argv, &rank, &size, &e) != MT_OK)
-        return cmd_fail("run", &e);
-    const struct plan_geom *g = plan_geom(p);
-    int pp = g->devices;
-    /* Every rank checks, and all compare what they were given (a fingerprint of the plan
-     * and options), so a mismatch anywhere is refused everywhere before any compute. */
-    int crc = interp_check(p, size, &e);
-    if (crc == MT_OK)
-        crc = interp_check_opts(p, &a->o, &e);
-    struct mt_err ae = {0};
-    int arc = launch_agree(interp_fingerprint(p, &a->o, a->backend), crc, &ae);
-    if (crc != MT_OK || arc != MT_OK) {
-        if (crc != MT_OK)
-            fprintf(stderr, "mario-tui run: rank %d: %s\n", rank, e.msg);
-        else if (rank == 0)
-            fprintf(stderr, "mario-tui run: %s\n", ae.msg);
-        launch_mpi_finalize();
-        return 2;
-    }
-    const struct backend_ops *b = NULL;
-    int rc = backend_find(a->backend, &b, &e);
-    if (rc == MT_OK)
-        rc = b->open(launch_local_rank(), &e);
-    if (rc != MT_OK) {
-        fprintf(stderr, "mario-tui run: rank %d: %s\n", rank, e.msg);
-        launch_abort(err_exit_status(rc));
-    }
-    bool *holds = xcalloc((size_t)pp * g->stages, sizeof *holds);
-    for (int d = 0; d < pp; d++)
-        for (int part = 0; part < g->parts; part++)
-            holds[d * g->stages + vpipe_stage(g, d, 0, part)] = true;
-    bool *talks = xcalloc((size_t)pp * pp, sizeof *talks);
-    for (int d = 0; d < pp; d++)
-        for (int i = 0; i < plan_len(p, d); i++) {
-            const struct instr *in = plan_at(p, d, i);
-            if (vpipe_is_send(in->op))
-                talks[d * pp + in->peer] = true;
-        }
-    struct comm_layout layout = {pp, plan_config(p)->cluster.dp, g->stages, holds, talks};
-    struct comm *cm = NULL;
-    enum comm_kind kind = strcmp(a->backend, "nccl") == 0 ? COMM_NCCL : COMM_MPI;
-    rc = comm_open(kind, &layout, a->o.timeout_s, &cm, &e);
-    free(holds);
-    free(talks);
-    if (rc != MT_OK) {
-        fprintf(stderr, "mario-tui run: rank %d: %s\n", rank, e.msg);
-        launch_abort(1);
-    }
-    const char *spool = getenv(LAUNCH_ENV_SPOOL);
-    struct capture *cap = NULL;
-    size_t hint = (size_t)(a->o.steps / interp_plan_iterations(p)) *
-                  (size_t)(plan_len(p, rank % pp) * 6 + 16);
-    rc = capture_open(spool && *spool ? spool : NULL, rank, rank % pp, rank / pp, hint, &cap, &e);
-    if (rc != MT_OK) {
-        fprintf(stderr, "mario-tui run: rank %d: %s\n", rank, e.msg);
-        launch_abort(1);
-    }
-    capture_watch_signals(cap);
+    struct flow_rank fr;
+    int started = flow_rank_start(p, a->backend, &a->o, &argc, &argv, &fr);
+    if (started != 0)
+        return started;
+    int rank = fr.rank, size = fr.size;
     const char *tty_env = getenv(LAUNCH_ENV_TTY);
     struct run_ui ui = {rank == 0 && !a->json &&
                         (isatty(STDERR_FILENO) || (tty_env && strcmp(tty_env, "1") == 0))};
-    struct interp_stream stream;
-    if (a->ia != NULL) {
-        input_aware_stream(a->ia, cm, &stream);
-        a->o.stream = &stream;
-    }
     struct interp_result res;
-    rc = interp_run(p, b, cm, cap, &a->o, rank == 0 ? run_progress : NULL, &ui, &res, &e);
-    if (rc == MT_OK && a->ia != NULL) {
-        /* collective: every rank got here */
-        rc = input_aware_gather(a->ia, cm, &a->ir, &e);
-        a->have_ir = rc == MT_OK && a->ir.dev != NULL;
-    }
-    bool launched = spool && *spool; /* the launcher reports failures from the spools */
-    if (rc != MT_OK && !res.failed_together) {
-        /* This rank's failure alone: the others may be waiting for it. End the job. */
-        capture_set_state(cap, CAPTURE_FAILED, e.msg);
-        if (!launched)
-            fprintf(stderr, "mario-tui run: %s\n", e.msg);
-        launch_abort(1);
-    }
-    if (rc != MT_OK)
-        capture_set_state(cap, CAPTURE_FAILED, e.msg);
+    int rc = flow_rank_run(&fr, p, &a->o, a->ia, rank == 0 ? run_progress : NULL, &ui, &res,
+                           &a->ir, &a->have_ir, &e);
     int status = rc == MT_OK ? 0 : 1;
     struct capture_rec *all = NULL;
     size_t nall = 0;
-    struct mt_err ge = {0};
-    int grc = capture_gather(cap, cm, &all, &nall, &ge);
-    if (grc != MT_OK) {
-        capture_set_state(cap, CAPTURE_FAILED, ge.msg);
-        if (!launched)
-            fprintf(stderr, "mario-tui run: rank %d: %s\n", rank, ge.msg);
-        launch_abort(1);
-    }
+    flow_rank_gather(&fr, rc, &e, &res, &all, &nall);
     if (rank == 0) {
         char note[512] = "";
-        if (a->trace_out) {
-            struct mt_err te = {0};
-            if (run_write_trace(a->trace_out, p, all, nall, size, a->backend,
-                                rc == MT_OK ? "complete" : e.msg, &te) != MT_OK) {
-                fprintf(stderr, "mario-tui run: %s\n", te.msg);
-                status = 1;
-            } else {
-                snprintf(note, sizeof note, "trace: %s (%zu records from %d ranks)", a->trace_out,
-                         nall, size);
-            }
-        }
+        if (a->trace_out && flow_rank_trace(a->trace_out, p, all, nall, size, a->backend,
+                                            rc == MT_OK ? "complete" : e.msg, note,
+                                            sizeof note) != MT_OK)
+            status = 1;
         /* a variable-length run has no one plan to simulate: its report says what it ran */
-        struct sim_result *sim = a->lengths == NULL ? run_simulate(p) : NULL;
+        struct sim_result *sim = a->lengths == NULL ? flow_run_simulate(p) : NULL;
         if (a->json)
             {
                 char *text = interp_report_json(&(struct interp_report){
@@ -461,14 +313,9 @@ static int run_rank(struct plan *p, struct run_args *a, int argc, char **argv)
             fprintf(stderr, "mario-tui run: %s\n", e.msg);
     }
     free(all);
-    if (rc == MT_OK)
-        capture_set_state(cap, CAPTURE_DONE, NULL);
     input_aware_report_fini(&a->ir);
     interp_result_fini(&res);
-    capture_close(cap, false);
-    comm_close(cm);
-    b->close();
-    launch_mpi_finalize();
+    flow_rank_done(&fr, rc);
     return status;
 }
 
@@ -476,77 +323,15 @@ static int run_rank(struct plan *p, struct run_args *a, int argc, char **argv)
 /* the launcher                                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
-/* After a failed job: prints the post-mortem (exec/postmortem.h) of the ranks' spools, and
- * merges their records into a partial trace unless rank 0 wrote the trace itself (every rank
- * ended on its own). */
-static int run_after_failure(const struct plan *p, const struct run_args *a, int np,
-                             const char *spool, int status)
-{
-    struct capture_spool *sp = xcalloc((size_t)np, sizeof *sp);
-    struct mt_err e = {0};
-    size_t total = 0;
-    for (int r = 0; r < np; r++) {
-        if (capture_spool_read(spool, r, &sp[r], &e) != MT_OK) {
-            fprintf(stderr, "mario-tui run: %s\n", e.msg);
-            err_clear(&e);
-        }
-        total += sp[r].n;
-    }
-    struct postmortem pm;
-    postmortem_explain(sp, np, status, &pm);
-    for (int i = 0; i < pm.n; i++)
-        fprintf(stderr, "mario-tui run: %s\n", pm.line[i]);
-    if (a->trace_out && !pm.all_ended) {
-        struct capture_rec *rec = xcalloc(total ? total : 1, sizeof *rec);
-        size_t k = 0;
-        for (int r = 0; r < np; r++) {
-            if (sp[r].n)
-                memcpy(rec + k, sp[r].rec, sp[r].n * sizeof *rec);
-            k += sp[r].n;
-        }
-        char why[700];
-        snprintf(why, sizeof why, "partial: %s", pm.verdicts ? pm.line[0] : "the job failed");
-        if (run_write_trace(a->trace_out, p, rec, k, np, a->backend, why, &e) != MT_OK)
-            fprintf(stderr, "mario-tui run: %s\n", e.msg);
-        else
-            fprintf(stderr, "mario-tui run: partial trace written to %s (%zu records)\n",
-                    a->trace_out, k);
-        free(rec);
-    }
-    postmortem_fini(&pm);
-    for (int r = 0; r < np; r++)
-        capture_spool_fini(&sp[r]);
-    free(sp);
-    return status == 2 ? 2 : 1;
-}
-
 static int run_launch(struct plan *p, struct run_args *a, int argc, char **argv)
 {
     struct mt_err e = {0};
-    int np = a->np > 0 ? a->np : plan_devices(p) * plan_config(p)->cluster.dp;
-    if (interp_check(p, np, &e) != MT_OK || interp_check_opts(p, &a->o, &e) != MT_OK ||
-        (strcmp(a->backend, "nccl") == 0 && interp_check_nccl(p, &e) != MT_OK)) {
-        cmd_fail("run", &e);
-        return 2; /* a plan this executor cannot run is bad input, whatever the reason */
-    }
-    const struct backend_ops *b = NULL;
-    if (backend_find(a->backend, &b, &e) != MT_OK)
-        return cmd_fail("run", &e);
-    char *spool = NULL;
-    if (launch_spool_make(&spool, &e) != MT_OK)
-        return cmd_fail("run", &e);
     int status = 0;
-    bool tty = isatty(STDERR_FILENO) && !a->json;
-    int rc = launch_mpirun(np, argc, argv, spool, tty, &status, &e);
-    if (rc != MT_OK) {
-        launch_spool_remove(spool, np);
-        free(spool);
-        return cmd_fail("run", &e);
+    if (flow_run_launch(p, a->np, a->backend, &a->o, a->trace_out,
+                        isatty(STDERR_FILENO) && !a->json, argc, argv, &status, &e) != MT_OK) {
+        int failed = cmd_fail("run", &e);
+        return status == 2 ? 2 : failed; /* a plan this executor cannot run is bad input */
     }
-    if (status != 0)
-        status = run_after_failure(p, a, np, spool, status);
-    launch_spool_remove(spool, np);
-    free(spool);
     return status;
 }
 

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "flow/compare.h"
 #include "model/cost.h"
 #include "render/layout.h"
 #include "render/paint_cairo.h"
@@ -425,16 +426,8 @@ void explore_refresh(struct explore *x)
  * the plan's own costs for what the trace did not measure. */
 static void explore_replay(struct explore *x, const struct pass_step *st)
 {
-    struct cost_model cost;
-    struct mt_err e = {0};
-    if (scheme_costs(plan_config(st->plan), &cost, &e) == MT_OK) {
-        bool simulated = strcmp(trace_info(x->trace)->source, "simulated") == 0;
-        if (replay_run(st->plan, &cost, &st->sim, &x->meas, simulated, &x->rep, &e) == MT_OK)
-            x->have_rep = true;
-        cost_model_fini(&cost);
-    }
-    if (!x->have_rep)
-        snprintf(x->rep_why, sizeof x->rep_why, "%.239s", e.msg);
+    x->have_rep = flow_replay(st->plan, &st->sim, x->trace, &x->meas, &x->rep, x->rep_why,
+                              sizeof x->rep_why);
 }
 
 void explore_realign(struct explore *x)

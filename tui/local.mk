@@ -9,7 +9,7 @@ libmt_tui_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS) $(NCURSES_CFLAGS)
 
 bin_PROGRAMS += mario-tui
 mario_tui_SOURCES = tui/main.c
-mario_tui_LDADD = libmt_tui.a libmt_exec.a libmt_render.a libmt_traces.a libmt_sim.a libmt_model.a \
+mario_tui_LDADD = libmt_tui.a libmt_flow.a libmt_exec.a libmt_render.a libmt_traces.a libmt_sim.a libmt_model.a \
 	libmt_util.a $(NCURSES_LIBS) $(CAIRO_LIBS) $(CJSON_LIBS) $(MPI_LIBS) $(BLAS_LIBS) \
 	$(EXEC_CUDA_LIBS) -lm
 mario_tui_LDADD += $(ZLIB_LIBS)

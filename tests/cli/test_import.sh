@@ -2,7 +2,8 @@
 # tests/cli/test_import.sh: `mario-tui import` end to end (issue 19): a simulated Chimera trace
 # and our CPU runs of a Mario-optimized 1F1B plan and ZB-H1 come back as the plans that made
 # them (the same instructions on every device); a torch-style trace of 1F1B ("PP:" ranges)
-# becomes a V plan that simulate, optimize and export take; inconsistent traces exit 2 naming
+# becomes a V plan that simulate, optimize and export take; PiPPy's measured trace, its ranks'
+# clocks apart, imports and replays; inconsistent traces exit 2 naming
 # the device, the event and file:line:col. The CPU runs skip without mpirun.
 set -u
 bin=${MT_BIN:-./mario-tui}
@@ -58,6 +59,21 @@ check "... naming the device, the event and where it is ($(cat $tmp/out))" \
 "$bin" import "$corpus/pp-backwards-in-time.json" -o "$tmp/bad.json" >"$tmp/out" 2>&1
 check "a dependency backwards in time exits 2" "[ \$? -eq 2 ]"
 check "... and says so ($(cat $tmp/out))" "grep -q 'device 1: event 2 .*runs backwards in time' $tmp/out"
+# PiPPy's measured form (tests/data: a bare array of B/E pairs, pids "RANK(host/pid)"): its
+# rank 2 starts its forwards 72 us before rank 1's end, of 1 s ops; the clocks are put
+# together (rank 2's 372 us), and the plan replays the trace's step time exactly
+pippy=$src/tests/data/pippy-4stage-skewed.json
+"$bin" import "$pippy" --model tiny -o "$tmp/pippy.json" --json >"$tmp/j" 2>&1
+check "import PiPPy's 4-stage trace ($(head -c 300 $tmp/j))" "[ \$? -eq 0 ]"
+check "4 devices, 4 stages, 2 micro-batches, 16 instructions, rank 2 shifted 372 us" \
+    "json $tmp/j 'd[\"devices\"] == 4 and d[\"stages\"] == 4 and d[\"microbatches\"] == 2 and d[\"instructions\"] == 16 and abs(d[\"clock_shift_us\"] - 372) < 1e-6 and d[\"inversion_us\"] == 0'"
+"$bin" simulate --model tiny --scheme GPipe --devices 4 --microbatches 2 \
+    --plan-out "$tmp/gpipe4.json" >/dev/null
+check "it is the fill-drain order PiPPy ran" "same_plan $tmp/gpipe4.json $tmp/pippy.json"
+"$bin" compare "$tmp/pippy.json" "$pippy" --json >"$tmp/j" 2>&1
+check "compare replays it ($(head -c 300 $tmp/j))" "[ \$? -eq 0 ]"
+check "replayed with the measured durations: the measured 15.0018 s" \
+    "json $tmp/j 'abs(d[\"step_time_measured_us\"] - 15001800) < 1 and abs(d[\"replay\"][\"step_time\"] - 15001800) < 1'"
 "$bin" import "$corpus/ours-truncated.json" -o "$tmp/bad.json" >"$tmp/out" 2>&1
 check "a truncated trace exits 2 ($(cat $tmp/out))" "[ \$? -eq 2 ] && grep -q 'truncated' $tmp/out"
 "$bin" import "$corpus/pp-1f1b-two-pids.json" >"$tmp/out" 2>&1

@@ -8,7 +8,10 @@
  *     plan torch's schedule CSV of the same order gives (sim/plan_csv.c), for 1F1B, looped
  *     (interleaved 1F1B), a V (ZB-V) and ZB-H1; the H100 of deviceProperties becomes the device;
  *   - a PiPPy-visualizer-style trace (array form, string pids, "F_0,1" names) with the mapping
- *     file of docs/traces.md gives the 1F1B plan;
+ *     file of docs/traces.md gives the 1F1B plan; so does PiPPy's own form without one (B/E
+ *     pairs, pids "RANK(host/pid)"), its ranks' clocks 372 us apart (put together, the shift
+ *     reported), and with a drift no offset mends: inverted 50 us of 1 s ops, tolerated and
+ *     reported; 15 ms, refused;
  *   - inconsistent traces are errors naming the device, the event and file:line:col: a forward
  *     with no backward, a dependency that runs backwards in time, a stage on two devices, a
  *     trace with no instruction events. */
@@ -29,6 +32,7 @@
 #include "sim/simulate.h"
 #include "sim/vpipe.h"
 #include "tests/check.h"
+#include "traces/actions.h"
 #include "traces/chrome.h"
 #include "traces/import.h"
 #include "traces/mapping.h"
@@ -436,6 +440,125 @@ static void test_pippy(void)
     mapping_free(map);
 }
 
+/* ---- PiPPy's own form, no mapping file (traces/actions.h), its ranks' clocks apart ---------- */
+
+static void test_pippy_names(void)
+{
+    struct trace_event ev;
+    CHECK_EQ_INT(action_pippy("F_12,3", &ev), 1);
+    CHECK(ev.op == OP_FW && ev.stage == 12 && ev.mb == 3);
+    CHECK_EQ_INT(action_pippy("B_0,1", &ev), 1);
+    CHECK(ev.op == OP_BW && ev.stage == 0 && ev.mb == 1);
+    CHECK_EQ_INT(action_pippy("IF_0,1", &ev), 0); /* the driver's invocation */
+    CHECK_EQ_INT(action_pippy("RB_2,0", &ev), 0); /* a receipt */
+    CHECK_EQ_INT(action_pippy("A_0,1", &ev), 0);  /* gradient accumulation */
+    CHECK_EQ_INT(action_pippy("F_1", &ev), -1);
+    CHECK_EQ_INT(action_pippy("F_1,2x", &ev), -1);
+    CHECK_EQ_INT(action_pippy("PP:0F1", &ev), -1);
+    CHECK_EQ_INT(action_parse("PP:0F1", &ev), 1); /* torch's, first in the table */
+    CHECK(ev.op == OP_FW && ev.stage == 0 && ev.mb == 1);
+    CHECK_EQ_INT(action_parse("F_0,1", &ev), 1);
+    CHECK_EQ_INT(action_parse("aten::mm", &ev), -1);
+}
+
+/* 1F1B on 2 ranks, 2 micro-batches, forwards 1 s, backwards 2 s, 300 us messages, in PiPPy's
+ * form (a bare array of B/E pairs, pids "RANK(host/pid)", its driver's and receipts' spans).
+ * Rank 1's clock reads skew1 us off; rank 0's backwards are written back_early us early (a
+ * clock that drifts: no one offset per rank puts both directions right). */
+static const char *pippy_trace(const char *name, double skew1, double back_early)
+{
+    const double F = 1e6, B = 2e6, L = 300, T0 = 1.7e15;
+    struct {
+        int rank;
+        char kind;
+        int stage, mb;
+        double start, dur;
+    } spans[] = {
+        {0, 'F', 0, 0, 0, F},
+        {0, 'F', 0, 1, F, F},
+        {1, 'F', 1, 0, F + L, F},
+        {1, 'B', 1, 0, 2 * F + L, B},
+        {1, 'F', 1, 1, 2 * F + L + B, F},
+        {0, 'B', 0, 0, 2 * F + 2 * L + B, B},
+        {1, 'B', 1, 1, 3 * F + L + B, B},
+        {0, 'B', 0, 1, 3 * F + 2 * L + 2 * B, B},
+    };
+    struct buf b = {0};
+    bprintf(&b, "[\n{\"pid\": \"0(trainhost/11)\", \"tid\": 1, \"name\": \"IF_0,0\", \"ph\": "
+                "\"B\", \"ts\": %.1f},\n{\"pid\": \"0(trainhost/11)\", \"tid\": 1, \"name\": "
+                "\"IF_0,0\", \"ph\": \"E\", \"ts\": %.1f}",
+            T0 - 20, T0 - 10);
+    for (size_t i = 0; i < sizeof spans / sizeof spans[0]; i++) {
+        double t = T0 + spans[i].start + (spans[i].rank == 1 ? skew1 : 0) -
+                   (spans[i].rank == 0 && spans[i].kind == 'B' ? back_early : 0);
+        char n[32];
+        snprintf(n, sizeof n, "%c_%d,%d", spans[i].kind, spans[i].stage, spans[i].mb);
+        if (spans[i].rank == 1 && spans[i].kind == 'F')
+            bprintf(&b, ",\n{\"pid\": \"1(trainhost/12)\", \"tid\": 0, \"name\": \"R%s\", "
+                        "\"ph\": \"B\", \"ts\": %.1f},\n{\"pid\": \"1(trainhost/12)\", \"tid\": "
+                        "0, \"name\": \"R%s\", \"ph\": \"E\", \"ts\": %.1f}",
+                    n, t - L, n, t);
+        for (int edge = 0; edge < 2; edge++)
+            bprintf(&b, ",\n{\"pid\": \"%d(trainhost/%d)\", \"tid\": 0, \"name\": \"%s\", "
+                        "\"id\": \"%s,0\", \"ph\": \"%c\", \"ts\": %.1f}",
+                    spans[i].rank, 11 + spans[i].rank, n, n, edge ? 'E' : 'B',
+                    t + (edge ? spans[i].dur : 0));
+    }
+    bprintf(&b, "\n]\n");
+    const char *path = write_tmp(name, b.s);
+    free(b.s);
+    return path;
+}
+
+static void test_pippy_skewed(void)
+{
+    struct config c = tiny_config(SCHEME_V, 2, 2, 1);
+    struct plan *p = build(&c, false), *q = NULL;
+    struct import_info info;
+    struct mt_err e = {0};
+    struct trace *t = NULL;
+    struct trace_opts o = {NULL, 0};
+    /* rank 1's forward starts 72 us before rank 0's ends: its clock is 372 us behind, which
+     * the backwards (672 us apart on these clocks) show; put at the middle, nothing inverts */
+    const char *path = pippy_trace("pippy-skew.json", -372, 0);
+    CHECK_EQ_INT(trace_load(&path, 1, &o, &t, &e), MT_OK);
+    if (t != NULL) {
+        CHECK_NEAR(trace_info(t)->clock_shift_us, 372, 1e-6);
+        CHECK_EQ_INT(trace_info(t)->devices, 2);
+        struct import_opts io = {-1, false, false};
+        CHECK_EQ_INT(import_plan(t, &path, 1, &c, &io, &q, &info, &e), MT_OK);
+        if (q == NULL)
+            fprintf(stderr, "pippy-skew: %s\n", e.msg);
+        CHECK(same_order(p, q));
+        CHECK_NEAR(info.inversion_us, 0, 1e-9);
+        CHECK_EQ_INT((int)info.instructions, 8);
+    }
+    trace_free(t);
+    plan_free(q);
+    q = NULL;
+    /* and rank 0's backwards 700 us early: forwards say rank 1 is at least 72 us behind,
+     * backwards at most -28 us: the middle (22 us) leaves 50 us inverted both ways, within 1%
+     * of a 1 s op: imported, the skew reported */
+    path = pippy_trace("pippy-drift.json", -372, 700);
+    e = (struct mt_err){0};
+    CHECK_EQ_INT(import_files(&path, 1, NULL, &c, &q, &info, &e), MT_OK);
+    if (q == NULL)
+        fprintf(stderr, "pippy-drift: %s\n", e.msg);
+    CHECK(same_order(p, q));
+    CHECK_NEAR(info.inversion_us, 50, 1e-3);
+    plan_free(q);
+    q = NULL;
+    /* 30 ms early: 15 036 us inverted both ways, more than 1% of a 1 s op (10 000 us) */
+    path = pippy_trace("pippy-far.json", -372, 30672);
+    e = (struct mt_err){0};
+    CHECK_EQ_INT(import_files(&path, 1, NULL, &c, &q, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "device 1: event ");
+    CHECK_STR_CONTAINS(e.msg, "pippy-far.json:");
+    CHECK_STR_CONTAINS(e.msg, "runs backwards in time by 15036.000 us, more than the 10000.000 us");
+    plan_free(q);
+    plan_free(p);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/mt-import-XXXXXX",
@@ -455,6 +578,8 @@ int main(void)
     test_torch(SCHEME_ZBH1, 4, 6, 1);
     test_torch_errors();
     test_pippy();
+    test_pippy_names();
+    test_pippy_skewed();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (getenv("KEEP") == NULL && system(cmd) != 0)

@@ -1,0 +1,81 @@
+/* flow/profile.h: the workflow of `mario-tui profile` (the paper's lightweight profiling, §5.2;
+ * docs/calibration.md), below the command that prints it: which runs to make, each run's
+ * plan, running it (`mario-tui run --trace-out`, a child process), what its trace gives the
+ * fits (traces/calibrate.h), the device it ran on, and the self-check that simulates the runs
+ * with the calibration made. `--from-trace` takes a trace's own plan (traces/import.h). */
+#ifndef MT_FLOW_PROFILE_H
+#define MT_FLOW_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct calibrate;
+struct config;
+struct import_info;
+struct import_opts;
+struct mapping;
+struct mt_err;
+struct plan;
+struct profile;
+struct trace;
+
+struct flow_profile_run {
+    int layers, pp, mbs;
+    bool ckpt;
+    struct plan *plan;
+    double step_us; /* measured */
+    bool shared;    /* more ranks than cores: only its messages are taken (sim/share.h) */
+};
+
+/* The runs (xcalloc'd, *n of them; free each plan, then the array): every layer count per
+ * stage x {1 device (two replicas), 2 devices} x micro-batch count x {plain, checkpointed},
+ * the first *nmain; then, with shared_pp > 0, two runs (plain, checkpointed) of shared_pp
+ * ranks, one layer each, the largest micro-batch count. */
+struct flow_profile_run *flow_profile_runs(const int *layers, int nl, const int *mbs, int nm,
+                                           int shared_pp, int *n, int *nmain);
+/* Ranks of the runs that share cores: on a CPU of at most 8 cores, twice the cores (their
+ * messages, sim/share.h); else 0 (none). */
+int flow_profile_shared_ranks(const char *backend);
+
+/* This executable's path into self (it runs the runs), and the folder of the runs' plans,
+ * traces and logs into dir: keep (made if absent), else a new one under $TMPDIR. */
+int flow_profile_setup(const char *keep, char *self, size_t self_n, char *dir, size_t dir_n,
+                       struct mt_err *e);
+/* Removes the nruns runs' files from dir, and dir. */
+void flow_profile_cleanup(const char *dir, int nruns);
+
+/* The plan of run r into r->plan: GPipe over r->pp devices, r->layers layers each, r->mbs
+ * micro-batches, the odd ones' backwards split into B and W. */
+int flow_profile_plan(const struct config *base, struct flow_profile_run *r, struct mt_err *e);
+/* Runs `self run PLAN --steps N --backend B --trace-out TRACE` with its output in log;
+ * MT_EDEVICE names the run's last words when it fails. */
+int flow_profile_spawn(const char *self, const char *plan, const char *trace, const char *log,
+                       const char *backend, int steps, struct mt_err *e);
+/* What run r's trace gives: its observations into cal (the allreduce from every replica's
+ * events where it has two), its measured step time into r->step_us. */
+int flow_profile_measure(struct calibrate *cal, struct flow_profile_run *r,
+                         const char *trace_path, struct mt_err *e);
+/* --from-trace: the trace (read with map), the plan it ran under its own costs (the
+ * calibration is what is being made) and its observations into cal. */
+int flow_profile_from_trace(const char *const *files, int nfiles, const struct mapping *map,
+                            const struct config *base, const struct import_opts *io,
+                            struct calibrate *cal, struct trace **t, struct plan **p,
+                            struct import_info *info, struct mt_err *e);
+
+/* What the calibration was measured on: the CPU's model and cores, or the GPU's name. */
+void flow_profile_device_name(const char *backend, char *buf, size_t n);
+/* The calibration's creation time, now, in UTC. */
+void flow_profile_stamp(struct profile *prof);
+/* Step time of plan p simulated with profile pr (NAN when it cannot be simulated). */
+double flow_profile_predict(const struct plan *p, const struct profile *pr);
+/* The self-check: MAPE of the step times of runs[0, nmain) simulated without and with prof
+ * against their measures, and of the shared runs [nmain, n) with prof. */
+void flow_profile_check(const struct flow_profile_run *runs, int n, int nmain,
+                        const struct profile *prof, double *before, double *after,
+                        double *shared);
+
+/* Plan p's instructions under config c (same geometry): the plan with another profile, its
+ * costs, its calibration switched off. */
+struct plan *flow_plan_under(const struct plan *p, const struct config *c);
+
+#endif
