@@ -104,6 +104,11 @@ check_PROGRAMS += tests/unit/test_paint_cells
 TESTS += tests/unit/test_paint_cells
 tests_unit_test_paint_cells_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_util.a \
 	$(CAIRO_LIBS) $(CJSON_LIBS) -lm
+# issue 27: the critical path's colour apart from every op fill, under simulated colour-vision
+# deficiencies and on 256-, 16- and 8-colour terminals.
+check_PROGRAMS += tests/unit/test_palette
+TESTS += tests/unit/test_palette
+tests_unit_test_palette_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_util.a -lm
 # issue 20: the explorer as a person sees it: edits, OOM, units, layout, colours, traces, mouse.
 TESTS += tests/tui/test_edits.sh tests/tui/test_oom.sh tests/tui/test_small.sh tests/tui/test_layout.sh \
 	tests/tui/test_dark.sh tests/tui/test_traces.sh tests/tui/test_mouse.sh

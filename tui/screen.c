@@ -27,46 +27,6 @@ struct screen_colors {
 
 static struct screen_colors screen_col;
 
-static int screen_dist(struct rgb a, int r, int g, int b)
-{
-    return (a.r - r) * (a.r - r) + (a.g - g) * (a.g - g) + (a.b - b) * (a.b - b);
-}
-
-/* The nearest xterm-256 colour: the 6x6x6 cube or the grey ramp. */
-static short screen_nearest_256(struct rgb c)
-{
-    static const int level[6] = {0, 95, 135, 175, 215, 255};
-    int best = 16, best_d = 1 << 30;
-    for (int i = 0; i < 216; i++) {
-        int d = screen_dist(c, level[i / 36], level[(i / 6) % 6], level[i % 6]);
-        if (d < best_d)
-            best = 16 + i, best_d = d;
-    }
-    for (int i = 0; i < 24; i++) {
-        int v = 8 + 10 * i, d = screen_dist(c, v, v, v);
-        if (d < best_d)
-            best = 232 + i, best_d = d;
-    }
-    return (short)best;
-}
-
-static short screen_nearest_8(struct rgb c, int n)
-{
-    static const int ansi[16][3] = {
-        {0, 0, 0},       {205, 0, 0},   {0, 205, 0},   {205, 205, 0},   {0, 0, 238},
-        {205, 0, 205},   {0, 205, 205}, {229, 229, 229}, {127, 127, 127}, {255, 0, 0},
-        {0, 255, 0},     {255, 255, 0}, {92, 92, 255}, {255, 0, 255},   {0, 255, 255},
-        {255, 255, 255},
-    };
-    int best = 0, best_d = 1 << 30;
-    for (int i = 0; i < n; i++) {
-        int d = screen_dist(c, ansi[i][0], ansi[i][1], ansi[i][2]);
-        if (d < best_d)
-            best = i, best_d = d;
-    }
-    return (short)best;
-}
-
 static void screen_colors_init(void)
 {
     memset(&screen_col, 0, sizeof screen_col);
@@ -77,8 +37,9 @@ static void screen_colors_init(void)
     screen_col.mode = COLORS >= 256 ? 256 : COLORS >= 16 ? 16 : 8;
     for (int p = 0; p < PAL__COUNT; p++) {
         struct rgb c = palette_rgb((enum pal)p);
-        screen_col.color[p] = screen_col.mode == 256 ? screen_nearest_256(c)
-                                                     : screen_nearest_8(c, screen_col.mode);
+        screen_col.color[p] = (short)(screen_col.mode == 256
+                                          ? palette_nearest_256(c)
+                                          : palette_nearest_ansi(c, screen_col.mode));
     }
     screen_col.next_pair = 1;
 }

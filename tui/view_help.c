@@ -16,7 +16,7 @@ static const char *const help_lines[] = {
     "  H / L, PgUp/PgDn    pan half a screen",
     "  n / p               next / previous step: base ckpt overlap redundancy prepose search"
     " (run when first shown; Esc stops it)",
-    "  c                   critical path on / off (a yellow thread through its boxes)",
+    "  c                   critical path on / off (a black thread through its boxes)",
     "  /                   search: 12 (micro-batch), BW (op), RC3 (op and micro-batch)",
     "  s                   scheme: V X W GPipe Async PipeDream ZB-H1 ZB-H2 ZB-V ZB-W DualPipeV",
     "  i / I  u / U        Async, PipeDream: fewer / more iterations; update interval",
