@@ -9,7 +9,7 @@
  * selected instruction underlined in bold with a caret under it on the axis (reverse video
  * looked like idle time on a dark terminal), what the shown pass changed marked *, the
  * critical path in a colour of its own (PAL_CRIT: its labels, and a thread through its boxes);
- * beside each device its peak memory bar (static, activations, the cap; red over the cap)
+ * beside each device its peak memory bar (static, activations, the cap; orange-red over the cap)
  * and, for async plans, each stage's weight staleness τ; a time axis below. */
 #include <config.h>
 #include "tui/explore.h"

@@ -43,7 +43,7 @@ static const char *const help_lines[] = {
     "and weight-gradient halves (split backward), AR allreduce, OS optimizer step; RA/RG/SA/SG",
     "receive/send activations/gradients. d0.1 = device 0, chunk 1. * = changed by the shown",
     "pass; underlined with a caret on the axis = selected; · = idle; ░▒ = ops finer than a cell.",
-    "Bars: grey static, blue activations, red over the cap, │ the cap. Header: bound = the lower",
+    "Bars: grey static, blue activations, orange-red over the cap, │ the cap. Header: bound = the lower",
     "bound of any schedule of the drawn plan's work, gap = its step over it; replay = the replayed",
     "step and its error against the measured one; OOM = over the cap.",
 };
