@@ -314,6 +314,45 @@ bool explore_too_small(const struct explore *x)
     return x->w > 0 && x->h > 0 && (x->w < EXPLORE_MIN_W || x->h < EXPLORE_MIN_H);
 }
 
+/* The boxes of the shown step (compute, allreduce, optimizer: what the Gantt draws as boxes). */
+static int explore_boxes(const struct plan *p)
+{
+    int n = 0;
+    for (int d = 0; d < plan_devices(p); d++)
+        for (int i = 0; i < plan_len(p, d); i++) {
+            enum op op = plan_at(p, d, i)->op;
+            n += plan_op_is_compute(op) || op == OP_AR || op == OP_OS;
+        }
+    return n;
+}
+
+bool explore_marks_shown(const struct explore *x)
+{
+    if (x->marks != 0)
+        return x->marks > 0;
+    const struct pass_step *st = explore_step(x);
+    return st == NULL || x->bucket_on || 2 * st->changes.n <= explore_boxes(st->plan);
+}
+
+int explore_toggle_marks(struct explore *x)
+{
+    x->marks = explore_marks_shown(x) ? -1 : 1;
+    const struct pass_step *st = explore_step(x);
+    snprintf(x->status, sizeof x->status, "change marks (*) %s: %d instruction%s changed by %s",
+             x->marks > 0 ? "shown" : "hidden", st ? st->changes.n : 0,
+             st && st->changes.n == 1 ? "" : "s", st ? st->name : "the shown step");
+    x->status_err = false;
+    return R_REDRAW;
+}
+
+/* How the status line refers to the change marks of the shown step. */
+static const char *explore_marks_note(const struct explore *x)
+{
+    if (explore_marks_shown(x))
+        return "marked *";
+    return x->marks < 0 ? "marks off; *: show" : "marks off, most boxes changed; *: show";
+}
+
 void explore_status_shown(struct explore *x)
 {
     const struct pass_step *st = explore_step(x);
@@ -331,12 +370,12 @@ void explore_status_shown(struct explore *x)
         }
         snprintf(what, sizeof what,
                  "search%s: step %s (%+.1f%% against base), %ld schedules in %.0f ms under %s: "
-                 "%s %s; %d changed (*)",
+                 "%s %s; %d changed (%s)",
                  ss->stopped ? " (stopped by a key: the best so far)" : "", t,
                  100 * (st->sim.step_time / base->sim.step_time - 1), ss->evals, x->search_ms, cap,
                  !ss->fits ? "nothing fits; the lowest peak,"
                  : ss->improved ? "found from" : "no faster schedule than",
-                 ss->seed_name, st->changes.n);
+                 ss->seed_name, st->changes.n, explore_marks_note(x));
     } else if (x->bucket_on || st == base || base->sim.step_time <= 0)
         snprintf(what, sizeof what, "%s: step %s", x->bucket_on ? "bucket" : st->name, t);
     else if (st->changes.kept_input)
@@ -345,12 +384,10 @@ void explore_status_shown(struct explore *x)
                  st->changes.note);
     else
         snprintf(what, sizeof what, "%s: step %s (%+.1f%% against base), %d instruction%s "
-                 "changed (marked *)", st->name, t,
+                 "changed (%s)", st->name, t,
                  100 * (st->sim.step_time / base->sim.step_time - 1), st->changes.n,
-                 st->changes.n == 1 ? "" : "s");
-    snprintf(x->status, sizeof x->status,
-             "%s   n/p: passes  arrows: select  +/-/0: zoom  t: tune  e: export  ?: help  q: quit",
-             what);
+                 st->changes.n == 1 ? "" : "s", explore_marks_note(x));
+    snprintf(x->status, sizeof x->status, "%s" EXPLORE_HINTS, what);
     x->status_err = false;
     explore_status_oom(x, true);
 }

@@ -64,6 +64,8 @@ struct explore {
     int lane_top;             /* first lane shown */
     int sel_lane, sel_idx;    /* cursor: lane (dev * parts + part), index in the device list */
     bool critical;            /* highlight the critical path */
+    int marks;                /* the shown pass's change marks (*): 0 automatic (shown unless
+                               * they would cover most boxes, explore_marks_shown), 1 on, -1 off */
     unsigned char *on_path;   /* [plan_total]: on the critical path */
     enum explore_mode mode;
     enum explore_prompt prompt;
@@ -162,6 +164,15 @@ int explore_rows(const struct explore *x);
  * cap) and its gap in %; false when there is none. */
 bool explore_bound_shown(const struct explore *x, double *lb, double *gap_pct);
 void explore_toggle_critical(struct explore *x);
+/* Whether the shown step's change marks (*) are drawn: as the '*' key set them, or, left
+ * automatic, unless the step changed more than half of its boxes (after the search nearly all:
+ * the marks would hide the colours). */
+bool explore_marks_shown(const struct explore *x);
+/* '*': the change marks on / off (from automatic, the other way from what is shown). */
+int explore_toggle_marks(struct explore *x);
+/* The keys explore_status_shown ends the status line with; tui/view_frame.c keeps as many of
+ * them as the width allows ("?: help" always). */
+#define EXPLORE_HINTS "   n/p: passes  arrows: select  +/-/0: zoom  t: tune  e: export  ?: help  q: quit"
 /* Candidate indices ranked for the tuner view (feasible by throughput first). */
 int explore_tune_rank(const struct explore *x, int *order);
 /* Loads the selected tuner candidate into the config (and shows the prepose step when the
@@ -202,7 +213,8 @@ void explore_fmt_cap(const struct explore *x, double cap, char *buf, size_t n); 
 /* A peak with the decimals that tell it from cap: 40.02G beside a 40G cap. */
 void explore_fmt_peak(const struct explore *x, double peak, double cap, char *buf, size_t n);
 void explore_fmt_time(const struct explore *x, double us, char *buf, size_t n); /* "2.593ms" */
-void explore_fmt_rate(double v, char *buf, size_t n);                            /* "49.65k" */
+/* samples/s with two decimals ("56.43", "49.65k"); samples/t (unit costs) with four */
+void explore_fmt_rate(const struct explore *x, double v, char *buf, size_t n);
 /* The last draw was below EXPLORE_MIN_W x EXPLORE_MIN_H: only "too small" is on screen, and
  * keys other than quit are not acted on unseen. */
 bool explore_too_small(const struct explore *x);

@@ -17,6 +17,7 @@ static const char *const help_lines[] = {
     "  n / p               next / previous step: base ckpt overlap redundancy prepose search"
     " (run when first shown; Esc stops it)",
     "  c                   critical path on / off (a black thread through its boxes)",
+    "  *                   change marks on / off (off at first where most boxes changed)",
     "  /                   search: 12 (micro-batch), BW (op), RC3 (op and micro-batch)",
     "  s                   scheme: V X W GPipe Async PipeDream ZB-H1 ZB-H2 ZB-V ZB-W DualPipeV",
     "  i / I  u / U        Async, PipeDream: fewer / more iterations; update interval",

@@ -49,7 +49,7 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
         /* A candidate that was never simulated (invalid) has no figures; an OOM one has. */
         char tput[32] = "-", step[32] = "-";
         if (k->status == TUNE_OK)
-            snprintf(tput, sizeof tput, "%.3f", k->throughput);
+            explore_fmt_rate(x, k->throughput, tput, sizeof tput);
         if (k->status == TUNE_OK || k->status == TUNE_OOM) { /* seconds, or t */
             explore_fmt_time(x, k->step_time * (x->cfg.unit.enabled ? 1 : 1e6), step,
                              sizeof step);
