@@ -121,7 +121,8 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                         c[n++] = (struct tune_candidate){.scheme = schemes[s], .pp = pp,
                                                          .dp = dp, .mbs = mbs, .chunks = v,
                                                          .ckpt = ckpt >= 1, .search = ckpt == 2,
-                                                         .oom_device = -1};
+                                                         .oom_device = -1,
+                                                         .status = TUNE_NOT_RUN};
                     }
                 }
             }
@@ -198,12 +199,13 @@ struct tune_shared {
     struct tune_candidate *cand;
     int n;
     atomic_int next, done;
+    atomic_bool stop; /* the progress callback said stop: take no more candidates */
 };
 
 static void *tune_worker(void *arg)
 {
     struct tune_shared *sh = arg;
-    for (;;) {
+    while (!atomic_load(&sh->stop)) {
         int i = atomic_fetch_add(&sh->next, 1);
         if (i >= sh->n)
             break;
@@ -266,6 +268,7 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
     struct tune_shared sh = {.base = base, .o = o, .cand = cand, .n = n};
     atomic_init(&sh.next, 0);
     atomic_init(&sh.done, 0);
+    atomic_init(&sh.stop, false);
     pthread_t *tid = xcalloc((size_t)threads, sizeof *tid);
     int started = 0;
     for (int t = 1; t < threads; t++)
@@ -273,24 +276,29 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
             started = t;
         else
             break;
-    /* The calling thread works too, reporting progress between candidates. */
-    for (;;) {
+    /* The calling thread works too, reporting progress between candidates; a worker finishes
+     * the candidate it holds when told to stop. */
+    while (!atomic_load(&sh.stop)) {
         int i = atomic_fetch_add(&sh.next, 1);
         if (i >= n)
             break;
         tune_evaluate(base, o, &cand[i]);
         int done = atomic_fetch_add(&sh.done, 1) + 1;
-        if (o->progress)
-            o->progress(o->progress_ctx, done, n);
+        if (o->progress && !o->progress(o->progress_ctx, done, n))
+            atomic_store(&sh.stop, true);
     }
     for (int t = 1; t <= started; t++)
         pthread_join(tid[t], NULL);
     free(tid);
-    if (o->progress)
-        o->progress(o->progress_ctx, n, n);
-
     out->n = n;
     out->cand = cand;
+    out->done = atomic_load(&sh.done);
+    out->cancelled = atomic_load(&sh.stop);
+    if (o->progress && !out->cancelled)
+        o->progress(o->progress_ctx, n, n);
+    for (int i = 0; i < n; i++)
+        if (cand[i].status == TUNE_NOT_RUN)
+            snprintf(cand[i].why, sizeof cand[i].why, "not run: the tuner was cancelled");
     for (int i = 0; i < n; i++)
         if (cand[i].status == TUNE_OK &&
             (out->best < 0 || cand[i].throughput > cand[out->best].throughput))

@@ -18,8 +18,9 @@ struct mt_err;
 
 /* Applies checkpointing + Mario's passes to a baseline plan (sim/pass.h provides it). */
 typedef int (*tune_optimize_fn)(const struct plan *in, struct plan **out, struct mt_err *e);
-/* Progress: called from the calling thread with candidates done and the total. */
-typedef void (*tune_progress_fn)(void *ctx, int done, int total);
+/* Progress: called from the calling thread with candidates done and the total; returns
+ * whether to go on (false: the grid stops, keeping what was simulated). */
+typedef bool (*tune_progress_fn)(void *ctx, int done, int total);
 
 struct tune_opts {
     int min_pp;            /* smallest pipeline depth (paper: 4); clipped to D */
@@ -33,7 +34,8 @@ struct tune_opts {
     void *progress_ctx;
 };
 
-enum tune_status { TUNE_OK, TUNE_OOM, TUNE_INVALID };
+/* TUNE_NOT_RUN: the grid was cancelled before this candidate was simulated. */
+enum tune_status { TUNE_OK, TUNE_OOM, TUNE_INVALID, TUNE_NOT_RUN };
 
 struct tune_candidate {
     enum scheme_id scheme;
@@ -56,6 +58,8 @@ struct tune_result {
     int n;
     struct tune_candidate *cand; /* in grid order */
     int best;                    /* index of the highest throughput, -1 if none fits */
+    int done;                    /* candidates simulated (n unless cancelled) */
+    bool cancelled;              /* the progress callback said stop: the rest are TUNE_NOT_RUN */
 };
 
 /* Mario on: the whole pass pipeline (sim/pass.h), its final plan. */
@@ -76,7 +80,9 @@ char *tune_report_json(const struct tune_result *r);
 void tune_candidate_config(const struct config *base, const struct tune_candidate *c,
                            struct config *out);
 /* Enumerates and simulates the grid for base's devices, batch and cap. The result does not
- * depend on the thread count. MT_EINVAL when the grid is empty. */
+ * depend on the thread count. MT_EINVAL when the grid is empty. When o->progress says stop,
+ * returns MT_OK with what was done: out->cancelled, the candidates not simulated TUNE_NOT_RUN
+ * (best and the Pareto front among those simulated). */
 int tune_grid_search(const struct config *base, const struct tune_opts *o,
                      struct tune_result *out, struct mt_err *e);
 /* Builds (and optimizes, for ckpt: o->optimize, or o->search for a search candidate) the plan

@@ -9,7 +9,10 @@
 
 static const char *tune_status_name(enum tune_status s)
 {
-    return s == TUNE_OK ? "ok" : s == TUNE_OOM ? "out of memory" : "invalid";
+    return s == TUNE_OK        ? "ok"
+           : s == TUNE_OOM     ? "out of memory"
+           : s == TUNE_NOT_RUN ? "not run"
+                               : "invalid";
 }
 
 static cJSON *tune_candidate_json(const struct tune_candidate *k)
@@ -40,7 +43,7 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
         cJSON_AddNumberToObject(o, "oom_device", k->oom_device);
         cJSON_AddNumberToObject(o, "over_bytes", k->over_bytes);
     }
-    if (k->status == TUNE_INVALID)
+    if (k->status == TUNE_INVALID || k->status == TUNE_NOT_RUN)
         cJSON_AddStringToObject(o, "why", k->why);
     cJSON_AddBoolToObject(o, "pareto", k->pareto);
     return o;
@@ -49,6 +52,8 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
 char *tune_report_json(const struct tune_result *r)
 {
     cJSON *root = cJSON_CreateObject();
+    if (r->cancelled) /* only then, so a finished grid's text is as before */
+        cJSON_AddNumberToObject(root, "cancelled_after", r->done);
     cJSON_AddItemToObject(
         root, "best", r->best >= 0 ? tune_candidate_json(&r->cand[r->best]) : cJSON_CreateNull());
     cJSON *all = cJSON_AddArrayToObject(root, "candidates");

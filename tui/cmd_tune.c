@@ -85,12 +85,12 @@ static double tune_now(void)
 }
 
 /* A progress bar on stderr, only on a terminal and only when the search runs > 0.5 s. */
-static void tune_progress_cb(void *ctx, int done, int total)
+static bool tune_progress_cb(void *ctx, int done, int total)
 {
     struct tune_progress *pr = ctx;
     double t = tune_now() - pr->t0;
     if (!pr->tty || (t < 0.5 && !pr->shown))
-        return;
+        return true;
     pr->shown = true;
     int width = 40, fill = total > 0 ? done * width / total : width;
     fprintf(stderr, "\rtuning [");
@@ -100,6 +100,7 @@ static void tune_progress_cb(void *ctx, int done, int total)
     if (done == total)
         fputc('\n', stderr);
     fflush(stderr);
+    return true;
 }
 
 static int tune_cmp_throughput(const void *a, const void *b)

@@ -579,8 +579,7 @@ int explore_toggle_replay(struct explore *x)
     return R_REDRAW;
 }
 
-void explore_run_tuner(struct explore *x, bool search, void (*progress)(void *, int, int),
-                       void *ctx)
+void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx)
 {
     struct tune_opts o;
     tune_opts_default(&o);

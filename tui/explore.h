@@ -187,8 +187,7 @@ void explore_realign(struct explore *x);
 int explore_export(struct explore *x, const char *path, struct mt_err *e);
 /* Runs the tuner on the current config, with the search as a third checkpointing mode when
  * search (seconds: `tune --search`); progress calls back (may be NULL). */
-void explore_run_tuner(struct explore *x, bool search, void (*progress)(void *, int, int),
-                       void *ctx);
+void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx);
 /* r: the row under each lane shows the replay instead of the measured run, or back. */
 int explore_toggle_replay(struct explore *x);
 

@@ -102,7 +102,7 @@ struct screen_progress {
 };
 
 /* The tuner's live progress bar on the status line. */
-static void screen_tune_progress(void *ctx, int done, int total)
+static bool screen_tune_progress(void *ctx, int done, int total)
 {
     struct screen_progress *sp = ctx;
     int width = sp->w - 50 > 10 ? sp->w - 50 : 10;
@@ -114,6 +114,7 @@ static void screen_tune_progress(void *ctx, int done, int total)
         addch(i < fill ? '#' : '.');
     printw("] %d/%d", done, total);
     refresh();
+    return true;
 }
 
 /* What keeps keys waiting (the search), on the status line before it starts. */

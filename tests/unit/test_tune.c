@@ -223,10 +223,86 @@ static void test_ckpt_makes_feasible(void)
     tune_result_fini(&r);
 }
 
+/* The progress callback stops the grid after `after` candidates. */
+struct stop_after {
+    int after, calls, last_total;
+};
+
+static bool stop_after_cb(void *ctx, int done, int total)
+{
+    struct stop_after *s = ctx;
+    s->calls++;
+    s->last_total = total;
+    return done < s->after;
+}
+
+/* A cancelled grid keeps what it simulated (the same figures as a whole run), marks the rest
+ * not run, and ranks only what ran; on one thread it stops exactly where it was told. */
+static void test_cancel(void)
+{
+    struct config c;
+    config_default(&c);
+    c.num_device = 8;
+    c.global_batch_size = 32;
+    struct tune_opts o;
+    tune_opts_default(&o);
+    o.max_mbs = 2;
+    o.threads = 1;
+    struct tune_result whole, part;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &whole, &e), MT_OK);
+    CHECK(!whole.cancelled);
+    CHECK_EQ_INT(whole.done, whole.n);
+    CHECK(whole.n > 10);
+
+    struct stop_after s = {.after = 5};
+    o.progress = stop_after_cb;
+    o.progress_ctx = &s;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &part, &e), MT_OK);
+    CHECK(part.cancelled);
+    CHECK_EQ_INT(part.n, whole.n);
+    CHECK_EQ_INT(part.done, 5);
+    CHECK_EQ_INT(s.calls, 5); /* no final "all done" call after a stop */
+    CHECK_EQ_INT(s.last_total, whole.n);
+    int best = -1;
+    for (int i = 0; i < part.n; i++) {
+        const struct tune_candidate *a = &part.cand[i], *b = &whole.cand[i];
+        if (i < 5) {
+            CHECK_EQ_INT(a->status, b->status);
+            CHECK(a->step_time == b->step_time && a->peak_mem == b->peak_mem);
+            if (a->status == TUNE_OK && (best < 0 || a->throughput > part.cand[best].throughput))
+                best = i;
+        } else {
+            CHECK_EQ_INT(a->status, TUNE_NOT_RUN);
+            CHECK(!a->pareto && a->throughput == 0);
+            CHECK(strstr(a->why, "cancelled") != NULL);
+        }
+    }
+    CHECK_EQ_INT(part.best, best);
+    char *json = tune_report_json(&part);
+    CHECK(strstr(json, "\"cancelled_after\":\t5") != NULL); /* cJSON_Print's layout */
+    CHECK(strstr(json, "\"not run\"") != NULL);
+    free(json);
+    tune_result_fini(&part);
+
+    /* Two threads: a worker finishes the candidate it holds, so at least 5 ran, not all. */
+    o.threads = 2;
+    s = (struct stop_after){.after = 5};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &part, &e), MT_OK);
+    CHECK(part.cancelled && part.done >= 5 && part.done < part.n);
+    int ran = 0;
+    for (int i = 0; i < part.n; i++)
+        ran += part.cand[i].status != TUNE_NOT_RUN;
+    CHECK_EQ_INT(ran, part.done);
+    tune_result_fini(&part);
+    tune_result_fini(&whole);
+}
+
 int main(void)
 {
     test_unit_grid();
     test_memory_cap();
     test_ckpt_makes_feasible();
+    test_cancel();
     return check_report("test_tune");
 }
