@@ -117,9 +117,10 @@ EXTRA_DIST += tests/tui/sgr.py tests/tui/test_edits.sh tests/tui/test_oom.sh tes
 # issues 18 and 19 in the explorer: the bound and the search step; the replayed row.
 TESTS += tests/tui/test_search.sh tests/tui/test_replay.sh
 EXTRA_DIST += tests/tui/test_search.sh tests/tui/test_replay.sh
-# issue 27: the explorer's screen in priority order at 80x24, 120x40 and 200x50.
-TESTS += tests/tui/test_screen.sh
-EXTRA_DIST += tests/tui/test_screen.sh
+# issue 27: the explorer's screen in priority order at 80x24, 120x40 and 200x50; Esc stops a
+# long tuner run within 0.5 s and keeps what ran.
+TESTS += tests/tui/test_screen.sh tests/tui/test_cancel.sh
+EXTRA_DIST += tests/tui/test_screen.sh tests/tui/test_cancel.sh
 # ... and the explorer's Gantt drawn by it (what --dump-screen prints), cell by cell.
 check_PROGRAMS += tests/unit/test_view_gantt
 TESTS += tests/unit/test_view_gantt

@@ -196,6 +196,9 @@ static bool explore_search_progress(void *ctx, long done, long budget)
     return x->tick(x->busy_ctx);
 }
 
+static int explore_build_timed(struct explore *x, const struct config *cfg, struct plan *loaded,
+                               struct mt_err *e);
+
 int explore_search(struct explore *x, struct mt_err *e)
 {
     if (!x->have_pl || x->pl.n < 1)
@@ -233,6 +236,22 @@ int explore_search(struct explore *x, struct mt_err *e)
 static int explore_build(struct explore *x, const struct config *cfg, struct plan *loaded,
                          struct mt_err *e)
 {
+    if (x->busy != NULL && x->build_ms > EXPLORE_SLOW_MS) { /* the last one kept keys waiting */
+        char what[160];
+        snprintf(what, sizeof what,
+                 "building: the scheme's plan, Mario's passes, their simulations (the last "
+                 "build took %.1f s)...", x->build_ms / 1e3);
+        x->busy(x->busy_ctx, what);
+    }
+    double t0 = explore_now_ms();
+    int rc = explore_build_timed(x, cfg, loaded, e);
+    x->build_ms = explore_now_ms() - t0;
+    return rc;
+}
+
+static int explore_build_timed(struct explore *x, const struct config *cfg, struct plan *loaded,
+                               struct mt_err *e)
+{
     struct plan *base = loaded;
     if (base == NULL)
         TRY(scheme_build(cfg, &base, e));
@@ -250,6 +269,7 @@ static int explore_build(struct explore *x, const struct config *cfg, struct pla
     x->have_pl = true;
     explore_buckets_fini(x); /* made for the previous config */
     x->cfg = *cfg;
+    x->cfg_gen++;
     if (x->row == PASS_ROW_SEARCH) { /* shown before the edit: search the new config too */
         struct mt_err se = {0};
         if (explore_search(x, &se) != MT_OK)
@@ -579,7 +599,10 @@ int explore_toggle_replay(struct explore *x)
     return R_REDRAW;
 }
 
-void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx)
+static void explore_tune_status(struct explore *x);
+
+int explore_tune_compute(const struct config *cfg, bool search, tune_progress_fn progress,
+                         void *ctx, struct tune_result *r, struct mt_err *e)
 {
     struct tune_opts o;
     tune_opts_default(&o);
@@ -587,27 +610,73 @@ void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress
         o.search = tune_optimize_search;
     o.progress = progress;
     o.progress_ctx = ctx;
-    if (o.min_pp > x->cfg.num_device)
+    if (o.min_pp > cfg->num_device)
         o.min_pp = 1;
+    int rc = tune_grid_search(cfg, &o, r, e);
+    if (rc != MT_OK)
+        err_wrap(e, "tune");
+    return rc;
+}
+
+void explore_tune_show(struct explore *x, struct tune_result *r, bool search, unsigned gen,
+                       bool open)
+{
+    if (x->have_tune)
+        tune_result_fini(&x->tune);
+    x->tune = *r;
+    memset(r, 0, sizeof *r);
+    x->have_tune = true;
+    x->tune_gen = gen;
+    x->tune_search = search && !x->tune.cancelled; /* a stopped S may run again */
+    x->tune_sel = 0;
+    x->status_err = false;
+    if (open) {
+        x->mode = MODE_TUNE;
+        explore_tune_status(x);
+    } else { /* stopped by Esc: it finished what was in flight while the user went on */
+        snprintf(x->status, sizeof x->status,
+                 "tuner stopped: %d of %d candidates ran and are kept; t shows them",
+                 x->tune.done, x->tune.n);
+    }
+}
+
+void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx)
+{
     struct tune_result r;
     struct mt_err e = {0};
-    if (tune_grid_search(&x->cfg, &o, &r, &e) != MT_OK) {
-        snprintf(x->status, sizeof x->status, "tune: %s", e.msg);
+    if (explore_tune_compute(&x->cfg, search, progress, ctx, &r, &e) != MT_OK) {
+        snprintf(x->status, sizeof x->status, "%s", e.msg);
         x->status_err = true;
         return;
     }
-    if (x->have_tune)
-        tune_result_fini(&x->tune);
-    x->tune = r;
-    x->have_tune = true;
-    x->tune_search = search;
-    x->tune_sel = 0;
+    explore_tune_show(x, &r, search, x->cfg_gen, true);
+}
+
+/* The tuner view's status line: what ran (all, or what ran before Esc) and its keys. */
+static void explore_tune_status(struct explore *x)
+{
+    const struct tune_result *r = &x->tune;
+    char what[160];
+    if (r->cancelled)
+        snprintf(what, sizeof what,
+                 "tuner stopped by Esc: %d of %d candidates ran and are ranked, the rest not run",
+                 r->done, r->n);
+    else
+        snprintf(what, sizeof what, "tuner: %d candidates%s", r->n,
+                 x->tune_search ? " (checkpointing off, Mario's passes, the search)" : "");
+    snprintf(x->status, sizeof x->status, "%s; up/down: select   Enter: load   %s%sEsc: back",
+             what, r->cancelled ? "t: run again   " : "",
+             x->tune_search ? "" : "S: add the search (seconds)   ");
+}
+
+bool explore_tune_reopen(struct explore *x)
+{
+    if (!x->have_tune || x->tune_gen != x->cfg_gen || (x->tune.cancelled && x->mode == MODE_TUNE))
+        return false;
     x->mode = MODE_TUNE;
     x->status_err = false;
-    snprintf(x->status, sizeof x->status,
-             "tuner: %d candidates%s; up/down: select   Enter: load   %sEsc: back", r.n,
-             search ? " (checkpointing off, Mario's passes, the search)" : "",
-             search ? "" : "S: add the search (seconds)   ");
+    explore_tune_status(x);
+    return true;
 }
 
 /* Candidates ranked: feasible by throughput, then the rest in grid order. */

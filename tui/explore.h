@@ -29,6 +29,7 @@ struct ckpt_plan_report;
 #define EXPLORE_MIN_W 80
 #define EXPLORE_MIN_H 24
 #define EXPLORE_TICK_MS 40 /* the search's progress redrawn at most this often */
+#define EXPLORE_SLOW_MS 200 /* work that keeps keys waiting longer says so first (issue 27) */
 
 enum explore_mode { MODE_GANTT, MODE_HELP, MODE_TUNE, MODE_PROMPT, MODE_BUCKETS };
 enum explore_prompt { PROMPT_SEARCH, PROMPT_EXPORT, PROMPT_TRACE };
@@ -73,8 +74,12 @@ struct explore {
     bool input_default;       /* input holds a suggestion that the first key replaces */
     char status[1200];
     bool status_err;
-    struct tune_result tune;  /* the last tuner run */
+    struct tune_result tune;  /* the last tuner run (kept when Esc stopped it: what ran) */
     bool have_tune;
+    unsigned cfg_gen;         /* counts the configs shown (explore_build) */
+    unsigned tune_gen;        /* cfg_gen the tuner ran on: t shows that run again, unchanged */
+    double build_ms;          /* how long the last build took (wall clock): a long one says
+                               * so on the status line before the next (x->busy) */
     bool tune_search;         /* ... with the search as a third checkpointing mode (S) */
     int tune_sel;
     bool utf8;
@@ -186,8 +191,20 @@ void explore_realign(struct explore *x);
 /* Writes the shown step: .json plan, .trace.json Chrome trace, .svg/.pdf/.png picture. */
 int explore_export(struct explore *x, const char *path, struct mt_err *e);
 /* Runs the tuner on the current config, with the search as a third checkpointing mode when
- * search (seconds: `tune --search`); progress calls back (may be NULL). */
+ * search (seconds: `tune --search`); progress calls back (may be NULL) and may stop it: the
+ * candidates that ran are kept and ranked, the status line says how many. */
 void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx);
+/* The same in two halves, for a tuner on a thread of its own (tui/screen.c): compute touches
+ * no explorer state (cfg is a copy; e says why it failed); show takes ownership of *r (made on
+ * config generation gen, x->cfg_gen then) and opens the tuner view, or when !open (Esc
+ * stopped it and the user went on) keeps it for t and says so. */
+int explore_tune_compute(const struct config *cfg, bool search, tune_progress_fn progress,
+                         void *ctx, struct tune_result *r, struct mt_err *e);
+void explore_tune_show(struct explore *x, struct tune_result *r, bool search, unsigned gen,
+                       bool open);
+/* t: the last tuner run again when it ran on the shown config, whole or as far as it got
+ * before Esc (t in the view of a stopped run runs it again); false when the tuner must run. */
+bool explore_tune_reopen(struct explore *x);
 /* r: the row under each lane shows the replay instead of the measured run, or back. */
 int explore_toggle_replay(struct explore *x);
 

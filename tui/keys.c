@@ -273,8 +273,10 @@ static int a_overlay(struct explore *x)
 
 static int a_tune(struct explore *x)
 {
-    /* The loop in tui/screen.c runs the tuner with a live progress bar; headless runs it here. */
-    explore_run_tuner(x, false, NULL, NULL);
+    /* The loop in tui/screen.c runs the tuner with a live progress bar; headless runs it here.
+     * A whole run on the shown config is shown again, not run again. */
+    if (!explore_tune_reopen(x))
+        explore_run_tuner(x, false, NULL, NULL);
     return R_REDRAW;
 }
 

@@ -29,6 +29,7 @@ static const char *const help_lines[] = {
     " unit costs)",
     "  t / a               the tuner (S in it: the search as a ckpt mode too) / input-aware"
     " buckets; Enter loads one",
+    "                      Esc while the tuner runs: stop it at once, keeping what ran (t shows it)",
     "  e                   export: file.json (plan), file.trace.json (Perfetto),",
     "                      file.svg / file.pdf / file.png (picture of the shown step)",
     "  T / o               load a measured trace (mario-tui run --trace-out, Kineto) / show",

@@ -21,8 +21,12 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
     int ok = 0;
     for (int i = 0; i < n; i++)
         ok += x->tune.cand[i].status == TUNE_OK;
+    char ran[48] = ""; /* Esc stopped it: what ran is ranked, the rest "not run" */
+    if (x->tune.cancelled)
+        snprintf(ran, sizeof ran, " (%d ran before Esc)", x->tune.done);
     cells_printf(g, 1, top, g->w - 2, PAL_TEXT, PAL_BG, CELL_BOLD,
-                 "tuner: %d candidates, %d fit the cap   (Enter: load   %sEsc: back)", n, ok,
+                 "tuner: %d candidates%s, %d fit the cap   (Enter: load   %s%sEsc: back)", n, ran,
+                 ok, x->tune.cancelled ? "t: run again   " : "",
                  x->tune_search ? "" : "S: add the search   ");
     cells_printf(g, 1, top + 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, CELL_UNDERLINE,
                  "%4s  %-14s %-6s %4s %12s %12s %12s  %s", "rank", "config", "ckpt", "dp",
