@@ -6,11 +6,18 @@
 #include <config.h>
 #include "tui/explore.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "model/cost.h"
 #include "render/layout.h"
@@ -196,9 +203,6 @@ static bool explore_search_progress(void *ctx, long done, long budget)
     return x->tick(x->busy_ctx);
 }
 
-static int explore_build_timed(struct explore *x, const struct config *cfg, struct plan *loaded,
-                               struct mt_err *e);
-
 int explore_search(struct explore *x, struct mt_err *e)
 {
     if (!x->have_pl || x->pl.n < 1)
@@ -233,34 +237,139 @@ int explore_search(struct explore *x, struct mt_err *e)
     return rc;
 }
 
+/* A piece of work on a thread of its own (explore_wait): a config's pipeline, or a trace. */
+struct explore_job {
+    pthread_t tid;
+    void (*work)(struct explore_job *);
+    void (*drop)(struct explore_job *); /* releases what work made when nobody takes it */
+    atomic_bool finished;
+    int rc;
+    struct mt_err e;
+    struct config cfg;        /* build: the config; a loaded plan is built in place */
+    const struct plan *loaded;
+    struct pass_pipeline pl;
+    char path[256];           /* trace */
+    struct trace *trace;
+};
+
+void explore_background_thread(void)
+{
+#ifdef __linux__
+    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10); /* best effort */
+#endif
+}
+
+static void *explore_job_main(void *arg)
+{
+    struct explore_job *j = arg;
+    explore_background_thread();
+    j->work(j);
+    atomic_store(&j->finished, true);
+    return NULL;
+}
+
+/* A stopped job finished unseen: wait for it, drop what it made. */
+static void explore_job_reap(struct explore *x)
+{
+    if (x->orphan == NULL)
+        return;
+    pthread_join(x->orphan->tid, NULL);
+    x->orphan->drop(x->orphan);
+    free(x->orphan);
+    x->orphan = NULL;
+}
+
+/* Runs j->work, on a thread of its own while x->tick redraws the frame (the status line says
+ * what and for how long; the first redraw after EXPLORE_TICK_MS, so quick work never shows)
+ * and listens: false when Esc stopped the wait. The job then belongs to x->orphan. Headless
+ * (no tick) it runs here. Takes ownership of j only when it returns false. */
+/* Until *done, ticking (the status line says what); false when Esc stopped the wait. */
+static bool explore_wait_until(struct explore *x, atomic_bool *done, const char *what)
+{
+    x->waiting = what;
+    x->wait_t0 = explore_now_ms();
+    x->tick_ms = x->wait_t0;
+    bool stopped = false;
+    while (!atomic_load(done)) {
+        struct timespec nap = {0, 5 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+        double now = explore_now_ms();
+        if (now - x->tick_ms < x->tick_every_ms || atomic_load(done))
+            continue;
+        x->tick_ms = now;
+        if (!x->tick(x->busy_ctx)) {
+            stopped = true;
+            break;
+        }
+    }
+    x->waiting = NULL;
+    return !stopped;
+}
+
+static bool explore_wait(struct explore *x, struct explore_job *j, const char *what)
+{
+    atomic_init(&j->finished, false);
+    if (x->tick == NULL) {
+        explore_job_reap(x);
+        j->work(j);
+        return true;
+    }
+    if (x->orphan != NULL && /* one job at a time: the stopped one first, Esc still heard */
+        !explore_wait_until(x, &x->orphan->finished, "the stopped work is finishing first")) {
+        free(j); /* never ran: nothing to drop */
+        return false;
+    }
+    explore_job_reap(x);
+    if (pthread_create(&j->tid, NULL, explore_job_main, j) != 0) {
+        j->work(j);
+        return true;
+    }
+    if (!explore_wait_until(x, &j->finished, what)) {
+        x->orphan = j;
+        return false;
+    }
+    pthread_join(j->tid, NULL);
+    return true;
+}
+
+static void explore_job_build(struct explore_job *j)
+{
+    struct plan *base = (struct plan *)j->loaded;
+    j->rc = MT_OK;
+    if (base == NULL)
+        j->rc = scheme_build(&j->cfg, &base, &j->e);
+    if (j->rc == MT_OK)
+        j->rc = validate_plan(base, &j->e);
+    if (j->rc == MT_OK)
+        j->rc = pass_pipeline_run(base, &j->pl, &j->e);
+    if (base != j->loaded)
+        plan_free(base);
+}
+
+static void explore_job_drop_build(struct explore_job *j)
+{
+    if (j->rc == MT_OK)
+        pass_pipeline_fini(&j->pl);
+}
+
 static int explore_build(struct explore *x, const struct config *cfg, struct plan *loaded,
                          struct mt_err *e)
 {
-    if (x->busy != NULL && x->build_ms > EXPLORE_SLOW_MS) { /* the last one kept keys waiting */
-        char what[160];
-        snprintf(what, sizeof what,
-                 "building: the scheme's plan, Mario's passes, their simulations (the last "
-                 "build took %.1f s)...", x->build_ms / 1e3);
-        x->busy(x->busy_ctx, what);
+    struct explore_job *j = xcalloc(1, sizeof *j);
+    j->work = explore_job_build;
+    j->drop = explore_job_drop_build;
+    j->cfg = *cfg;
+    j->loaded = loaded;
+    x->wait_stopped = false;
+    if (!explore_wait(x, j, "building: the scheme's plan, Mario's passes, their simulations")) {
+        x->wait_stopped = true;
+        return err_set(e, MT_EINVAL, "stopped by Esc: the plan shown stays");
     }
-    double t0 = explore_now_ms();
-    int rc = explore_build_timed(x, cfg, loaded, e);
-    x->build_ms = explore_now_ms() - t0;
-    return rc;
-}
-
-static int explore_build_timed(struct explore *x, const struct config *cfg, struct plan *loaded,
-                               struct mt_err *e)
-{
-    struct plan *base = loaded;
-    if (base == NULL)
-        TRY(scheme_build(cfg, &base, e));
-    int rc = validate_plan(base, e);
-    struct pass_pipeline pl;
-    if (rc == MT_OK)
-        rc = pass_pipeline_run(base, &pl, e);
-    if (base != loaded)
-        plan_free(base);
+    int rc = j->rc;
+    struct pass_pipeline pl = j->pl;
+    if (rc != MT_OK)
+        *e = j->e;
+    free(j);
     if (rc != MT_OK)
         return rc;
     if (x->have_pl)
@@ -306,6 +415,7 @@ int explore_init(struct explore *x, const struct config *cfg, struct plan *loade
 
 void explore_fini(struct explore *x)
 {
+    explore_job_reap(x);
     if (x->have_meas)
         align_result_fini(&x->meas);
     replay_fini(&x->rep);
@@ -546,12 +656,33 @@ void explore_realign(struct explore *x)
         explore_fit(x);
 }
 
-int explore_load_trace(struct explore *x, const char *path, struct mt_err *e)
+static void explore_job_trace(struct explore_job *j)
 {
     struct trace_opts o = {.map = NULL, .replica = 0};
-    struct trace *t = NULL;
-    if (trace_load(&path, 1, &o, &t, e) != MT_OK)
-        return e->code;
+    const char *path = j->path;
+    j->rc = trace_load(&path, 1, &o, &j->trace, &j->e);
+}
+
+static void explore_job_drop_trace(struct explore_job *j)
+{
+    trace_free(j->trace);
+}
+
+int explore_load_trace(struct explore *x, const char *path, struct mt_err *e)
+{
+    struct explore_job *j = xcalloc(1, sizeof *j);
+    j->work = explore_job_trace;
+    j->drop = explore_job_drop_trace;
+    snprintf(j->path, sizeof j->path, "%s", path);
+    if (!explore_wait(x, j, "loading the trace")) /* j is x->orphan's now */
+        return err_set(e, MT_EINVAL, "%s: loading stopped by Esc", path);
+    struct trace *t = j->trace;
+    int rc = j->rc;
+    if (rc != MT_OK)
+        *e = j->e;
+    free(j);
+    if (rc != MT_OK)
+        return rc;
     trace_free(x->trace);
     x->trace = t;
     snprintf(x->trace_path, sizeof x->trace_path, "%s", path);

@@ -17,6 +17,7 @@
 #include "traces/replay.h"
 
 struct cells;
+struct explore_job;
 struct mt_err;
 struct ckpt_plan;
 struct ckpt_plan_report;
@@ -25,11 +26,11 @@ struct ckpt_plan_report;
 #define R_NONE 0x0
 #define R_REDRAW 0x1
 #define R_QUIT 0x2
+#define R_STATUS 0x4 /* only the status line changed (a stopped wait: the frame is as it was) */
 
 #define EXPLORE_MIN_W 80
 #define EXPLORE_MIN_H 24
 #define EXPLORE_TICK_MS 40 /* the search's progress redrawn at most this often */
-#define EXPLORE_SLOW_MS 200 /* work that keeps keys waiting longer says so first (issue 27) */
 
 enum explore_mode { MODE_GANTT, MODE_HELP, MODE_TUNE, MODE_PROMPT, MODE_BUCKETS };
 enum explore_prompt { PROMPT_SEARCH, PROMPT_EXPORT, PROMPT_TRACE };
@@ -78,8 +79,15 @@ struct explore {
     bool have_tune;
     unsigned cfg_gen;         /* counts the configs shown (explore_build) */
     unsigned tune_gen;        /* cfg_gen the tuner ran on: t shows that run again, unchanged */
-    double build_ms;          /* how long the last build took (wall clock): a long one says
-                               * so on the status line before the next (x->busy) */
+    /* Work that may keep keys waiting (a build of a huge config, loading a trace) runs on a
+     * thread of its own while tick redraws the frame: the status line says what it is and for
+     * how long (waiting, since wait_t0 ms), and Esc stops the wait (wait_stopped): the shown
+     * plan stays, the work finishes unseen (orphan: joined and dropped before the next, or at
+     * explore_fini). */
+    const char *waiting;
+    double wait_t0;
+    bool wait_stopped;
+    struct explore_job *orphan;
     bool tune_search;         /* ... with the search as a third checkpointing mode (S) */
     int tune_sel;
     bool utf8;
@@ -155,6 +163,9 @@ enum explore_mouse { MOUSE_PRESS, MOUSE_MOVE, MOUSE_RELEASE, MOUSE_WHEEL_UP, MOU
 int explore_mouse(struct explore *x, enum explore_mouse ev, int col, int row);
 /* Draws the whole screen into g (its size is the terminal's). */
 void explore_draw(struct explore *x, struct cells *g);
+/* Only the status line (its last row), over a frame drawn before: what a wait redraws (a
+ * frame of a huge plan takes longer than the wait's tick). */
+void explore_draw_status(struct explore *x, struct cells *g);
 /* Shows pass row row (enum pass_row, or PASS_ROW_SEARCH). Stepping to the search runs it
  * the first time (explore_search); on failure the row stays and the status says why. */
 int explore_set_row(struct explore *x, int row);
@@ -207,6 +218,11 @@ void explore_tune_show(struct explore *x, struct tune_result *r, bool search, un
 bool explore_tune_reopen(struct explore *x);
 /* r: the row under each lane shows the replay instead of the measured run, or back. */
 int explore_toggle_replay(struct explore *x);
+
+/* Lowers the calling thread's priority (Linux: nice is per thread, and threads it starts
+ * inherit it): background work (the tuner, a build, a trace) yields the CPU to the thread that
+ * listens for keys, so Esc is heard at once on a loaded machine. */
+void explore_background_thread(void);
 
 /* Views (tui/view_*.c). */
 void view_gantt_draw(struct explore *x, struct cells *g, int top, int height);

@@ -84,9 +84,9 @@ static attr_t screen_attr(const struct cell *c, short *pair_out, wchar_t *ch_out
     return a;
 }
 
-static void screen_blit(const struct cells *g)
+static void screen_blit_rows(const struct cells *g, int y0, int y1)
 {
-    for (int y = 0; y < g->h; y++)
+    for (int y = y0; y < y1; y++)
         for (int x = 0; x < g->w; x++) {
             const struct cell *c = &g->c[(size_t)y * g->w + x];
             short pair;
@@ -96,6 +96,11 @@ static void screen_blit(const struct cells *g)
             setcchar(&cc, wc, a, pair, NULL);
             mvadd_wch(y, x, &cc);
         }
+}
+
+static void screen_blit(const struct cells *g)
+{
+    screen_blit_rows(g, 0, g->h);
 }
 
 /* Esc or q pressed since the last look (other keys pressed meanwhile are dropped: they were
@@ -139,6 +144,7 @@ static bool screen_tuner_progress(void *ctx, int done, int total)
 static void *screen_tuner_main(void *arg)
 {
     struct screen_tuner *t = arg;
+    explore_background_thread(); /* and the tuner's workers, which inherit it */
     t->rc = explore_tune_compute(&t->cfg, t->search, screen_tuner_progress, t, &t->r, &t->e);
     atomic_store(&t->finished, true);
     return NULL;
@@ -236,12 +242,18 @@ struct screen_tick_ctx {
     struct cells **g;
 };
 
-/* While the search runs (explore.h tick): the frame again, its status line the search's
- * progress bar; Esc or q asks to stop it (other keys pressed meanwhile are dropped). */
+/* While the search runs or a wait lasts (explore.h tick): the frame again, its status line
+ * the search's progress bar (a wait: that line alone); Esc or q asks to stop (other keys
+ * pressed meanwhile are dropped). */
 static bool screen_tick(void *ctx)
 {
     struct screen_tick_ctx *sc = ctx;
-    if (*sc->g != NULL && (*sc->g)->w == COLS && (*sc->g)->h == LINES) {
+    if (sc->x->waiting != NULL && *sc->g != NULL && (*sc->g)->w == COLS &&
+        (*sc->g)->h == LINES) { /* a wait: the status line only, over the frame shown */
+        explore_draw_status(sc->x, *sc->g);
+        screen_blit_rows(*sc->g, LINES - 1, LINES);
+        refresh();
+    } else if (*sc->g != NULL && (*sc->g)->w == COLS && (*sc->g)->h == LINES) {
         explore_draw(sc->x, *sc->g);
         erase();
         screen_blit(*sc->g);
@@ -338,6 +350,13 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
         int r = explore_key(x, key);
         if (r & R_QUIT)
             break;
+        if (r == R_STATUS && g != NULL && g->w == COLS && g->h == LINES) { /* a huge plan's
+                                                                            * frame: not again */
+            explore_draw_status(x, g);
+            screen_blit_rows(g, LINES - 1, LINES);
+            refresh();
+            continue;
+        }
         redraw = r != R_NONE;
     }
     if (tuner.running) { /* q while a stopped tuner finishes: wait for it, keep nothing */

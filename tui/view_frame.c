@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "render/paint_cells.h"
 #include "sim/plan.h"
@@ -276,6 +277,14 @@ static void frame_status(struct explore *x, struct cells *g)
                      x->input);
         return;
     }
+    if (x->waiting != NULL) { /* work on a thread of its own: what, how long, how to stop */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double s = (ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6 - x->wait_t0) / 1e3;
+        cells_printf(g, 0, y, g->w, PAL_TEXT, PAL_BG, CELL_BOLD,
+                     "%s... %.1f s   Esc: stop (the plan shown stays)", x->waiting, s);
+        return;
+    }
     if (x->searching) { /* the search's progress: a bar, the count, how to stop it */
         long done = x->search_done, budget = x->search_budget > 0 ? x->search_budget : 1;
         int cx = cells_text(g, 0, y, g->w, "search [", PAL_TEXT, PAL_BG, CELL_BOLD);
@@ -334,6 +343,12 @@ static void frame_too_small(struct cells *g)
         cells_text(g, g->w > len ? (g->w - len) / 2 : 0, top + i, g->w, lines[i], PAL_TEXT,
                    PAL_BG, CELL_BOLD);
     }
+}
+
+void explore_draw_status(struct explore *x, struct cells *g)
+{
+    if (!explore_too_small(x) && explore_step(x) != NULL)
+        frame_status(x, g);
 }
 
 void explore_draw(struct explore *x, struct cells *g)
