@@ -148,15 +148,14 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
            c->unit.enabled ? "unit-cost devices" : c->cluster.device.name, config_global_batch(c),
            cap, r->n, n_ok, n_oom, n_bad);
     const char *tu = c->unit.enabled ? "samples/t" : "samples/s";
-    int tu_dp = c->unit.enabled ? 4 : 2; /* samples/s with two decimals everywhere */
     printf("%4s  %-14s %-4s %4s %12s %12s %12s  %s\n", "rank", "config", "ckpt", "dp", tu,
            c->unit.enabled ? "step (t)" : "step (s)", "peak mem", "");
     for (int i = 0; i < n_ok && i < top; i++) {
         char label[48], mem[32];
         tune_label(ok[i], label, sizeof label);
         tune_mem(c, ok[i]->peak_mem, mem, sizeof mem);
-        printf("%4d  %-14s %-4s %4d %12.*f %12.4f %12s  %s\n", i + 1, label,
-               tune_ckpt_col(ok[i]), ok[i]->dp, tu_dp, ok[i]->throughput, ok[i]->step_time, mem,
+        printf("%4d  %-14s %-4s %4d %12.3f %12.4f %12s  %s\n", i + 1, label,
+               tune_ckpt_col(ok[i]), ok[i]->dp, ok[i]->throughput, ok[i]->step_time, mem,
                ok[i]->pareto ? "pareto" : "");
     }
     if (n_ok > top)
@@ -188,18 +187,16 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
             char label[48], mem[32];
             tune_label(ok[i], label, sizeof label);
             tune_mem(c, ok[i]->peak_mem, mem, sizeof mem);
-            printf(" %s%s (%.*f, %s)", label,
-                   ok[i]->search ? "+search" : ok[i]->ckpt ? "+ckpt" : "", tu_dp,
-                   ok[i]->throughput, mem);
+            printf(" %s%s (%.2f, %s)", label,
+                   ok[i]->search ? "+search" : ok[i]->ckpt ? "+ckpt" : "", ok[i]->throughput, mem);
         }
     printf("\n");
     if (r->best >= 0) {
         char label[48];
         tune_label(&r->cand[r->best], label, sizeof label);
         const struct tune_candidate *b = &r->cand[r->best];
-        printf("best: %s, checkpointing %s, %.*f %s\n", label,
-               b->search ? "by the search" : b->ckpt ? "on (Mario)" : "off", tu_dp, b->throughput,
-               tu);
+        printf("best: %s, checkpointing %s, %.3f %s\n", label,
+               b->search ? "by the search" : b->ckpt ? "on (Mario)" : "off", b->throughput, tu);
     }
     free(ok);
 }
