@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "render/layout.h"
 #include "render/paint_cairo.h"
@@ -24,6 +26,7 @@
 
 static const char export_usage[] =
     "Usage: mario-tui export [CONFIG | --plan FILE] [plan flags] [--passes all|0..4] [--search]\n"
+    "                        [--quiet]\n"
     "                        [-o FILE | --svg FILE | --pdf FILE | --png FILE]...\n"
     "                        [--width PX] [--memory-view] [--comm] [--no-labels] [--title T]\n"
     "Draw a plan's simulated pipeline as a Gantt chart (one row per device, a lane per part,\n"
@@ -49,6 +52,7 @@ struct export_opts {
     bool passes;                /* --passes given: rows says which steps */
     bool rows[PASS_ROW__COUNT]; /* else the base plan only */
     bool search;                /* the search's plan (alone, or after the passes' steps) */
+    bool quiet;                 /* no progress on stderr, even on a terminal */
 };
 
 static int export_passes(void *opts, const struct cmd_option *o, const char *arg,
@@ -67,6 +71,9 @@ static const struct cmd_option export_options[] = {
      .help = "draw the searched plan (as simulate --search): Mario's passes,\n"
              "then the schedule search under the cap; with --passes, after\n"
              "the passes' steps"},
+    {.name = "quiet", .letter = 'q', CMD_TO_BOOL(struct export_opts, quiet),
+     .help = "no progress bar on stderr (drawn only on a terminal: the\n"
+             "search takes seconds on large plans)"},
     {.name = "output", .letter = 'o', .arg = "FILE", CMD_TO_CALL(export_output, -1),
      .help = "write FILE; the format follows its extension: .svg .pdf .png\n"
              "pictures; .json the plan, .csv the plan as torch's schedule\n"
@@ -179,6 +186,36 @@ static int export_output(void *opts, const struct cmd_option *o, const char *arg
 static const char *export_fmt_name(enum export_fmt f)
 {
     return f == EXPORT_SVG ? "SVG" : f == EXPORT_PDF ? "PDF" : f == EXPORT_PNG ? "PNG" : "plan";
+}
+
+/* The search's progress on stderr (a terminal only, and not --quiet), at most ten times a
+ * second; the line is cleared when it ends. */
+struct export_progress {
+    bool on;
+    double last_ms;
+};
+
+static double export_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static bool export_search_progress(void *ctx, long done, long budget)
+{
+    struct export_progress *pr = ctx;
+    double now = export_now_ms();
+    if (!pr->on || now - pr->last_ms < 100)
+        return true;
+    pr->last_ms = now;
+    int width = 30, fill = budget > 0 ? (int)(done * width / budget) : 0;
+    fprintf(stderr, "\rsearch [");
+    for (int i = 0; i < width; i++)
+        fputc(i < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %ld of %ld schedules", done, budget);
+    fflush(stderr);
+    return true;
 }
 
 /* A plan over the cap is drawn (marked orange-red in the picture) and said on stderr, naming the
@@ -318,7 +355,14 @@ static int export_exec(int argc, char **argv)
         }
         struct search_opts so;
         search_opts_default(&so, plan_config(p)); /* as simulate --search */
-        if (o.search && pass_pipeline_search(&pl, &so, &e) != MT_OK) {
+        struct export_progress pr = {.on = isatty(STDERR_FILENO) && !o.quiet,
+                                     .last_ms = export_now_ms()};
+        so.progress = export_search_progress;
+        so.progress_ctx = &pr;
+        int src = o.search ? pass_pipeline_search(&pl, &so, &e) : MT_OK;
+        if (pr.on && o.search)
+            fprintf(stderr, "\r\033[K"); /* the bar's line, cleared */
+        if (src != MT_OK) {
             pass_pipeline_fini(&pl);
             plan_free(p);
             return cmd_fail("export", &e);

@@ -100,4 +100,13 @@ check "--search: the title's step is simulate --search's ($st t)" \
 "$bin" export $unit --memory 2.5 --passes 0 --search -o "$tmp/s2.svg" >/dev/null 2>&1
 check "--passes 0 --search: base, then the search panel" \
     "grep -q '>base · step 21 t' $tmp/s2.svg && grep -q '>search · step $st t' $tmp/s2.svg"
+# Progress: the search's bar on stderr only when it is a terminal, and not with --quiet.
+"$bin" export --model GPT3-13B --devices 32 --memory 40G --search -o "$tmp/p.svg" >/dev/null 2>"$tmp/err"
+check "stderr a file: no progress" "! grep -q 'search \\[' $tmp/err"
+if command -v script >/dev/null 2>&1; then
+    script -qc "$bin export --model GPT3-13B --devices 32 --memory 40G --search -o $tmp/p.svg" /dev/null >"$tmp/tty" 2>&1
+    check "a terminal: the search's bar" "grep -q 'search \\[#*\\.*\\] [0-9]* of [0-9]* schedules' $tmp/tty"
+    script -qc "$bin export --model GPT3-13B --devices 32 --memory 40G --search --quiet -o $tmp/p.svg" /dev/null >"$tmp/ttyq" 2>&1
+    check "a terminal with --quiet: none" "! grep -q 'search \\[' $tmp/ttyq && grep -q 'wrote ' $tmp/ttyq"
+fi
 exit $fail
