@@ -32,6 +32,7 @@ struct tune_cmd_opts {
     int top;
     bool json, ckpt_only, search;
     const char *plan_out;
+    bool quiet; /* no progress bar on stderr */
 };
 
 static const struct cmd_option tune_options[] = {
@@ -39,6 +40,8 @@ static const struct cmd_option tune_options[] = {
      .help = "feasible candidates shown (default 10)"},
     {.name = "json", CMD_TO_BOOL(struct tune_cmd_opts, json),
      .help = "one JSON object: best, candidates, pareto"},
+    {.name = "quiet", .letter = 'q', CMD_TO_BOOL(struct tune_cmd_opts, quiet),
+     .help = "no progress bar on stderr (drawn only on a terminal)"},
     {.name = "plan-out", .arg = "FILE", CMD_TO_STRING(struct tune_cmd_opts, plan_out),
      .help = "save the best plan"},
     {.name = "min-pp", .arg = "N", CMD_TO_INT(struct tune_cmd_opts, o.min_pp, 1, 1 << 20),
@@ -217,7 +220,8 @@ static int tune_exec(int argc, char **argv)
     struct config c;
     if (cmd_plan_config_raw(&cp, &c, &e) != MT_OK)
         return cmd_fail("tune", &e);
-    struct tune_progress pr = {.tty = isatty(STDERR_FILENO) && !t.json, .t0 = tune_now()};
+    struct tune_progress pr = {.tty = isatty(STDERR_FILENO) && !t.json && !t.quiet,
+                               .t0 = tune_now()};
     t.o.progress = tune_progress_cb;
     t.o.progress_ctx = &pr;
     struct tune_result r;

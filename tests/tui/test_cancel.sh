@@ -1,10 +1,11 @@
 #!/bin/sh
 # tests/tui/test_cancel.sh: nothing freezes (issue 27 item 2), in tmux. Esc during a long tuner
 # run (GPT3-13B on 32 devices, global batch 1024: 836 candidates, 49 s, one candidate up to
-# ~4 s) gives a usable screen back within 0.5 s: the status says the tuner stopped, a key acts
+# ~4 s; the plan shown has micro-batches of 8, 128 of them, quick to draw) gives a usable
+# screen back within 0.5 s: the status says the tuner stopped, a key acts
 # at once (n steps to ckpt) while the candidates in flight finish in the background, and what
 # ran is kept: t shows it ("N ran before Esc"), not a fresh run. The same for an edit of a
-# huge config (GPT3-13B x 32 at 2048 micro-batches: M builds for seconds): the status line
+# huge config (GPT3-13B x 32 at 4096 micro-batches: M builds for seconds): the status line
 # says it builds, Esc stops it within 0.5 s and the plan shown stays; the next edit waits for
 # the stopped build, then builds. A loaded machine can delay one try past 0.5 s; a check
 # fails only when two tries in a row do.
@@ -60,8 +61,8 @@ try() {
     tmux -L "$sock" kill-server >/dev/null 2>&1
     sleep 0.2
     tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
-        "LANG=C.UTF-8 TERM=xterm-256color $bin explore --model GPT3-13B --devices 32 --global-batch 1024; sleep 60"
-    wait_for 'base: step' 30 || { echo 99; return; }
+        "LANG=C.UTF-8 TERM=xterm-256color $bin explore --model GPT3-13B --devices 32 --global-batch 1024 --micro-batch-size 8; sleep 600"
+    wait_for 'base: step' 120 || { echo 99; return; }
     tmux -L "$sock" send-keys t
     wait_for 'tuning [' 30 || { echo 99; return; }
     sleep 1.5
@@ -79,14 +80,14 @@ tmux -L "$sock" capture-pane -p >"$tmp/stopped"
 echo "status after Esc: $(tail -n 1 "$tmp/stopped")"
 # (the candidates in flight may have finished already: then the status says they are kept)
 check "... the status says how far it got and where the rest goes" \
-    "tail -n 1 $tmp/stopped | grep -qE '^tuner stopped (by Esc after [0-9]+ of 836 candidates: the ones in flight finish in the background; t shows what ran|: [0-9]+ of 836 candidates ran and are kept; t shows them)'"
+    "tail -n 1 $tmp/stopped | grep -qE '^tuner stopped( by Esc after [0-9]+ of 836 candidates: the ones in flight finish in the background; t shows what ran|: [0-9]+ of 836 candidates ran and are kept; t shows them)'"
 check "... the Gantt is on screen" "grep -q '^dev 0 ' $tmp/stopped"
 tmux -L "$sock" send-keys n
-check "... a key acts: n shows ckpt" "wait_for 'ckpt: step 50.12s' 5"
+check "... a key acts: n shows ckpt" "wait_for 'ckpt: step ' 5"
 # t while the candidates in flight finish says so; once they have, it shows what ran
-for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+for i in $(seq 40); do
     tmux -L "$sock" send-keys t
-    wait_for 'tuner stopped by Esc: ' 3 && break
+    wait_for 'tuner stopped by Esc: ' 5 && break
     last | grep -qE 'the stopped tuner is finishing its candidates in flight|^tuner stopped: ' || break
 done
 check "t shows what ran, not a fresh run" \
@@ -100,12 +101,12 @@ try_edit() {
     tmux -L "$sock" kill-server >/dev/null 2>&1
     sleep 0.2
     tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
-        "LANG=C.UTF-8 TERM=xterm-256color $bin explore --model GPT3-13B --devices 32 --microbatches 2048; sleep 90"
-    wait_for 'base: step' 60 || { echo 99; return; }
+        "LANG=C.UTF-8 TERM=xterm-256color $bin explore --model GPT3-13B --devices 32 --microbatches 4096; sleep 600"
+    wait_for 'base: step' 120 || { echo 99; return; }
     tmux -L "$sock" send-keys M
     wait_for 'building: ' 30 || { echo 99; return; }
-    sleep 0.3
-    esc_latency 'micro-batches stays 2048: the build was stopped by Esc'
+    sleep 0.1
+    esc_latency 'micro-batches stays 4096: the build was stopped by Esc'
 }
 s=$(try_edit)
 if python3 -c "import sys; sys.exit(float(sys.argv[1]) <= 0.5)" "$s"; then
@@ -114,7 +115,7 @@ if python3 -c "import sys; sys.exit(float(sys.argv[1]) <= 0.5)" "$s"; then
 fi
 check "an edit's build: Esc gives the screen back within 0.5 s (took ${s} s)" \
     "python3 -c 'import sys; sys.exit(float(sys.argv[1]) > 0.5)' $s"
-check "... the plan shown stays (N 2048)" "tmux -L $sock capture-pane -p | sed -n 1p | grep -q ' N 2048 mbs 1 '"
+check "... the plan shown stays (N 4096)" "tmux -L $sock capture-pane -p | sed -n 1p | grep -q ' N 4096 mbs 1 '"
 tmux -L "$sock" send-keys M
-check "the next edit builds, after the stopped one" "wait_for 'micro-batches 2048 -> 2049' 60 && tmux -L $sock capture-pane -p | sed -n 1p | grep -q ' N 2049 mbs 1 '"
+check "the next edit builds, after the stopped one" "wait_for 'micro-batches 4096 -> 4097' 240 && tmux -L $sock capture-pane -p | sed -n 1p | grep -q ' N 4097 mbs 1 '"
 exit $fail
