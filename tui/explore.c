@@ -6,20 +6,12 @@
 #include <config.h>
 #include "tui/explore.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
-#include "model/cost.h"
 #include "render/layout.h"
 #include "render/paint_cairo.h"
 #include "render/paint_svg.h"
@@ -237,103 +229,18 @@ int explore_search(struct explore *x, struct mt_err *e)
     return rc;
 }
 
-/* A piece of work on a thread of its own (explore_wait): a config's pipeline, or a trace. */
-struct explore_job {
-    pthread_t tid;
-    void (*work)(struct explore_job *);
-    void (*drop)(struct explore_job *); /* releases what work made when nobody takes it */
-    atomic_bool finished;
+/* An edit's build (explore_wait): the config's plan, its validation and Mario's passes. */
+struct explore_build_job {
+    struct config cfg;
+    const struct plan *loaded; /* built in place of the config's scheme when given */
     int rc;
     struct mt_err e;
-    struct config cfg;        /* build: the config; a loaded plan is built in place */
-    const struct plan *loaded;
     struct pass_pipeline pl;
-    char path[256];           /* trace */
-    struct trace *trace;
 };
 
-void explore_background_thread(void)
+static void explore_job_build(void *arg)
 {
-#ifdef __linux__
-    (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10); /* best effort */
-#endif
-}
-
-static void *explore_job_main(void *arg)
-{
-    struct explore_job *j = arg;
-    explore_background_thread();
-    j->work(j);
-    atomic_store(&j->finished, true);
-    return NULL;
-}
-
-/* A stopped job finished unseen: wait for it, drop what it made. */
-static void explore_job_reap(struct explore *x)
-{
-    if (x->orphan == NULL)
-        return;
-    pthread_join(x->orphan->tid, NULL);
-    x->orphan->drop(x->orphan);
-    free(x->orphan);
-    x->orphan = NULL;
-}
-
-/* Runs j->work, on a thread of its own while x->tick redraws the frame (the status line says
- * what and for how long; the first redraw after EXPLORE_TICK_MS, so quick work never shows)
- * and listens: false when Esc stopped the wait. The job then belongs to x->orphan. Headless
- * (no tick) it runs here. Takes ownership of j only when it returns false. */
-/* Until *done, ticking (the status line says what); false when Esc stopped the wait. */
-static bool explore_wait_until(struct explore *x, atomic_bool *done, const char *what)
-{
-    x->waiting = what;
-    x->wait_t0 = explore_now_ms();
-    x->tick_ms = x->wait_t0;
-    bool stopped = false;
-    while (!atomic_load(done)) {
-        struct timespec nap = {0, 5 * 1000 * 1000};
-        nanosleep(&nap, NULL);
-        double now = explore_now_ms();
-        if (now - x->tick_ms < x->tick_every_ms || atomic_load(done))
-            continue;
-        x->tick_ms = now;
-        if (!x->tick(x->busy_ctx)) {
-            stopped = true;
-            break;
-        }
-    }
-    x->waiting = NULL;
-    return !stopped;
-}
-
-static bool explore_wait(struct explore *x, struct explore_job *j, const char *what)
-{
-    atomic_init(&j->finished, false);
-    if (x->tick == NULL) {
-        explore_job_reap(x);
-        j->work(j);
-        return true;
-    }
-    if (x->orphan != NULL && /* one job at a time: the stopped one first, Esc still heard */
-        !explore_wait_until(x, &x->orphan->finished, "the stopped work is finishing first")) {
-        free(j); /* never ran: nothing to drop */
-        return false;
-    }
-    explore_job_reap(x);
-    if (pthread_create(&j->tid, NULL, explore_job_main, j) != 0) {
-        j->work(j);
-        return true;
-    }
-    if (!explore_wait_until(x, &j->finished, what)) {
-        x->orphan = j;
-        return false;
-    }
-    pthread_join(j->tid, NULL);
-    return true;
-}
-
-static void explore_job_build(struct explore_job *j)
-{
+    struct explore_build_job *j = arg;
     struct plan *base = (struct plan *)j->loaded;
     j->rc = MT_OK;
     if (base == NULL)
@@ -346,22 +253,25 @@ static void explore_job_build(struct explore_job *j)
         plan_free(base);
 }
 
-static void explore_job_drop_build(struct explore_job *j)
+/* Frees a build nobody took: stopped by Esc, or never run. */
+static void explore_job_drop_build(void *arg)
 {
+    struct explore_build_job *j = arg;
     if (j->rc == MT_OK)
         pass_pipeline_fini(&j->pl);
+    free(j);
 }
 
 static int explore_build(struct explore *x, const struct config *cfg, struct plan *loaded,
                          struct mt_err *e)
 {
-    struct explore_job *j = xcalloc(1, sizeof *j);
-    j->work = explore_job_build;
-    j->drop = explore_job_drop_build;
+    struct explore_build_job *j = xcalloc(1, sizeof *j);
     j->cfg = *cfg;
     j->loaded = loaded;
+    j->rc = MT_EINVAL; /* until it ran */
     x->wait_stopped = false;
-    if (!explore_wait(x, j, "building: the scheme's plan, Mario's passes, their simulations")) {
+    if (!explore_wait(x, explore_job_build, explore_job_drop_build, j,
+                      "building: the scheme's plan, Mario's passes, their simulations")) {
         x->wait_stopped = true;
         return err_set(e, MT_EINVAL, "stopped by Esc: the plan shown stays");
     }
@@ -415,7 +325,7 @@ int explore_init(struct explore *x, const struct config *cfg, struct plan *loade
 
 void explore_fini(struct explore *x)
 {
-    explore_job_reap(x);
+    explore_wait_reap(x);
     if (x->have_meas)
         align_result_fini(&x->meas);
     replay_fini(&x->rep);
@@ -588,146 +498,11 @@ void explore_refresh(struct explore *x)
     explore_realign(x);
 }
 
-/* The replay of the aligned trace on the shown plan (traces/replay.h), as `compare` makes it:
- * the plan's own costs for what the trace did not measure. */
-static void explore_replay(struct explore *x, const struct pass_step *st)
-{
-    struct cost_model cost;
-    struct mt_err e = {0};
-    if (scheme_costs(plan_config(st->plan), &cost, &e) == MT_OK) {
-        bool simulated = strcmp(trace_info(x->trace)->source, "simulated") == 0;
-        if (replay_run(st->plan, &cost, &st->sim, &x->meas, simulated, &x->rep, &e) == MT_OK)
-            x->have_rep = true;
-        cost_model_fini(&cost);
-    }
-    if (!x->have_rep)
-        snprintf(x->rep_why, sizeof x->rep_why, "%.239s", e.msg);
-}
-
-void explore_realign(struct explore *x)
-{
-    if (x->have_meas)
-        align_result_fini(&x->meas);
-    x->have_meas = false;
-    replay_fini(&x->rep);
-    x->have_rep = false;
-    x->rep_why[0] = '\0';
-    const struct pass_step *st = explore_step(x);
-    if (x->trace == NULL || st == NULL)
-        return;
-    struct align_opts o = {.step = -1, .per_step = true}; /* the replay takes each step */
-    struct mt_err e = {0};
-    if (align_run(st->plan, x->trace, &o, &x->meas, &e) != MT_OK) {
-        /* explicit widths: status holds both whole (-Werror=format-truncation) */
-        snprintf(x->status, sizeof x->status, "trace %.255s: %.930s", x->trace_path, e.msg);
-        x->status_err = true;
-        return;
-    }
-    x->have_meas = true;
-    explore_replay(x, st);
-    double to_sim = st->sim.unit ? 1e-3 : 1.0; /* a unit-cost trace writes 1 t as 1000 us */
-    char ms[32], ss[32], rs[32], rp[96] = "";
-    explore_fmt_time(x, x->meas.step_time_us * to_sim, ms, sizeof ms);
-    explore_fmt_time(x, st->sim.step_time, ss, sizeof ss);
-    double sim = st->sim.step_time / to_sim;
-    double off = sim > 0 ? 100 * (x->meas.step_time_us - sim) / sim : 0;
-    if (x->have_rep) { /* the replayed step against the measured one, as compare says it */
-        explore_fmt_time(x, x->rep.step_us * to_sim, rs, sizeof rs);
-        snprintf(rp, sizeof rp, ", replayed %s (%+.1f%%)", rs, x->rep.err_pct);
-    }
-    if (x->meas.matched == x->meas.total && x->meas.extra > 0)
-        snprintf(x->status, sizeof x->status,
-                 "trace %s: %d of %d instructions matched, but %zu of its events match none: was "
-                 "it made from another config? measured step %s, simulated %s (%+.1f%%)%s",
-                 x->trace_path, x->meas.matched, x->meas.total, x->meas.extra, ms, ss, off, rp);
-    else if (x->meas.matched < x->meas.total) /* made from another config: say so, loudly */
-        snprintf(x->status, sizeof x->status,
-                 "trace %s: only %d of %d instructions matched: was it made from another "
-                 "config? measured step %s, simulated %s (%+.1f%%)%s; o: hide/show",
-                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off, rp);
-    else
-        snprintf(x->status, sizeof x->status,
-                 "trace %s: %d of %d instructions matched; measured step %s, simulated %s "
-                 "(%+.1f%%)%s; 0: fit both; o: hide/show; r: %s row",
-                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off, rp,
-                 x->show_rep ? "measured" : "replayed");
-    x->status_err = x->meas.matched < x->meas.total || x->meas.extra > 0;
-    if (x->fitted) /* the measured step may be the longer: fit it too */
-        explore_fit(x);
-}
-
-static void explore_job_trace(struct explore_job *j)
-{
-    struct trace_opts o = {.map = NULL, .replica = 0};
-    const char *path = j->path;
-    j->rc = trace_load(&path, 1, &o, &j->trace, &j->e);
-}
-
-static void explore_job_drop_trace(struct explore_job *j)
-{
-    trace_free(j->trace);
-}
-
-int explore_load_trace(struct explore *x, const char *path, struct mt_err *e)
-{
-    struct explore_job *j = xcalloc(1, sizeof *j);
-    j->work = explore_job_trace;
-    j->drop = explore_job_drop_trace;
-    snprintf(j->path, sizeof j->path, "%s", path);
-    if (!explore_wait(x, j, "loading the trace")) /* j is x->orphan's now */
-        return err_set(e, MT_EINVAL, "%s: loading stopped by Esc", path);
-    struct trace *t = j->trace;
-    int rc = j->rc;
-    if (rc != MT_OK)
-        *e = j->e;
-    free(j);
-    if (rc != MT_OK)
-        return rc;
-    trace_free(x->trace);
-    x->trace = t;
-    snprintf(x->trace_path, sizeof x->trace_path, "%s", path);
-    x->show_meas = true;
-    explore_realign(x);
-    return MT_OK;
-}
-
 void explore_toggle_critical(struct explore *x)
 {
     x->critical = !x->critical;
     if (x->critical)
         explore_critical_path(x);
-}
-
-int explore_toggle_replay(struct explore *x)
-{
-    if (x->trace == NULL) {
-        snprintf(x->status, sizeof x->status, "r: no trace loaded (T loads one)");
-        x->status_err = true;
-        return R_REDRAW;
-    }
-    if (!x->have_rep) {
-        snprintf(x->status, sizeof x->status, "r: no replay of %.200s: %.900s", x->trace_path,
-                 x->have_meas ? x->rep_why : "the trace does not match the shown plan");
-        x->status_err = true;
-        return R_REDRAW;
-    }
-    x->show_rep = !x->show_rep;
-    x->show_meas = true;
-    const struct pass_step *st = explore_step(x);
-    double to_sim = st->sim.unit ? 1e-3 : 1.0;
-    char rs[32], ms[32];
-    explore_fmt_time(x, x->rep.step_us * to_sim, rs, sizeof rs);
-    explore_fmt_time(x, x->meas.step_time_us * to_sim, ms, sizeof ms);
-    if (x->show_rep)
-        snprintf(x->status, sizeof x->status,
-                 "replayed row (every measured duration simulated, as compare replays it): "
-                 "step %s, measured %s (%+.2f%%); r: measured row", rs, ms, x->rep.err_pct);
-    else
-        snprintf(x->status, sizeof x->status,
-                 "measured row: step %s (replayed %s, %+.2f%%); r: replayed row", ms, rs,
-                 x->rep.err_pct);
-    x->status_err = false;
-    return R_REDRAW;
 }
 
 static void explore_tune_status(struct explore *x);

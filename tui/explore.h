@@ -223,6 +223,16 @@ int explore_toggle_replay(struct explore *x);
  * inherit it): background work (the tuner, a build, a trace) yields the CPU to the thread that
  * listens for keys, so Esc is heard at once on a loaded machine. */
 void explore_background_thread(void);
+/* Work that may keep keys waiting (tui/explore_wait.c): work(arg) on a thread of its own while
+ * x->tick shows what on the status line and listens; headless (no tick) here. True when it
+ * ran: arg holds its result. False when Esc stopped the wait: arg is the wait's, and drop(arg)
+ * releases it (what work made, and arg itself) once work has finished, or at once when it
+ * never started. */
+typedef void (*explore_work_fn)(void *arg);
+bool explore_wait(struct explore *x, explore_work_fn work, explore_work_fn drop, void *arg,
+                  const char *what);
+/* Joins a stopped piece of work and drops it (explore_fini, and before the next wait). */
+void explore_wait_reap(struct explore *x);
 
 /* Views (tui/view_*.c). */
 void view_gantt_draw(struct explore *x, struct cells *g, int top, int height);
