@@ -40,6 +40,7 @@ struct geo {
     bool unit;
     double mem_bar_max, mem_curve_max, strip_h;
     int panels;
+    bool bars; /* the peak-memory column: asked for (memory), or a panel is over the cap */
 };
 
 static bool layout_unit(const struct layout_panel *p)
@@ -73,6 +74,29 @@ static int layout_lanes(const struct layout_panel *p)
 {
     int parts = plan_geom(p->plan)->parts;
     return parts > 0 ? parts : 1;
+}
+
+/* The device furthest over its panel's cap and how many are over (0: none, or no cap). */
+static int layout_over_cap(const struct layout_panel *p, int *worst)
+{
+    const struct sim_result *s = p->sim;
+    int n = 0;
+    *worst = -1;
+    for (int d = 0; s->cap > 0 && d < s->devices; d++)
+        if (s->dev[d].peak_mem > s->cap) {
+            n++;
+            if (*worst < 0 || s->dev[d].peak_mem > s->dev[*worst].peak_mem)
+                *worst = d;
+        }
+    return n;
+}
+
+static double layout_peak(const struct sim_result *s)
+{
+    double peak = 0;
+    for (int d = 0; d < s->devices; d++)
+        peak = fmax(peak, s->dev[d].peak_mem);
+    return peak;
 }
 
 static int layout_subrows(const struct layout_panel *p)
@@ -380,7 +404,7 @@ static void layout_peak_bars(struct layout *l, const struct geo *g, const struct
 }
 
 /* One strip per device: static memory as a grey floor, activations as a step curve above
- * it, the part over the cap in red, the cap as a dashed line. */
+ * it, the part over the cap in orange-red, the cap as a dashed line. */
 static double layout_mem_strips(struct layout *l, const struct geo *g, const struct layout_panel *p,
                                 int pi, double y)
 {
@@ -470,10 +494,14 @@ static double layout_panel(struct layout *l, const struct geo *g, const struct l
     if (heading) {
         char buf[160], t[32];
         layout_format_time(g, s->step_time, t, sizeof t);
-        if (p->name)
+        char peak[32];
+        layout_format_mem(s->unit, layout_peak(s), peak, sizeof peak);
+        if (p->name && g->panels > 1)
+            snprintf(buf, sizeof buf, "%s \xc2\xb7 step %s \xc2\xb7 peak %s", p->name, t, peak);
+        else if (p->name)
             snprintf(buf, sizeof buf, "%s \xc2\xb7 step %s", p->name, t);
         else if (g->panels > 1)
-            snprintf(buf, sizeof buf, "step %s", t);
+            snprintf(buf, sizeof buf, "step %s \xc2\xb7 peak %s", t, peak);
         else
             buf[0] = '\0'; /* the title already says it */
         if (p->measured && buf[0] == '\0') {
@@ -489,7 +517,16 @@ static double layout_panel(struct layout *l, const struct geo *g, const struct l
         if (buf[0])
             layout_add_text(l, LAYOUT_ROLE_HEADING, PAL_TEXT, MARGIN, y + 12, FS_HEAD, LAYOUT_START,
                         LAYOUT_BOLD, g->plot_x1 - MARGIN, buf);
-        if (o->memory) {
+        int worst, over = layout_over_cap(p, &worst);
+        if (buf[0] && over > 0 && g->panels > 1) { /* the title marks a lone panel */
+            char cap[32], mark[96];
+            layout_format_mem(s->unit, s->cap, cap, sizeof cap);
+            snprintf(mark, sizeof mark, "OVER THE %s CAP: dev %d", cap, worst);
+            double x = MARGIN + layout_text_width(buf, FS_HEAD) + 10;
+            layout_add_text(l, LAYOUT_ROLE_HEADING, PAL_MEM_OVER, x, y + 12, FS_HEAD, LAYOUT_START,
+                        LAYOUT_BOLD, g->plot_x1 - x, mark);
+        }
+        if (g->bars) {
             char cap[32];
             if (s->cap > 0) {
                 layout_format_mem(s->unit, s->cap, cap, sizeof cap);
@@ -553,7 +590,7 @@ static double layout_panel(struct layout *l, const struct geo *g, const struct l
             layout_instr_boxes(l, g, o, p, pi, &r, d, sub);
     if (o->comm)
         layout_comm(l, g, p, pi, &r);
-    if (o->memory)
+    if (g->bars)
         layout_peak_bars(l, g, p, pi, &r);
     y = r.y1 + 3;
     y += layout_axis(l, g, y);
@@ -579,9 +616,13 @@ static double layout_title(struct layout *l, const struct geo *g, const struct l
         int len = 0;
         if (!c->unit.enabled)
             len += snprintf(buf + len, sizeof buf - (size_t)len, "%s \xc2\xb7 ", c->model.name);
-        len += snprintf(buf + len, sizeof buf - (size_t)len, "%s (%s) \xc2\xb7 pp %d",
-                        sc ? sc->long_name : config_scheme_name(c->scheme),
-                        config_scheme_name(c->scheme), pg->devices);
+        const char *name = config_scheme_name(c->scheme);
+        /* "1F1B (V)"; a long name that begins with the short one says it once */
+        if (sc && strncmp(sc->long_name, name, strlen(name)) != 0)
+            len += snprintf(buf + len, sizeof buf - (size_t)len, "%s (%s)", sc->long_name, name);
+        else
+            len += snprintf(buf + len, sizeof buf - (size_t)len, "%s", sc ? sc->long_name : name);
+        len += snprintf(buf + len, sizeof buf - (size_t)len, " \xc2\xb7 pp %d", pg->devices);
         if (c->cluster.dp > 1)
             len += snprintf(buf + len, sizeof buf - (size_t)len, " \xc3\x97 dp %d", c->cluster.dp);
         if (config_scheme_async(c->scheme)) /* K iterations of N, no flush between them */
@@ -618,11 +659,23 @@ static double layout_title(struct layout *l, const struct geo *g, const struct l
         layout_format_time(g, p->sim->step_time, t, sizeof t);
         len += snprintf(buf + len, sizeof buf - (size_t)len, " \xc2\xb7 step time %s", t);
         if (!p->sim->unit && p->sim->throughput > 0)
-            snprintf(buf + len, sizeof buf - (size_t)len, " \xc2\xb7 %.4g samples/s",
+            snprintf(buf + len, sizeof buf - (size_t)len, " \xc2\xb7 %.2f samples/s",
                      p->sim->throughput);
     }
     layout_add_text(l, LAYOUT_ROLE_TITLE, PAL_TEXT_DIM, MARGIN, y + FS_SUB, FS_SUB, LAYOUT_START, 0,
                 g->W - 2 * MARGIN, buf);
+    int worst, over = n == 1 ? layout_over_cap(p, &worst) : 0;
+    if (over > 0) { /* issue 27: a plan that does not fit says so where the eye lands first */
+        char peak[32], cap[32];
+        layout_format_mem(p->sim->unit, p->sim->dev[worst].peak_mem, peak, sizeof peak);
+        layout_format_mem(p->sim->unit, p->sim->cap, cap, sizeof cap);
+        y += FS_SUB + 4;
+        snprintf(buf, sizeof buf, "OVER THE MEMORY CAP: device %d peaks at %s > %s (%d of %d "
+                 "device%s over)", worst, peak, cap, over, p->sim->devices,
+                 p->sim->devices == 1 ? "" : "s");
+        layout_add_text(l, LAYOUT_ROLE_TITLE, PAL_MEM_OVER, MARGIN, y + FS_SUB, FS_SUB,
+                        LAYOUT_START, LAYOUT_BOLD, g->W - 2 * MARGIN, buf);
+    }
     return y + FS_SUB + 8;
 }
 
@@ -704,7 +757,7 @@ static double layout_legend(struct layout *l, const struct geo *g, const struct 
     if (async && o->memory)
         layout_legend_entry(l, g, &lg, PAL_TEXT_DIM, 0, false,
                             "\xcf\x84 staleness (updates between forward and backward)");
-    if (o->memory) {
+    if (g->bars) {
         bool statics = false, capped = false, over = false;
         for (int k = 0; k < n; k++) {
             const struct sim_result *s = panels[k].sim;
@@ -814,7 +867,11 @@ int layout_build(const struct layout_panel *panels, int n, const struct layout_o
     g.left = fmin(g.lane_x0 + (lane_w > 0 ? lane_w + 6 : 2), g.W / 3);
     g.lane_x0 = fmin(g.lane_x0, g.left);
     g.plot_x0 = g.left;
-    double right = o->memory ? fmax(110, fmin(240, g.W * 0.2)) : 16;
+    for (int k = 0; k < n; k++) {
+        int worst;
+        g.bars |= o->memory || layout_over_cap(&panels[k], &worst) > 0;
+    }
+    double right = g.bars ? fmax(110, fmin(240, g.W * 0.2)) : 16;
     g.plot_x1 = g.W - right;
     g.right_x0 = g.plot_x1;
     double val_w = layout_text_width("999.9 GiB", FS_MEM) + 4;
@@ -836,7 +893,7 @@ int layout_build(const struct layout_panel *panels, int n, const struct layout_o
         y = layout_legend(l, &g, o, panels, n, y) + 4;
     for (int k = 0; k < n; k++) {
         const struct layout_panel *p = &panels[k];
-        bool heading = p->name != NULL || n > 1 || o->memory || p->measured != NULL;
+        bool heading = p->name != NULL || n > 1 || g.bars || p->measured != NULL;
         y = layout_panel(l, &g, o, p, k, heading, y);
         y += k + 1 < n ? 10 : 0;
     }

@@ -1,7 +1,9 @@
 /* render/palette.c: one table of colours, indexed by role. Ops use the Okabe-Ito palette
  * (blue #0072B2, sky blue #56B4E9, orange #E69F00, bluish green #009E73, reddish purple
  * #CC79A7, vermillion #D55E00), which keeps forward, recompute and backward apart for
- * readers with deuteranopia or protanopia; B is a lighter tint of BW's green. */
+ * readers with deuteranopia or protanopia; B is a lighter tint of BW's green. The critical
+ * path takes the set's black: under every simulated colour-vision deficiency it stays further
+ * from each op fill than any other colour does (tests/unit/test_palette checks every pair). */
 #include <config.h>
 #include "render/palette.h"
 
@@ -32,7 +34,7 @@ static const struct {
     [PAL_ROW] = {"row", {0xf6, 0xf6, 0xf6}},
     [PAL_BG] = {"bg", {0xff, 0xff, 0xff}},
     [PAL_DEFAULT] = {"default", {0xff, 0xff, 0xff}}, /* a page painter has only the page */
-    [PAL_CRIT] = {"crit", {0xf0, 0xe4, 0x42}},
+    [PAL_CRIT] = {"crit", {0x00, 0x00, 0x00}},
 };
 
 struct rgb palette_rgb(enum pal p)
@@ -90,4 +92,43 @@ bool palette_is_dark(enum pal p)
 enum pal palette_text_on(enum pal fill)
 {
     return palette_is_dark(fill) ? PAL_BG : PAL_TEXT;
+}
+
+static int palette_dist(struct rgb a, int r, int g, int b)
+{
+    return (a.r - r) * (a.r - r) + (a.g - g) * (a.g - g) + (a.b - b) * (a.b - b);
+}
+
+int palette_nearest_256(struct rgb c)
+{
+    static const int level[6] = {0, 95, 135, 175, 215, 255};
+    int best = 16, best_d = 1 << 30;
+    for (int i = 0; i < 216; i++) {
+        int d = palette_dist(c, level[i / 36], level[(i / 6) % 6], level[i % 6]);
+        if (d < best_d)
+            best = 16 + i, best_d = d;
+    }
+    for (int i = 0; i < 24; i++) {
+        int v = 8 + 10 * i, d = palette_dist(c, v, v, v);
+        if (d < best_d)
+            best = 232 + i, best_d = d;
+    }
+    return best;
+}
+
+int palette_nearest_ansi(struct rgb c, int n)
+{
+    static const int ansi[16][3] = {
+        {0, 0, 0},       {205, 0, 0},   {0, 205, 0},   {205, 205, 0},   {0, 0, 238},
+        {205, 0, 205},   {0, 205, 205}, {229, 229, 229}, {127, 127, 127}, {255, 0, 0},
+        {0, 255, 0},     {255, 255, 0}, {92, 92, 255}, {255, 0, 255},   {0, 255, 255},
+        {255, 255, 255},
+    };
+    int best = 0, best_d = 1 << 30;
+    for (int i = 0; i < n && i < 16; i++) {
+        int d = palette_dist(c, ansi[i][0], ansi[i][1], ansi[i][2]);
+        if (d < best_d)
+            best = i, best_d = d;
+    }
+    return best;
 }

@@ -30,7 +30,8 @@ enum pal {
     PAL_BG,         /* page, and the thin borders between adjacent boxes */
     PAL_DEFAULT,    /* terminal cells only: the terminal's own colour (curses -1), not the page's
                      * white; what an empty Gantt cell shows on a light or a dark theme */
-    PAL_CRIT,       /* the critical path (terminal): Okabe-Ito yellow, apart from every op */
+    PAL_CRIT,       /* the critical path (terminal): Okabe-Ito black, the set's one colour that no
+                     * op fill takes; yellow sat beside RC's orange (8 colours: the same) */
     PAL__COUNT
 };
 
@@ -49,5 +50,10 @@ enum pal palette_of_op(enum op op);
 enum pal palette_text_on(enum pal fill);
 /* True for fills dark enough to need light ink. */
 bool palette_is_dark(enum pal p);
+/* The terminal colour a painter of cells uses for c: the nearest xterm-256 colour (the
+ * 6x6x6 cube or the grey ramp, 16..255), or the nearest of the first n (8 or 16) ANSI
+ * colours, as xterm draws them. */
+int palette_nearest_256(struct rgb c);
+int palette_nearest_ansi(struct rgb c, int n);
 
 #endif

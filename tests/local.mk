@@ -106,6 +106,11 @@ check_PROGRAMS += tests/unit/test_paint_cells
 TESTS += tests/unit/test_paint_cells
 tests_unit_test_paint_cells_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_util.a \
 	$(CAIRO_LIBS) $(CJSON_LIBS) -lm
+# issue 27: the critical path's colour apart from every op fill, under simulated colour-vision
+# deficiencies and on 256-, 16- and 8-colour terminals.
+check_PROGRAMS += tests/unit/test_palette
+TESTS += tests/unit/test_palette
+tests_unit_test_palette_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_util.a -lm
 # issue 20: the explorer as a person sees it: edits, OOM, units, layout, colours, traces, mouse.
 TESTS += tests/tui/test_edits.sh tests/tui/test_oom.sh tests/tui/test_small.sh tests/tui/test_layout.sh \
 	tests/tui/test_dark.sh tests/tui/test_traces.sh tests/tui/test_mouse.sh
@@ -114,6 +119,10 @@ EXTRA_DIST += tests/tui/sgr.py tests/tui/test_edits.sh tests/tui/test_oom.sh tes
 # issues 18 and 19 in the explorer: the bound and the search step; the replayed row.
 TESTS += tests/tui/test_search.sh tests/tui/test_replay.sh
 EXTRA_DIST += tests/tui/test_search.sh tests/tui/test_replay.sh
+# issue 27: the explorer's screen in priority order at 80x24, 120x40 and 200x50; Esc stops a
+# long tuner run or build within 0.5 s and keeps what ran; CLI progress only on a terminal.
+TESTS += tests/tui/test_screen.sh tests/tui/test_cancel.sh tests/cli/test_progress.sh
+EXTRA_DIST += tests/tui/test_screen.sh tests/tui/test_cancel.sh tests/cli/test_progress.sh
 # ... and the explorer's Gantt drawn by it (what --dump-screen prints), cell by cell.
 check_PROGRAMS += tests/unit/test_view_gantt
 TESTS += tests/unit/test_view_gantt

@@ -11,18 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "render/layout.h"
 #include "render/paint_cairo.h"
 #include "render/paint_svg.h"
 #include "sim/pass.h"
 #include "sim/plan.h"
+#include "sim/search.h"
 #include "sim/simulate.h"
 #include "util/err.h"
 #include "util/str.h"
 
 static const char export_usage[] =
-    "Usage: mario-tui export [CONFIG | --plan FILE] [plan flags] [--passes all|0..4]\n"
+    "Usage: mario-tui export [CONFIG | --plan FILE] [plan flags] [--passes all|0..4] [--search]\n"
+    "                        [--quiet]\n"
     "                        [-o FILE | --svg FILE | --pdf FILE | --png FILE]...\n"
     "                        [--width PX] [--memory-view] [--comm] [--no-labels] [--title T]\n"
     "Draw a plan's simulated pipeline as a Gantt chart (one row per device, a lane per part,\n"
@@ -47,6 +51,8 @@ struct export_opts {
     const char *plan_path;
     bool passes;                /* --passes given: rows says which steps */
     bool rows[PASS_ROW__COUNT]; /* else the base plan only */
+    bool search;                /* the search's plan (alone, or after the passes' steps) */
+    bool quiet;                 /* no progress on stderr, even on a terminal */
 };
 
 static int export_passes(void *opts, const struct cmd_option *o, const char *arg,
@@ -61,6 +67,13 @@ static const struct cmd_option export_options[] = {
      .help = "run Mario's passes and draw their steps: 'all' (base, ckpt,\n"
              "overlap, redundancy, prepose) or a list of 0..4 such as 0,4\n"
              "(0 = base, 1 = after apply-checkpoint, ..., 4 = final)"},
+    {.name = "search", CMD_TO_BOOL(struct export_opts, search),
+     .help = "draw the searched plan (as simulate --search): Mario's passes,\n"
+             "then the schedule search under the cap; with --passes, after\n"
+             "the passes' steps"},
+    {.name = "quiet", .letter = 'q', CMD_TO_BOOL(struct export_opts, quiet),
+     .help = "no progress bar on stderr (drawn only on a terminal: the\n"
+             "search takes seconds on large plans)"},
     {.name = "output", .letter = 'o', .arg = "FILE", CMD_TO_CALL(export_output, -1),
      .help = "write FILE; the format follows its extension: .svg .pdf .png\n"
              "pictures; .json the plan, .csv the plan as torch's schedule\n"
@@ -77,8 +90,8 @@ static const struct cmd_option export_options[] = {
              "SVG (default 1200, from 320 to 32768)"},
     {.name = "memory-view", CMD_TO_BOOL(struct export_opts, lo.memory),
      .help = "add per-device peak-memory bars (static and activations, the\n"
-             "cap as a dashed line, red over the cap) and memory-over-time\n"
-             "curves, one strip per device"},
+             "cap as a dashed line, orange-red over the cap) and memory-over-\n"
+             "time curves, one strip per device"},
     {.name = "comm", CMD_TO_BOOL(struct export_opts, lo.comm),
      .help = "mark every send -> receive with a thin line"},
     {.name = "no-labels", CMD_TO_BOOL(struct export_opts, lo.no_labels),
@@ -175,6 +188,71 @@ static const char *export_fmt_name(enum export_fmt f)
     return f == EXPORT_SVG ? "SVG" : f == EXPORT_PDF ? "PDF" : f == EXPORT_PNG ? "PNG" : "plan";
 }
 
+/* The search's progress on stderr (a terminal only, and not --quiet), at most ten times a
+ * second; the line is cleared when it ends. */
+struct export_progress {
+    bool on;
+    double last_ms;
+};
+
+static double export_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static bool export_search_progress(void *ctx, long done, long budget)
+{
+    struct export_progress *pr = ctx;
+    double now = export_now_ms();
+    if (!pr->on || now - pr->last_ms < 100)
+        return true;
+    pr->last_ms = now;
+    int width = 30, fill = budget > 0 ? (int)(done * width / budget) : 0;
+    fprintf(stderr, "\rsearch [");
+    for (int i = 0; i < width; i++)
+        fputc(i < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %ld of %ld schedules", done, budget);
+    fflush(stderr);
+    return true;
+}
+
+/* A plan over the cap is drawn (marked orange-red in the picture) and said on stderr, naming the
+ * device furthest over and its bytes, so that a script that only checks the exit status is
+ * not the only reader. */
+static void export_warn_over_cap(const struct layout_panel *panels, int n)
+{
+    for (int k = 0; k < n; k++) {
+        const struct sim_result *s = panels[k].sim;
+        int over = 0, worst = -1;
+        for (int d = 0; s->cap > 0 && d < s->devices; d++)
+            if (s->dev[d].peak_mem > s->cap) {
+                over++;
+                if (worst < 0 || s->dev[d].peak_mem > s->dev[worst].peak_mem)
+                    worst = d;
+            }
+        if (over == 0)
+            continue;
+        char peak[64], cap[64];
+        if (s->unit) {
+            snprintf(peak, sizeof peak, "%.4g M_θ", s->dev[worst].peak_mem);
+            snprintf(cap, sizeof cap, "%.4g M_θ", s->cap);
+        } else { /* the exact bytes too: what a script compares */
+            char a[32], b[32];
+            str_format_bytes(s->dev[worst].peak_mem, a, sizeof a);
+            str_format_bytes(s->cap, b, sizeof b);
+            snprintf(peak, sizeof peak, "%s (%.0f bytes)", a, s->dev[worst].peak_mem);
+            snprintf(cap, sizeof cap, "%s (%.0f bytes)", b, s->cap);
+        }
+        fprintf(stderr,
+                "mario-tui export: warning: %s%sdevice %d peaks at %s, over the %s cap; %d of %d "
+                "devices over (marked in the picture)\n",
+                panels[k].name ? panels[k].name : "", panels[k].name ? ": " : "", worst, peak,
+                cap, over, s->devices);
+    }
+}
+
 /* Lays out and writes every output. panels[n] share one time axis. */
 static int export_write(const struct layout_panel *panels, int n, const struct layout_opts *o,
                         const struct export_out *outs, int n_out, struct mt_err *e)
@@ -185,6 +263,7 @@ static int export_write(const struct layout_panel *panels, int n, const struct l
     struct mt_err le = {0};
     if (layout_build(panels, n, o, &all, &le) != MT_OK)
         return cmd_fail("export", &le);
+    export_warn_over_cap(panels, n);
     for (int k = 0; k < n_out; k++) {
         int rc = MT_OK;
         err_clear(e);
@@ -213,7 +292,8 @@ static int export_write(const struct layout_panel *panels, int n, const struct l
             break;
         }
         if (rc != MT_OK) {
-            err_wrap(e, "%s", outs[k].path);
+            if (strncmp(e->msg, outs[k].path, strlen(outs[k].path)) != 0) /* said once */
+                err_wrap(e, "%s", outs[k].path);
             status = cmd_fail("export", e);
             if (status == 2)
                 status = 1;
@@ -256,9 +336,9 @@ static int export_exec(int argc, char **argv)
     if (cmd_plan_build(&cp, &p, &e) != MT_OK)
         return cmd_fail("export", &e);
 
-    struct layout_panel panels[PASS_ROW__COUNT];
+    struct layout_panel panels[PASS_ROW__COUNT + 1];
     int n = 0;
-    if (!o.passes) {
+    if (!o.passes && !o.search) {
         struct sim_result r;
         if (sim_run(p, &r, &e) != MT_OK) {
             plan_free(p);
@@ -273,13 +353,31 @@ static int export_exec(int argc, char **argv)
             plan_free(p);
             return cmd_fail("export", &e);
         }
-        for (int row = 0; row < PASS_ROW__COUNT; row++) {
+        struct search_opts so;
+        search_opts_default(&so, plan_config(p)); /* as simulate --search */
+        struct export_progress pr = {.on = isatty(STDERR_FILENO) && !o.quiet,
+                                     .last_ms = export_now_ms()};
+        so.progress = export_search_progress;
+        so.progress_ctx = &pr;
+        int src = o.search ? pass_pipeline_search(&pl, &so, &e) : MT_OK;
+        if (pr.on && o.search)
+            fprintf(stderr, "\r\033[K"); /* the bar's line, cleared */
+        if (src != MT_OK) {
+            pass_pipeline_fini(&pl);
+            plan_free(p);
+            return cmd_fail("export", &e);
+        }
+        for (int row = 0; o.passes && row < PASS_ROW__COUNT; row++) {
             const struct pass_step *st = pass_pipeline_row(&pl, (enum pass_row)row);
             if (!o.rows[row] || st == NULL)
                 continue;
             panels[n++] = (struct layout_panel){
                 .name = pass_row_name((enum pass_row)row), .plan = st->plan, .sim = &st->sim};
         }
+        const struct pass_step *found = pass_pipeline_row(&pl, PASS_ROW_SEARCH);
+        if (o.search && found != NULL)
+            panels[n++] = (struct layout_panel){.name = n > 0 ? "search" : NULL,
+                                                .plan = found->plan, .sim = &found->sim};
         status = export_write(panels, n, &o.lo, o.outs, o.n_out, &e);
         pass_pipeline_fini(&pl);
     }

@@ -107,8 +107,8 @@ static void optimize_print_row(const struct pass_summary *row, const struct pass
     char gap[16] = "-";
     if (row->lower_bound > 0)
         snprintf(gap, sizeof gap, "%.1f%%", row->gap_pct);
-    printf("%-11s %12.3f %12.4g %8.3fx %*s %*s %8d %7s%s\n", row->name,
-           unit ? row->step_time : row->step_time * 1e-3, row->throughput,
+    printf("%-11s %12.3f %12.*f %8.3fx %*s %*s %8d %7s%s\n", row->name,
+           unit ? row->step_time : row->step_time * 1e-3, unit ? 4 : 2, row->throughput,
            base->throughput > 0 ? row->throughput / base->throughput : 0, optimize_width(lo, 12),
            lo, optimize_width(hi, 12), hi, row->changes, gap, row->over_cap ? "  OVER CAP" : "");
 }

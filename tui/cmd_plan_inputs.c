@@ -121,8 +121,8 @@ static void plan_inputs_table(const struct ckpt_plan *cp, const struct ckpt_plan
         printf("\n");
     }
     const double *t = r->throughput;
-    printf("expected throughput over the lengths (samples/s): input-aware %.3f, full "
-           "checkpointing %.3f (%+.2f%%), one static plan for %d tokens %.3f (%+.2f%%)\n",
+    printf("expected throughput over the lengths (samples/s): input-aware %.2f, full "
+           "checkpointing %.2f (%+.2f%%), one static plan for %d tokens %.2f (%+.2f%%)\n",
            t[CKPT_PLAN_INPUT_AWARE], t[CKPT_PLAN_FULL],
            plan_inputs_gain(t[CKPT_PLAN_INPUT_AWARE], t[CKPT_PLAN_FULL]), smp->max_len,
            t[CKPT_PLAN_STATIC], plan_inputs_gain(t[CKPT_PLAN_INPUT_AWARE], t[CKPT_PLAN_STATIC]));

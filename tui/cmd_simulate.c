@@ -156,7 +156,7 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
                r->cap > 0 && dv->peak_mem > r->cap ? "  OVER CAP" : "");
     }
     if (r->unit)
-        printf("step time %.4g t   throughput %.4g samples/t\n", r->step_time, r->throughput);
+        printf("step time %.4g t   throughput %.4f samples/t\n", r->step_time, r->throughput);
     else
         printf("step time %.4f s (%.3f %s)   throughput %.2f samples/s\n", r->step_time * 1e-6,
                r->step_time * ts, tu, r->throughput);

@@ -50,6 +50,7 @@ struct tune_cmd_opts {
     int top;
     bool json, ckpt_only, search;
     const char *plan_out;
+    bool quiet; /* no progress bar on stderr */
 };
 
 static const struct cmd_option tune_options[] = {
@@ -57,6 +58,8 @@ static const struct cmd_option tune_options[] = {
      .help = "feasible candidates shown (default 10)"},
     {.name = "json", CMD_TO_BOOL(struct tune_cmd_opts, json),
      .help = "one JSON object: best, candidates, pareto"},
+    {.name = "quiet", .letter = 'q', CMD_TO_BOOL(struct tune_cmd_opts, quiet),
+     .help = "no progress bar on stderr (drawn only on a terminal)"},
     {.name = "plan-out", .arg = "FILE", CMD_TO_STRING(struct tune_cmd_opts, plan_out),
      .help = "save the best plan"},
     {.name = "min-pp", .arg = "N", CMD_TO_INT(struct tune_cmd_opts, o.min_pp, 1, 1 << 20),
@@ -136,6 +139,8 @@ static void tune_mem(const struct config *c, double v, char *buf, size_t n)
 
 static void tune_print(const struct config *c, const struct tune_result *r, int top)
 {
+    /* samples/s with 2 decimals, samples/t with 4, as every other view prints them */
+    int rate_digits = c->unit.enabled ? 4 : 2;
     int *order = xcalloc((size_t)r->n + 1, sizeof *order);
     tune_rank(r, order);
     int n_ok = 0, n_oom = 0, n_bad = 0, n_not_run = 0, n_pruned = 0, n_search = 0;
@@ -166,8 +171,8 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
         char label[48], mem[32];
         tune_label(k, label, sizeof label);
         tune_mem(c, k->peak_mem, mem, sizeof mem);
-        printf("%4d  %-18s %-6s %4d %3d %12.3f %12.4f %12s  %s\n", i + 1, label,
-               tune_ckpt_name(k), k->dp, k->tp, k->throughput, k->iter_time, mem,
+        printf("%4d  %-18s %-6s %4d %3d %12.*f %12.4f %12s  %s\n", i + 1, label,
+               tune_ckpt_name(k), k->dp, k->tp, rate_digits, k->throughput, k->iter_time, mem,
                k->pareto ? "pareto" : "");
     }
     if (n_ok > top)
@@ -217,11 +222,11 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
         char label[48];
         tune_label(&r->cand[r->best], label, sizeof label);
         const struct tune_candidate *b = &r->cand[r->best];
-        printf("best: %s, checkpointing %s, %.3f %s\n", label,
+        printf("best: %s, checkpointing %s, %.*f %s\n", label,
                b->search ? "search (the schedule search)"
                : b->ckpt ? "mario (Mario's passes)"
                          : "off",
-               b->throughput, tu);
+               rate_digits, b->throughput, tu);
     }
     free(order);
 }
@@ -268,7 +273,8 @@ static int tune_exec(int argc, char **argv)
     struct config c;
     if (cmd_plan_config_raw(&cp, &c, &e) != MT_OK)
         return cmd_fail("tune", &e);
-    struct tune_progress pr = {.tty = isatty(STDERR_FILENO) && !t.json, .t0 = tune_now()};
+    struct tune_progress pr = {.tty = isatty(STDERR_FILENO) && !t.json && !t.quiet,
+                               .t0 = tune_now()};
     t.o.progress = tune_progress_cb;
     t.o.progress_ctx = &pr;
     struct tune_result r;

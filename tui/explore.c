@@ -12,8 +12,6 @@
 #include <strings.h>
 #include <time.h>
 
-#include "flow/compare.h"
-#include "model/cost.h"
 #include "render/layout.h"
 #include "render/paint_cairo.h"
 #include "render/paint_svg.h"
@@ -231,18 +229,57 @@ int explore_search(struct explore *x, struct mt_err *e)
     return rc;
 }
 
+/* An edit's build (explore_wait): the config's plan, its validation and Mario's passes. */
+struct explore_build_job {
+    struct config cfg;
+    const struct plan *loaded; /* built in place of the config's scheme when given */
+    int rc;
+    struct mt_err e;
+    struct pass_pipeline pl;
+};
+
+static void explore_job_build(void *arg)
+{
+    struct explore_build_job *j = arg;
+    struct plan *base = (struct plan *)j->loaded;
+    j->rc = MT_OK;
+    if (base == NULL)
+        j->rc = scheme_build(&j->cfg, &base, &j->e);
+    if (j->rc == MT_OK)
+        j->rc = validate_plan(base, &j->e);
+    if (j->rc == MT_OK)
+        j->rc = pass_pipeline_run(base, &j->pl, &j->e);
+    if (base != j->loaded)
+        plan_free(base);
+}
+
+/* Frees a build nobody took: stopped by Esc, or never run. */
+static void explore_job_drop_build(void *arg)
+{
+    struct explore_build_job *j = arg;
+    if (j->rc == MT_OK)
+        pass_pipeline_fini(&j->pl);
+    free(j);
+}
+
 static int explore_build(struct explore *x, const struct config *cfg, struct plan *loaded,
                          struct mt_err *e)
 {
-    struct plan *base = loaded;
-    if (base == NULL)
-        TRY(scheme_build(cfg, &base, e));
-    int rc = validate_plan(base, e);
-    struct pass_pipeline pl;
-    if (rc == MT_OK)
-        rc = pass_pipeline_run(base, &pl, e);
-    if (base != loaded)
-        plan_free(base);
+    struct explore_build_job *j = xcalloc(1, sizeof *j);
+    j->cfg = *cfg;
+    j->loaded = loaded;
+    j->rc = MT_EINVAL; /* until it ran */
+    x->wait_stopped = false;
+    if (!explore_wait(x, explore_job_build, explore_job_drop_build, j,
+                      "building: the scheme's plan, Mario's passes, their simulations")) {
+        x->wait_stopped = true;
+        return err_set(e, MT_EINVAL, "stopped by Esc: the plan shown stays");
+    }
+    int rc = j->rc;
+    struct pass_pipeline pl = j->pl;
+    if (rc != MT_OK)
+        *e = j->e;
+    free(j);
     if (rc != MT_OK)
         return rc;
     if (x->have_pl)
@@ -251,6 +288,7 @@ static int explore_build(struct explore *x, const struct config *cfg, struct pla
     x->have_pl = true;
     explore_buckets_fini(x); /* made for the previous config */
     x->cfg = *cfg;
+    x->cfg_gen++;
     if (x->row == PASS_ROW_SEARCH) { /* shown before the edit: search the new config too */
         struct mt_err se = {0};
         if (explore_search(x, &se) != MT_OK)
@@ -287,6 +325,7 @@ int explore_init(struct explore *x, const struct config *cfg, struct plan *loade
 
 void explore_fini(struct explore *x)
 {
+    explore_wait_reap(x);
     if (x->have_meas)
         align_result_fini(&x->meas);
     replay_fini(&x->rep);
@@ -315,6 +354,45 @@ bool explore_too_small(const struct explore *x)
     return x->w > 0 && x->h > 0 && (x->w < EXPLORE_MIN_W || x->h < EXPLORE_MIN_H);
 }
 
+/* The boxes of the shown step (compute, allreduce, optimizer: what the Gantt draws as boxes). */
+static int explore_boxes(const struct plan *p)
+{
+    int n = 0;
+    for (int d = 0; d < plan_devices(p); d++)
+        for (int i = 0; i < plan_len(p, d); i++) {
+            enum op op = plan_at(p, d, i)->op;
+            n += plan_op_is_compute(op) || op == OP_AR || op == OP_OS;
+        }
+    return n;
+}
+
+bool explore_marks_shown(const struct explore *x)
+{
+    if (x->marks != 0)
+        return x->marks > 0;
+    const struct pass_step *st = explore_step(x);
+    return st == NULL || x->bucket_on || 2 * st->changes.n <= explore_boxes(st->plan);
+}
+
+int explore_toggle_marks(struct explore *x)
+{
+    x->marks = explore_marks_shown(x) ? -1 : 1;
+    const struct pass_step *st = explore_step(x);
+    snprintf(x->status, sizeof x->status, "change marks (*) %s: %d instruction%s changed by %s",
+             x->marks > 0 ? "shown" : "hidden", st ? st->changes.n : 0,
+             st && st->changes.n == 1 ? "" : "s", st ? st->name : "the shown step");
+    x->status_err = false;
+    return R_REDRAW;
+}
+
+/* How the status line refers to the change marks of the shown step. */
+static const char *explore_marks_note(const struct explore *x)
+{
+    if (explore_marks_shown(x))
+        return "marked *";
+    return x->marks < 0 ? "marks off; *: show" : "marks off, most boxes changed; *: show";
+}
+
 void explore_status_shown(struct explore *x)
 {
     const struct pass_step *st = explore_step(x);
@@ -332,12 +410,12 @@ void explore_status_shown(struct explore *x)
         }
         snprintf(what, sizeof what,
                  "search%s: step %s (%+.1f%% against base), %ld schedules in %.0f ms under %s: "
-                 "%s %s; %d changed (*)",
+                 "%s %s; %d changed (%s)",
                  ss->stopped ? " (stopped by a key: the best so far)" : "", t,
                  100 * (st->sim.step_time / base->sim.step_time - 1), ss->evals, x->search_ms, cap,
                  !ss->fits ? "nothing fits; the lowest peak,"
                  : ss->improved ? "found from" : "no faster schedule than",
-                 ss->seed_name, st->changes.n);
+                 ss->seed_name, st->changes.n, explore_marks_note(x));
     } else if (x->bucket_on || st == base || base->sim.step_time <= 0)
         snprintf(what, sizeof what, "%s: step %s", x->bucket_on ? "bucket" : st->name, t);
     else if (st->changes.kept_input)
@@ -346,12 +424,10 @@ void explore_status_shown(struct explore *x)
                  st->changes.note);
     else
         snprintf(what, sizeof what, "%s: step %s (%+.1f%% against base), %d instruction%s "
-                 "changed (marked *)", st->name, t,
+                 "changed (%s)", st->name, t,
                  100 * (st->sim.step_time / base->sim.step_time - 1), st->changes.n,
-                 st->changes.n == 1 ? "" : "s");
-    snprintf(x->status, sizeof x->status,
-             "%s   n/p: passes  arrows: select  +/-/0: zoom  t: tune  e: export  ?: help  q: quit",
-             what);
+                 st->changes.n == 1 ? "" : "s", explore_marks_note(x));
+    snprintf(x->status, sizeof x->status, "%s" EXPLORE_HINTS, what);
     x->status_err = false;
     explore_status_oom(x, true);
 }
@@ -422,80 +498,6 @@ void explore_refresh(struct explore *x)
     explore_realign(x);
 }
 
-/* The replay of the aligned trace on the shown plan (traces/replay.h), as `compare` makes it:
- * the plan's own costs for what the trace did not measure. */
-static void explore_replay(struct explore *x, const struct pass_step *st)
-{
-    x->have_rep = flow_replay(st->plan, &st->sim, x->trace, &x->meas, &x->rep, x->rep_why,
-                              sizeof x->rep_why);
-}
-
-void explore_realign(struct explore *x)
-{
-    if (x->have_meas)
-        align_result_fini(&x->meas);
-    x->have_meas = false;
-    replay_fini(&x->rep);
-    x->have_rep = false;
-    x->rep_why[0] = '\0';
-    const struct pass_step *st = explore_step(x);
-    if (x->trace == NULL || st == NULL)
-        return;
-    struct align_opts o = {.step = -1, .per_step = true}; /* the replay takes each step */
-    struct mt_err e = {0};
-    if (align_run(st->plan, x->trace, &o, &x->meas, &e) != MT_OK) {
-        /* explicit widths: status holds both whole (-Werror=format-truncation) */
-        snprintf(x->status, sizeof x->status, "trace %.255s: %.930s", x->trace_path, e.msg);
-        x->status_err = true;
-        return;
-    }
-    x->have_meas = true;
-    explore_replay(x, st);
-    double to_sim = st->sim.unit ? 1e-3 : 1.0; /* a unit-cost trace writes 1 t as 1000 us */
-    char ms[32], ss[32], rs[32], rp[96] = "";
-    explore_fmt_time(x, x->meas.step_time_us * to_sim, ms, sizeof ms);
-    explore_fmt_time(x, st->sim.step_time, ss, sizeof ss);
-    double sim = st->sim.step_time / to_sim;
-    double off = sim > 0 ? 100 * (x->meas.step_time_us - sim) / sim : 0;
-    if (x->have_rep) { /* the replayed step against the measured one, as compare says it */
-        explore_fmt_time(x, x->rep.step_us * to_sim, rs, sizeof rs);
-        snprintf(rp, sizeof rp, ", replayed %s (%+.1f%%)", rs, x->rep.err_pct);
-    }
-    if (x->meas.matched == x->meas.total && x->meas.extra > 0)
-        snprintf(x->status, sizeof x->status,
-                 "trace %s: %d of %d instructions matched, but %zu of its events match none: was "
-                 "it made from another config? measured step %s, simulated %s (%+.1f%%)%s",
-                 x->trace_path, x->meas.matched, x->meas.total, x->meas.extra, ms, ss, off, rp);
-    else if (x->meas.matched < x->meas.total) /* made from another config: say so, loudly */
-        snprintf(x->status, sizeof x->status,
-                 "trace %s: only %d of %d instructions matched: was it made from another "
-                 "config? measured step %s, simulated %s (%+.1f%%)%s; o: hide/show",
-                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off, rp);
-    else
-        snprintf(x->status, sizeof x->status,
-                 "trace %s: %d of %d instructions matched; measured step %s, simulated %s "
-                 "(%+.1f%%)%s; 0: fit both; o: hide/show; r: %s row",
-                 x->trace_path, x->meas.matched, x->meas.total, ms, ss, off, rp,
-                 x->show_rep ? "measured" : "replayed");
-    x->status_err = x->meas.matched < x->meas.total || x->meas.extra > 0;
-    if (x->fitted) /* the measured step may be the longer: fit it too */
-        explore_fit(x);
-}
-
-int explore_load_trace(struct explore *x, const char *path, struct mt_err *e)
-{
-    struct trace_opts o = {.map = NULL, .replica = 0};
-    struct trace *t = NULL;
-    if (trace_load(&path, 1, &o, &t, e) != MT_OK)
-        return e->code;
-    trace_free(x->trace);
-    x->trace = t;
-    snprintf(x->trace_path, sizeof x->trace_path, "%s", path);
-    x->show_meas = true;
-    explore_realign(x);
-    return MT_OK;
-}
-
 void explore_toggle_critical(struct explore *x)
 {
     x->critical = !x->critical;
@@ -503,39 +505,10 @@ void explore_toggle_critical(struct explore *x)
         explore_critical_path(x);
 }
 
-int explore_toggle_replay(struct explore *x)
-{
-    if (x->trace == NULL) {
-        snprintf(x->status, sizeof x->status, "r: no trace loaded (T loads one)");
-        x->status_err = true;
-        return R_REDRAW;
-    }
-    if (!x->have_rep) {
-        snprintf(x->status, sizeof x->status, "r: no replay of %.200s: %.900s", x->trace_path,
-                 x->have_meas ? x->rep_why : "the trace does not match the shown plan");
-        x->status_err = true;
-        return R_REDRAW;
-    }
-    x->show_rep = !x->show_rep;
-    x->show_meas = true;
-    const struct pass_step *st = explore_step(x);
-    double to_sim = st->sim.unit ? 1e-3 : 1.0;
-    char rs[32], ms[32];
-    explore_fmt_time(x, x->rep.step_us * to_sim, rs, sizeof rs);
-    explore_fmt_time(x, x->meas.step_time_us * to_sim, ms, sizeof ms);
-    if (x->show_rep)
-        snprintf(x->status, sizeof x->status,
-                 "replayed row (every measured duration simulated, as compare replays it): "
-                 "step %s, measured %s (%+.2f%%); r: measured row", rs, ms, x->rep.err_pct);
-    else
-        snprintf(x->status, sizeof x->status,
-                 "measured row: step %s (replayed %s, %+.2f%%); r: replayed row", ms, rs,
-                 x->rep.err_pct);
-    x->status_err = false;
-    return R_REDRAW;
-}
+static void explore_tune_status(struct explore *x);
 
-void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx)
+int explore_tune_compute(const struct config *cfg, bool search, tune_progress_fn progress,
+                         void *ctx, struct tune_result *r, struct mt_err *e)
 {
     struct tune_opts o;
     tune_opts_default(&o);
@@ -543,28 +516,74 @@ void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress
         o.search = tune_optimize_search;
     o.progress = progress;
     o.progress_ctx = ctx;
-    if (o.min_pp > x->cfg.num_device)
+    if (o.min_pp > cfg->num_device)
         o.min_pp = 1;
+    int rc = tune_grid_search(cfg, &o, r, e);
+    if (rc != MT_OK)
+        err_wrap(e, "tune");
+    return rc;
+}
+
+void explore_tune_show(struct explore *x, struct tune_result *r, bool search, unsigned gen,
+                       bool open)
+{
+    if (x->have_tune)
+        tune_result_fini(&x->tune);
+    x->tune = *r;
+    memset(r, 0, sizeof *r);
+    x->have_tune = true;
+    x->tune_gen = gen;
+    x->tune_search = search && !x->tune.cancelled; /* a stopped S may run again */
+    x->tune_sel = 0;
+    x->tune_scheme = 0; /* a new result shows every scheme (f filters) */
+    x->status_err = false;
+    if (open) {
+        x->mode = MODE_TUNE;
+        explore_tune_status(x);
+    } else { /* stopped by Esc: it finished what was in flight while the user went on */
+        snprintf(x->status, sizeof x->status,
+                 "tuner stopped: %d of %d candidates ran and are kept; t shows them",
+                 x->tune.done, x->tune.n);
+    }
+}
+
+void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx)
+{
     struct tune_result r;
     struct mt_err e = {0};
-    if (tune_grid_search(&x->cfg, &o, &r, &e) != MT_OK) {
-        snprintf(x->status, sizeof x->status, "tune: %s", e.msg);
+    if (explore_tune_compute(&x->cfg, search, progress, ctx, &r, &e) != MT_OK) {
+        snprintf(x->status, sizeof x->status, "%s", e.msg);
         x->status_err = true;
         return;
     }
-    if (x->have_tune)
-        tune_result_fini(&x->tune);
-    x->tune = r;
-    x->have_tune = true;
-    x->tune_search = search;
-    x->tune_sel = 0;
-    x->tune_scheme = 0;
+    explore_tune_show(x, &r, search, x->cfg_gen, true);
+}
+
+/* The tuner view's status line: what ran (all, or what ran before Esc) and its keys. */
+static void explore_tune_status(struct explore *x)
+{
+    const struct tune_result *r = &x->tune;
+    char what[160];
+    if (r->cancelled)
+        snprintf(what, sizeof what,
+                 "tuner stopped by Esc: %d of %d candidates ran and are ranked, the rest not run",
+                 r->done, r->n);
+    else
+        snprintf(what, sizeof what, "tuner: %d candidates%s", r->n,
+                 x->tune_search ? " (checkpointing off, Mario's passes, the search)" : "");
+    snprintf(x->status, sizeof x->status, "%s; up/down: select   Enter: load   %s%sEsc: back",
+             what, r->cancelled ? "t: run again   " : "",
+             x->tune_search ? "" : "S: add the search (seconds)   ");
+}
+
+bool explore_tune_reopen(struct explore *x)
+{
+    if (!x->have_tune || x->tune_gen != x->cfg_gen || (x->tune.cancelled && x->mode == MODE_TUNE))
+        return false;
     x->mode = MODE_TUNE;
     x->status_err = false;
-    snprintf(x->status, sizeof x->status,
-             "tuner: %d candidates%s; up/down: select   Enter: load   %sEsc: back", r.n,
-             search ? " (checkpointing off, Mario's passes, the search)" : "",
-             search ? "" : "S: add the search (seconds)   ");
+    explore_tune_status(x);
+    return true;
 }
 
 /* Candidates ranked as the CLI ranks them (sim/tune.h tune_rank), the scheme filter (f)

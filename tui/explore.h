@@ -17,6 +17,7 @@
 #include "traces/replay.h"
 
 struct cells;
+struct explore_job;
 struct mt_err;
 struct ckpt_plan;
 struct ckpt_plan_report;
@@ -25,6 +26,7 @@ struct ckpt_plan_report;
 #define R_NONE 0x0
 #define R_REDRAW 0x1
 #define R_QUIT 0x2
+#define R_STATUS 0x4 /* only the status line changed (a stopped wait: the frame is as it was) */
 
 #define EXPLORE_MIN_W 80
 #define EXPLORE_MIN_H 24
@@ -64,6 +66,8 @@ struct explore {
     int lane_top;             /* first lane shown */
     int sel_lane, sel_idx;    /* cursor: lane (dev * parts + part), index in the device list */
     bool critical;            /* highlight the critical path */
+    int marks;                /* the shown pass's change marks (*): 0 automatic (shown unless
+                               * they would cover most boxes, explore_marks_shown), 1 on, -1 off */
     unsigned char *on_path;   /* [plan_total]: on the critical path */
     enum explore_mode mode;
     enum explore_prompt prompt;
@@ -71,8 +75,19 @@ struct explore {
     bool input_default;       /* input holds a suggestion that the first key replaces */
     char status[1200];
     bool status_err;
-    struct tune_result tune;  /* the last tuner run */
+    struct tune_result tune;  /* the last tuner run (kept when Esc stopped it: what ran) */
     bool have_tune;
+    unsigned cfg_gen;         /* counts the configs shown (explore_build) */
+    unsigned tune_gen;        /* cfg_gen the tuner ran on: t shows that run again, unchanged */
+    /* Work that may keep keys waiting (a build of a huge config, loading a trace) runs on a
+     * thread of its own while tick redraws the frame: the status line says what it is and for
+     * how long (waiting, since wait_t0 ms), and Esc stops the wait (wait_stopped): the shown
+     * plan stays, the work finishes unseen (orphan: joined and dropped before the next, or at
+     * explore_fini). */
+    const char *waiting;
+    double wait_t0;
+    bool wait_stopped;
+    struct explore_job *orphan;
     bool tune_search;         /* ... with the search as a third checkpointing mode (S) */
     int tune_sel;
     int tune_scheme;          /* the tuner view shows this scheme only: its id + 1; 0 all (f) */
@@ -149,6 +164,9 @@ enum explore_mouse { MOUSE_PRESS, MOUSE_MOVE, MOUSE_RELEASE, MOUSE_WHEEL_UP, MOU
 int explore_mouse(struct explore *x, enum explore_mouse ev, int col, int row);
 /* Draws the whole screen into g (its size is the terminal's). */
 void explore_draw(struct explore *x, struct cells *g);
+/* Only the status line (its last row), over a frame drawn before: what a wait redraws (a
+ * frame of a huge plan takes longer than the wait's tick). */
+void explore_draw_status(struct explore *x, struct cells *g);
 /* Shows pass row row (enum pass_row, or PASS_ROW_SEARCH). Stepping to the search runs it
  * the first time (explore_search); on failure the row stays and the status says why. */
 int explore_set_row(struct explore *x, int row);
@@ -163,6 +181,15 @@ int explore_rows(const struct explore *x);
  * cap) and its gap in %; false when there is none. */
 bool explore_bound_shown(const struct explore *x, double *lb, double *gap_pct);
 void explore_toggle_critical(struct explore *x);
+/* Whether the shown step's change marks (*) are drawn: as the '*' key set them, or, left
+ * automatic, unless the step changed more than half of its boxes (after the search nearly all:
+ * the marks would hide the colours). */
+bool explore_marks_shown(const struct explore *x);
+/* '*': the change marks on / off (from automatic, the other way from what is shown). */
+int explore_toggle_marks(struct explore *x);
+/* The keys explore_status_shown ends the status line with; tui/view_frame.c keeps as many of
+ * them as the width allows ("?: help" always). */
+#define EXPLORE_HINTS "   n/p: passes  arrows: select  +/-/0: zoom  t: tune  e: export  ?: help  q: quit"
 /* Candidate indices ranked for the tuner view (feasible by throughput first). */
 int explore_tune_rank(const struct explore *x, int *order);
 /* Loads the selected tuner candidate into the config (and shows the prepose step when the
@@ -176,10 +203,37 @@ void explore_realign(struct explore *x);
 /* Writes the shown step: .json plan, .trace.json Chrome trace, .svg/.pdf/.png picture. */
 int explore_export(struct explore *x, const char *path, struct mt_err *e);
 /* Runs the tuner on the current config, with the search as a third checkpointing mode when
- * search (seconds: `tune --search`); progress calls back (may be NULL). */
+ * search (seconds: `tune --search`); progress calls back (may be NULL) and may stop it: the
+ * candidates that ran are kept and ranked, the status line says how many. */
 void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx);
+/* The same in two halves, for a tuner on a thread of its own (tui/screen.c): compute touches
+ * no explorer state (cfg is a copy; e says why it failed); show takes ownership of *r (made on
+ * config generation gen, x->cfg_gen then) and opens the tuner view, or when !open (Esc
+ * stopped it and the user went on) keeps it for t and says so. */
+int explore_tune_compute(const struct config *cfg, bool search, tune_progress_fn progress,
+                         void *ctx, struct tune_result *r, struct mt_err *e);
+void explore_tune_show(struct explore *x, struct tune_result *r, bool search, unsigned gen,
+                       bool open);
+/* t: the last tuner run again when it ran on the shown config, whole or as far as it got
+ * before Esc (t in the view of a stopped run runs it again); false when the tuner must run. */
+bool explore_tune_reopen(struct explore *x);
 /* r: the row under each lane shows the replay instead of the measured run, or back. */
 int explore_toggle_replay(struct explore *x);
+
+/* Lowers the calling thread's priority (Linux: nice is per thread, and threads it starts
+ * inherit it): background work (the tuner, a build, a trace) yields the CPU to the thread that
+ * listens for keys, so Esc is heard at once on a loaded machine. */
+void explore_background_thread(void);
+/* Work that may keep keys waiting (tui/explore_wait.c): work(arg) on a thread of its own while
+ * x->tick shows what on the status line and listens; headless (no tick) here. True when it
+ * ran: arg holds its result. False when Esc stopped the wait: arg is the wait's, and drop(arg)
+ * releases it (what work made, and arg itself) once work has finished, or at once when it
+ * never started. */
+typedef void (*explore_work_fn)(void *arg);
+bool explore_wait(struct explore *x, explore_work_fn work, explore_work_fn drop, void *arg,
+                  const char *what);
+/* Joins a stopped piece of work and drops it (explore_fini, and before the next wait). */
+void explore_wait_reap(struct explore *x);
 
 /* Views (tui/view_*.c). */
 void view_gantt_draw(struct explore *x, struct cells *g, int top, int height);
@@ -206,7 +260,8 @@ void explore_fmt_cap(const struct explore *x, double cap, char *buf, size_t n); 
 /* A peak with the decimals that tell it from cap: 40.02G beside a 40G cap. */
 void explore_fmt_peak(const struct explore *x, double peak, double cap, char *buf, size_t n);
 void explore_fmt_time(const struct explore *x, double us, char *buf, size_t n); /* "2.593ms" */
-void explore_fmt_rate(double v, char *buf, size_t n);                            /* "49.65k" */
+/* samples/s with two decimals ("56.43", "49.65k"); samples/t (unit costs) with four */
+void explore_fmt_rate(const struct explore *x, double v, char *buf, size_t n);
 /* The last draw was below EXPLORE_MIN_W x EXPLORE_MIN_H: only "too small" is on screen, and
  * keys other than quit are not acted on unseen. */
 bool explore_too_small(const struct explore *x);

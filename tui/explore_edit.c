@@ -208,6 +208,12 @@ static int edit_apply(struct explore *x, const char *name, edit_next next, edit_
             explore_status_oom(x, false);
             return R_REDRAW;
         }
+        if (x->wait_stopped) { /* Esc while it built: no next value, the plan shown stays */
+            snprintf(x->status, sizeof x->status, "%s stays %s: the build was stopped by Esc",
+                     name, was);
+            x->status_err = false;
+            return R_STATUS;
+        }
         char v[48];
         show(&c, v, sizeof v);
         size_t len = strlen(skipped);

@@ -273,8 +273,10 @@ static int a_overlay(struct explore *x)
 
 static int a_tune(struct explore *x)
 {
-    /* The loop in tui/screen.c runs the tuner with a live progress bar; headless runs it here. */
-    explore_run_tuner(x, false, NULL, NULL);
+    /* The loop in tui/screen.c runs the tuner with a live progress bar; headless runs it here.
+     * A whole run on the shown config is shown again, not run again. */
+    if (!explore_tune_reopen(x))
+        explore_run_tuner(x, false, NULL, NULL);
     return R_REDRAW;
 }
 
@@ -297,6 +299,7 @@ static int a_cap_minus(struct explore *x) { return explore_edit(x, EDIT_CAP, -1)
 static int a_cap_plus(struct explore *x) { return explore_edit(x, EDIT_CAP, +1); }
 
 static int a_buckets(struct explore *x) { return explore_buckets_open(x); }
+static int a_marks(struct explore *x) { return explore_toggle_marks(x); }
 
 static const struct {
     int key;
@@ -313,7 +316,7 @@ static const struct {
     {'b', a_mbs_minus}, {'B', a_mbs_plus}, {'v', a_chunks_minus}, {'V', a_chunks_plus},
     {'[', a_cap_minus}, {']', a_cap_plus},
     {'i', a_iter_minus}, {'I', a_iter_plus}, {'u', a_update_minus}, {'U', a_update_plus},
-    {'a', a_buckets}, {'r', a_replay},
+    {'a', a_buckets}, {'r', a_replay}, {'*', a_marks},
 };
 
 /* "/" search: "12" (micro-batch), "BW" (op), "BW12" (op and micro-batch); the next match

@@ -15,9 +15,13 @@ static void main_usage(FILE *f)
     fprintf(f, "Usage: mario-tui COMMAND [ARGS]    (mario-tui COMMAND --help for more)\n"
                "Pipeline-parallel schedules with near zero-cost activation checkpointing\n"
                "(Mario, PPoPP'25): see, fix, tune and run them.\n\nCommands:\n");
+    int w = (int)strlen("--version"); /* one column, as wide as the longest name */
     for (int i = 0; cmd_table[i] != NULL; i++)
-        fprintf(f, "  %-10s %s\n", cmd_table[i]->name, cmd_table[i]->summary);
-    fprintf(f, "\n  --version  print the version\n");
+        if ((int)strlen(cmd_table[i]->name) > w)
+            w = (int)strlen(cmd_table[i]->name);
+    for (int i = 0; cmd_table[i] != NULL; i++)
+        fprintf(f, "  %-*s  %s\n", w, cmd_table[i]->name, cmd_table[i]->summary);
+    fprintf(f, "\n  %-*s  print the version\n", w, "--version");
 }
 
 int main(int argc, char **argv)

@@ -6,6 +6,8 @@
 #include <config.h>
 #include "tui/screen.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,46 +29,6 @@ struct screen_colors {
 
 static struct screen_colors screen_col;
 
-static int screen_dist(struct rgb a, int r, int g, int b)
-{
-    return (a.r - r) * (a.r - r) + (a.g - g) * (a.g - g) + (a.b - b) * (a.b - b);
-}
-
-/* The nearest xterm-256 colour: the 6x6x6 cube or the grey ramp. */
-static short screen_nearest_256(struct rgb c)
-{
-    static const int level[6] = {0, 95, 135, 175, 215, 255};
-    int best = 16, best_d = 1 << 30;
-    for (int i = 0; i < 216; i++) {
-        int d = screen_dist(c, level[i / 36], level[(i / 6) % 6], level[i % 6]);
-        if (d < best_d)
-            best = 16 + i, best_d = d;
-    }
-    for (int i = 0; i < 24; i++) {
-        int v = 8 + 10 * i, d = screen_dist(c, v, v, v);
-        if (d < best_d)
-            best = 232 + i, best_d = d;
-    }
-    return (short)best;
-}
-
-static short screen_nearest_8(struct rgb c, int n)
-{
-    static const int ansi[16][3] = {
-        {0, 0, 0},       {205, 0, 0},   {0, 205, 0},   {205, 205, 0},   {0, 0, 238},
-        {205, 0, 205},   {0, 205, 205}, {229, 229, 229}, {127, 127, 127}, {255, 0, 0},
-        {0, 255, 0},     {255, 255, 0}, {92, 92, 255}, {255, 0, 255},   {0, 255, 255},
-        {255, 255, 255},
-    };
-    int best = 0, best_d = 1 << 30;
-    for (int i = 0; i < n; i++) {
-        int d = screen_dist(c, ansi[i][0], ansi[i][1], ansi[i][2]);
-        if (d < best_d)
-            best = i, best_d = d;
-    }
-    return (short)best;
-}
-
 static void screen_colors_init(void)
 {
     memset(&screen_col, 0, sizeof screen_col);
@@ -77,8 +39,9 @@ static void screen_colors_init(void)
     screen_col.mode = COLORS >= 256 ? 256 : COLORS >= 16 ? 16 : 8;
     for (int p = 0; p < PAL__COUNT; p++) {
         struct rgb c = palette_rgb((enum pal)p);
-        screen_col.color[p] = screen_col.mode == 256 ? screen_nearest_256(c)
-                                                     : screen_nearest_8(c, screen_col.mode);
+        screen_col.color[p] = (short)(screen_col.mode == 256
+                                          ? palette_nearest_256(c)
+                                          : palette_nearest_ansi(c, screen_col.mode));
     }
     screen_col.next_pair = 1;
 }
@@ -121,9 +84,9 @@ static attr_t screen_attr(const struct cell *c, short *pair_out, wchar_t *ch_out
     return a;
 }
 
-static void screen_blit(const struct cells *g)
+static void screen_blit_rows(const struct cells *g, int y0, int y1)
 {
-    for (int y = 0; y < g->h; y++)
+    for (int y = y0; y < y1; y++)
         for (int x = 0; x < g->w; x++) {
             const struct cell *c = &g->c[(size_t)y * g->w + x];
             short pair;
@@ -135,25 +98,130 @@ static void screen_blit(const struct cells *g)
         }
 }
 
-struct screen_progress {
-    int w, h;
+static void screen_blit(const struct cells *g)
+{
+    screen_blit_rows(g, 0, g->h);
+}
+
+/* Esc or q pressed since the last look (other keys pressed meanwhile are dropped: they were
+ * typed at a screen that was not listening). */
+static bool screen_stop_asked(void)
+{
+    bool stop = false;
+    timeout(0);
+    for (int key; (key = getch()) != ERR;)
+        stop = stop || key == 27 || key == 'q';
+    timeout(250);
+    return stop;
+}
+
+/* The tuner on a thread of its own, so that Esc is heard at once: a candidate can take
+ * seconds (GPT3-13B, 1024 micro-batches: 3.8 s from Esc to the end of the candidate in
+ * flight). The thread works on a copy of the config; it touches neither curses nor the
+ * explorer. Esc asks it to stop (explore.h: the tuner keeps what ran) and gives the screen
+ * back at once; the loop takes the result when the candidates in flight are done. */
+struct screen_tuner {
+    pthread_t tid;
+    bool running;         /* started and not yet joined */
     bool search;
+    unsigned gen;         /* the explorer's cfg_gen it runs on */
+    struct config cfg;
+    atomic_int done, total;
+    atomic_bool stop, finished;
+    struct tune_result r;
+    int rc;
+    struct mt_err e;
 };
 
-/* The tuner's live progress bar on the status line. */
-static bool screen_tune_progress(void *ctx, int done, int total)
+static bool screen_tuner_progress(void *ctx, int done, int total)
 {
-    struct screen_progress *sp = ctx;
-    int width = sp->w - 50 > 10 ? sp->w - 50 : 10;
-    int fill = total > 0 ? done * width / total : width;
-    move(sp->h - 1, 0);
+    struct screen_tuner *t = ctx;
+    atomic_store(&t->done, done);
+    atomic_store(&t->total, total);
+    return !atomic_load(&t->stop);
+}
+
+static void *screen_tuner_main(void *arg)
+{
+    struct screen_tuner *t = arg;
+    explore_background_thread(); /* and the tuner's workers, which inherit it */
+    t->rc = explore_tune_compute(&t->cfg, t->search, screen_tuner_progress, t, &t->r, &t->e);
+    atomic_store(&t->finished, true);
+    return NULL;
+}
+
+/* The result into the explorer once the thread is done (open: the user waited for it). */
+static void screen_tuner_collect(struct explore *x, struct screen_tuner *t, bool open)
+{
+    pthread_join(t->tid, NULL);
+    t->running = false;
+    if (t->rc != MT_OK) {
+        snprintf(x->status, sizeof x->status, "%s", t->e.msg);
+        x->status_err = true;
+        return;
+    }
+    explore_tune_show(x, &t->r, t->search, t->gen, open);
+}
+
+/* The tuner's progress bar on the status line. */
+static void screen_tuner_bar(const struct screen_tuner *t)
+{
+    const char *keys = "  Esc: stop (keeps what ran)";
+    int done = atomic_load(&t->done), total = atomic_load(&t->total);
+    int width = COLS - 64 > 10 ? COLS - 64 : 10;
+    int fill = total > 0 ? done * width / total : 0;
+    move(LINES - 1, 0);
     clrtoeol();
-    printw("%s [", sp->search ? "tuning, each candidate searched" : "tuning");
+    printw("%s [", t->search ? "tuning, each candidate searched" : "tuning");
     for (int i = 0; i < width; i++)
         addch(i < fill ? '#' : '.');
     printw("] %d/%d", done, total);
+    if (getcurx(stdscr) + (int)strlen(keys) < COLS)
+        addstr(keys);
     refresh();
-    return true;
+}
+
+/* Runs the tuner (t, or S in its view) and waits for it, drawing its bar; Esc or q stops
+ * it and returns at once (the thread finishes what is in flight: screen_run collects it). */
+static void screen_tuner_run(struct explore *x, struct screen_tuner *t, bool search)
+{
+    if (t->running) {
+        snprintf(x->status, sizeof x->status,
+                 "the stopped tuner is finishing its candidates in flight; t shows what ran");
+        x->status_err = false;
+        return;
+    }
+    t->search = search;
+    t->gen = x->cfg_gen;
+    t->cfg = x->cfg;
+    t->rc = MT_OK;
+    memset(&t->e, 0, sizeof t->e);
+    atomic_store(&t->done, 0);
+    atomic_store(&t->total, 0);
+    atomic_store(&t->stop, false);
+    atomic_store(&t->finished, false);
+    if (pthread_create(&t->tid, NULL, screen_tuner_main, t) != 0) { /* then here, as headless */
+        explore_run_tuner(x, search, NULL, NULL);
+        return;
+    }
+    t->running = true;
+    timeout(40);
+    while (!atomic_load(&t->finished)) {
+        screen_tuner_bar(t);
+        int key = getch();
+        if (key == 27 || key == 'q') {
+            atomic_store(&t->stop, true);
+            timeout(250);
+            snprintf(x->status, sizeof x->status,
+                     "tuner stopped by Esc after %d of %d candidates: the ones in flight finish "
+                     "in the background; t shows what ran", atomic_load(&t->done),
+                     atomic_load(&t->total));
+            x->status_err = false;
+            return;
+        }
+    }
+    timeout(250);
+    screen_tuner_collect(x, t, true);
 }
 
 /* What keeps keys waiting (the search), on the status line before it starts. */
@@ -174,23 +242,24 @@ struct screen_tick_ctx {
     struct cells **g;
 };
 
-/* While the search runs (explore.h tick): the frame again, its status line the search's
- * progress bar; Esc or q asks to stop it (other keys pressed meanwhile are dropped). */
+/* While the search runs or a wait lasts (explore.h tick): the frame again, its status line
+ * the search's progress bar (a wait: that line alone); Esc or q asks to stop (other keys
+ * pressed meanwhile are dropped). */
 static bool screen_tick(void *ctx)
 {
     struct screen_tick_ctx *sc = ctx;
-    if (*sc->g != NULL && (*sc->g)->w == COLS && (*sc->g)->h == LINES) {
+    if (sc->x->waiting != NULL && *sc->g != NULL && (*sc->g)->w == COLS &&
+        (*sc->g)->h == LINES) { /* a wait: the status line only, over the frame shown */
+        explore_draw_status(sc->x, *sc->g);
+        screen_blit_rows(*sc->g, LINES - 1, LINES);
+        refresh();
+    } else if (*sc->g != NULL && (*sc->g)->w == COLS && (*sc->g)->h == LINES) {
         explore_draw(sc->x, *sc->g);
         erase();
         screen_blit(*sc->g);
         refresh();
     }
-    bool stop = false;
-    timeout(0);
-    for (int key; (key = getch()) != ERR;)
-        stop = stop || key == 27 || key == 'q';
-    timeout(250);
-    return !stop;
+    return !screen_stop_asked();
 }
 
 int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
@@ -213,6 +282,8 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
               NULL);
     struct cells *g = NULL;
     struct screen_tick_ctx tick = {x, &g};
+    static struct screen_tuner tuner; /* static: big, and one explorer at a time */
+    memset(&tuner, 0, sizeof tuner);
     x->busy = screen_busy;
     x->busy_ctx = &tick;
     x->tick = screen_tick;
@@ -231,6 +302,10 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
             redraw = false;
         }
         int key = getch();
+        if (tuner.running && atomic_load(&tuner.finished)) { /* stopped earlier: now done */
+            screen_tuner_collect(x, &tuner, false);
+            redraw = true;
+        }
         if (key == ERR) {
             if (max_iterations > 0 && ++ticks >= max_iterations)
                 break;
@@ -260,18 +335,35 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
             redraw = redraw || r != R_NONE;
             continue;
         }
-        bool tune = key == 't' && x->mode == MODE_GANTT;
+        bool tune = key == 't' && (x->mode == MODE_GANTT ||
+                                   (x->mode == MODE_TUNE && x->have_tune && x->tune.cancelled));
         bool tune_search = key == 'S' && x->mode == MODE_TUNE && !x->tune_search;
+        if (tune && !explore_too_small(x) && explore_tune_reopen(x)) { /* ran whole already */
+            redraw = true;
+            continue;
+        }
         if ((tune || tune_search) && !explore_too_small(x)) {
-            struct screen_progress sp = {COLS, LINES, tune_search};
-            explore_run_tuner(x, tune_search, screen_tune_progress, &sp);
+            screen_tuner_run(x, &tuner, tune_search);
             redraw = true;
             continue;
         }
         int r = explore_key(x, key);
         if (r & R_QUIT)
             break;
+        if (r == R_STATUS && g != NULL && g->w == COLS && g->h == LINES) { /* a huge plan's
+                                                                            * frame: not again */
+            explore_draw_status(x, g);
+            screen_blit_rows(g, LINES - 1, LINES);
+            refresh();
+            continue;
+        }
         redraw = r != R_NONE;
+    }
+    if (tuner.running) { /* q while a stopped tuner finishes: wait for it, keep nothing */
+        atomic_store(&tuner.stop, true);
+        pthread_join(tuner.tid, NULL);
+        if (tuner.rc == MT_OK)
+            tune_result_fini(&tuner.r);
     }
     cells_free(g);
     x->busy = NULL;

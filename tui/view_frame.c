@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "render/paint_cells.h"
 #include "sim/plan.h"
@@ -16,8 +17,8 @@
 /* The title: what is drawn (model, scheme, geometry, device and cap, step time, throughput,
  * the lower bound of any schedule of its work and the gap to it (sim/bound.h), and with a
  * trace the replayed step and its error against the measured one) and, when a device is over
- * the cap, a red "OOM: dev 0 231.8G > 40G" at its right end. Fields go, least needed first,
- * until the rest fits: step time and throughput always stay. */
+ * the cap, an orange-red "OOM: dev 0 231.8G > 40G" at its right end. Fields are shortened and go,
+ * least needed first, until the rest fits (issue 27 item 7). */
 static void frame_title(struct explore *x, struct cells *g)
 {
     const struct pass_step *st = explore_step(x);
@@ -25,7 +26,7 @@ static void frame_title(struct explore *x, struct cells *g)
     const struct config *c = plan_config(st->plan);
     char t[32], cap[32], rate[32], oom[96] = "";
     explore_fmt_time(x, st->sim.step_time, t, sizeof t);
-    explore_fmt_rate(st->sim.throughput, rate, sizeof rate);
+    explore_fmt_rate(x, st->sim.throughput, rate, sizeof rate);
     if (c->unit.enabled && st->sim.cap > 0) /* M_θ: no θ here, the fit counts bytes */
         snprintf(cap, sizeof cap, "cap %.4g", st->sim.cap);
     else if (c->unit.enabled)
@@ -77,16 +78,20 @@ static void frame_title(struct explore *x, struct cells *g)
     if (replay)
         explore_fmt_time(x, x->rep.step_us * (st->sim.unit ? 1e-3 : 1.0), rpt, sizeof rpt);
     snprintf(f[9], sizeof f[9], "replay %s %+.1f%%", rpt, replay ? x->rep.err_pct : 0.0);
-    /* drop order: the program's name, the device's name, shorter forms (the bound's first:
-     * the config drawn and its step and rate matter more) and the model, the cap, the
-     * replay, the bound, the micro-batches */
+    /* What is drawn comes first: the model, the scheme, the devices (pp x dp and the device's
+     * name), the step and the OOM mark are never dropped. The rest is shortened, then
+     * dropped, in this fixed order until the line fits (mario-tui.1, EXPLORER, Screen): the
+     * program's name; the bound's and replay's short forms; "pp 32 dp 1", "N 128 mbs 1";
+     * "23.49/s"; "gap 0.0%", "rep +1.0%"; the OOM mark's device count; the replay; the cap
+     * (the OOM mark names it); the bound; the micro-batches; "pp32x1" and the OOM mark's
+     * short form; the throughput. */
     bool keep[10] = {true, true, true, true, true, true, true, true, bound, replay};
     char line[512];
     for (int stage = 0;; stage++) {
         int room = g->w - 2 - (int)strlen(oom);
         size_t len = 0;
         for (int i = 0; i < 10; i++)
-            if (keep[i] && len + strlen(f[i]) + 3 < sizeof line) {
+            if (keep[i] && f[i][0] && len + strlen(f[i]) + 3 < sizeof line) {
                 if (len > 0)
                     line[len++] = ' ', line[len++] = ' ';
                 memcpy(line + len, f[i], strlen(f[i]));
@@ -97,25 +102,28 @@ static void frame_title(struct explore *x, struct cells *g)
             break;
         switch (stage) {
         case 0: keep[0] = false; break;
-        case 1: snprintf(f[5], sizeof f[5], "%s", cap); break;
-        case 2: snprintf(f[8], sizeof f[8], "bound %s +%.1f%%", lbt, gap);
+        case 1: snprintf(f[8], sizeof f[8], "bound %s +%.1f%%", lbt, gap);
                 snprintf(f[9], sizeof f[9], "rep %s %+.1f%%", rpt, replay ? x->rep.err_pct : 0.0);
                 break;
-        case 3: keep[1] = false; break;
+        case 2: snprintf(f[3], sizeof f[3], "pp %d dp %d", geo->devices, c->cluster.dp);
+                snprintf(f[4], sizeof f[4], "N %d mbs %d", n_mb, c->micro_batch_size); break;
+        case 3: snprintf(f[7], sizeof f[7], "%s/%s", rate, c->unit.enabled ? "t" : "s"); break;
         case 4: snprintf(f[8], sizeof f[8], "gap %.1f%%", gap);
                 snprintf(f[9], sizeof f[9], "rep %+.1f%%", replay ? x->rep.err_pct : 0.0);
                 break;
-        case 5: snprintf(f[3], sizeof f[3], "pp %d dp %d", geo->devices, c->cluster.dp);
-                snprintf(f[4], sizeof f[4], "N %d mbs %d", n_mb, c->micro_batch_size); break;
-        case 6: snprintf(f[7], sizeof f[7], "%s/%s", rate, c->unit.enabled ? "t" : "s"); break;
-        case 7: keep[5] = false; break;
-        case 8: /* the worst device alone */
+        case 5: /* the worst device alone */
             if (n_oom > 1)
                 snprintf(oom, sizeof oom, " OOM: dev %d %s > %s ", worst, peak, cap);
             break;
-        case 9: keep[9] = false; break;
-        case 10: keep[8] = false; break;
-        case 11: keep[4] = false; break;
+        case 6: keep[9] = false; break;
+        case 7: snprintf(f[5], sizeof f[5], "%s", device); break;
+        case 8: keep[8] = false; break;
+        case 9: keep[4] = false; break;
+        case 10: snprintf(f[3], sizeof f[3], "pp%dx%d", geo->devices, c->cluster.dp);
+                 if (n_oom > 0)
+                     snprintf(oom, sizeof oom, " OOM dev%d %s>%s ", worst, peak, cap);
+                 break;
+        case 11: keep[7] = false; break;
         }
     }
     cells_text(g, 1, 0, g->w - 2 - (int)strlen(oom), line, PAL_BG, PAL_TEXT, CELL_BOLD);
@@ -212,6 +220,50 @@ static void frame_passes(struct explore *x, struct cells *g)
     }
 }
 
+/* The status line for width w: a line that ends with the keys (EXPLORE_HINTS) keeps as many
+ * of them as fit, dropping q, zoom, arrows, export, tune, passes in that order; "?: help"
+ * stays (it lists every key), and when even it does not fit the message is cut with an
+ * ellipsis before it. Any other line is drawn as it is. */
+static void frame_status_fit(const struct explore *x, int w, char *out, size_t n)
+{
+    static const char *const hint[] = {"n/p: passes", "arrows: select", "+/-/0: zoom",
+                                       "t: tune",     "e: export",      "?: help",
+                                       "q: quit"};
+    static const int drop_order[] = {6, 2, 1, 4, 3, 0}; /* never 5, "?: help" */
+    size_t len = strlen(x->status), hl = strlen(EXPLORE_HINTS);
+    if (len < hl || strcmp(x->status + len - hl, EXPLORE_HINTS) != 0 ||
+        frame_cols(x->status) <= w) {
+        snprintf(out, n, "%s", x->status);
+        return;
+    }
+    char what[sizeof x->status];
+    snprintf(what, sizeof what, "%.*s", (int)(len - hl), x->status);
+    bool keep[7] = {true, true, true, true, true, true, true};
+    char keys[160];
+    for (int k = 0;; k++) {
+        size_t kl = 0;
+        keys[0] = '\0';
+        for (int i = 0; i < 7; i++)
+            if (keep[i])
+                kl += (size_t)snprintf(keys + kl, sizeof keys - kl, "%s%s", kl ? "  " : "   ",
+                                       hint[i]);
+        if (frame_cols(what) + frame_cols(keys) <= w || k == 6)
+            break;
+        keep[drop_order[k]] = false;
+    }
+    int room = w - frame_cols(keys);
+    if (frame_cols(what) > room && room > 1) { /* cut the message, the ellipsis its last cell */
+        int cols = 0;
+        char *c = what;
+        for (; *c && cols < room - 1; c++)
+            cols += ((unsigned char)*c & 0xC0) != 0x80;
+        while (((unsigned char)*c & 0xC0) == 0x80) /* not in the middle of a character */
+            c++;
+        snprintf(c, sizeof what - (size_t)(c - what), "%s", x->utf8 ? "…" : "~");
+    }
+    snprintf(out, n, "%s%s", what, keys);
+}
+
 static void frame_status(struct explore *x, struct cells *g)
 {
     int y = g->h - 1;
@@ -223,6 +275,14 @@ static void frame_status(struct explore *x, struct cells *g)
                      : x->prompt == PROMPT_TRACE ? "measured trace (Chrome or Kineto JSON): "
                                                  : "export to (.json .trace.json .svg .pdf .png): ",
                      x->input);
+        return;
+    }
+    if (x->waiting != NULL) { /* work on a thread of its own: what, how long, how to stop */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double s = (ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6 - x->wait_t0) / 1e3;
+        cells_printf(g, 0, y, g->w, PAL_TEXT, PAL_BG, CELL_BOLD,
+                     "%s... %.1f s   Esc: stop (the plan shown stays)", x->waiting, s);
         return;
     }
     if (x->searching) { /* the search's progress: a bar, the count, how to stop it */
@@ -237,7 +297,9 @@ static void frame_status(struct explore *x, struct cells *g)
                      (int)(100 * done / budget), done, x->search_budget);
         return;
     }
-    cells_text(g, 0, y, g->w, x->status, x->status_err ? PAL_MEM_OVER : PAL_TEXT_DIM, PAL_BG,
+    char line[sizeof x->status + 8];
+    frame_status_fit(x, g->w, line, sizeof line);
+    cells_text(g, 0, y, g->w, line, x->status_err ? PAL_MEM_OVER : PAL_TEXT_DIM, PAL_BG,
                x->status_err ? CELL_BOLD : 0);
 }
 
@@ -281,6 +343,12 @@ static void frame_too_small(struct cells *g)
         cells_text(g, g->w > len ? (g->w - len) / 2 : 0, top + i, g->w, lines[i], PAL_TEXT,
                    PAL_BG, CELL_BOLD);
     }
+}
+
+void explore_draw_status(struct explore *x, struct cells *g)
+{
+    if (!explore_too_small(x) && explore_step(x) != NULL)
+        frame_status(x, g);
 }
 
 void explore_draw(struct explore *x, struct cells *g)

@@ -9,7 +9,7 @@
  * selected instruction underlined in bold with a caret under it on the axis (reverse video
  * looked like idle time on a dark terminal), what the shown pass changed marked *, the
  * critical path in a colour of its own (PAL_CRIT: its labels, and a thread through its boxes);
- * beside each device its peak memory bar (static, activations, the cap; red over the cap)
+ * beside each device its peak memory bar (static, activations, the cap; orange-red over the cap)
  * and, for async plans, each stage's weight staleness τ; a time axis below. */
 #include <config.h>
 #include "tui/explore.h"
@@ -127,7 +127,7 @@ static void gantt_measured(const struct explore *x, int total, double **start, d
  * that colour along the cells that hold no label. A box that owns no cell marks the cell
  * under its middle, so the cursor never disappears. */
 static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner, int y,
-                            int nrow, const struct layout_item *it, bool selected)
+                            int nrow, const struct layout_item *it, bool selected, bool marks)
 {
     const struct pass_step *st = explore_step(x);
     int gx = EXPLORE_GUTTER, gw = explore_gantt_width(x, g->w);
@@ -142,8 +142,8 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
                 c0 = cx;
             c1 = cx + 1;
         }
-    const struct pass_change *ch = pass_changes_find(&st->changes, it->dev, it->op, it->mb,
-                                                     it->stage);
+    const struct pass_change *ch =
+        marks ? pass_changes_find(&st->changes, it->dev, it->op, it->mb, it->stage) : NULL;
     bool crit = x->critical && x->on_path && x->on_path[it->id];
     unsigned attr = selected ? CELL_UNDERLINE | CELL_BOLD : 0;
     if (selected) { /* a caret on the axis under the box's first cell */
@@ -159,9 +159,13 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
             c->attr |= (unsigned char)attr;
             if (selected && c->ch == ' ' && c->bg != PAL_DEFAULT && c->bg != PAL_BUBBLE)
                 c->fg = (unsigned char)palette_text_on((enum pal)c->bg);
-            if (crit && k == nrow / 2) {
+            if (crit && k == nrow / 2) { /* on the box's own fill: black on idle paper would
+                                          * vanish on a dark theme */
                 c->ch = x->utf8 ? 0x2022 : '*';
                 c->fg = PAL_CRIT;
+                if (c->bg == PAL_DEFAULT || c->bg == PAL_BUBBLE || c->bg == PAL_BG ||
+                    c->bg == PAL_ROW)
+                    c->bg = (unsigned char)it->color;
             }
         }
         return;
@@ -320,12 +324,13 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     if (x->sel_lane / parts < plan_devices(p) && x->sel_idx < plan_len(p, x->sel_lane / parts))
         sel_id = plan_id(p, x->sel_lane / parts, x->sel_idx);
     const struct layout_item *items = layout_items(l);
+    bool marks = explore_marks_shown(x); /* once: it counts the boxes */
     for (int k = 0; k < layout_count(l); k++) {
         const struct layout_item *it = &items[k];
         if (it->role != LAYOUT_ROLE_INSTR || (it->style & LAYOUT_MEASURED) || it->row < 0 ||
             it->row >= nrows || row_y[it->row] < 0)
             continue;
-        gantt_box_marks(x, g, owner, row_y[it->row], box_rows, it, it->id == sel_id);
+        gantt_box_marks(x, g, owner, row_y[it->row], box_rows, it, it->id == sel_id, marks);
     }
     cells_paint_gantt_marks(g, l, &v); /* over the labels */
     free(owner);
@@ -354,8 +359,10 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
 
 /* One line of what the colours and abbreviations mean: a swatch and a word for each op the
  * shown plan has (B and W for split backward), idle time, the receives the inspect panel
- * names (RA, RG), and the lanes' names (d0.1: device 0, chunk 1). Entries that do not fit
- * the width are left out, the least needed (the last) first. */
+ * names (RA, RG), the lanes' names (d0.1: device 0, chunk 1), the critical path and the
+ * change marks when shown. Every op kind the plan has is always listed (issue 27: W and OS
+ * were left out at 80 columns): their words shorten, then go, until they fit; the other
+ * entries are left out, the last first, when they do not. */
 void view_gantt_legend(struct explore *x, struct cells *g, int y)
 {
     const struct pass_step *st = explore_step(x);
@@ -364,35 +371,48 @@ void view_gantt_legend(struct explore *x, struct cells *g, int y)
     const struct plan *p = st->plan;
     static const struct {
         enum op op;
-        const char *what;
-    } ops[] = {{OP_FW, "forward"},          {OP_CFW, "ckpt forward"},
-               {OP_RC, "recompute"},        {OP_BW, "backward"},
-               {OP_B, "input grad"},        {OP_W, "weight grad"},
-               {OP_AR, "allreduce"},        {OP_OS, "optimizer"}};
+        const char *what[2]; /* long, short */
+    } ops[] = {{OP_FW, {"forward", "fwd"}},         {OP_CFW, {"ckpt forward", "ckpt"}},
+               {OP_RC, {"recompute", "recomp"}},    {OP_BW, {"backward", "bwd"}},
+               {OP_B, {"input grad", "in-grad"}},   {OP_W, {"weight grad", "w-grad"}},
+               {OP_AR, {"allreduce", "allred"}},    {OP_OS, {"optimizer", "optim"}}};
     bool has[OP__COUNT] = {false};
     for (int d = 0; d < plan_devices(p); d++)
         for (int i = 0; i < plan_len(p, d); i++)
             has[plan_at(p, d, i)->op] = true;
-    int cx = 1, end = g->w - 1;
+    int end = g->w - 1, level = 0;
+    for (; level < 2; level++) { /* the longest words with which every op fits */
+        int need = 1;
+        for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+            if (has[ops[k].op])
+                need += 1 + (int)strlen(plan_op_name(ops[k].op)) + 1 +
+                        (int)strlen(ops[k].what[level]) + 3;
+        if (need <= end)
+            break;
+    }
+    int cx = 1;
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         if (!has[ops[k].op])
             continue;
         char t[48];
-        snprintf(t, sizeof t, " %s %s  ", plan_op_name(ops[k].op), ops[k].what);
-        if (cx + 1 + (int)strlen(t) > end)
-            break;
+        if (level < 2)
+            snprintf(t, sizeof t, " %s %s  ", plan_op_name(ops[k].op), ops[k].what[level]);
+        else
+            snprintf(t, sizeof t, " %s ", plan_op_name(ops[k].op));
         cells_put(g, cx, y, ' ', PAL_TEXT, palette_of_op(ops[k].op), 0);
         cx++;
-        cx += cells_text(g, cx, y, 0, t, PAL_TEXT_DIM, PAL_BG, 0);
+        cx += cells_text(g, cx, y, end - cx, t, PAL_TEXT_DIM, PAL_BG, 0);
     }
-    const char *rest[3] = {x->utf8 ? "· idle  " : ". idle  ",
-                           has[OP_RA] || has[OP_RG] ? "RA/RG receive act/grad  " : "",
-                           plan_geom(p)->parts > 1 ? "d0.1 device 0 chunk 1  " : ""};
+    cx += cells_text(g, cx, y, 0, x->utf8 ? "· idle  " : ". idle  ", PAL_TEXT_DIM, PAL_BG, 0);
+    if (x->critical && cx + 16 <= end) { /* the thread on a fill, as the boxes show it */
+        cells_put(g, cx, y, x->utf8 ? 0x2501 : '=', PAL_CRIT, PAL_CFW, CELL_BOLD);
+        cx += 1 + cells_text(g, cx + 1, y, 0, " critical path  ", PAL_TEXT_DIM, PAL_BG, 0);
+    }
+    const char *rest[3] = {
+        st->changes.n > 0 && !x->bucket_on && explore_marks_shown(x) ? "* changed  " : "",
+        has[OP_RA] || has[OP_RG] ? "RA/RG receive act/grad  " : "",
+        plan_geom(p)->parts > 1 ? "d0.1 device 0 chunk 1  " : ""};
     for (int k = 0; k < 3; k++)
         if (rest[k][0] && cx + (int)strlen(rest[k]) <= end + 2)
             cx += cells_text(g, cx, y, 0, rest[k], PAL_TEXT_DIM, PAL_BG, 0);
-    if (x->critical && cx + 16 <= end) {
-        cells_put(g, cx, y, x->utf8 ? 0x2501 : '=', PAL_CRIT, PAL_BG, CELL_BOLD);
-        cells_text(g, cx + 1, y, 0, " critical path", PAL_TEXT_DIM, PAL_BG, 0);
-    }
 }

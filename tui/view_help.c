@@ -16,7 +16,8 @@ static const char *const help_lines[] = {
     "  H / L, PgUp/PgDn    pan half a screen",
     "  n / p               next / previous step: base ckpt overlap redundancy prepose search"
     " (run when first shown; Esc stops it)",
-    "  c                   critical path on / off (a yellow thread through its boxes)",
+    "  c                   critical path on / off (a black thread through its boxes)",
+    "  *                   change marks on / off (off at first where most boxes changed)",
     "  /                   search: 12 (micro-batch), BW (op), RC3 (op and micro-batch)",
     "  s                   scheme: V X W GPipe Async PipeDream ZB-H1 ZB-H2 ZB-V ZB-W DualPipeV"
     " ZBVZeroBubble V-Half V-Min",
@@ -29,6 +30,7 @@ static const char *const help_lines[] = {
     " unit costs)",
     "  t / a               the tuner (S in it: the search as a ckpt mode too; f: one scheme"
     " at a time) / input-aware buckets; Enter loads one",
+    "                      Esc while the tuner runs: stop it at once, keeping what ran (t shows it)",
     "  e                   export: file.json (plan), file.trace.json (Perfetto),",
     "                      file.svg / file.pdf / file.png (picture of the shown step)",
     "  T / o               load a measured trace (mario-tui run --trace-out, Kineto) / show",
@@ -44,7 +46,7 @@ static const char *const help_lines[] = {
     "and weight-gradient halves (split backward), AR allreduce, OS optimizer step; RA/RG/SA/SG",
     "receive/send activations/gradients. d0.1 = device 0, chunk 1. * = changed by the shown",
     "pass; underlined with a caret on the axis = selected; · = idle; ░▒ = ops finer than a cell.",
-    "Bars: grey static, blue activations, red over the cap, │ the cap. Header: bound = the lower",
+    "Bars: grey static, blue activations, orange-red over the cap, │ the cap. Header: bound = the lower",
     "bound of any schedule of the drawn plan's work, gap = its step over it; replay = the replayed",
     "step and its error against the measured one; OOM = over the cap.",
 };

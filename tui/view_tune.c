@@ -59,9 +59,13 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
     if (x->tune_scheme)
         snprintf(only, sizeof only, " (%s only)",
                  config_scheme_name((enum scheme_id)(x->tune_scheme - 1)));
+    char ran[48] = ""; /* Esc stopped it: what ran is ranked, the rest "not run" */
+    if (x->tune.cancelled)
+        snprintf(ran, sizeof ran, " (%d ran before Esc)", x->tune.done);
     cells_printf(g, 1, top, g->w - 2, PAL_TEXT, PAL_BG, CELL_BOLD,
-                 "tuner%s: %d candidates, %d fit the cap   (Enter: load   f: scheme   %sEsc: "
-                 "back)", only, n, ok, x->tune_search ? "" : "S: add the search   ");
+                 "tuner%s: %d candidates%s, %d fit the cap   (Enter: load   f: scheme   %s%sEsc: "
+                 "back)", only, n, ran, ok, x->tune.cancelled ? "t: run again   " : "",
+                 x->tune_search ? "" : "S: add the search   ");
     cells_printf(g, 1, top + 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, CELL_UNDERLINE,
                  "%4s  %-14s %-6s %4s %12s %12s %12s  %s", "rank", "config", "ckpt", "dp",
                  x->cfg.unit.enabled ? "samples/t" : "samples/s", "iter", "peak mem", "");
@@ -88,7 +92,7 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
          * has. iter: per iteration of the global batch, so it compares across dp. */
         char tput[32] = "-", step[32] = "-";
         if (k->status == TUNE_OK)
-            snprintf(tput, sizeof tput, "%.3f", k->throughput);
+            explore_fmt_rate(x, k->throughput, tput, sizeof tput);
         if (k->status == TUNE_OK || k->status == TUNE_OOM) { /* seconds, or t */
             explore_fmt_time(x, k->iter_time * (x->cfg.unit.enabled ? 1 : 1e6), step,
                              sizeof step);

@@ -108,16 +108,20 @@ void explore_fmt_time(const struct explore *x, double v, char *buf, size_t n)
         snprintf(buf, n, "%.4g%s", v, x->utf8 ? "µs" : "us");
 }
 
-void explore_fmt_rate(double v, char *buf, size_t n)
+void explore_fmt_rate(const struct explore *x, double v, char *buf, size_t n)
 {
     static const char unit[] = {' ', 'k', 'M', 'G'};
-    int u = 0;
+    if (x->cfg.unit.enabled) { /* samples/t: fractions of a sample per t */
+        snprintf(buf, n, "%.4f", v);
+        return;
+    }
+    int u = 0; /* samples/s with two decimals, as every command prints them */
     while (fabs(v) >= 1e4 && u < 3) {
         v /= 1e3;
         u++;
     }
     if (u == 0)
-        snprintf(buf, n, "%.4g", v);
+        snprintf(buf, n, "%.2f", v);
     else
-        snprintf(buf, n, "%.4g%c", v, unit[u]);
+        snprintf(buf, n, "%.2f%c", v, unit[u]);
 }

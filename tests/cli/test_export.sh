@@ -59,4 +59,54 @@ check "CONFIG and --plan together exit 2" "[ $? -eq 2 ]"
 "$bin" export $unit -o "$tmp/nodir/a.png" >/dev/null 2>"$tmp/err"
 check "unwritable path exits 1 naming it" "[ $? -eq 1 ] && grep -q 'nodir/a.png' $tmp/err"
 check "no temp file is left behind" "[ -z \"\$(ls $tmp | grep tmp)\" ]"
+check "... and the path is said once, not 'a.png: a.png:'" \
+    "[ \$(grep -o 'nodir/a.png' $tmp/err | wc -l) -eq 1 ]"
+
+# issue 27: a plan over the cap is marked in the picture and said on stderr. Figure 2's 1F1B
+# holds 4, 3, 2, 1 activations (M_θ) on devices 0..3: under a 2.5 M_θ cap devices 0 and 1 are
+# over, device 0 the furthest at 4.
+"$bin" export $unit --memory 2.5 -o "$tmp/oom.svg" >/dev/null 2>"$tmp/err"
+check "over the cap still exits 0" "[ $? -eq 0 ]"
+check "stderr names the device and its peak and the cap" \
+    "grep -q 'warning: device 0 peaks at 4 M_θ, over the 2.5 M_θ cap; 2 of 4 devices over' $tmp/err"
+check "the title says so" \
+    "grep -q '>OVER THE MEMORY CAP: device 0 peaks at 4 Mθ &gt; 2.5 Mθ (2 of 4 devices over)<' $tmp/oom.svg"
+check "the peak bars are drawn, with a part over the cap for devices 0 and 1 only" \
+    "[ \$(grep -c '<rect class=\"mem-over' $tmp/oom.svg) -eq 2 ]"
+over_w() { grep '<rect class="mem-over' "$1" | sed -n "${2}s/.* width=\"\([0-9.]*\)\".*/\1/p"; }
+check "... 1.5 and 0.5 M_θ over: the first part three times the second" \
+    "python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(abs(a - 3 * b) > 0.05)' \$(over_w $tmp/oom.svg 1) \$(over_w $tmp/oom.svg 2)"
+"$bin" export $unit --memory 4 -o "$tmp/fit.svg" >/dev/null 2>"$tmp/err"
+check "at the cap: no warning, no mark, no bars" \
+    "[ ! -s $tmp/err ] && ! grep -q 'OVER' $tmp/fit.svg && ! grep -q 'mem-over' $tmp/fit.svg"
+"$bin" export --model GPT3-13B --devices 32 --memory 40G -o "$tmp/13b.svg" >/dev/null 2>"$tmp/err"
+check "bytes: the 13B plan's device 0 at 46.19 GiB over 40G, exact bytes" \
+    "grep -q 'device 0 peaks at 46.19 GiB ([0-9]* bytes), over the 40.00 GiB (42949672960 bytes) cap' $tmp/err"
+# --passes all: every panel gives its step and peak (1F1B's base holds 4 M_θ on device 0, the
+# checkpointed steps 1: one stage input per micro-batch at a time); the base panel is marked.
+"$bin" export $unit --memory 2.5 --passes all -o "$tmp/allo.svg" >/dev/null 2>"$tmp/err"
+check "panels: base step and peak" "grep -q '>base · step 21 t · peak 4 Mθ<' $tmp/allo.svg"
+check "panels: prepose step and peak" "grep -q '>prepose · step 22 t · peak 1 Mθ<' $tmp/allo.svg"
+check "panels: base marked over the cap, only base" \
+    "[ \$(grep -c '>OVER THE 2.5 Mθ CAP: dev 0<' $tmp/allo.svg) -eq 1 ]"
+check "panels: stderr names the base step only" \
+    "grep -q 'warning: base: device 0' $tmp/err && [ \$(wc -l <$tmp/err) -eq 1 ]"
+# --search draws the plan simulate --search simulates: the same step time.
+"$bin" export $unit --memory 2.5 --search -o "$tmp/s.svg" >/dev/null 2>&1
+check "--search exits 0" "[ $? -eq 0 ]"
+st=$("$bin" simulate $unit --memory 2.5 --search 2>/dev/null | sed -n 's/^step time \([0-9.]*\) t.*/\1/p')
+check "--search: the title's step is simulate --search's ($st t)" \
+    "[ -n '$st' ] && grep -q 'step time $st t' $tmp/s.svg"
+"$bin" export $unit --memory 2.5 --passes 0 --search -o "$tmp/s2.svg" >/dev/null 2>&1
+check "--passes 0 --search: base, then the search panel" \
+    "grep -q '>base · step 21 t' $tmp/s2.svg && grep -q '>search · step $st t' $tmp/s2.svg"
+# Progress: the search's bar on stderr only when it is a terminal, and not with --quiet.
+"$bin" export --model GPT3-13B --devices 32 --memory 40G --search -o "$tmp/p.svg" >/dev/null 2>"$tmp/err"
+check "stderr a file: no progress" "! grep -q 'search \\[' $tmp/err"
+if command -v script >/dev/null 2>&1; then
+    script -qc "$bin export --model GPT3-13B --devices 32 --memory 40G --search -o $tmp/p.svg" /dev/null >"$tmp/tty" 2>&1
+    check "a terminal: the search's bar" "grep -q 'search \\[#*\\.*\\] [0-9]* of [0-9]* schedules' $tmp/tty"
+    script -qc "$bin export --model GPT3-13B --devices 32 --memory 40G --search --quiet -o $tmp/p.svg" /dev/null >"$tmp/ttyq" 2>&1
+    check "a terminal with --quiet: none" "! grep -q 'search \\[' $tmp/ttyq && grep -q 'wrote ' $tmp/ttyq"
+fi
 exit $fail

@@ -28,11 +28,11 @@ check "mB: refused, size stays 1" "title mB | grep -q 'N 127 x mbs 1 '"
 check "mB: says why" "status mB | grep -q '^micro-batch size stays 1: 2, 4, 8, 16, 32, 64 refused (global_batch_size: 127 is not a multiple'"
 # s from V at 127 micro-batches: X (odd N) and W (N not a multiple of 8) are stepped over.
 frame ms 'ms'
-check "ms: s skips X and W to GPipe" "title ms | grep -q ' GPipe  pp 8 x dp 1  N 127 x mbs 1 '"
+check "ms: s skips X and W to GPipe" "title ms | grep -q ' GPipe  pp 8 dp 1  N 127 mbs 1 '"
 check "ms: and says so" "status ms | grep -q '^scheme V -> GPipe (X, W refused: num_microbatches: Chimera (X) needs an even number'"
 # The sequence: after it the header is the drawn scheme, and s goes on from it.
 frame seq 'mBssbbVs'
-check "mBssbbVs: PipeDream drawn and named" "title seq | grep -q '  PipeDream K 3 U 1  pp 8 x dp 1  N 127 x mbs 1 '"
+check "mBssbbVs: PipeDream drawn and named" "title seq | grep -q '  PipeDream K 3 U 1  pp 8 dp 1  N 127 mbs 1 '"
 check "mBssbbVs: the last s went from Async" "status seq | grep -q '^scheme Async -> PipeDream\$'"
 frame bV 'bbV' --scheme Async
 check "b at size 1 says it is at its limit" "frame b b && status b | grep -q '^micro-batch size stays 1: it is at its limit'"
@@ -42,7 +42,7 @@ frame wd 'd' --scheme W
 check "W d: pp 8 -> 4" "title wd | grep -q '  W v2  pp 4 x dp 1  N 128 ' && [ \$(lanes wd) -eq 0 ] && [ \$(grep -c '^d[0-3]\.[01]' $tmp/wd) -eq 8 ]"
 check "W d: names what it stepped over" "status wd | grep -q '^pp 8 -> 4 (7, 6, 5 refused: num_microbatches: interleaved 1F1B (W) needs a multiple of pp = 7'"
 frame wdddd 'dddd' --scheme W
-check "W dddd: 4, 2, 1, then stays 1" "title wdddd | grep -q ' W v2  pp 1 x dp 1 ' && status wdddd | grep -q '^pp stays 1: it is at its limit'"
+check "W dddd: 4, 2, 1, then stays 1" "title wdddd | grep -q ' W v2  pp 1 dp 1 ' && status wdddd | grep -q '^pp stays 1: it is at its limit'"
 # W m: the next multiple of pp (120), as the rounds of ZB-W at pp 4 (124).
 frame wm 'm' --scheme W
 check "W m: 128 -> 120" "title wm | grep -q 'N 120 x mbs 1' && status wm | grep -q '^micro-batches 128 -> 120 (127, 126, 125, 124, 123, 122, ... refused'"

@@ -49,7 +49,7 @@ v48="$unit --devices 4 --microbatches 8 --memory 1.05"
 "$bin" explore $v48 --dump-screen --size 200x40 >"$tmp/v0" 2>&1
 check "over the cap: the time bound, 33t" "title v0 | grep -q 'bound 33t gap 0.0%' && title v0 | grep -q 'OOM'"
 frame v0n '' $v48
-check "120 columns with OOM: the gap kept, the bound's value gone" "title v0n | grep -q 'step 33t  0.2424 samples/t  gap 0.0%  *OOM: dev 0 4.00 > cap 1.05 (3 devices) *\$'"
+check "120 columns with OOM: the gap kept, the bound's value gone" "title v0n | grep -q 'step 33t  0.2424/t  gap 0.0%  *OOM: dev 0 4.00 > cap 1.05 *\$'"
 frame v5 'nnnnn' $v48
 want=$(opt_search --devices 4 --microbatches 8 --memory 1.05)
 check "optimize --search gives 36t (docs/search.md)" "[ '$want' = 36 ]"

@@ -208,10 +208,21 @@ static void test_units(void)
     CHECK(strcmp(b, "2.990s") == 0);
     explore_fmt_time(&x, 81.25, b, sizeof b);
     CHECK(strcmp(b, "81.25µs") == 0);
-    explore_fmt_rate(49650, b, sizeof b);
+    /* samples/s: two decimals whatever the value (issue 27: 56.43 beside 8.747) */
+    explore_fmt_rate(&x, 49650, b, sizeof b);
     CHECK(strcmp(b, "49.65k") == 0);
-    explore_fmt_rate(56.43, b, sizeof b);
+    explore_fmt_rate(&x, 56.43, b, sizeof b);
     CHECK(strcmp(b, "56.43") == 0);
+    explore_fmt_rate(&x, 8.747, b, sizeof b);
+    CHECK(strcmp(b, "8.75") == 0);
+    explore_fmt_rate(&x, 1234.5, b, sizeof b);
+    CHECK(strcmp(b, "1234.50") == 0);
+    explore_fmt_rate(&x, 3, b, sizeof b);
+    CHECK(strcmp(b, "3.00") == 0);
+    x.cfg.unit.enabled = true; /* samples/t: Figure 2's 4 samples in 21 t */
+    explore_fmt_rate(&x, 4.0 / 21, b, sizeof b);
+    CHECK(strcmp(b, "0.1905") == 0);
+    x.cfg.unit.enabled = false;
     explore_fini(&x);
 }
 
