@@ -47,8 +47,12 @@ check "t runs the tuner and lists candidates" "grep -q 'tuner:.*candidates' $tmp
 check "tuner f f: X only, every row X, said on the status line" \
     "grep -q 'tuner (X only):' $tmp/ff && ! grep -Eq '^ +[0-9]+  (V|W|GPipe|ZB|Dual)' $tmp/ff && grep -Eq '^ +1  X-' $tmp/ff && tail -n 1 $tmp/ff | grep -q 'X only'"
 n_all=$(sed -n 's/.*tuner: \([0-9]*\) candidates.*/\1/p' "$tmp/f8" | head -n 1)
-"$bin" explore --devices 8 --global-batch 32 --dump-screen --size 120x40 --keys 'tffffffffff' >"$tmp/fall" 2>&1
-check "tuner f past the last of the 9 schemes: every scheme again ($n_all)" \
+# as many f as the tuner has schemes (the registry's in_tuner records), and one more
+"$bin" tune --devices 8 --global-batch 32 --json >"$tmp/all.json" 2>&1
+n_schemes=$(python3 -c "import json; print(len({c['scheme'] for c in json.load(open('$tmp/all.json'))['candidates']}))")
+fs=t$(printf 'f%.0s' $(seq 0 "$n_schemes"))
+"$bin" explore --devices 8 --global-batch 32 --dump-screen --size 120x40 --keys "$fs" >"$tmp/fall" 2>&1
+check "tuner f past the last of the $n_schemes schemes: every scheme again ($n_all)" \
     "grep -q 'tuner: $n_all candidates' $tmp/fall"
 "$bin" tune --devices 8 --global-batch 32 --scheme X --json >"$tmp/fx.json" 2>&1
 n_x=$(python3 -c "import json; print(len(json.load(open('$tmp/fx.json'))['candidates']))")
