@@ -32,10 +32,13 @@ bench_bench_trace_LDADD = libmt_traces.a libmt_sim.a libmt_model.a libmt_util.a 
 EXTRA_PROGRAMS += bench/bench_search
 bench_bench_search_SOURCES = bench/bench_search.c
 bench_bench_search_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+EXTRA_PROGRAMS += bench/bench_scale
+bench_bench_scale_SOURCES = bench/bench_scale.c
+bench_bench_scale_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 CLEANFILES += $(EXTRA_PROGRAMS)
 
 BENCH_BINS = bench/bench_sim bench/bench_tune bench/bench_render bench/bench_passes bench/bench_exec \
-	bench/bench_async bench/bench_inputs bench/bench_trace bench/bench_search
+	bench/bench_async bench/bench_inputs bench/bench_trace bench/bench_search bench/bench_scale
 bench: $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; ./$$b || exit 1; done
 .PHONY: bench

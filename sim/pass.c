@@ -68,15 +68,48 @@ void pass_changes_fini(struct pass_changes *ch)
     if (ch == NULL)
         return;
     free(ch->v);
+    free(ch->slot);
     memset(ch, 0, sizeof *ch);
 }
 
 void pass_changes_clear(struct pass_changes *ch)
 {
     ch->n = 0;
+    if (ch->slots)
+        memset(ch->slot, 0, (size_t)ch->slots * sizeof *ch->slot);
     ch->kept_input = false;
     ch->note[0] = '\0';
     ch->step_in = ch->step_out = 0;
+}
+
+static unsigned pass_change_hash(int dev, enum op op, int mb, int stage)
+{
+    unsigned h = (unsigned)dev * 0x9e3779b1u;
+    h = (h ^ (unsigned)op) * 0x85ebca6bu;
+    h = (h ^ (unsigned)mb) * 0xc2b2ae35u;
+    h = (h ^ (unsigned)stage) * 0x27d4eb2fu;
+    return h ^ (h >> 15);
+}
+
+static bool pass_change_is(const struct pass_change *c, int dev, enum op op, int mb, int stage)
+{
+    return c->dev == dev && c->op == op && c->mb == mb && c->stage == stage;
+}
+
+/* Enters change i in the hash unless an earlier change has its key (the first one wins). */
+static void pass_changes_index(struct pass_changes *ch, int i)
+{
+    const struct pass_change *c = &ch->v[i];
+    unsigned mask = (unsigned)ch->slots - 1;
+    for (unsigned h = pass_change_hash(c->dev, c->op, c->mb, c->stage) & mask;; h = (h + 1) & mask) {
+        int k = ch->slot[h];
+        if (k == 0) {
+            ch->slot[h] = i + 1;
+            return;
+        }
+        if (pass_change_is(&ch->v[k - 1], c->dev, c->op, c->mb, c->stage))
+            return;
+    }
 }
 
 void pass_changes_add(struct pass_changes *ch, enum pass_change_kind kind, int dev,
@@ -87,17 +120,30 @@ void pass_changes_add(struct pass_changes *ch, enum pass_change_kind kind, int d
         ch->v = xreallocarray(ch->v, (size_t)ch->cap, sizeof *ch->v);
     }
     ch->v[ch->n++] = (struct pass_change){kind, dev, in->op, old_op, in->mb, in->part, in->stage};
+    if (2 * ch->n > ch->slots) { /* at most half full: rebuilt twice as large */
+        ch->slots = ch->slots ? 2 * ch->slots : 128;
+        free(ch->slot);
+        ch->slot = xcalloc((size_t)ch->slots, sizeof *ch->slot);
+        for (int i = 0; i < ch->n; i++)
+            pass_changes_index(ch, i);
+    } else {
+        pass_changes_index(ch, ch->n - 1);
+    }
 }
 
 const struct pass_change *pass_changes_find(const struct pass_changes *ch, int dev, enum op op,
                                             int mb, int stage)
 {
-    for (int i = 0; i < ch->n; i++) {
-        const struct pass_change *c = &ch->v[i];
-        if (c->dev == dev && c->op == op && c->mb == mb && c->stage == stage)
-            return c;
+    if (ch->slots == 0)
+        return NULL;
+    unsigned mask = (unsigned)ch->slots - 1;
+    for (unsigned h = pass_change_hash(dev, op, mb, stage) & mask;; h = (h + 1) & mask) {
+        int k = ch->slot[h];
+        if (k == 0)
+            return NULL;
+        if (pass_change_is(&ch->v[k - 1], dev, op, mb, stage))
+            return &ch->v[k - 1];
     }
-    return NULL;
 }
 
 const char *pass_change_kind_name(enum pass_change_kind k)

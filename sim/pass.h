@@ -41,6 +41,8 @@ struct pass_change {
 struct pass_changes {
     int n, cap;
     struct pass_change *v;    /* [n] */
+    int *slot, slots;         /* hash of (dev, op, mb, stage): index + 1 of its first change, 0
+                               * empty; found in O(1) as every drawn cell asks (pass_changes_find) */
     bool kept_input;          /* the rewrite was invalid or slower: the output copies the input */
     char note[200];           /* why the input was kept; empty otherwise */
     double step_in, step_out; /* simulated step time of input and output (us; t in unit mode) */

@@ -174,8 +174,11 @@ static void prepose_one(struct prepose_ctx *c, int fid)
             break; /* keep the order of messages from that peer */
         int id = base + j;
         run_max = fmax(run_max, c->top[id]);
-        if (c->gap_len[id] < dur - c->eps || c->gap_t[id] < ready - c->eps)
+        if (c->gap_len[id] < dur - c->eps)
             continue;
+        if (c->gap_t[id] < ready - c->eps)
+            break; /* so is every earlier gap: gaps start in time order along a device (a
+                    * move only shortens a gap from its start) */
         double before = j > 0 ? c->mem[id - 1] : c->r->dev[d].static_mem;
         if (fmax(run_max, before + in_msg) + hold > c->budget * (1 + 1e-12) + 1e-12)
             continue;

@@ -199,6 +199,18 @@ void plan_insert(struct plan *p, int dev, int pos, struct instr in)
     plan_cache_drop(p);
 }
 
+void plan_set_list(struct plan *p, int dev, const struct instr *ins, int n)
+{
+    struct plan_device *d = &p->dev[dev];
+    d->len = 0;
+    plan_reserve(d, n);
+    if (n)
+        memcpy(d->ins, ins, (size_t)n * sizeof *ins);
+    d->len = n;
+    p->offset_stale = true;
+    plan_cache_drop(p);
+}
+
 void plan_remove(struct plan *p, int dev, int pos)
 {
     struct plan_device *d = &p->dev[dev];

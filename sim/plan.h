@@ -88,6 +88,9 @@ void plan_append(struct plan *p, int dev, struct instr in);
 /* Inserts before position pos (pos == len appends). */
 void plan_insert(struct plan *p, int dev, int pos, struct instr in);
 void plan_remove(struct plan *p, int dev, int pos);
+/* Replaces device dev's whole list by a copy of ins[0..n): how a pass that rewrites a list
+ * stays linear (an insert shifts the rest of the list). */
+void plan_set_list(struct plan *p, int dev, const struct instr *ins, int n);
 /* Moves the instruction at from to position to (indices in the list before the move). */
 void plan_move(struct plan *p, int dev, int from, int to);
 /* Returns the position of the first (op, mb, stage) on dev, or -1. */

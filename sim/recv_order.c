@@ -168,11 +168,7 @@ int plan_match_receives(struct plan *p, struct mt_err *e)
         }
     }
     for (int d = 0; d < D; d++) {
-        int n = plan_len(p, d);
-        for (int i = n - 1; i >= 0; i--)
-            plan_remove(p, d, i);
-        for (int i = 0; i < n; i++)
-            plan_append(p, d, lists[d][i]);
+        plan_set_list(p, d, lists[d], plan_len(p, d));
         free(lists[d]);
     }
     free(lists);

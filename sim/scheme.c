@@ -13,6 +13,7 @@
 #include "sim/recv_order.h"
 #include "sim/vpipe.h"
 #include "util/err.h"
+#include "util/xalloc.h"
 
 /* Each record's generator (model/scheme_registry.c has the rest of the record). Async and
  * PipeDream share one: they differ in what the simulator and executor keep, not in order. */
@@ -101,33 +102,38 @@ void scheme_add_comm(struct plan *p)
         scheme_async_add_comm(p);
         return;
     }
+    struct instr *list = NULL;
+    int cap = 0;
     for (int d = 0; d < g->devices; d++) {
-        for (int i = 0; i < plan_len(p, d); i++) {
+        /* each compute gains at most a receive before and a send after: the list is rebuilt
+         * in one pass (inserting in place shifted the rest: quadratic in micro-batches) */
+        int n = plan_len(p, d), k = 0;
+        if (3 * n + 1 > cap) {
+            cap = 3 * n + 1;
+            list = xreallocarray(list, (size_t)cap, sizeof *list);
+        }
+        for (int i = 0; i < n; i++) {
             struct instr in = *plan_at(p, d, i);
             int od, opart;
             if (plan_op_is_forward(in.op)) {
-                if (vpipe_find_prev(g, d, in.mb, in.part, &od, &opart) && od != d) {
-                    plan_insert(p, d, i, (struct instr){OP_RA, in.mb, in.part, in.stage, od, 0, 0});
-                    i++;
-                }
-                if (vpipe_find_next(g, d, in.mb, in.part, &od, &opart) && od != d) {
-                    plan_insert(p, d, i + 1,
-                                (struct instr){OP_SA, in.mb, in.part, in.stage, od, 0, 0});
-                    i++;
-                }
+                if (vpipe_find_prev(g, d, in.mb, in.part, &od, &opart) && od != d)
+                    list[k++] = (struct instr){OP_RA, in.mb, in.part, in.stage, od, 0, 0};
+                list[k++] = in;
+                if (vpipe_find_next(g, d, in.mb, in.part, &od, &opart) && od != d)
+                    list[k++] = (struct instr){OP_SA, in.mb, in.part, in.stage, od, 0, 0};
             } else if (plan_op_is_backward(in.op)) {
-                if (vpipe_find_next(g, d, in.mb, in.part, &od, &opart) && od != d) {
-                    plan_insert(p, d, i, (struct instr){OP_RG, in.mb, in.part, in.stage, od, 0, 0});
-                    i++;
-                }
-                if (vpipe_find_prev(g, d, in.mb, in.part, &od, &opart) && od != d) {
-                    plan_insert(p, d, i + 1,
-                                (struct instr){OP_SG, in.mb, in.part, in.stage, od, 0, 0});
-                    i++;
-                }
+                if (vpipe_find_next(g, d, in.mb, in.part, &od, &opart) && od != d)
+                    list[k++] = (struct instr){OP_RG, in.mb, in.part, in.stage, od, 0, 0};
+                list[k++] = in;
+                if (vpipe_find_prev(g, d, in.mb, in.part, &od, &opart) && od != d)
+                    list[k++] = (struct instr){OP_SG, in.mb, in.part, in.stage, od, 0, 0};
+            } else {
+                list[k++] = in;
             }
         }
+        plan_set_list(p, d, list, k);
     }
+    free(list);
     /* a V's pair of devices carries two stages' messages: receive them in send order, so any
      * tagless channel (NCCL) can run the plan. A plan it cannot index is left for the
      * validator to name. */

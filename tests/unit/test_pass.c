@@ -413,8 +413,41 @@ static void test_table_and_errors(void)
     plan_free(p);
 }
 
+/* pass_changes_find over thousands of changes (hashed): each key finds its first record,
+ * absent keys none, and after a clear nothing until added again. */
+static void test_changes_index(void)
+{
+    struct pass_changes ch;
+    pass_changes_init(&ch);
+    CHECK(pass_changes_find(&ch, 0, OP_FW, 0, 0) == NULL);
+    for (int round = 0; round < 2; round++) {
+        for (int mb = 0; mb < 5000; mb++) {
+            struct instr in = {OP_CFW, mb, 0, mb % 7, -1, 0, 0};
+            pass_changes_add(&ch, PASS_CHANGE_RETYPE, mb % 3, &in, OP_FW);
+            in.op = OP_RC; /* inserted, then moved: the first record is the one found */
+            pass_changes_add(&ch, PASS_CHANGE_INSERT, mb % 3, &in, OP_RC);
+            pass_changes_add(&ch, PASS_CHANGE_MOVE, mb % 3, &in, OP_RC);
+        }
+        CHECK(ch.n == 15000);
+        int bad = 0;
+        for (int mb = 0; mb < 5000; mb++) {
+            const struct pass_change *c = pass_changes_find(&ch, mb % 3, OP_CFW, mb, mb % 7);
+            bad += c == NULL || c->kind != PASS_CHANGE_RETYPE || c->mb != mb;
+            c = pass_changes_find(&ch, mb % 3, OP_RC, mb, mb % 7);
+            bad += c == NULL || c->kind != PASS_CHANGE_INSERT || c->mb != mb;
+            bad += pass_changes_find(&ch, (mb + 1) % 3, OP_CFW, mb, mb % 7) != NULL;
+            bad += pass_changes_find(&ch, mb % 3, OP_FW, mb, mb % 7) != NULL;
+        }
+        CHECK(bad == 0);
+        pass_changes_clear(&ch);
+        CHECK(ch.n == 0 && pass_changes_find(&ch, 0, OP_CFW, 0, 0) == NULL);
+    }
+    pass_changes_fini(&ch);
+}
+
 int main(void)
 {
+    test_changes_index();
     test_table_and_errors();
     test_figure2();
     test_table1_mario();
