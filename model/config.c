@@ -62,6 +62,38 @@ int config_pp(const struct config *c)
     return group > 0 ? (int)(c->num_device / group) : 0;
 }
 
+enum attention_kind config_attention(const struct config *c)
+{
+    if (c->attention != ATTN_DEFAULT)
+        return c->attention;
+    return c->model.paper_stack ? ATTN_EAGER : ATTN_FLASH;
+}
+
+int config_attention_parse(const char *s, enum attention_kind *out, struct mt_err *e)
+{
+    if (strcasecmp(s, "flash") == 0)
+        *out = ATTN_FLASH;
+    else if (strcasecmp(s, "eager") == 0)
+        *out = ATTN_EAGER;
+    else
+        return err_set(e, MT_EINVAL, "unknown attention '%s' (expected flash or eager)", s);
+    return MT_OK;
+}
+
+const char *config_attention_name(enum attention_kind a)
+{
+    return a == ATTN_EAGER ? "eager" : a == ATTN_FLASH ? "flash" : "default";
+}
+
+double config_bytes_per_param(const struct config *c)
+{
+    if (c->bytes_per_param > 0)
+        return c->bytes_per_param;
+    double replicated = c->model.paper_stack ? 4 : 6;
+    double shards = c->distributed_optimizer && c->cluster.dp > 1 ? c->cluster.dp : 1;
+    return replicated + 12 / shards;
+}
+
 void config_set_device(struct config *c, const struct device_spec *d)
 {
     c->cluster.device = *d;
@@ -241,6 +273,9 @@ int config_validate(const struct config *c, struct mt_err *e)
              c->global_batch_size, c->micro_batch_size, c->cluster.dp, n, CONFIG_MAX_MICROBATCHES);
     NEED(n >= 1 && n <= CONFIG_MAX_MICROBATCHES, "num_microbatches: must be in [1, %d] (got %d)",
          CONFIG_MAX_MICROBATCHES, n);
+    NEED(c->attention <= ATTN_EAGER, "attention: unknown kind");
+    NEED(isfinite(c->bytes_per_param) && c->bytes_per_param >= 0 && c->bytes_per_param <= 1024,
+         "bytes_per_param: must be in (0, 1024] (got %g)", c->bytes_per_param);
     NEED(isfinite(c->memory_per_device) && c->memory_per_device >= 0,
          "memory_per_device: must be >= 0");
     if (c->unit.enabled)

@@ -48,7 +48,13 @@ struct model_spec {
     int seq_length;          /* s, tokens per sample */
     int vocab_size;          /* V */
     int ffn_hidden_size;     /* GPT: 4h; LLaMA2: SwiGLU width */
+    bool paper_stack;        /* a preset of the paper's 2021 stack (Table 4 shapes, tiny): eager
+                              * attention and 16 bytes a parameter unless the config says */
 };
+
+/* Attention kernels. CONFIG_ATTN_DEFAULT: the model's (eager for a paper_stack model, else
+ * flash), resolved by config_attention(), so an explicit key or flag wins in any order. */
+enum attention_kind { ATTN_DEFAULT, ATTN_FLASH, ATTN_EAGER };
 
 struct device_spec {
     char name[32];
@@ -130,6 +136,11 @@ struct config {
     struct profile profile;    /* a calibration (--calibration; "calibration" in the file):
                                 * measured costs in place of the analytic ones where enabled */
     unsigned given;            /* enum config_given: values set explicitly */
+    /* The training stack (model/cost.h): what a GPU keeps and computes */
+    enum attention_kind attention; /* "attention"; ATTN_DEFAULT = the model's */
+    bool sequence_parallel;        /* "sequence_parallel": activations split over tp too */
+    bool distributed_optimizer;    /* "distributed_optimizer": fp32 state sharded over dp */
+    double bytes_per_param;        /* "bytes_per_param"; 0 = config_bytes_per_param's rule */
 };
 
 /* The built-in default: GPT3-1.6B on 8 x A100-40G, V, global batch 128, mbs 1. */
@@ -139,6 +150,17 @@ void config_default(struct config *c);
 int config_ffn_default(enum model_arch arch, int h, int *out);
 /* Pipeline depth pp = num_device / (dp x tp). */
 int config_pp(const struct config *c);
+/* The attention a config runs: its "attention", else the model's default (eager for the
+ * paper's presets, flash otherwise). */
+enum attention_kind config_attention(const struct config *c);
+/* "flash" | "eager" (case-insensitive); MT_EINVAL otherwise. */
+int config_attention_parse(const char *s, enum attention_kind *out, struct mt_err *e);
+const char *config_attention_name(enum attention_kind a);
+/* Static bytes per parameter (weights, gradients, optimizer state): "bytes_per_param" if set;
+ * else r + 12 / (dp if distributed_optimizer else 1), r = 6 (bf16 weights 2 + fp32 gradients
+ * 4, Megatron-LM's mixed precision) or 4 for the paper's presets (fp16 weights and gradients,
+ * ZeRO §3.1's count), 12 = fp32 master weights and Adam's m and v. */
+double config_bytes_per_param(const struct config *c);
 /* The device becomes d; the cap (memory_per_device) and cluster.tp_gbps follow it unless they
  * were given (c->given). */
 void config_set_device(struct config *c, const struct device_spec *d);

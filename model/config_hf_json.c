@@ -124,6 +124,7 @@ int config_hf_read(struct json_doc *d, const struct json_value *obj, const char 
     const char *slash = strrchr(label, '/');
     if (slash != NULL && slash[1] != '\0')
         label = slash + 1;
+    s.paper_stack = false; /* a published model: today's stack unless the config says */
     memset(s.name, 0, sizeof s.name);
     json_clip(label, s.name, sizeof s.name);
     *out = s;

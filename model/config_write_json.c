@@ -169,6 +169,20 @@ struct cJSON *config_to_cjson(const struct config *c)
         if (!is_preset || k->tp_gbps != dev.nvlink_gbps)
             write_number(cl, "tp_gbps", k->tp_gbps);
     }
+    /* The stack, where it was set (unset, the model's defaults come back on reading; a model
+     * written by name reads back as one of its own, so a paper-stack one writes them out) */
+    bool own_defaults = !(m != NULL && cJSON_GetObjectItem(m, "preset") != NULL) &&
+                        ms->paper_stack;
+    if (c->attention != ATTN_DEFAULT || own_defaults)
+        cJSON_AddStringToObject(o, "attention", config_attention_name(config_attention(c)));
+    if (c->bytes_per_param == 0 && own_defaults)
+        write_number(o, "bytes_per_param", config_bytes_per_param(c));
+    if (c->sequence_parallel)
+        cJSON_AddBoolToObject(o, "sequence_parallel", true);
+    if (c->distributed_optimizer)
+        cJSON_AddBoolToObject(o, "distributed_optimizer", true);
+    if (c->bytes_per_param > 0)
+        write_number(o, "bytes_per_param", c->bytes_per_param);
     if (c->profile.enabled)
         cJSON_AddItemToObject(o, "calibration", profile_to_cjson(&c->profile));
     return o;

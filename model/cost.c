@@ -93,14 +93,40 @@ void cost_stage_bytes_exec(const struct config *c, int seq, struct stage_cost *s
     st->static_bytes = 16 * params;
 }
 
+double cost_layer_flash_bw_flops_at(const struct config *c, int seq)
+{
+    if (config_attention(c) != ATTN_FLASH)
+        return 0;
+    const struct model_spec *m = &c->model;
+    double b = c->micro_batch_size, s = seq, h = m->hidden_size;
+    return 2 * b * s * s * h / c->cluster.tp; /* Q K^T again: the scores are not kept */
+}
+
 double cost_layer_act_bytes_at(const struct config *c, int seq)
 {
     const struct model_spec *m = &c->model;
     double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
     double a = m->num_attention_heads, t = c->cluster.tp;
-    if (m->arch == ARCH_LLAMA2)
-        return s * b * h * (8 + (8 + 8 * f / h) / t) + 2 * a * s * s * b / t;
-    return s * b * h * (10 + (8 + 4 * f / h) / t) + 5 * a * s * s * b / t;
+    bool llama = m->arch == ARCH_LLAMA2;
+    /* the layer norms' inputs, dropout masks, residuals: replicated over the TP group unless
+     * sequence parallelism splits them too */
+    double replicated = (llama ? 8 : 10) / (c->sequence_parallel ? t : 1);
+    double split = 8 + (llama ? 8 : 4) * f / h;
+    double attention = config_attention(c) == ATTN_FLASH ? 4 * a * s * b   /* fp32 lse */
+                       : (llama ? 2 : 5) * a * s * s * b;                   /* scores kept */
+    return s * b * h * (replicated + split / t) + attention / t;
+}
+
+double cost_layer_tp_us(const struct config *c, int seq)
+{
+    const struct cluster_spec *k = &c->cluster;
+    double t = k->tp;
+    if (t <= 1)
+        return 0;
+    double bytes = 2.0 * seq * c->micro_batch_size * c->model.hidden_size;
+    double gbps = k->tp <= k->gpus_per_node ? k->tp_gbps : fmin(k->tp_gbps, k->ar_gbps);
+    /* two all-reduces (or all-gathers + reduce-scatters with SP: the same bytes on the ring) */
+    return 2 * (2 * (t - 1) / t * bytes / (gbps * 1e3));
 }
 
 double cost_layer_params(const struct config *c)
@@ -142,6 +168,8 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
     double layer_act = cost_layer_act_bytes(c);
     double layer_w_us = cost_layer_w_flops_at(c, m->seq_length) / flops_per_us;
     double layer_w_keep = cost_layer_w_keep_bytes_at(c, m->seq_length);
+    double layer_tp_us = cost_layer_tp_us(c, m->seq_length);
+    double layer_bw_extra_us = cost_layer_flash_bw_flops_at(c, m->seq_length) / flops_per_us;
     double ckpt_bytes = 2 * s * b * h;
     double p2p_us = ckpt_bytes / (k->p2p_gbps * 1e3) + k->p2p_lat_us;
 
@@ -163,7 +191,8 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         st->has_embed = i == 0;
         st->has_head = i == num_stages - 1;
         double n = st->num_layers;
-        double fw = n * layer_fw_us, act = n * layer_act;
+        double fw = n * (layer_fw_us + layer_tp_us), act = n * layer_act;
+        double bw_extra = n * layer_bw_extra_us; /* flash recomputes its scores */
         double w_us = n * layer_w_us, w_keep = n * layer_w_keep;
         double params = cost_stage_params(c, st->num_layers, st->has_embed, st->has_head);
         if (st->has_head) {
@@ -189,13 +218,13 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
             continue;
         }
         st->fw = fw;
-        st->bw = 2 * fw;
+        st->bw = 2 * fw + bw_extra;
         st->rc = fw;
         st->act = act;
         st->w_keep = w_keep;
         st->ckpt = ckpt_bytes;
         st->layer_act = layer_act;
-        st->static_bytes = params * COST_BYTES_PER_PARAM;
+        st->static_bytes = params * config_bytes_per_param(c);
         st->msg_bytes = ckpt_bytes; /* the stage's input or output, as the checkpoint */
         st->p2p = p2p_us;
         double n_ar = ar_group;
@@ -206,7 +235,7 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         double act_analytic = st->act;
         profile_apply(&c->profile, c, st); /* a calibration replaces what it measured */
         /* W's share of the backward as the FLOPs give it, of the measured backward too */
-        st->w = st->bw * (w_us / (2 * fw));
+        st->w = st->bw * (w_us / (2 * fw + bw_extra));
         st->b = st->bw - st->w;
         if (act_analytic > 0 && st->act != act_analytic)
             st->w_keep *= st->act / act_analytic;

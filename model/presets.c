@@ -4,6 +4,7 @@
 #include <config.h>
 #include "model/presets.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <strings.h>
@@ -11,13 +12,16 @@
 #include "model/config.h"
 #include "util/err.h"
 
+/* paper_stack (the last field): the paper measured eager attention and 16 bytes a parameter,
+ * so its shapes keep them by default (its figures stay as printed); tiny is the executor's own
+ * model, eager with 16 bytes (fp32 weights, gradients, m, v). */
 static const struct model_spec model_table[] = {
-    {"GPT3-1.6B", ARCH_GPT3, 1024, 128, 16, 1024, 50257, 4096},
-    {"GPT3-13B", ARCH_GPT3, 3000, 128, 40, 1024, 50257, 12000},
-    {"LLaMA2-3B", ARCH_LLAMA2, 2048, 64, 16, 1024, 32000, 5504},
-    {"LLaMA2-13B", ARCH_LLAMA2, 4096, 64, 32, 1024, 32000, 11008},
+    {"GPT3-1.6B", ARCH_GPT3, 1024, 128, 16, 1024, 50257, 4096, true},
+    {"GPT3-13B", ARCH_GPT3, 3000, 128, 40, 1024, 50257, 12000, true},
+    {"LLaMA2-3B", ARCH_LLAMA2, 2048, 64, 16, 1024, 32000, 5504, true},
+    {"LLaMA2-13B", ARCH_LLAMA2, 4096, 64, 32, 1024, 32000, 11008, true},
     /* Small enough that the CPU executor trains it in seconds: byte-level vocabulary. */
-    {"tiny", ARCH_GPT3, 64, 8, 4, 64, 256, 256},
+    {"tiny", ARCH_GPT3, 64, 8, 4, 64, 256, 256, true},
 };
 
 /* nvlink_gbps, the GPU's NVLink bandwidth per direction: A100 (SXM) NVLink 3, 12 links x 25

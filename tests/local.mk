@@ -118,3 +118,8 @@ TESTS += tests/unit/test_view_gantt
 tests_unit_test_view_gantt_CPPFLAGS = $(AM_CPPFLAGS) $(NCURSES_CFLAGS)
 tests_unit_test_view_gantt_LDADD = libmt_tui.a libmt_render.a libmt_traces.a libmt_sim.a \
 	libmt_model.a libmt_util.a $(NCURSES_LIBS) $(CAIRO_LIBS) $(CJSON_LIBS) $(ZLIB_LIBS) -lm
+# The training stack (issue 26): attention, SP, TP communication, bytes per parameter.
+check_PROGRAMS += tests/unit/test_stack
+TESTS += tests/unit/test_stack tests/cli/test_stack.sh
+EXTRA_DIST += tests/cli/test_stack.sh
+tests_unit_test_stack_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -109,6 +109,9 @@ enum cmd_plan_flag {
     CMD_PLAN_CALIBRATION,
     CMD_PLAN_CORES,
     CMD_PLAN_TP,
+    CMD_PLAN_ATTENTION,
+    CMD_PLAN_SEQ_PARALLEL,
+    CMD_PLAN_DIST_OPT,
 };
 
 extern const struct cmd_option cmd_plan_options[];

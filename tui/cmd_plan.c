@@ -55,6 +55,14 @@ const struct cmd_option cmd_plan_options[] = {
      .help = "memory cap per device, e.g. 40G (in M_theta under --unit-costs: 1.05)"},
     {.name = "device", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_DEVICE,
      .help = "device preset: A100-40G A100-80G H100-80G H200"},
+    {.name = "attention", .arg = "K", .type = CMD_PLAN, .value = CMD_PLAN_ATTENTION,
+     .help = "flash (the default: no s x s scores kept) | eager (the\n"
+             "paper's presets' default)"},
+    {.name = "sequence-parallel", .type = CMD_PLAN, .value = CMD_PLAN_SEQ_PARALLEL,
+     .help = "sequence parallelism: every activation split over tp"},
+    {.name = "distributed-optimizer", .type = CMD_PLAN, .value = CMD_PLAN_DIST_OPT,
+     .help = "fp32 master weights and Adam state sharded over dp\n"
+             "(6 + 12/dp bytes a parameter)"},
     {.name = "unit-costs", .arg = "F,B,RC[,W]", .type = CMD_PLAN, .value = CMD_PLAN_UNIT_COSTS,
      .help = "unit costs: times in t, memory in units of M_theta; B is the\n"
              "whole backward, W its weight-gradient part (default B/2)"},
@@ -142,6 +150,16 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         config_set_device(c, &dev);
         return MT_OK;
     }
+    case CMD_PLAN_ATTENTION:
+        if (config_attention_parse(arg, &c->attention, e) != MT_OK)
+            return err_wrap(e, "--attention");
+        return MT_OK;
+    case CMD_PLAN_SEQ_PARALLEL:
+        c->sequence_parallel = true;
+        return MT_OK;
+    case CMD_PLAN_DIST_OPT:
+        c->distributed_optimizer = true;
+        return MT_OK;
     case CMD_PLAN_UNIT_COSTS:
         if (config_unit_costs_parse(arg, &c->unit, e) != MT_OK)
             return err_wrap(e, "--unit-costs");
