@@ -28,6 +28,7 @@ void config_default(struct config *c)
     c->update_interval = 1;
     presets_model("GPT3-1.6B", &c->model, NULL);
     c->cluster.gpus_per_node = CONFIG_GPUS_PER_NODE;
+    c->reserve = -1;
     struct device_spec dev;
     presets_device("A100-40G", &dev, NULL);
     config_set_device(c, &dev);
@@ -92,6 +93,22 @@ double config_bytes_per_param(const struct config *c)
     double replicated = c->model.paper_stack ? 4 : 6;
     double shards = c->distributed_optimizer && c->cluster.dp > 1 ? c->cluster.dp : 1;
     return replicated + 12 / shards;
+}
+
+double config_reserve(const struct config *c)
+{
+    if (c->unit.enabled)
+        return 0;
+    if (c->reserve >= 0)
+        return c->reserve;
+    return c->model.paper_stack ? 0 : CONFIG_RESERVE_DEFAULT;
+}
+
+double config_mem_cap(const struct config *c)
+{
+    if (!(c->memory_per_device > 0))
+        return 0;
+    return c->memory_per_device - config_reserve(c);
 }
 
 void config_set_device(struct config *c, const struct device_spec *d)
@@ -278,6 +295,10 @@ int config_validate(const struct config *c, struct mt_err *e)
          "bytes_per_param: must be in (0, 1024] (got %g)", c->bytes_per_param);
     NEED(isfinite(c->memory_per_device) && c->memory_per_device >= 0,
          "memory_per_device: must be >= 0");
+    double gpu = c->memory_per_device > 0 ? c->memory_per_device : c->cluster.device.mem_bytes;
+    NEED(isfinite(c->reserve) && (c->unit.enabled || config_reserve(c) < gpu),
+         "reserve: %.4g GiB is not below the GPU's %.4g GiB (memory_per_device)",
+         config_reserve(c) / 1073741824.0, gpu / 1073741824.0);
     if (c->unit.enabled)
         NEED(isfinite(c->unit.f) && isfinite(c->unit.b) && isfinite(c->unit.rc) &&
                  c->unit.f > 0 && c->unit.b > 0 && c->unit.rc >= 0,

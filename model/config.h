@@ -37,6 +37,11 @@ enum model_arch { ARCH_GPT3, ARCH_LLAMA2, ARCH_CUSTOM };
 #define CONFIG_MAX_CHUNKS 64
 #define CONFIG_MAX_LAYERS 100000
 #define CONFIG_MAX_ITERATIONS 4096
+/* The CUDA context (~0.3-0.6 GiB on A100/H100 with CUDA 12's lazy module loading; PyTorch's
+ * "CUDA semantics" notes it is outside torch.cuda.memory_allocated), NCCL's communicator
+ * buffers (NCCL_BUFFSIZE 4 MiB per channel and peer) and the caching allocator's
+ * fragmentation: 1 GiB. */
+#define CONFIG_RESERVE_DEFAULT (1024.0 * 1024 * 1024)
 #define CONFIG_GPUS_PER_NODE 8 /* the default: DGX/HGX A100, H100 and H200 nodes hold 8 GPUs */
 
 struct model_spec {
@@ -141,6 +146,8 @@ struct config {
     bool sequence_parallel;        /* "sequence_parallel": activations split over tp too */
     bool distributed_optimizer;    /* "distributed_optimizer": fp32 state sharded over dp */
     double bytes_per_param;        /* "bytes_per_param"; 0 = config_bytes_per_param's rule */
+    double reserve;                /* "reserve", bytes per GPU kept for the CUDA context and the
+                                    * caching allocator; < 0 = config_reserve's default */
 };
 
 /* The built-in default: GPT3-1.6B on 8 x A100-40G, V, global batch 128, mbs 1. */
@@ -161,6 +168,13 @@ const char *config_attention_name(enum attention_kind a);
  * 4, Megatron-LM's mixed precision) or 4 for the paper's presets (fp16 weights and gradients,
  * ZeRO §3.1's count), 12 = fp32 master weights and Adam's m and v. */
 double config_bytes_per_param(const struct config *c);
+/* Bytes per GPU that no plan may use: "reserve" if set; else CONFIG_RESERVE_DEFAULT, 0 for the
+ * paper's presets (the paper's caps and fit verdicts are its simulator's, with none) and under
+ * unit costs (memory in M_θ). */
+double config_reserve(const struct config *c);
+/* The cap every plan is checked against: memory_per_device less the reserve; 0 = no cap (unit
+ * costs without one). sim/ reads the cap here and nowhere else. */
+double config_mem_cap(const struct config *c);
 /* The device becomes d; the cap (memory_per_device) and cluster.tp_gbps follow it unless they
  * were given (c->given). */
 void config_set_device(struct config *c, const struct device_spec *d);

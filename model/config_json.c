@@ -344,6 +344,7 @@ enum {
     T_SP,
     T_DISTOPT,
     T_BPP,
+    T_RESERVE,
     T__COUNT
 };
 static const char *const top_keys[T__COUNT] = {
@@ -351,6 +352,7 @@ static const char *const top_keys[T__COUNT] = {
     "chunks",          "memory_per_device", "blocking_send",    "unit_costs", "model",
     "cluster",         "iterations",        "update_interval",  "calibration",
     "attention",       "sequence_parallel", "distributed_optimizer", "bytes_per_param",
+    "reserve",
 };
 
 /* "calibration": a calibration file (model/profile.h), its path relative to this file, or
@@ -427,6 +429,12 @@ static int load_top_fields(struct json_doc *d, const struct json_value *f, struc
         TRY(json_bool(d, &f[T_SP], &c->sequence_parallel));
     if (f[T_DISTOPT].item != NULL)
         TRY(json_bool(d, &f[T_DISTOPT], &c->distributed_optimizer));
+    if (f[T_RESERVE].item != NULL) { /* 0 allowed: a size or a number of bytes */
+        if (cJSON_IsNumber(f[T_RESERVE].item) && f[T_RESERVE].item->valuedouble == 0)
+            c->reserve = 0;
+        else
+            TRY(json_bytes(d, &f[T_RESERVE], &c->reserve));
+    }
     if (f[T_BPP].item != NULL) {
         TRY(json_double(d, &f[T_BPP], &c->bytes_per_param));
         if (!(c->bytes_per_param > 0))

@@ -183,6 +183,8 @@ struct cJSON *config_to_cjson(const struct config *c)
         cJSON_AddBoolToObject(o, "distributed_optimizer", true);
     if (c->bytes_per_param > 0)
         write_number(o, "bytes_per_param", c->bytes_per_param);
+    if (c->reserve >= 0 || own_defaults)
+        write_bytes(o, "reserve", c->reserve >= 0 ? c->reserve : config_reserve(c));
     if (c->profile.enabled)
         cJSON_AddItemToObject(o, "calibration", profile_to_cjson(&c->profile));
     return o;

@@ -112,6 +112,7 @@ enum cmd_plan_flag {
     CMD_PLAN_ATTENTION,
     CMD_PLAN_SEQ_PARALLEL,
     CMD_PLAN_DIST_OPT,
+    CMD_PLAN_RESERVE,
 };
 
 extern const struct cmd_option cmd_plan_options[];

@@ -53,6 +53,9 @@ const struct cmd_option cmd_plan_options[] = {
      .help = "chunks per device for W and ZB-W (default 2)"},
     {.name = "memory", .arg = "SIZE", .type = CMD_PLAN, .value = CMD_PLAN_MEMORY,
      .help = "memory cap per device, e.g. 40G (in M_theta under --unit-costs: 1.05)"},
+    {.name = "reserve", .arg = "SIZE", .type = CMD_PLAN, .value = CMD_PLAN_RESERVE,
+     .help = "kept free on each GPU for the CUDA context and allocator,\n"
+             "off the cap (default 1G; 0 for the paper's presets)"},
     {.name = "device", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_DEVICE,
      .help = "device preset: A100-40G A100-80G H100-80G H200"},
     {.name = "attention", .arg = "K", .type = CMD_PLAN, .value = CMD_PLAN_ATTENTION,
@@ -150,6 +153,10 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         config_set_device(c, &dev);
         return MT_OK;
     }
+    case CMD_PLAN_RESERVE:
+        if (str_parse_bytes(arg, &c->reserve, e) != MT_OK)
+            return err_wrap(e, "--reserve");
+        return MT_OK;
     case CMD_PLAN_ATTENTION:
         if (config_attention_parse(arg, &c->attention, e) != MT_OK)
             return err_wrap(e, "--attention");

@@ -37,4 +37,11 @@ check "... naming cluster.tp" "grep -q 'cluster.tp: 3 neither divides' $tmp/o &&
 check "--tp 16 on 8 GPUs: exit 2 naming cluster.tp" "[ $? -eq 2 ] && grep -q 'cluster.tp: 16 does not divide' $tmp/o"
 "$bin" simulate --attention fast >"$tmp/o" 2>&1
 check "--attention fast: exit 2" "[ $? -eq 2 ] && grep -q -- '--attention' $tmp/o"
+
+# the reserve: off the cap, refused when not below the GPU
+"$bin" simulate --json --reserve 2G >"$tmp/r.json" 2>&1
+check "--reserve 2G: the cap is 38 GiB" "json $tmp/r.json 'd[\"memory_cap\"] == 38 * 2**30'"
+"$bin" simulate --reserve 50G >"$tmp/o" 2>&1
+check "--reserve 50G on a 40 GiB GPU: exit 2 naming reserve" \
+    "[ $? -eq 2 ] && grep -q 'reserve: 50 GiB is not below' $tmp/o && [ \$(wc -l <$tmp/o) -eq 1 ]"
 exit $fail

@@ -119,8 +119,39 @@ static void test_explicit_wins(void)
     CHECK_NEAR(d.bytes_per_param, 12.5, 0);
 }
 
+/* The reserve comes off the cap: 1 GiB by default, none for the paper's presets (their caps
+ * are the paper's) or under unit costs (M_θ). */
+static void test_reserve(void)
+{
+    const double GiB = 1024.0 * 1024 * 1024;
+    struct config c;
+    CHECK_EQ_INT(load("{}", &c), MT_OK); /* GPT3-1.6B, the paper's */
+    CHECK_NEAR(config_mem_cap(&c), 40 * GiB, 0);
+    const char *own = "{\"model\": {\"type\": \"GPT3\", \"hidden_size\": 2048, \"num_layers\": 24,"
+                      " \"num_attention_heads\": 16}";
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s}", own);
+    CHECK_EQ_INT(load(buf, &c), MT_OK);
+    CHECK_NEAR(config_mem_cap(&c), 39 * GiB, 0);
+    snprintf(buf, sizeof buf, "%s, \"reserve\": \"2G\", \"memory_per_device\": \"30G\"}", own);
+    CHECK_EQ_INT(load(buf, &c), MT_OK);
+    CHECK_NEAR(config_mem_cap(&c), 28 * GiB, 0);
+    CHECK_EQ_INT(load("{\"model\": \"GPT3-13B\", \"reserve\": 0}", &c), MT_OK);
+    CHECK_NEAR(config_mem_cap(&c), 40 * GiB, 0);
+    c.unit.enabled = true;
+    c.memory_per_device = 1.5;
+    c.reserve = GiB;
+    CHECK_NEAR(config_mem_cap(&c), 1.5, 0);
+    struct mt_err e;
+    err_clear(&e);
+    const char *big = "{\"reserve\": \"40G\"}";
+    CHECK_EQ_INT(config_load_string(big, strlen(big), "t.json", &c, &e), MT_EINVAL);
+    CHECK(strstr(e.msg, "reserve: 40 GiB is not below the GPU's 40 GiB") != NULL);
+}
+
 int main(void)
 {
+    test_reserve();
     test_attention_bytes();
     test_tp_comm();
     test_bytes_per_param();
