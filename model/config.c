@@ -57,6 +57,11 @@ int config_ffn_default(enum model_arch arch, int h, int *out)
     return 0;
 }
 
+int config_kv_heads(const struct model_spec *m)
+{
+    return m->num_key_value_heads > 0 ? m->num_key_value_heads : m->num_attention_heads;
+}
+
 int config_pp(const struct config *c)
 {
     long group = (long)c->cluster.dp * c->cluster.tp;
@@ -218,6 +223,10 @@ static int config_validate_model(const struct model_spec *m, struct mt_err *e)
     NEED(m->hidden_size % m->num_attention_heads == 0,
          "model.num_attention_heads: %d does not divide hidden_size %d", m->num_attention_heads,
          m->hidden_size);
+    NEED(m->num_key_value_heads >= 0 && m->num_key_value_heads <= m->num_attention_heads &&
+             m->num_attention_heads % config_kv_heads(m) == 0,
+         "model.num_key_value_heads: %d does not divide num_attention_heads %d",
+         m->num_key_value_heads, m->num_attention_heads);
     NEED(m->seq_length > 0, "model.seq_length: must be > 0 (got %d)", m->seq_length);
     NEED(m->vocab_size > 0, "model.vocab_size: must be > 0 (got %d)", m->vocab_size);
     NEED(m->ffn_hidden_size > 0, "model.ffn_hidden_size: must be > 0 (got %d)", m->ffn_hidden_size);

@@ -53,6 +53,7 @@ struct model_spec {
     int seq_length;          /* s, tokens per sample */
     int vocab_size;          /* V */
     int ffn_hidden_size;     /* GPT: 4h; LLaMA2: SwiGLU width */
+    int num_key_value_heads; /* K/V heads (GQA; 1 = MQA); 0 = a (multi-head attention) */
     bool paper_stack;        /* a preset of the paper's 2021 stack (Table 4 shapes, tiny): eager
                               * attention and 16 bytes a parameter unless the config says */
 };
@@ -150,6 +151,8 @@ struct config {
                                     * caching allocator; < 0 = config_reserve's default */
 };
 
+/* K/V heads: num_key_value_heads, or a when 0. */
+int config_kv_heads(const struct model_spec *m);
 /* The built-in default: GPT3-1.6B on 8 x A100-40G, V, global batch 128, mbs 1. */
 void config_default(struct config *c);
 /* The FFN width a model of hidden size h has unless given: 4h (GPT), SwiGLU's

@@ -87,12 +87,13 @@ static int arch_parse(const char *s, enum model_arch *out)
 }
 
 enum { M_PRESET, M_NAME, M_TYPE, M_HIDDEN, M_LAYERS, M_HEADS, M_SEQ, M_VOCAB, M_FFN, M_MAXPOS,
-       M__COUNT };
+       M_KV, M__COUNT };
 static const char *const model_keys[M__COUNT] = {
     "preset",      "name",       "type",
     "hidden_size", "num_layers", "num_attention_heads",
     "seq_length",  "vocab_size", "ffn_hidden_size",
     "max_position_embeddings", /* read with seq_length's other forms by seqlen_from_json */
+    "num_key_value_heads",
 };
 
 static int load_model_fields(struct json_doc *d, const struct json_value *f,
@@ -118,10 +119,10 @@ static int load_model_fields(struct json_doc *d, const struct json_value *f,
                              json_clip(t, clip, sizeof clip));
         }
     }
-    static const int idx[] = {M_HIDDEN, M_LAYERS, M_HEADS, M_SEQ, M_VOCAB, M_FFN};
-    int *dst[] = {&s.hidden_size, &s.num_layers, &s.num_attention_heads,
-                  &s.seq_length,  &s.vocab_size, &s.ffn_hidden_size};
-    for (size_t i = 0; i < 6; i++) {
+    static const int idx[] = {M_HIDDEN, M_LAYERS, M_HEADS, M_SEQ, M_VOCAB, M_FFN, M_KV};
+    int *dst[] = {&s.hidden_size, &s.num_layers,      &s.num_attention_heads,   &s.seq_length,
+                  &s.vocab_size,  &s.ffn_hidden_size, &s.num_key_value_heads};
+    for (size_t i = 0; i < 7; i++) {
         const struct json_value *v = &f[idx[i]];
         if (v->item == NULL)
             continue;

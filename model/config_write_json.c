@@ -134,6 +134,8 @@ struct cJSON *config_to_cjson(const struct config *c)
         cJSON_AddNumberToObject(m, "hidden_size", ms->hidden_size);
         cJSON_AddNumberToObject(m, "num_layers", ms->num_layers);
         cJSON_AddNumberToObject(m, "num_attention_heads", ms->num_attention_heads);
+        if (ms->num_key_value_heads > 0)
+            cJSON_AddNumberToObject(m, "num_key_value_heads", ms->num_key_value_heads);
         if (c->seqlen.kind == SEQLEN_FIXED)
             cJSON_AddNumberToObject(m, "seq_length", ms->seq_length);
         else

@@ -18,12 +18,28 @@ double cost_layer_fw_flops(const struct config *c)
     return cost_layer_fw_flops_at(c, c->model.seq_length);
 }
 
+/* The K/V width kv x h/a (GQA); h with multi-head attention. */
+static double cost_kv_width(const struct model_spec *m)
+{
+    return (double)config_kv_heads(m) * (m->hidden_size / m->num_attention_heads);
+}
+
+/* The forward FLOPs of a layer's attention weight GEMMs: Q and the projection 4bsh^2, K and V
+ * 4bsh kv_width; 8bsh^2 with multi-head attention (written as before, bit for bit). */
+static double cost_attn_gemm_flops(const struct model_spec *m, double b, double s)
+{
+    double h = m->hidden_size;
+    if (config_kv_heads(m) == m->num_attention_heads)
+        return 8 * b * s * h * h;
+    return 4 * b * s * h * h + 4 * b * s * h * cost_kv_width(m);
+}
+
 double cost_layer_fw_flops_at(const struct config *c, int seq)
 {
     const struct model_spec *m = &c->model;
     double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
     double mlp = (m->arch == ARCH_LLAMA2 ? 6 : 4) * b * s * h * f;
-    return (8 * b * s * h * h + 4 * b * s * s * h + mlp) / c->cluster.tp;
+    return (cost_attn_gemm_flops(m, b, s) + 4 * b * s * s * h + mlp) / c->cluster.tp;
 }
 
 double cost_layer_w_flops_at(const struct config *c, int seq)
@@ -31,7 +47,7 @@ double cost_layer_w_flops_at(const struct config *c, int seq)
     const struct model_spec *m = &c->model;
     double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
     double mlp = (m->arch == ARCH_LLAMA2 ? 6 : 4) * b * s * h * f;
-    return (8 * b * s * h * h + mlp) / c->cluster.tp;
+    return (cost_attn_gemm_flops(m, b, s) + mlp) / c->cluster.tp;
 }
 
 double cost_layer_w_keep_bytes_at(const struct config *c, int seq)
@@ -40,7 +56,9 @@ double cost_layer_w_keep_bytes_at(const struct config *c, int seq)
     double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
     double t = c->cluster.tp, sbh = s * b * h, sbf = s * b * f;
     double inputs = 2 * sbh + 2 * sbh / t + 2 * sbh + 2 * sbf / t;
-    double grads = 6 * sbh / t + 2 * sbh + (m->arch == ARCH_LLAMA2 ? 4 : 2) * sbf / t + 2 * sbh;
+    double qkv = config_kv_heads(m) == m->num_attention_heads ? 6 * sbh
+                                                               : 2 * sbh + 4 * s * b * cost_kv_width(m);
+    double grads = qkv / t + 2 * sbh + (m->arch == ARCH_LLAMA2 ? 4 : 2) * sbf / t + 2 * sbh;
     return inputs + grads;
 }
 
@@ -111,7 +129,10 @@ double cost_layer_act_bytes_at(const struct config *c, int seq)
     /* the layer norms' inputs, dropout masks, residuals: replicated over the TP group unless
      * sequence parallelism splits them too */
     double replicated = (llama ? 8 : 10) / (c->sequence_parallel ? t : 1);
-    double split = 8 + (llama ? 8 : 4) * f / h;
+    /* Q, K, V and the projection's input (2sbh each), K and V narrower with GQA */
+    double qkvo = config_kv_heads(m) == m->num_attention_heads
+                      ? 8 : 4 + 4 * (double)config_kv_heads(m) / m->num_attention_heads;
+    double split = qkvo + (llama ? 8 : 4) * f / h;
     double attention = config_attention(c) == ATTN_FLASH ? 4 * a * s * b   /* fp32 lse */
                        : (llama ? 2 : 5) * a * s * s * b;                   /* scores kept */
     return s * b * h * (replicated + split / t) + attention / t;
@@ -133,6 +154,12 @@ double cost_layer_params(const struct config *c)
 {
     const struct model_spec *m = &c->model;
     double h = m->hidden_size, f = m->ffn_hidden_size;
+    if (config_kv_heads(m) != m->num_attention_heads) { /* GQA: K and V are h x kv_width */
+        double kv = cost_kv_width(m);
+        if (m->arch == ARCH_LLAMA2)
+            return 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h;
+        return 2 * h * h + 2 * h * kv + 2 * h * f + 7 * h + 2 * kv + f;
+    }
     if (m->arch == ARCH_LLAMA2)
         return 4 * h * h + 3 * h * f + 2 * h;
     return 4 * h * h + 2 * h * f + 9 * h + f;

@@ -1,7 +1,11 @@
 /* model/cost.h: per-stage time and memory estimates (paper §5.2 "estimators").
  *
  * Analytic mode, for a micro-batch of b samples, s tokens, hidden h, heads a, FFN width f,
- * vocabulary V, tensor parallelism t (mixed precision: 2-byte activations):
+ * vocabulary V, tensor parallelism t (mixed precision: 2-byte activations). Grouped-query
+ * attention (Ainslie et al. 2023) with g K/V heads narrows K and V to k = g h/a: the 8bsh^2 of
+ * QKV + projection below becomes 4bsh^2 + 4bshk, their 4h^2 parameters 2h^2 + 2hk (GPT's biases
+ * 9h + f: 7h + 2k + f), the kept 8sbh of Q, K, V and the projection input 4sbh + 4sbk, W's qkv
+ * gradients 6sbh: 2sbh + 4sbk; with g = a every figure is the multi-head one:
  *   forward FLOPs per layer  GPT:   8bsh^2 + 4bs^2h + 4bshf      (QKV+proj, scores, MLP)
  *                            LLaMA: 8bsh^2 + 4bs^2h + 6bshf      (SwiGLU has 3 matrices)
  *   + LM head 2bshV on the last stage; backward = 2 x forward; recompute = forward

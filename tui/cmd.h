@@ -165,5 +165,6 @@ extern const struct cmd_entry cmd_compare_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_profile_entry;
 extern const struct cmd_entry cmd_chart_entry;
+extern const struct cmd_entry cmd_models_entry;
 
 #endif

@@ -210,7 +210,7 @@ int main(void)
         test_command(cmd_table[n]);
         CHECK(cmd_find(cmd_table[n]->name) == cmd_table[n]);
     }
-    CHECK_EQ_INT(n, 11); /* ... compare, import, profile, chart */
+    CHECK_EQ_INT(n, 12); /* ... compare, import, profile, chart, models */
     CHECK(cmd_find("no-such-command") == NULL);
     return check_report("test_cmd_help");
 }

@@ -149,8 +149,64 @@ static void test_reserve(void)
     CHECK(strstr(e.msg, "reserve: 40 GiB is not below the GPU's 40 GiB") != NULL);
 }
 
+/* Real presets: the cost model's parameter count against the published ones (Hugging Face
+ * safetensors totals). Ours counts the final norm as 2h (GPT's LayerNorm weight and bias) where
+ * LLaMA's RMSNorm has h: exactly h more. GQA: K, V are h x (kv h/a). */
+static void test_presets_gqa(void)
+{
+    static const struct {
+        const char *name;
+        double published;
+    } known[] = {
+        {"LLaMA-2-7B", 6738415616.0},    /* meta-llama/Llama-2-7b-hf */
+        {"LLaMA-2-13B", 13015864320.0},  /* meta-llama/Llama-2-13b-hf */
+        {"LLaMA-2-70B", 68976648192.0},  /* meta-llama/Llama-2-70b-hf, 8 K/V heads */
+        {"Llama-3.1-8B", 8030261248.0},  /* meta-llama/Llama-3.1-8B, 8 K/V heads */
+        {"Llama-3.1-70B", 70553706496.0}, /* meta-llama/Llama-3.1-70B */
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        struct model_spec m;
+        CHECK_EQ_INT(presets_model(known[i].name, &m, NULL), MT_OK);
+        CHECK_NEAR(presets_model_params(&m), known[i].published + m.hidden_size, 0);
+        CHECK(!m.paper_stack);
+    }
+    /* display names: the paper's shapes are marked, the published models are not */
+    struct model_spec m;
+    char buf[96];
+    CHECK_EQ_INT(presets_model("GPT3-13B", &m, NULL), MT_OK);
+    CHECK(strcmp(presets_model_display(&m, buf, sizeof buf), "GPT3-13B (paper Table 4)") == 0);
+    CHECK_EQ_INT(presets_model("GPT-3-13B", &m, NULL), MT_OK);
+    CHECK(strcmp(presets_model_display(&m, buf, sizeof buf), "GPT-3-13B") == 0);
+    /* GQA activations, Llama-3.1-8B (h 4096, a 32, kv 8, f 14336, s 8192, b 1), flash, t 1:
+     * sbh(8 + 4 + 4 x 8/32 + 8 x 14336/4096) + 4asb = sbh x 41 + 4 x 32 x 8192
+     * = 33,554,432 x 41 + 1,048,576 = 1,375,731,712 + 1,048,576 */
+    struct config c;
+    config_default(&c);
+    CHECK_EQ_INT(presets_model("Llama-3.1-8B", &c.model, NULL), MT_OK);
+    CHECK_NEAR(cost_layer_act_bytes(&c), 1376780288.0, 0);
+    /* forward FLOPs: 4bsh^2 + 4bsh x 1024 + 4bs^2h + 6bshf, term by term:
+     *   4 x 8192 x 4096^2 = 549,755,813,888; 4 x 8192 x 4096 x 1024 = 137,438,953,472;
+     *   4 x 8192^2 x 4096 = 1,099,511,627,776; 6 x 8192 x 4096 x 14336 = 2,886,218,022,912 */
+    CHECK_NEAR(cost_layer_fw_flops(&c), 4672924418048.0, 0);
+    /* K/V heads must divide the heads: one message naming the key */
+    struct mt_err e;
+    err_clear(&e);
+    const char *bad = "{\"model\": {\"preset\": \"Llama-3.1-8B\", \"num_key_value_heads\": 5}}";
+    CHECK_EQ_INT(config_load_string(bad, strlen(bad), "t.json", &c, &e), MT_EINVAL);
+    CHECK(strstr(e.msg, "model.num_key_value_heads: 5 does not divide num_attention_heads 32") !=
+          NULL);
+    /* from a Hugging Face config */
+    const char *hf = "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_hidden_layers\": 32,"
+                     " \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"intermediate_size\":"
+                     " 14336, \"vocab_size\": 128256, \"max_position_embeddings\": 8192}";
+    CHECK_EQ_INT(config_load_string(hf, strlen(hf), "hf.json", &c, &e), MT_OK);
+    CHECK_EQ_INT(config_kv_heads(&c.model), 8);
+    CHECK_NEAR(cost_layer_act_bytes(&c), 1376780288.0, 0);
+}
+
 int main(void)
 {
+    test_presets_gqa();
     test_reserve();
     test_attention_bytes();
     test_tp_comm();
