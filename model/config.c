@@ -10,9 +10,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/cost.h"
 #include "model/presets.h"
 #include "model/seqlen.h"
 #include "util/err.h"
+#include "util/str.h"
 
 void config_default(struct config *c)
 {
@@ -114,6 +116,19 @@ double config_mem_cap(const struct config *c)
     if (!(c->memory_per_device > 0))
         return 0;
     return c->memory_per_device - config_reserve(c);
+}
+
+int config_check_cap(const struct config *c, const char *what, struct mt_err *e)
+{
+    double cap = c->memory_per_device, layer = cost_layer_act_bytes(c);
+    if (c->unit.enabled || !(cap > 0) || cap >= layer)
+        return MT_OK;
+    char have[32], need[32];
+    str_format_bytes(cap, have, sizeof have);
+    str_format_bytes(layer, need, sizeof need);
+    return err_set(e, MT_EINVAL,
+                   "%s: %s is below one layer's activations (%s): did you mean %.15gG?", what, have,
+                   need, cap);
 }
 
 void config_set_device(struct config *c, const struct device_spec *d)
@@ -304,6 +319,7 @@ int config_validate(const struct config *c, struct mt_err *e)
          "bytes_per_param: must be in (0, 1024] (got %g)", c->bytes_per_param);
     NEED(isfinite(c->memory_per_device) && c->memory_per_device >= 0,
          "memory_per_device: must be >= 0");
+    TRY(config_check_cap(c, "memory_per_device", e));
     double gpu = c->memory_per_device > 0 ? c->memory_per_device : c->cluster.device.mem_bytes;
     NEED(isfinite(c->reserve) && (c->unit.enabled || config_reserve(c) < gpu),
          "reserve: %.4g GiB is not below the GPU's %.4g GiB (memory_per_device)",

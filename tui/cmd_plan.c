@@ -54,7 +54,8 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "chunks", .arg = "V", .type = CMD_PLAN, .value = CMD_PLAN_CHUNKS,
      .help = "chunks per device for W and ZB-W (default 2)"},
     {.name = "memory", .arg = "SIZE", .type = CMD_PLAN, .value = CMD_PLAN_MEMORY,
-     .help = "memory cap per device, e.g. 40G (in M_theta under --unit-costs: 1.05)"},
+     .help = "memory cap per GPU, e.g. 40G; 0 = no cap (in M_theta under\n"
+             "--unit-costs: 1.05); wins over --device in either order"},
     {.name = "reserve", .arg = "SIZE", .type = CMD_PLAN, .value = CMD_PLAN_RESERVE,
      .help = "kept free on each GPU for the CUDA context and allocator,\n"
              "off the cap (default 1G; 0 for the paper's presets)"},
@@ -248,6 +249,8 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
         TRY(config_load_file(cp->path, out, e));
     }
     int rc = cmd_plan_apply_all(cp, out, e);
+    if (rc == MT_OK && cmd_plan_given(cp, CMD_PLAN_MEMORY)) /* name the flag, not the key */
+        rc = config_check_cap(out, "--memory", e);
     if (rc != MT_OK) {
         plan_free(*loaded);
         *loaded = NULL;

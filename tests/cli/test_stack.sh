@@ -38,6 +38,13 @@ check "--tp 16 on 8 GPUs: exit 2 naming cluster.tp" "[ $? -eq 2 ] && grep -q 'cl
 "$bin" simulate --attention fast >"$tmp/o" 2>&1
 check "--attention fast: exit 2" "[ $? -eq 2 ] && grep -q -- '--attention' $tmp/o"
 
+# a cap below one layer's activations is a unit slip; --memory 0 is no cap
+"$bin" simulate --memory 40 >"$tmp/o" 2>&1
+check "--memory 40: exit 2 suggesting 40G" \
+    "[ $? -eq 2 ] && grep -q -- \"--memory: 40 B is below one layer's activations (.*): did you mean 40G?\" $tmp/o"
+"$bin" simulate --json --memory 0 >"$tmp/z.json" 2>&1
+check "--memory 0: no cap (exit 0)" "[ $? -eq 0 ] && json $tmp/z.json 'd[\"memory_cap\"] == 0'"
+
 # the reserve: off the cap, refused when not below the GPU
 "$bin" simulate --json --reserve 2G >"$tmp/r.json" 2>&1
 check "--reserve 2G: the cap is 38 GiB" "json $tmp/r.json 'd[\"memory_cap\"] == 38 * 2**30'"
