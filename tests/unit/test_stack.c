@@ -204,8 +204,27 @@ static void test_presets_gqa(void)
     CHECK_NEAR(cost_layer_act_bytes(&c), 1376780288.0, 0);
 }
 
+/* Megatron-LM's estimator, per layer with SP (compute_activation_memory: sbh(18 + 4f/h) / t)
+ * on GPT-3-13B (h 5120, a 40, s 2048, f 20480), t = 2: 2048 x 5120 x 34 / 2 = 178,257,920;
+ * ours adds flash's lse 4asb/t = 163,840. Its bytes a parameter with the distributed optimizer
+ * over dp 2: 6 + 12/2 = 12. (docs/cost-model.md has the whole table.) */
+static void test_megatron(void)
+{
+    struct config c;
+    config_default(&c);
+    CHECK_EQ_INT(presets_model("GPT-3-13B", &c.model, NULL), MT_OK);
+    c.num_device = 16;
+    c.cluster.tp = 2;
+    c.cluster.dp = 2;
+    c.sequence_parallel = true;
+    c.distributed_optimizer = true;
+    CHECK_NEAR(cost_layer_act_bytes(&c), 178257920.0 + 163840.0, 0);
+    CHECK_NEAR(config_bytes_per_param(&c), 12, 0);
+}
+
 int main(void)
 {
+    test_megatron();
     test_presets_gqa();
     test_reserve();
     test_attention_bytes();
