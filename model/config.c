@@ -121,7 +121,8 @@ double config_mem_cap(const struct config *c)
 int config_check_cap(const struct config *c, const char *what, struct mt_err *e)
 {
     double cap = c->memory_per_device, layer = cost_layer_act_bytes(c);
-    if (c->unit.enabled || !(cap > 0) || cap >= layer)
+    /* only what reads as a slip: under a MiB (no GPU has so little), a number meant in GiB */
+    if (c->unit.enabled || !(cap > 0) || cap >= layer || cap >= 1048576.0)
         return MT_OK;
     char have[32], need[32];
     str_format_bytes(cap, have, sizeof have);
@@ -319,7 +320,8 @@ int config_validate(const struct config *c, struct mt_err *e)
          "bytes_per_param: must be in (0, 1024] (got %g)", c->bytes_per_param);
     NEED(isfinite(c->memory_per_device) && c->memory_per_device >= 0,
          "memory_per_device: must be >= 0");
-    TRY(config_check_cap(c, "memory_per_device", e));
+    if (c->given & CONFIG_GIVEN_MEMORY)
+        TRY(config_check_cap(c, "memory_per_device", e));
     double gpu = c->memory_per_device > 0 ? c->memory_per_device : c->cluster.device.mem_bytes;
     NEED(isfinite(c->reserve) && (c->unit.enabled || config_reserve(c) < gpu),
          "reserve: %.4g GiB is not below the GPU's %.4g GiB (memory_per_device)",

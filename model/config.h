@@ -178,7 +178,8 @@ double config_reserve(const struct config *c);
 /* The cap every plan is checked against: memory_per_device less the reserve; 0 = no cap (unit
  * costs without one). sim/ reads the cap here and nowhere else. */
 double config_mem_cap(const struct config *c);
-/* A cap below one transformer layer's activations is a unit slip ("--memory 40" for 40G):
+/* A cap under a MiB and below one transformer layer's activations is a unit slip ("--memory
+ * 40" for 40G):
  * MT_EINVAL "<what>: 40 B is below one layer's activations (12.5 MiB): did you mean 40G?".
  * A cap of 0 (no cap) and unit costs (M_θ) pass. */
 int config_check_cap(const struct config *c, const char *what, struct mt_err *e);

@@ -35,7 +35,7 @@ check "the best plan is saved and simulates" "[ -s $tmp/best.json ] && $bin simu
 "$bin" tune --devices 8 --global-batch 32 --memory 4G >"$tmp/oom" 2>"$tmp/err"
 rc=$?
 check "a cap that rules out the baselines still lists why" "grep -q 'out of memory: device' $tmp/oom"
-"$bin" tune --devices 8 --global-batch 32 --memory 200M >/dev/null 2>"$tmp/err"
+"$bin" tune --devices 8 --global-batch 32 --memory 100M >/dev/null 2>"$tmp/err"
 check "nothing fits: exit 1 with a message" "[ $? -eq 1 ] && grep -q 'no candidate fits' $tmp/err"
 
 printf '{"pipeline_scheme": "Auto", "num_device": 8, "global_batch_size": 32}\n' >"$tmp/auto.json"
