@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/cost.h"
 #include "model/presets.h"
 #include "model/scheme_registry.h"
 #include "model/seqlen.h"
 #include "util/err.h"
+#include "util/str.h"
 
 void config_default(struct config *c)
 {
@@ -28,6 +30,7 @@ void config_default(struct config *c)
     c->update_interval = 1;
     presets_model("GPT3-1.6B", &c->model, NULL);
     c->cluster.gpus_per_node = CONFIG_GPUS_PER_NODE;
+    c->reserve = -1;
     struct device_spec dev;
     presets_device("A100-40G", &dev, NULL);
     config_set_device(c, &dev);
@@ -56,10 +59,77 @@ int config_ffn_default(enum model_arch arch, int h, int *out)
     return 0;
 }
 
+int config_kv_heads(const struct model_spec *m)
+{
+    return m->num_key_value_heads > 0 ? m->num_key_value_heads : m->num_attention_heads;
+}
+
 int config_pp(const struct config *c)
 {
     long group = (long)c->cluster.dp * c->cluster.tp;
     return group > 0 ? (int)(c->num_device / group) : 0;
+}
+
+enum attention_kind config_attention(const struct config *c)
+{
+    if (c->attention != ATTN_DEFAULT)
+        return c->attention;
+    return c->model.paper_stack ? ATTN_EAGER : ATTN_FLASH;
+}
+
+int config_attention_parse(const char *s, enum attention_kind *out, struct mt_err *e)
+{
+    if (strcasecmp(s, "flash") == 0)
+        *out = ATTN_FLASH;
+    else if (strcasecmp(s, "eager") == 0)
+        *out = ATTN_EAGER;
+    else
+        return err_set(e, MT_EINVAL, "unknown attention '%s' (expected flash or eager)", s);
+    return MT_OK;
+}
+
+const char *config_attention_name(enum attention_kind a)
+{
+    return a == ATTN_EAGER ? "eager" : a == ATTN_FLASH ? "flash" : "default";
+}
+
+double config_bytes_per_param(const struct config *c)
+{
+    if (c->bytes_per_param > 0)
+        return c->bytes_per_param;
+    double replicated = c->model.paper_stack ? 4 : 6;
+    double shards = c->distributed_optimizer && c->cluster.dp > 1 ? c->cluster.dp : 1;
+    return replicated + 12 / shards;
+}
+
+double config_reserve(const struct config *c)
+{
+    if (c->unit.enabled)
+        return 0;
+    if (c->reserve >= 0)
+        return c->reserve;
+    return c->model.paper_stack ? 0 : CONFIG_RESERVE_DEFAULT;
+}
+
+double config_mem_cap(const struct config *c)
+{
+    if (!(c->memory_per_device > 0))
+        return 0;
+    return c->memory_per_device - config_reserve(c);
+}
+
+int config_check_cap(const struct config *c, const char *what, struct mt_err *e)
+{
+    double cap = c->memory_per_device, layer = cost_layer_act_bytes(c);
+    /* only what reads as a slip: under a MiB (no GPU has so little), a number meant in GiB */
+    if (c->unit.enabled || !(cap > 0) || cap >= layer || cap >= 1048576.0)
+        return MT_OK;
+    char have[32], need[32];
+    str_format_bytes(cap, have, sizeof have);
+    str_format_bytes(layer, need, sizeof need);
+    return err_set(e, MT_EINVAL,
+                   "%s: %s is below one layer's activations (%s): did you mean %.15gG?", what, have,
+                   need, cap);
 }
 
 void config_set_device(struct config *c, const struct device_spec *d)
@@ -150,6 +220,10 @@ static int config_validate_model(const struct model_spec *m, struct mt_err *e)
     NEED(m->hidden_size % m->num_attention_heads == 0,
          "model.num_attention_heads: %d does not divide hidden_size %d", m->num_attention_heads,
          m->hidden_size);
+    NEED(m->num_key_value_heads >= 0 && m->num_key_value_heads <= m->num_attention_heads &&
+             m->num_attention_heads % config_kv_heads(m) == 0,
+         "model.num_key_value_heads: %d does not divide num_attention_heads %d",
+         m->num_key_value_heads, m->num_attention_heads);
     NEED(m->seq_length > 0, "model.seq_length: must be > 0 (got %d)", m->seq_length);
     NEED(m->vocab_size > 0, "model.vocab_size: must be > 0 (got %d)", m->vocab_size);
     NEED(m->ffn_hidden_size > 0, "model.ffn_hidden_size: must be > 0 (got %d)", m->ffn_hidden_size);
@@ -226,8 +300,17 @@ int config_validate(const struct config *c, struct mt_err *e)
              c->global_batch_size, c->micro_batch_size, c->cluster.dp, n, CONFIG_MAX_MICROBATCHES);
     NEED(n >= 1 && n <= CONFIG_MAX_MICROBATCHES, "num_microbatches: must be in [1, %d] (got %d)",
          CONFIG_MAX_MICROBATCHES, n);
+    NEED(c->attention <= ATTN_EAGER, "attention: unknown kind");
+    NEED(isfinite(c->bytes_per_param) && c->bytes_per_param >= 0 && c->bytes_per_param <= 1024,
+         "bytes_per_param: must be in (0, 1024] (got %g)", c->bytes_per_param);
     NEED(isfinite(c->memory_per_device) && c->memory_per_device >= 0,
          "memory_per_device: must be >= 0");
+    if (c->given & CONFIG_GIVEN_MEMORY)
+        TRY(config_check_cap(c, "memory_per_device", e));
+    double gpu = c->memory_per_device > 0 ? c->memory_per_device : c->cluster.device.mem_bytes;
+    NEED(isfinite(c->reserve) && (c->unit.enabled || config_reserve(c) < gpu),
+         "reserve: %.4g GiB is not below the GPU's %.4g GiB (memory_per_device)",
+         config_reserve(c) / 1073741824.0, gpu / 1073741824.0);
     if (c->unit.enabled)
         NEED(isfinite(c->unit.f) && isfinite(c->unit.b) && isfinite(c->unit.rc) &&
                  c->unit.f > 0 && c->unit.b > 0 && c->unit.rc >= 0,

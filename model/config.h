@@ -40,6 +40,11 @@ enum model_arch { ARCH_GPT3, ARCH_LLAMA2, ARCH_CUSTOM };
 #define CONFIG_MAX_CHUNKS 64
 #define CONFIG_MAX_LAYERS 100000
 #define CONFIG_MAX_ITERATIONS 4096
+/* The CUDA context (~0.3-0.6 GiB on A100/H100 with CUDA 12's lazy module loading; PyTorch's
+ * "CUDA semantics" notes it is outside torch.cuda.memory_allocated), NCCL's communicator
+ * buffers (NCCL_BUFFSIZE 4 MiB per channel and peer) and the caching allocator's
+ * fragmentation: 1 GiB. */
+#define CONFIG_RESERVE_DEFAULT (1024.0 * 1024 * 1024)
 #define CONFIG_GPUS_PER_NODE 8 /* the default: DGX/HGX A100, H100 and H200 nodes hold 8 GPUs */
 
 struct model_spec {
@@ -51,7 +56,14 @@ struct model_spec {
     int seq_length;          /* s, tokens per sample */
     int vocab_size;          /* V */
     int ffn_hidden_size;     /* GPT: 4h; LLaMA2: SwiGLU width */
+    int num_key_value_heads; /* K/V heads (GQA; 1 = MQA); 0 = a (multi-head attention) */
+    bool paper_stack;        /* a preset of the paper's 2021 stack (Table 4 shapes, tiny): eager
+                              * attention and 16 bytes a parameter unless the config says */
 };
+
+/* Attention kernels. CONFIG_ATTN_DEFAULT: the model's (eager for a paper_stack model, else
+ * flash), resolved by config_attention(), so an explicit key or flag wins in any order. */
+enum attention_kind { ATTN_DEFAULT, ATTN_FLASH, ATTN_EAGER };
 
 struct device_spec {
     char name[32];
@@ -137,8 +149,17 @@ struct config {
     struct profile profile;    /* a calibration (--calibration; "calibration" in the file):
                                 * measured costs in place of the analytic ones where enabled */
     unsigned given;            /* enum config_given: values set explicitly */
+    /* The training stack (model/cost.h): what a GPU keeps and computes */
+    enum attention_kind attention; /* "attention"; ATTN_DEFAULT = the model's */
+    bool sequence_parallel;        /* "sequence_parallel": activations split over tp too */
+    bool distributed_optimizer;    /* "distributed_optimizer": fp32 state sharded over dp */
+    double bytes_per_param;        /* "bytes_per_param"; 0 = config_bytes_per_param's rule */
+    double reserve;                /* "reserve", bytes per GPU kept for the CUDA context and the
+                                    * caching allocator; < 0 = config_reserve's default */
 };
 
+/* K/V heads: num_key_value_heads, or a when 0. */
+int config_kv_heads(const struct model_spec *m);
 /* The built-in default: GPT3-1.6B on 8 x A100-40G, V, global batch 128, mbs 1. */
 void config_default(struct config *c);
 /* The FFN width a model of hidden size h has unless given: 4h (GPT), SwiGLU's
@@ -146,6 +167,29 @@ void config_default(struct config *c);
 int config_ffn_default(enum model_arch arch, int h, int *out);
 /* Pipeline depth pp = num_device / (dp x tp). */
 int config_pp(const struct config *c);
+/* The attention a config runs: its "attention", else the model's default (eager for the
+ * paper's presets, flash otherwise). */
+enum attention_kind config_attention(const struct config *c);
+/* "flash" | "eager" (case-insensitive); MT_EINVAL otherwise. */
+int config_attention_parse(const char *s, enum attention_kind *out, struct mt_err *e);
+const char *config_attention_name(enum attention_kind a);
+/* Static bytes per parameter (weights, gradients, optimizer state): "bytes_per_param" if set;
+ * else r + 12 / (dp if distributed_optimizer else 1), r = 6 (bf16 weights 2 + fp32 gradients
+ * 4, Megatron-LM's mixed precision) or 4 for the paper's presets (fp16 weights and gradients,
+ * ZeRO §3.1's count), 12 = fp32 master weights and Adam's m and v. */
+double config_bytes_per_param(const struct config *c);
+/* Bytes per GPU that no plan may use: "reserve" if set; else CONFIG_RESERVE_DEFAULT, 0 for the
+ * paper's presets (the paper's caps and fit verdicts are its simulator's, with none) and under
+ * unit costs (memory in M_θ). */
+double config_reserve(const struct config *c);
+/* The cap every plan is checked against: memory_per_device less the reserve; 0 = no cap (unit
+ * costs without one). sim/ reads the cap here and nowhere else. */
+double config_mem_cap(const struct config *c);
+/* A cap under a MiB and below one transformer layer's activations is a unit slip ("--memory
+ * 40" for 40G):
+ * MT_EINVAL "<what>: 40 B is below one layer's activations (12.5 MiB): did you mean 40G?".
+ * A cap of 0 (no cap) and unit costs (M_θ) pass. */
+int config_check_cap(const struct config *c, const char *what, struct mt_err *e);
 /* The device becomes d; the cap (memory_per_device) and cluster.tp_gbps follow it unless they
  * were given (c->given). */
 void config_set_device(struct config *c, const struct device_spec *d);

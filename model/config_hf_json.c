@@ -43,6 +43,7 @@ int config_hf_read(struct json_doc *d, const struct json_value *obj, const char 
     static const char *const k_seq[] = {"n_positions", "n_ctx", "max_position_embeddings", NULL};
     static const char *const k_vocab[] = {"vocab_size", NULL};
     static const char *const k_ffn[] = {"n_inner", "intermediate_size", NULL};
+    static const char *const k_kv[] = {"num_key_value_heads", "n_head_kv", NULL};
     static const char *const k_type[] = {"model_type", NULL};
     static const char *const k_name[] = {"_name_or_path", NULL};
     static const char *const k_gpt2[] = {"n_embd", NULL};
@@ -57,17 +58,18 @@ int config_hf_read(struct json_doc *d, const struct json_value *obj, const char 
         {k_seq, "seq_length", INT_MAX},
         {k_vocab, "vocab_size", INT_MAX},
         {k_ffn, "ffn_hidden_size", INT_MAX},
+        {k_kv, "num_key_value_heads", INT_MAX},
     };
     size_t n;
     struct json_value *m = json_members(d, obj, &n);
     struct model_spec s = *out;
-    int val[6] = {0};
-    const struct json_value *fmv[6] = {NULL};
+    int val[7] = {0};
+    const struct json_value *fmv[7] = {NULL};
     int rc = MT_OK;
 
     if (strcmp(obj->path, model_path) != 0) /* the whole file is the model */
         json_note(d, model_path, obj->key_off != JSON_NOPOS ? obj->key_off : obj->val_off, NULL);
-    for (size_t f = 0; f < 6 && rc == MT_OK; f++) {
+    for (size_t f = 0; f < 7 && rc == MT_OK; f++) {
         const struct json_value *fm = hf_find(m, n, field[f].names);
         if (fm == NULL)
             continue;
@@ -103,6 +105,7 @@ int config_hf_read(struct json_doc *d, const struct json_value *obj, const char 
     s.hidden_size = val[0];
     s.num_layers = val[1];
     s.num_attention_heads = val[2];
+    s.num_key_value_heads = val[6] == val[2] ? 0 : val[6]; /* absent or equal: multi-head */
     if (val[3])
         s.seq_length = val[3];
     if (val[4])
@@ -124,6 +127,7 @@ int config_hf_read(struct json_doc *d, const struct json_value *obj, const char 
     const char *slash = strrchr(label, '/');
     if (slash != NULL && slash[1] != '\0')
         label = slash + 1;
+    s.paper_stack = false; /* a published model: today's stack unless the config says */
     memset(s.name, 0, sizeof s.name);
     json_clip(label, s.name, sizeof s.name);
     *out = s;

@@ -87,12 +87,13 @@ static int arch_parse(const char *s, enum model_arch *out)
 }
 
 enum { M_PRESET, M_NAME, M_TYPE, M_HIDDEN, M_LAYERS, M_HEADS, M_SEQ, M_VOCAB, M_FFN, M_MAXPOS,
-       M__COUNT };
+       M_KV, M__COUNT };
 static const char *const model_keys[M__COUNT] = {
     "preset",      "name",       "type",
     "hidden_size", "num_layers", "num_attention_heads",
     "seq_length",  "vocab_size", "ffn_hidden_size",
     "max_position_embeddings", /* read with seq_length's other forms by seqlen_from_json */
+    "num_key_value_heads",
 };
 
 static int load_model_fields(struct json_doc *d, const struct json_value *f,
@@ -118,10 +119,10 @@ static int load_model_fields(struct json_doc *d, const struct json_value *f,
                              json_clip(t, clip, sizeof clip));
         }
     }
-    static const int idx[] = {M_HIDDEN, M_LAYERS, M_HEADS, M_SEQ, M_VOCAB, M_FFN};
-    int *dst[] = {&s.hidden_size, &s.num_layers, &s.num_attention_heads,
-                  &s.seq_length,  &s.vocab_size, &s.ffn_hidden_size};
-    for (size_t i = 0; i < 6; i++) {
+    static const int idx[] = {M_HIDDEN, M_LAYERS, M_HEADS, M_SEQ, M_VOCAB, M_FFN, M_KV};
+    int *dst[] = {&s.hidden_size, &s.num_layers,      &s.num_attention_heads,   &s.seq_length,
+                  &s.vocab_size,  &s.ffn_hidden_size, &s.num_key_value_heads};
+    for (size_t i = 0; i < 7; i++) {
         const struct json_value *v = &f[idx[i]];
         if (v->item == NULL)
             continue;
@@ -142,6 +143,8 @@ static int load_model_fields(struct json_doc *d, const struct json_value *f,
         memset(s.name, 0, sizeof s.name);
         snprintf(s.name, sizeof s.name, "custom");
     }
+    if (f[M_PRESET].item == NULL && (shaped || f[M_TYPE].item != NULL))
+        s.paper_stack = false; /* a model of its own: today's stack unless the config says */
     *out = s;
     return MT_OK;
 }
@@ -342,12 +345,19 @@ enum {
     T_ITER,
     T_UPDATE,
     T_CAL,
+    T_ATTN,
+    T_SP,
+    T_DISTOPT,
+    T_BPP,
+    T_RESERVE,
     T__COUNT
 };
 static const char *const top_keys[T__COUNT] = {
     "pipeline_scheme", "global_batch_size", "micro_batch_size", "num_device", "num_microbatches",
     "chunks",          "memory_per_device", "blocking_send",    "unit_costs", "model",
     "cluster",         "iterations",        "update_interval",  "calibration",
+    "attention",       "sequence_parallel", "distributed_optimizer", "bytes_per_param",
+    "reserve",
 };
 
 /* "calibration": a calibration file (model/profile.h), its path relative to this file, or
@@ -414,6 +424,27 @@ static int load_top_fields(struct json_doc *d, const struct json_value *f, struc
         TRY(json_int(d, &f[T_UPDATE], 1, CONFIG_MAX_MICROBATCHES, &c->update_interval));
     if (f[T_CAL].item != NULL)
         TRY(load_calibration(d, &f[T_CAL], &c->profile));
+    if (f[T_ATTN].item != NULL) {
+        const char *a;
+        TRY(json_string(d, &f[T_ATTN], &a));
+        if (config_attention_parse(a, &c->attention, &pe) != MT_OK)
+            return json_fail_from(d, &f[T_ATTN], &pe);
+    }
+    if (f[T_SP].item != NULL)
+        TRY(json_bool(d, &f[T_SP], &c->sequence_parallel));
+    if (f[T_DISTOPT].item != NULL)
+        TRY(json_bool(d, &f[T_DISTOPT], &c->distributed_optimizer));
+    if (f[T_RESERVE].item != NULL) { /* 0 allowed: a size or a number of bytes */
+        if (cJSON_IsNumber(f[T_RESERVE].item) && f[T_RESERVE].item->valuedouble == 0)
+            c->reserve = 0;
+        else
+            TRY(json_bytes(d, &f[T_RESERVE], &c->reserve));
+    }
+    if (f[T_BPP].item != NULL) {
+        TRY(json_double(d, &f[T_BPP], &c->bytes_per_param));
+        if (!(c->bytes_per_param > 0))
+            return json_fail(d, &f[T_BPP], "must be > 0 (got %g)", c->bytes_per_param);
+    }
     /* The cap defaults to the device's memory. */
     if (f[T_MEM].item != NULL) {
         TRY(json_bytes(d, &f[T_MEM], &c->memory_per_device));

@@ -134,6 +134,8 @@ struct cJSON *config_to_cjson(const struct config *c)
         cJSON_AddNumberToObject(m, "hidden_size", ms->hidden_size);
         cJSON_AddNumberToObject(m, "num_layers", ms->num_layers);
         cJSON_AddNumberToObject(m, "num_attention_heads", ms->num_attention_heads);
+        if (ms->num_key_value_heads > 0)
+            cJSON_AddNumberToObject(m, "num_key_value_heads", ms->num_key_value_heads);
         if (c->seqlen.kind == SEQLEN_FIXED)
             cJSON_AddNumberToObject(m, "seq_length", ms->seq_length);
         else
@@ -171,6 +173,22 @@ struct cJSON *config_to_cjson(const struct config *c)
         if (!is_preset || k->tp_gbps != dev.nvlink_gbps)
             write_number(cl, "tp_gbps", k->tp_gbps);
     }
+    /* The stack, where it was set (unset, the model's defaults come back on reading; a model
+     * written by name reads back as one of its own, so a paper-stack one writes them out) */
+    bool own_defaults = !(m != NULL && cJSON_GetObjectItem(m, "preset") != NULL) &&
+                        ms->paper_stack;
+    if (c->attention != ATTN_DEFAULT || own_defaults)
+        cJSON_AddStringToObject(o, "attention", config_attention_name(config_attention(c)));
+    if (c->bytes_per_param == 0 && own_defaults)
+        write_number(o, "bytes_per_param", config_bytes_per_param(c));
+    if (c->sequence_parallel)
+        cJSON_AddBoolToObject(o, "sequence_parallel", true);
+    if (c->distributed_optimizer)
+        cJSON_AddBoolToObject(o, "distributed_optimizer", true);
+    if (c->bytes_per_param > 0)
+        write_number(o, "bytes_per_param", c->bytes_per_param);
+    if (c->reserve >= 0 || own_defaults)
+        write_bytes(o, "reserve", c->reserve >= 0 ? c->reserve : config_reserve(c));
     if (c->profile.enabled)
         cJSON_AddItemToObject(o, "calibration", profile_to_cjson(&c->profile));
     return o;

@@ -18,12 +18,28 @@ double cost_layer_fw_flops(const struct config *c)
     return cost_layer_fw_flops_at(c, c->model.seq_length);
 }
 
+/* The K/V width kv x h/a (GQA); h with multi-head attention. */
+static double cost_kv_width(const struct model_spec *m)
+{
+    return (double)config_kv_heads(m) * (m->hidden_size / m->num_attention_heads);
+}
+
+/* The forward FLOPs of a layer's attention weight GEMMs: Q and the projection 4bsh^2, K and V
+ * 4bsh kv_width; 8bsh^2 with multi-head attention (written as before, bit for bit). */
+static double cost_attn_gemm_flops(const struct model_spec *m, double b, double s)
+{
+    double h = m->hidden_size;
+    if (config_kv_heads(m) == m->num_attention_heads)
+        return 8 * b * s * h * h;
+    return 4 * b * s * h * h + 4 * b * s * h * cost_kv_width(m);
+}
+
 double cost_layer_fw_flops_at(const struct config *c, int seq)
 {
     const struct model_spec *m = &c->model;
     double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
     double mlp = (m->arch == ARCH_LLAMA2 ? 6 : 4) * b * s * h * f;
-    return (8 * b * s * h * h + 4 * b * s * s * h + mlp) / c->cluster.tp;
+    return (cost_attn_gemm_flops(m, b, s) + 4 * b * s * s * h + mlp) / c->cluster.tp;
 }
 
 double cost_layer_w_flops_at(const struct config *c, int seq)
@@ -31,7 +47,7 @@ double cost_layer_w_flops_at(const struct config *c, int seq)
     const struct model_spec *m = &c->model;
     double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
     double mlp = (m->arch == ARCH_LLAMA2 ? 6 : 4) * b * s * h * f;
-    return (8 * b * s * h * h + mlp) / c->cluster.tp;
+    return (cost_attn_gemm_flops(m, b, s) + mlp) / c->cluster.tp;
 }
 
 double cost_layer_w_keep_bytes_at(const struct config *c, int seq)
@@ -40,7 +56,9 @@ double cost_layer_w_keep_bytes_at(const struct config *c, int seq)
     double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
     double t = c->cluster.tp, sbh = s * b * h, sbf = s * b * f;
     double inputs = 2 * sbh + 2 * sbh / t + 2 * sbh + 2 * sbf / t;
-    double grads = 6 * sbh / t + 2 * sbh + (m->arch == ARCH_LLAMA2 ? 4 : 2) * sbf / t + 2 * sbh;
+    double qkv = config_kv_heads(m) == m->num_attention_heads ? 6 * sbh
+                                                               : 2 * sbh + 4 * s * b * cost_kv_width(m);
+    double grads = qkv / t + 2 * sbh + (m->arch == ARCH_LLAMA2 ? 4 : 2) * sbf / t + 2 * sbh;
     return inputs + grads;
 }
 
@@ -93,20 +111,55 @@ void cost_stage_bytes_exec(const struct config *c, int seq, struct stage_cost *s
     st->static_bytes = 16 * params;
 }
 
+double cost_layer_flash_bw_flops_at(const struct config *c, int seq)
+{
+    if (config_attention(c) != ATTN_FLASH)
+        return 0;
+    const struct model_spec *m = &c->model;
+    double b = c->micro_batch_size, s = seq, h = m->hidden_size;
+    return 2 * b * s * s * h / c->cluster.tp; /* Q K^T again: the scores are not kept */
+}
+
 double cost_layer_act_bytes_at(const struct config *c, int seq)
 {
     const struct model_spec *m = &c->model;
     double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
     double a = m->num_attention_heads, t = c->cluster.tp;
-    if (m->arch == ARCH_LLAMA2)
-        return s * b * h * (8 + (8 + 8 * f / h) / t) + 2 * a * s * s * b / t;
-    return s * b * h * (10 + (8 + 4 * f / h) / t) + 5 * a * s * s * b / t;
+    bool llama = m->arch == ARCH_LLAMA2;
+    /* the layer norms' inputs, dropout masks, residuals: replicated over the TP group unless
+     * sequence parallelism splits them too */
+    double replicated = (llama ? 8 : 10) / (c->sequence_parallel ? t : 1);
+    /* Q, K, V and the projection's input (2sbh each), K and V narrower with GQA */
+    double qkvo = config_kv_heads(m) == m->num_attention_heads
+                      ? 8 : 4 + 4 * (double)config_kv_heads(m) / m->num_attention_heads;
+    double split = qkvo + (llama ? 8 : 4) * f / h;
+    double attention = config_attention(c) == ATTN_FLASH ? 4 * a * s * b   /* fp32 lse */
+                       : (llama ? 2 : 5) * a * s * s * b;                   /* scores kept */
+    return s * b * h * (replicated + split / t) + attention / t;
+}
+
+double cost_layer_tp_us(const struct config *c, int seq)
+{
+    const struct cluster_spec *k = &c->cluster;
+    double t = k->tp;
+    if (t <= 1)
+        return 0;
+    double bytes = 2.0 * seq * c->micro_batch_size * c->model.hidden_size;
+    double gbps = k->tp <= k->gpus_per_node ? k->tp_gbps : fmin(k->tp_gbps, k->ar_gbps);
+    /* two all-reduces (or all-gathers + reduce-scatters with SP: the same bytes on the ring) */
+    return 2 * (2 * (t - 1) / t * bytes / (gbps * 1e3));
 }
 
 double cost_layer_params(const struct config *c)
 {
     const struct model_spec *m = &c->model;
     double h = m->hidden_size, f = m->ffn_hidden_size;
+    if (config_kv_heads(m) != m->num_attention_heads) { /* GQA: K and V are h x kv_width */
+        double kv = cost_kv_width(m);
+        if (m->arch == ARCH_LLAMA2)
+            return 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h;
+        return 2 * h * h + 2 * h * kv + 2 * h * f + 7 * h + 2 * kv + f;
+    }
     if (m->arch == ARCH_LLAMA2)
         return 4 * h * h + 3 * h * f + 2 * h;
     return 4 * h * h + 2 * h * f + 9 * h + f;
@@ -142,6 +195,8 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
     double layer_act = cost_layer_act_bytes(c);
     double layer_w_us = cost_layer_w_flops_at(c, m->seq_length) / flops_per_us;
     double layer_w_keep = cost_layer_w_keep_bytes_at(c, m->seq_length);
+    double layer_tp_us = cost_layer_tp_us(c, m->seq_length);
+    double layer_bw_extra_us = cost_layer_flash_bw_flops_at(c, m->seq_length) / flops_per_us;
     double ckpt_bytes = 2 * s * b * h;
     double p2p_us = ckpt_bytes / (k->p2p_gbps * 1e3) + k->p2p_lat_us;
 
@@ -163,7 +218,8 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         st->has_embed = i == 0;
         st->has_head = i == num_stages - 1;
         double n = st->num_layers;
-        double fw = n * layer_fw_us, act = n * layer_act;
+        double fw = n * (layer_fw_us + layer_tp_us), act = n * layer_act;
+        double bw_extra = n * layer_bw_extra_us; /* flash recomputes its scores */
         double w_us = n * layer_w_us, w_keep = n * layer_w_keep;
         double params = cost_stage_params(c, st->num_layers, st->has_embed, st->has_head);
         if (st->has_head) {
@@ -189,13 +245,13 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
             continue;
         }
         st->fw = fw;
-        st->bw = 2 * fw;
+        st->bw = 2 * fw + bw_extra;
         st->rc = fw;
         st->act = act;
         st->w_keep = w_keep;
         st->ckpt = ckpt_bytes;
         st->layer_act = layer_act;
-        st->static_bytes = params * COST_BYTES_PER_PARAM;
+        st->static_bytes = params * config_bytes_per_param(c);
         st->msg_bytes = ckpt_bytes; /* the stage's input or output, as the checkpoint */
         st->p2p = p2p_us;
         double n_ar = ar_group;
@@ -207,7 +263,7 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         double act_analytic = st->act;
         profile_apply(&c->profile, c, st); /* a calibration replaces what it measured */
         /* W's share of the backward as the FLOPs give it, of the measured backward too */
-        st->w = st->bw * (w_us / (2 * fw));
+        st->w = st->bw * (w_us / (2 * fw + bw_extra));
         st->b = st->bw - st->w;
         if (act_analytic > 0 && st->act != act_analytic)
             st->w_keep *= st->act / act_analytic;

@@ -1,7 +1,11 @@
 /* model/cost.h: per-stage time and memory estimates (paper §5.2 "estimators").
  *
  * Analytic mode, for a micro-batch of b samples, s tokens, hidden h, heads a, FFN width f,
- * vocabulary V, tensor parallelism t (mixed precision: 2-byte activations):
+ * vocabulary V, tensor parallelism t (mixed precision: 2-byte activations). Grouped-query
+ * attention (Ainslie et al. 2023) with g K/V heads narrows K and V to k = g h/a: the 8bsh^2 of
+ * QKV + projection below becomes 4bsh^2 + 4bshk, their 4h^2 parameters 2h^2 + 2hk (GPT's biases
+ * 9h + f: 7h + 2k + f), the kept 8sbh of Q, K, V and the projection input 4sbh + 4sbk, W's qkv
+ * gradients 6sbh: 2sbh + 4sbk; with g = a every figure is the multi-head one:
  *   forward FLOPs per layer  GPT:   8bsh^2 + 4bs^2h + 4bshf      (QKV+proj, scores, MLP)
  *                            LLaMA: 8bsh^2 + 4bs^2h + 6bshf      (SwiGLU has 3 matrices)
  *   + LM head 2bshV on the last stage; backward = 2 x forward; recompute = forward
@@ -10,13 +14,28 @@
  *   micro-batch: small matmuls underfill the device, so efficiency saturates with the
  *   micro-batch (cluster.efficiency_half_tokens = T_half; 0 keeps it constant). This is what
  *   makes the paper's larger micro-batches (lmbs, §6) pay off.
- *   activation bytes per layer  GPT:   sbh(10 + (8 + 4f/h)/t) + 5as^2b/t
- *                               LLaMA: sbh(8 + (8 + 8f/h)/t) + 2as^2b/t
+ *   activation bytes per layer  GPT:   sbh(10/r + (8 + 4f/h)/t) + A
+ *                               LLaMA: sbh(8/r + (8 + 8f/h)/t) + A
  *   (Korthikanti et al., "Reducing activation recomputation", Table 2: 34sbh + 5as^2b at
  *   f = 4h, t = 1; LLaMA: no dropout masks, SwiGLU keeps gate, up, silu and product),
+ *   r = t with sequence parallelism (Table 2's "sequence parallel" row: every term / t), else 1;
+ *   A, the attention's own keep: eager (the paper's stack) 5as^2b/t, LLaMA 2as^2b/t (scores
+ *   after softmax and dropout, mask; Table 2); flash (the default) 4asb/t, the fp32 log-sum-exp
+ *   of each row the backward needs (Dao et al., FlashAttention, §3.1 and Alg. 2: O and the
+ *   statistics l, m are kept, not S or P; Q, K, V and O are counted in the sbh terms already);
  *   + logits 4sbV/t (fp32) on the last stage. Checkpoint = the stage input, 2sbh bytes.
- *   Static bytes = 16 per parameter / t (fp16 weights + fp16 grads + fp32 master, m, v;
- *   Rajbhandari et al., ZeRO, §3.1). Params per layer GPT: 4h^2+2hf + 9h+f, LLaMA 4h^2+3hf+2h;
+ *   Flash's backward recomputes S = QK^T from the kept Q, K: + 2bs^2h/t FLOPs per layer over
+ *   2 x forward (FlashAttention Alg. 4; P V is not recomputed, its gradient needs only P).
+ *   TP communication per layer (Megatron-LM, Shoeybi et al. §3; Korthikanti §4.2.2): 2 all-
+ *   reduces of the layer's activations (2sbh bytes) in the forward and 2 in the backward (with
+ *   SP all-gathers + reduce-scatters, the same bytes on a ring): each 2(t-1)/t x 2sbh / bw,
+ *   bw = cluster.tp_gbps inside a node, the slower of it and allreduce_gbps when the group
+ *   spans nodes (tp > gpus_per_node). Added to the forward, the recompute and the backward.
+ *   Static bytes = config_bytes_per_param (model/config.h: 18 = bf16 weights 2 + fp32 grads
+ *   4 + fp32 master 4 + Adam m, v 8, Megatron-LM's count; 6 + 12/dp with the distributed
+ *   optimizer; the paper's presets 16 = fp16 weights + fp16 grads + fp32 master, m, v,
+ *   Rajbhandari et al., ZeRO, §3.1) per parameter / t. Params per layer GPT: 4h^2+2hf + 9h+f,
+ *   LLaMA 4h^2+3hf+2h;
  *   embedding Vh (+ sh positions for GPT) on the first stage, head Vh + norm on the last.
  *   Split backward (zero-bubble schemes; Qi et al., arXiv 2401.10241, §2 and Table 1): W, the
  *   weight gradients, costs the forward's weight GEMMs again, GPT 8bsh^2 + 4bshf (LLaMA
@@ -47,8 +66,6 @@
 
 struct config;
 struct mt_err;
-
-#define COST_BYTES_PER_PARAM 16.0
 
 struct stage_cost {
     int first_layer, num_layers; /* transformer blocks [first, first + num) */
@@ -102,6 +119,10 @@ void cost_model_fini(struct cost_model *m);
 /* Forward FLOPs of one transformer block for one micro-batch (exposed for tests, tuner). */
 double cost_layer_fw_flops(const struct config *c);
 double cost_layer_act_bytes(const struct config *c);
+/* One block's TP communication time of a forward (= of a backward), us: 0 at tp = 1. */
+double cost_layer_tp_us(const struct config *c, int seq);
+/* FLOPs a flash backward adds over 2 x forward (the scores recomputed); 0 for eager. */
+double cost_layer_flash_bw_flops_at(const struct config *c, int seq);
 /* The device efficiency a micro-batch of this config reaches (see the header comment). */
 double cost_efficiency(const struct config *c);
 double cost_layer_params(const struct config *c);

@@ -4,20 +4,53 @@
 #include <config.h>
 #include "model/presets.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "model/config.h"
 #include "util/err.h"
 
+/* paper_stack (the last field): the paper measured eager attention and 16 bytes a parameter,
+ * so its shapes keep them by default (its figures stay as printed); tiny is the executor's own
+ * model, eager with 16 bytes (fp32 weights, gradients, m, v). */
 static const struct model_spec model_table[] = {
-    {"GPT3-1.6B", ARCH_GPT3, 1024, 128, 16, 1024, 50257, 4096},
-    {"GPT3-13B", ARCH_GPT3, 3000, 128, 40, 1024, 50257, 12000},
-    {"LLaMA2-3B", ARCH_LLAMA2, 2048, 64, 16, 1024, 32000, 5504},
-    {"LLaMA2-13B", ARCH_LLAMA2, 4096, 64, 32, 1024, 32000, 11008},
+    {"GPT3-1.6B", ARCH_GPT3, 1024, 128, 16, 1024, 50257, 4096, 0, true},
+    {"GPT3-13B", ARCH_GPT3, 3000, 128, 40, 1024, 50257, 12000, 0, true},
+    {"LLaMA2-3B", ARCH_LLAMA2, 2048, 64, 16, 1024, 32000, 5504, 0, true},
+    {"LLaMA2-13B", ARCH_LLAMA2, 4096, 64, 32, 1024, 32000, 11008, 0, true},
     /* Small enough that the CPU executor trains it in seconds: byte-level vocabulary. */
-    {"tiny", ARCH_GPT3, 64, 8, 4, 64, 256, 256},
+    {"tiny", ARCH_GPT3, 64, 8, 4, 64, 256, 256, 0, true},
+    /* Real models, from their published configs (sources in model_source[] below); their
+     * training sequence length as s. Llama's RoPE has no parameters, so it adds nothing. */
+    {"GPT-3-13B", ARCH_GPT3, 5120, 40, 40, 2048, 50257, 20480, 0, false},
+    {"GPT-3-175B", ARCH_GPT3, 12288, 96, 96, 2048, 50257, 49152, 0, false},
+    {"LLaMA-2-7B", ARCH_LLAMA2, 4096, 32, 32, 4096, 32000, 11008, 32, false},
+    {"LLaMA-2-13B", ARCH_LLAMA2, 5120, 40, 40, 4096, 32000, 13824, 40, false},
+    {"LLaMA-2-70B", ARCH_LLAMA2, 8192, 80, 64, 4096, 32000, 28672, 8, false},
+    {"Llama-3.1-8B", ARCH_LLAMA2, 4096, 32, 32, 8192, 128256, 14336, 8, false},
+    {"Llama-3.1-70B", ARCH_LLAMA2, 8192, 80, 64, 8192, 128256, 28672, 8, false},
+    {"Llama-3.1-405B", ARCH_LLAMA2, 16384, 126, 128, 8192, 128256, 53248, 8, false},
+};
+
+/* Where each shape comes from, in model_table's order. */
+static const char *const model_source[] = {
+    "paper Table 4",
+    "paper Table 4",
+    "paper Table 4",
+    "paper Table 4",
+    "mario-tui: the CPU executor's test model",
+    "Brown et al. 2020, Table 2.1 (d_model printed 5140; 40 heads x d_head 128 = 5120, "
+    "Megatron-LM's GPT-3 13B)",
+    "Brown et al. 2020, Table 2.1",
+    "meta-llama/Llama-2-7b-hf config.json",
+    "meta-llama/Llama-2-13b-hf config.json",
+    "meta-llama/Llama-2-70b-hf config.json",
+    "meta-llama/Llama-3.1-8B config.json (s = 8192, the pre-training context)",
+    "meta-llama/Llama-3.1-70B config.json (s = 8192, the pre-training context)",
+    "meta-llama/Llama-3.1-405B config.json (s = 8192, the pre-training context)",
 };
 
 /* Efficiency and the two overheads (model/cost.h, "Overheads") of the A100s are fitted to the
@@ -41,8 +74,10 @@ static const struct device_spec device_table[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const model_names[] = {"GPT3-1.6B", "GPT3-13B", "LLaMA2-3B", "LLaMA2-13B",
-                                          "tiny", NULL};
+static const char *const model_names[] = {
+    "GPT3-1.6B",  "GPT3-13B",    "LLaMA2-3B",    "LLaMA2-13B",    "tiny",          "GPT-3-13B",
+    "GPT-3-175B", "LLaMA-2-7B",  "LLaMA-2-13B",  "LLaMA-2-70B",   "Llama-3.1-8B",  "Llama-3.1-70B",
+    "Llama-3.1-405B", NULL};
 static const char *const device_names[] = {"A100-40G", "A100-80G", "H100-80G", "H200", NULL};
 
 int presets_model(const char *name, struct model_spec *out, struct mt_err *e)
@@ -52,9 +87,26 @@ int presets_model(const char *name, struct model_spec *out, struct mt_err *e)
             *out = model_table[i];
             return MT_OK;
         }
-    return err_set(e, MT_EINVAL,
-                   "unknown model '%s' (presets: GPT3-1.6B, GPT3-13B, LLaMA2-3B, LLaMA2-13B, tiny)",
-                   name);
+    return err_set(e, MT_EINVAL, "unknown model '%s' (presets: see mario-tui models)", name);
+}
+
+const char *presets_model_source(const char *name)
+{
+    for (size_t i = 0; i < COUNT(model_table); i++)
+        if (strcmp(model_table[i].name, name) == 0)
+            return model_source[i];
+    return NULL;
+}
+
+const char *presets_model_display(const struct model_spec *m, char *buf, size_t n)
+{
+    const char *src = presets_model_source(m->name);
+    struct model_spec p;
+    bool paper = src != NULL && strcmp(src, "paper Table 4") == 0 &&
+                 presets_model(m->name, &p, NULL) == MT_OK && p.hidden_size == m->hidden_size &&
+                 p.num_layers == m->num_layers && p.num_attention_heads == m->num_attention_heads;
+    snprintf(buf, n, "%s%s", m->name, paper ? " (paper Table 4)" : "");
+    return buf;
 }
 
 int presets_device(const char *name, struct device_spec *out, struct mt_err *e)

@@ -2,14 +2,30 @@
 #ifndef MT_MODEL_PRESETS_H
 #define MT_MODEL_PRESETS_H
 
+#include <stddef.h>
+
 struct model_spec;
 struct device_spec;
 struct mt_err;
 
-/* Names: GPT3-1.6B, GPT3-13B, LLaMA2-3B, LLaMA2-13B, tiny (case-insensitive). */
+/* The paper's Table 4 shapes GPT3-1.6B, GPT3-13B, LLaMA2-3B, LLaMA2-13B; tiny; real models from
+ * their published configs: GPT-3-13B, GPT-3-175B, LLaMA-2-7B/13B/70B, Llama-3.1-8B/70B/405B
+ * (case-insensitive). */
 int presets_model(const char *name, struct model_spec *out, struct mt_err *e);
+/* Where a preset's shape comes from ("paper Table 4", a paper's table, a config.json); NULL
+ * for a name that is not a preset (exact spelling). */
+const char *presets_model_source(const char *name);
+/* The name a model is shown by: the paper's Table 4 shapes read "GPT3-13B (paper Table 4)",
+ * so that nobody takes them for the published models. Writes buf, returns it. */
+const char *presets_model_display(const struct model_spec *m, char *buf, size_t n);
 /* Names: A100-40G, A100-80G, H100-80G, H200. */
 int presets_device(const char *name, struct device_spec *out, struct mt_err *e);
+/* A model's parameter count as the cost model counts it (model/cost.h; tp = 1, the LM head
+ * apart from the embedding). */
+double presets_model_params(const struct model_spec *m);
+/* {"models": [{name, display_name, shape, parameters, attention, source}, ...]} for every model
+ * preset; caller free()s; NULL if out of memory (model/presets_json.c). */
+char *presets_models_json(void);
 /* NULL-terminated name lists, for --help and error messages. */
 const char *const *presets_model_names(void);
 const char *const *presets_device_names(void);

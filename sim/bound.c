@@ -604,7 +604,7 @@ int bound_plan(const struct plan *p, struct bound_result *out, struct mt_err *e)
     struct cost_model cost;
     memset(out, 0, sizeof *out);
     TRY(scheme_costs(plan_config(p), &cost, e));
-    int rc = bound_compute(p, &cost, plan_config(p)->memory_per_device, out, e);
+    int rc = bound_compute(p, &cost, config_mem_cap(plan_config(p)), out, e);
     cost_model_fini(&cost);
     return rc;
 }

@@ -284,7 +284,7 @@ int ckpt_plan_new(const struct config *c, int template_len, struct ckpt_plan **o
     cp->cfg.seqlen.max_positions = seqlen_limit(c);
     if (template_len > 0)
         cp->cfg.model.seq_length = template_len;
-    cp->cap = c->memory_per_device > 0 ? c->memory_per_device : c->cluster.device.mem_bytes;
+    cp->cap = c->memory_per_device > 0 ? config_mem_cap(c) : c->cluster.device.mem_bytes - config_reserve(c);
     struct plan *base = NULL;
     struct pass_pipeline pl;
     int rc = scheme_build(&cp->cfg, &base, e);

@@ -31,7 +31,7 @@
 void search_opts_default(struct search_opts *o, const struct config *c)
 {
     memset(o, 0, sizeof *o);
-    o->cap = c->memory_per_device;
+    o->cap = config_mem_cap(c);
     o->seed = 18;
 }
 

@@ -322,7 +322,7 @@ int sim_run_general(const struct plan *p, const struct cost_model *cost, const d
     r.unit = cost->unit;
     r.devices = plan_devices(p);
     r.total = plan_total(p);
-    r.cap = c->memory_per_device; /* M_θ under unit costs */
+    r.cap = config_mem_cap(c); /* M_θ under unit costs; less the reserve */
     r.oom_device = -1;
     r.start = xcalloc((size_t)r.total + 1, sizeof(double));
     r.end = xcalloc((size_t)r.total + 1, sizeof(double));

@@ -281,7 +281,7 @@ int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err
     struct sim_result r = {0};
     r.unit = cost.unit;
     r.devices = D;
-    r.cap = c->memory_per_device; /* M_θ under unit costs */
+    r.cap = config_mem_cap(c); /* M_θ under unit costs; less the reserve */
     r.oom_device = -1;
     r.stages = D;
     int rc = MT_OK;

@@ -405,7 +405,7 @@ bool sim_fast_run(const struct plan *p, const struct cost_model *cost, const dou
     r.unit = cost->unit;
     r.devices = D;
     r.total = total;
-    r.cap = c->memory_per_device; /* M_θ under unit costs */
+    r.cap = config_mem_cap(c); /* M_θ under unit costs; less the reserve */
     r.oom_device = -1;
     /* Every entry is written before the run succeeds; the spare one stays 0 as sim_run's. */
     f.start = r.start = xmalloc(((size_t)total + 1) * sizeof(double));

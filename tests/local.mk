@@ -132,3 +132,8 @@ tests_unit_test_view_gantt_LDADD = libmt_tui.a libmt_flow.a libmt_render.a libmt
 # issue 26 item 9: the analytic time model against the paper's measured Table 5 (MAPE <= 10 %).
 TESTS += tests/cli/test_paper_table5.sh
 EXTRA_DIST += tests/cli/test_paper_table5.sh tests/data/paper_table5.tsv
+# The training stack (issue 26): attention, SP, TP communication, bytes per parameter.
+check_PROGRAMS += tests/unit/test_stack
+TESTS += tests/unit/test_stack tests/cli/test_stack.sh
+EXTRA_DIST += tests/cli/test_stack.sh
+tests_unit_test_stack_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

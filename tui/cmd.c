@@ -17,6 +17,7 @@ const struct cmd_entry *const cmd_table[] = {
     &cmd_import_entry,
     &cmd_profile_entry,
     &cmd_chart_entry,
+    &cmd_models_entry,
     NULL,
 };
 

@@ -111,6 +111,10 @@ enum cmd_plan_flag {
     CMD_PLAN_CALIBRATION,
     CMD_PLAN_CORES,
     CMD_PLAN_TP,
+    CMD_PLAN_ATTENTION,
+    CMD_PLAN_SEQ_PARALLEL,
+    CMD_PLAN_DIST_OPT,
+    CMD_PLAN_RESERVE,
 };
 
 extern const struct cmd_option cmd_plan_options[];
@@ -163,5 +167,6 @@ extern const struct cmd_entry cmd_compare_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_profile_entry;
 extern const struct cmd_entry cmd_chart_entry;
+extern const struct cmd_entry cmd_models_entry;
 
 #endif

@@ -33,7 +33,9 @@ static const char cmd_plan_config_help[] =
 const struct cmd_option cmd_plan_options[] = {
     {.name = "model", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_MODEL,
      .heading = cmd_plan_config_help,
-     .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny"},
+     .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny GPT-3-13B GPT-3-175B "
+             "LLaMA-2-7B LLaMA-2-13B LLaMA-2-70B Llama-3.1-8B Llama-3.1-70B Llama-3.1-405B\n"
+             "(the first four: the paper's Table 4 shapes; mario-tui models)"},
     {.name = "scheme", .arg = "S", .type = CMD_PLAN, .value = CMD_PLAN_SCHEME,
      .help_write = scheme_registry_help}, /* the scheme records' names, by family */
     {.name = "devices", .arg = "D", .type = CMD_PLAN, .value = CMD_PLAN_DEVICES,
@@ -52,9 +54,21 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "chunks", .arg = "V", .type = CMD_PLAN, .value = CMD_PLAN_CHUNKS,
      .help = "chunks per device for W and ZB-W (default 2)"},
     {.name = "memory", .arg = "SIZE", .type = CMD_PLAN, .value = CMD_PLAN_MEMORY,
-     .help = "memory cap per device, e.g. 40G (in M_theta under --unit-costs: 1.05)"},
+     .help = "memory cap per GPU, e.g. 40G; 0 = no cap (in M_theta under\n"
+             "--unit-costs: 1.05); wins over --device in either order"},
+    {.name = "reserve", .arg = "SIZE", .type = CMD_PLAN, .value = CMD_PLAN_RESERVE,
+     .help = "kept free on each GPU for the CUDA context and allocator,\n"
+             "off the cap (default 1G; 0 for the paper's presets)"},
     {.name = "device", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_DEVICE,
      .help = "device preset: A100-40G A100-80G H100-80G H200"},
+    {.name = "attention", .arg = "K", .type = CMD_PLAN, .value = CMD_PLAN_ATTENTION,
+     .help = "flash (the default: no s x s scores kept) | eager (the\n"
+             "paper's presets' default)"},
+    {.name = "sequence-parallel", .type = CMD_PLAN, .value = CMD_PLAN_SEQ_PARALLEL,
+     .help = "sequence parallelism: every activation split over tp"},
+    {.name = "distributed-optimizer", .type = CMD_PLAN, .value = CMD_PLAN_DIST_OPT,
+     .help = "fp32 master weights and Adam state sharded over dp\n"
+             "(6 + 12/dp bytes a parameter)"},
     {.name = "unit-costs", .arg = "F,B,RC[,W]", .type = CMD_PLAN, .value = CMD_PLAN_UNIT_COSTS,
      .help = "unit costs: times in t, memory in units of M_theta; B is the\n"
              "whole backward, W its weight-gradient part (default B/2)"},
@@ -142,6 +156,20 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         config_set_device(c, &dev);
         return MT_OK;
     }
+    case CMD_PLAN_RESERVE:
+        if (str_parse_bytes(arg, &c->reserve, e) != MT_OK)
+            return err_wrap(e, "--reserve");
+        return MT_OK;
+    case CMD_PLAN_ATTENTION:
+        if (config_attention_parse(arg, &c->attention, e) != MT_OK)
+            return err_wrap(e, "--attention");
+        return MT_OK;
+    case CMD_PLAN_SEQ_PARALLEL:
+        c->sequence_parallel = true;
+        return MT_OK;
+    case CMD_PLAN_DIST_OPT:
+        c->distributed_optimizer = true;
+        return MT_OK;
     case CMD_PLAN_UNIT_COSTS:
         if (config_unit_costs_parse(arg, &c->unit, e) != MT_OK)
             return err_wrap(e, "--unit-costs");
@@ -208,6 +236,8 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
         TRY(config_load_file(cp->path, out, e));
     }
     int rc = cmd_plan_apply_all(cp, out, e);
+    if (rc == MT_OK && cmd_plan_given(cp, CMD_PLAN_MEMORY)) /* name the flag, not the key */
+        rc = config_check_cap(out, "--memory", e);
     if (rc != MT_OK) {
         plan_free(*loaded);
         *loaded = NULL;

@@ -32,7 +32,7 @@ static void frame_title(struct explore *x, struct cells *g)
     else if (c->unit.enabled)
         snprintf(cap, sizeof cap, "unit costs");
     else
-        explore_fmt_cap(x, st->sim.cap > 0 ? st->sim.cap : c->memory_per_device, cap,
+        explore_fmt_cap(x, st->sim.cap > 0 ? st->sim.cap : config_mem_cap(c), cap,
                         sizeof cap);
     char device[32]; /* unit costs with a cap: "unit costs cap 1.05" */
     snprintf(device, sizeof device, "%s",

@@ -92,7 +92,9 @@ static void table_sane(const struct cmd_entry *ce, const struct cmd_option *t, c
             CHECK(strcmp(seen[k], o->name) != 0);
         seen[(*n_seen)++] = o->name;
         bool takes = o->type != CMD_BOOL && o->type != CMD_SET &&
-                     !(o->type == CMD_PLAN && o->value == CMD_PLAN_BLOCKING);
+                     !(o->type == CMD_PLAN &&
+                       (o->value == CMD_PLAN_BLOCKING || o->value == CMD_PLAN_SEQ_PARALLEL ||
+                        o->value == CMD_PLAN_DIST_OPT));
         CHECK((o->arg != NULL) == takes);
         CHECK(!o->optional || o->type == CMD_INT || o->type == CMD_DOUBLE);
         CHECK(o->letter != 'h');
@@ -238,7 +240,7 @@ int main(void)
         test_command(cmd_table[n]);
         CHECK(cmd_find(cmd_table[n]->name) == cmd_table[n]);
     }
-    CHECK_EQ_INT(n, 11); /* ... compare, import, profile, chart */
+    CHECK_EQ_INT(n, 12); /* ... compare, import, profile, chart, models */
     CHECK(cmd_find("no-such-command") == NULL);
     return check_report("test_cmd_help");
 }

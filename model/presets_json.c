@@ -1,0 +1,51 @@
+/* model/presets_json.c: every model preset as JSON (`mario-tui models --json`): its shape, its
+ * parameter count as the cost model counts it (model/cost.h, tp = 1) and its source. */
+#include <config.h>
+#include "model/presets.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+
+#include "model/config.h"
+#include "model/cost.h"
+
+double presets_model_params(const struct model_spec *m)
+{
+    struct config c;
+    config_default(&c);
+    c.model = *m;
+    return cost_stage_params(&c, m->num_layers, true, true);
+}
+
+char *presets_models_json(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *arr = o != NULL ? cJSON_AddArrayToObject(o, "models") : NULL;
+    const char *const *names = presets_model_names();
+    for (int i = 0; arr != NULL && names[i] != NULL; i++) {
+        struct model_spec m;
+        if (presets_model(names[i], &m, NULL) != 0)
+            continue;
+        char display[96];
+        cJSON *j = cJSON_CreateObject();
+        if (j == NULL)
+            break;
+        cJSON_AddItemToArray(arr, j);
+        cJSON_AddStringToObject(j, "name", m.name);
+        cJSON_AddStringToObject(j, "display_name", presets_model_display(&m, display, sizeof display));
+        cJSON_AddStringToObject(j, "type", config_arch_name(m.arch));
+        cJSON_AddNumberToObject(j, "hidden_size", m.hidden_size);
+        cJSON_AddNumberToObject(j, "num_layers", m.num_layers);
+        cJSON_AddNumberToObject(j, "num_attention_heads", m.num_attention_heads);
+        cJSON_AddNumberToObject(j, "num_key_value_heads", config_kv_heads(&m));
+        cJSON_AddNumberToObject(j, "ffn_hidden_size", m.ffn_hidden_size);
+        cJSON_AddNumberToObject(j, "seq_length", m.seq_length);
+        cJSON_AddNumberToObject(j, "vocab_size", m.vocab_size);
+        cJSON_AddNumberToObject(j, "parameters", presets_model_params(&m));
+        cJSON_AddStringToObject(j, "attention", m.paper_stack ? "eager" : "flash");
+        cJSON_AddStringToObject(j, "source", presets_model_source(m.name));
+    }
+    char *text = o != NULL ? cJSON_Print(o) : NULL;
+    cJSON_Delete(o);
+    return text;
+}
