@@ -136,7 +136,8 @@ int flow_profile_plan(const struct config *base, struct flow_profile_run *r, str
     struct config c = *base;
     c.scheme = SCHEME_GPIPE;
     c.cluster.dp = r->pp == 1 ? 2 : 1;
-    c.num_device = r->pp * c.cluster.dp;
+    c.cluster.tp = 1; /* the executor runs no tensor parallelism: a rank is one device */
+    config_set_pp(&c, r->pp);
     c.model.num_layers = r->layers * r->pp;
     c.num_microbatches = r->mbs;
     c.global_batch_size = r->mbs * c.micro_batch_size * c.cluster.dp;

@@ -70,6 +70,12 @@ int config_pp(const struct config *c)
     return group > 0 ? (int)(c->num_device / group) : 0;
 }
 
+void config_set_pp(struct config *c, int pp)
+{
+    int dp = c->cluster.dp > 0 ? c->cluster.dp : 1, tp = c->cluster.tp > 0 ? c->cluster.tp : 1;
+    c->num_device = pp * dp * tp;
+}
+
 enum attention_kind config_attention(const struct config *c)
 {
     if (c->attention != ATTN_DEFAULT)

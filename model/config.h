@@ -167,6 +167,9 @@ void config_default(struct config *c);
 int config_ffn_default(enum model_arch arch, int h, int *out);
 /* Pipeline depth pp = num_device / (dp x tp). */
 int config_pp(const struct config *c);
+/* The GPUs for pipeline depth pp at the config's dp and tp: num_device = pp x dp x tp (the one
+ * place that says how a depth becomes GPUs). */
+void config_set_pp(struct config *c, int pp);
 /* The attention a config runs: its "attention", else the model's default (eager for the
  * paper's presets, flash otherwise). */
 enum attention_kind config_attention(const struct config *c);

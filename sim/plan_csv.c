@@ -237,7 +237,7 @@ int plan_load_torch_csv(const char *text, size_t len, const char *name, const st
     free(rank_of);
     struct plan *pl = NULL;
     if (rc == MT_OK) {
-        c.num_device = D * (base->cluster.dp > 0 ? base->cluster.dp : 1);
+        config_set_pp(&c, D);
         c.num_microbatches = N;
         c.global_batch_size = N * c.micro_batch_size * c.cluster.dp;
         c.chunks = S / D > 1 ? S / D : c.chunks;

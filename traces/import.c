@@ -378,7 +378,7 @@ static int import_ours(const struct importer *im, const struct config *base,
     } else {
         if (ti->scheme[0] == '\0' || config_scheme_parse(ti->scheme, &c.scheme, NULL) != MT_OK)
             return err_set(e, MT_EINVAL, "the trace names no scheme of ours (otherData.scheme)");
-        c.num_device = im->devices * (c.cluster.dp > 0 ? c.cluster.dp : 1);
+        config_set_pp(&c, im->devices);
         c.num_microbatches = N;
         c.global_batch_size = N * c.micro_batch_size * c.cluster.dp;
         if (config_stages_per_device(&c) > 1 || config_scheme_uses_chunks(c.scheme))

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/presets.h"
 #include "sim/bound.h"
 #include "sim/pass.h"
 #include "sim/plan.h"
@@ -120,7 +121,9 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
     const struct config *c = plan_config(p);
     const struct plan_geom *g = plan_geom(p);
     bool unit = c->unit.enabled;
-    printf("%s, %s, pp %d x dp %d, %d micro-batches of %d, %s  [%s]\n", c->model.name,
+    char model[96];
+    presets_model_display(&c->model, model, sizeof model);
+    printf("%s, %s, pp %d x dp %d, %d micro-batches of %d, %s  [%s]\n", model,
            config_scheme_name(c->scheme), g->devices, c->cluster.dp, g->mbs, c->micro_batch_size,
            unit ? "unit costs" : c->cluster.device.name, c->source);
     printf("%-11s %12s %12s %9s %12s %12s %8s %7s\n", "step", unit ? "step (t)" : "step (ms)",

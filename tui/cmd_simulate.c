@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/presets.h"
 #include "sim/bound.h"
 #include "sim/pass.h"
 #include "sim/plan.h"
@@ -133,8 +134,13 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
     char chunks[32] = "";
     if (config_scheme_uses_chunks(c->scheme))
         snprintf(chunks, sizeof chunks, ", %d chunks", g->parts);
-    printf("%s, %s, pp %d x dp %d, %d micro-batches of %d, %s%s  [%s]\n", c->model.name,
-           config_scheme_name(c->scheme), g->devices, c->cluster.dp, g->mbs, c->micro_batch_size,
+    char model[96], tp[24] = "";
+    presets_model_display(&c->model, model, sizeof model);
+    if (c->cluster.tp > 1)
+        snprintf(tp, sizeof tp, " x tp %d", c->cluster.tp);
+    printf("%s, %s, pp %d x dp %d%s, %d micro-batches of %d, %s%s  [%s]\n", model,
+           config_scheme_name(c->scheme), g->devices, c->cluster.dp, tp, g->mbs,
+           c->micro_batch_size,
            c->unit.enabled     ? "unit costs"
            : c->profile.enabled ? c->profile.device /* calibrated: what it was measured on */
                                 : c->cluster.device.name,

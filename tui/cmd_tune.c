@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "model/config.h"
+#include "model/presets.h"
 #include "sim/plan.h"
 #include "sim/tune.h"
 #include "util/err.h"
@@ -152,10 +153,11 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
         n_bad += r->cand[i].status == TUNE_INVALID;
         n_not_run += r->cand[i].status == TUNE_NOT_RUN;
     }
-    char cap[32];
+    char cap[32], model[96];
     tune_mem(c, c->memory_per_device, cap, sizeof cap);
+    presets_model_display(&c->model, model, sizeof model);
     printf("%s on %d x %s, global batch %d, cap %s: %d candidates, %d fit, %d out of memory, "
-           "%d invalid", c->model.name, c->num_device,
+           "%d invalid", model, c->num_device,
            c->unit.enabled ? "unit-cost devices" : c->cluster.device.name, config_global_batch(c),
            cap, r->n, n_ok, n_oom, n_bad);
     if (n_pruned > 0)

@@ -34,11 +34,12 @@ typedef void (*edit_show)(const struct config *c, char *buf, size_t n);
 static bool edit_devices(struct config *c, const struct config *from, int k, int dir)
 {
     int step = from->scheme == SCHEME_X ? 2 : 1; /* Chimera: two pipelines, an even pp */
-    int dp = from->cluster.dp > 0 ? from->cluster.dp : 1;
+    int group = (from->cluster.dp > 0 ? from->cluster.dp : 1) *
+                (from->cluster.tp > 0 ? from->cluster.tp : 1);
     int pp = config_pp(from) + dir * k * step;
-    if (pp < 1 || pp * dp > CONFIG_MAX_DEVICES)
+    if (pp < 1 || (long)pp * group > CONFIG_MAX_DEVICES)
         return false;
-    c->num_device = pp * dp;
+    config_set_pp(c, pp);
     return true;
 }
 
