@@ -255,12 +255,12 @@ static void simulate_rows_print(const struct config *c, const struct tune_candid
     printf("%s on %d x %s, dp %d, tp %d, global batch %d, cap %s: %d schemes\n", c->model.name,
            c->num_device, unit ? "unit-cost devices" : c->cluster.device.name, c->cluster.dp,
            c->cluster.tp, config_global_batch(c), cap, n);
-    printf("%-10s %12s %12s %12s %12s  %s\n", "scheme", unit ? "step (t)" : "step (s)",
+    printf("%-13s %12s %12s %12s %12s  %s\n", "scheme", unit ? "step (t)" : "step (s)",
            unit ? "samples/t" : "samples/s", "peak mem", unit ? "bound (t)" : "bound (s)", "fits");
     for (int i = 0; i < n; i++) {
         const struct tune_candidate *k = &w[i];
         if (k->status == TUNE_INVALID) {
-            printf("%-10s %s\n", config_scheme_name(k->scheme), k->why);
+            printf("%-13s %s\n", config_scheme_name(k->scheme), k->why);
             continue;
         }
         char mem[32], bound[32] = "-";
@@ -270,12 +270,13 @@ static void simulate_rows_print(const struct config *c, const struct tune_candid
             str_format_bytes(k->peak_mem, mem, sizeof mem);
         if (k->lower_bound > 0)
             snprintf(bound, sizeof bound, "%.4f", k->lower_bound);
-        printf("%-10s %12.4f %12.3f %12s %12s  %-3s%s\n", config_scheme_name(k->scheme),
-               k->step_time, k->throughput, mem, bound, k->status == TUNE_OK ? "yes" : "no",
+        printf("%-13s %12.4f %12.*f %12s %12s  %-3s%s\n", config_scheme_name(k->scheme),
+               k->step_time, unit ? 4 : 2, k->throughput, mem, bound, k->status == TUNE_OK ? "yes" : "no",
                i == best ? "  best" : "");
     }
     if (best >= 0)
-        printf("best: %s, %.3f %s\n", config_scheme_name(w[best].scheme), w[best].throughput,
+        printf("best: %s, %.*f %s\n", config_scheme_name(w[best].scheme), unit ? 4 : 2,
+               w[best].throughput,
                unit ? "samples/t" : "samples/s");
     else
         printf("best: none fits the memory cap\n");
