@@ -58,7 +58,7 @@ u="--unit-costs 1,2,1 --devices 4 --microbatches 8"
 check "scheme list: exit 0, a row each, the best marked once" \
     "[ $? -eq 0 ] && grep -c '^\(V\|ZB-V\|DualPipeV\) ' $tmp/rows | grep -qx 3 && [ \$(grep -c '  best\$' $tmp/rows) -eq 1 ]"
 check "scheme list: V's row is 33 t, 8/33 samples/t, fits" \
-    "grep -Eq '^V +33\.0000 +0\.242 .* yes' $tmp/rows"
+    "grep -Eq '^V +33\.0000 +0\.2424 .* yes' $tmp/rows"
 "$bin" simulate --scheme V,ZB-V,DualPipeV $u --json >"$tmp/rows.json" 2>&1
 "$bin" simulate --scheme ZB-V $u --json >"$tmp/zbv.json" 2>&1
 check "scheme list --json: an array, ZB-V's row as simulate --scheme ZB-V gives it" "python3 - $tmp/rows.json $tmp/zbv.json <<'PY'
