@@ -1,5 +1,5 @@
 /* exec/backend.h: the compute side of the executor, one implementation per device kind
- * (STYLE 2.4 vtables; DESIGN.md "exec/"): the model stages of exec/xformer.h (FW / CFW /
+ * (a vtable per backend; docs/design.md "exec/"): the model stages of exec/xformer.h (FW / CFW /
  * RC / BW / OS of the paper's Table 3), the buffers that carry activations and gradients
  * between instructions, and the memory they hold. CPU: exec/backend_cpu.c (OpenBLAS);
  * CUDA: exec/backend_cuda.c + exec/xformer_cuda.cu (cuBLAS), built when configure finds it. */

@@ -1,4 +1,4 @@
-/* exec/check.h: checked MPI / CUDA / NCCL calls (STYLE 2.5, after nccl-tests' CUDACHECK): a
+/* exec/check.h: checked MPI / CUDA / NCCL calls (docs/design.md "Conventions": checked calls, after nccl-tests' CUDACHECK): a
  * failing call fills `e` with MT_EDEVICE, the rank, the host, file:line, the call's text and
  * the library's own message, then returns the code from the enclosing function. Only exec/
  * includes this header (it names mpi.h / cuda types only inside the macros' expansions). */

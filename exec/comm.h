@@ -1,4 +1,4 @@
-/* exec/comm.h: the executor's communication (issue 7; DESIGN.md semantics): SA/SG are
+/* exec/comm.h: the executor's communication (issue 7; docs/design.md semantics): SA/SG are
  * non-blocking sends, RA/RG blocking receives, AR an allreduce of a stage's gradients over
  * the ranks that hold a replica of it (Chimera's two pipelines, data-parallel copies), plus
  * the control plane every rank shares: the per-step status and loss, gathering the trace.

@@ -1,5 +1,5 @@
 /* exec/input_aware.h: the executor's side of input-aware checkpointing (issue 12; Mimose,
- * arXiv:2209.02478, on Mario's plans; DESIGN.md "Input-aware checkpointing"): a stream of
+ * arXiv:2209.02478, on Mario's plans; docs/design.md "Input-aware checkpointing"): a stream of
  * variable-length batches for exec/interp.h, one training step per length of a lengths file,
  * each step's checkpointing chosen by a strategy, the online memory predictor fitted from what
  * the ranks measure, and the report of `mario-tui run --lengths FILE`. */

@@ -53,7 +53,7 @@
  * PipeMare's two techniques (Yang et al., "PipeMare: Asynchronous Pipeline Parallel DNN
  * Training", MLSys 2021, arXiv:1910.05124). RECONSTRUCTED, NOT QUOTED: the paper's text could
  * not be retrieved when this was written (only its abstract, reference/related.md, and
- * DESIGN.md's description), so these are our formulas for the techniques as described there,
+ * docs/design.md's description), so these are our formulas for the techniques as described there,
  * and they may differ from the paper's equations in detail:
  *   T1, learning-rate rescheduling (--lr-reschedule[=W]): stage i, staleness tau_i, steps with
  *       lr_i(k) = lr * tau_i ^ -(1 - p),    p = min(k / W, 1),

@@ -1,4 +1,4 @@
-/* exec/interp.h: the instruction interpreter (issue 7; DESIGN.md "Simulator semantics",
+/* exec/interp.h: the instruction interpreter (issue 7; docs/design.md "Simulator semantics",
  * paper Table 3). Each MPI rank is one pipeline device of one data-parallel replica and
  * runs its device's list in order on the stages it holds: FW keeps the activations, CFW
  * only the stage input, RC recomputes them, BW consumes and frees them; SA/SG send without

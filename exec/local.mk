@@ -16,7 +16,7 @@ EXTRA_DIST += data/corpus.txt data/README
 pkgdata_DATA = data/corpus.txt
 
 # The CUDA backend, when configure found CUDA (+ NCCL): the model's CUDA twin is compiled by
-# nvcc into its own library (no per-target flags, so the suffix rule applies, STYLE 2.9);
+# nvcc into its own library (no per-target flags, so the suffix rule applies, as autotools projects with CUDA do);
 # libmt_exec.a comes again after it for the CPU code it calls. The architectures come from
 # configure's --with-cuda-arch (NVCC_ARCH).
 NVCCFLAGS = -O2 -std=c++17 $(NVCC_ARCH) -Xcompiler -Wall

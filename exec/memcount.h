@@ -1,6 +1,6 @@
 /* exec/memcount.h: the executor's counting allocator. Every parameter, gradient, optimizer
  * and activation buffer is allocated here, so the bytes a device holds over time are
- * measured, not estimated (issue 7; DESIGN.md "Memory per device"). One count per process. */
+ * measured, not estimated (issue 7; docs/design.md "Memory per device"). One count per process. */
 #ifndef MT_EXEC_MEMCOUNT_H
 #define MT_EXEC_MEMCOUNT_H
 

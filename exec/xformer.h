@@ -1,5 +1,5 @@
 /* exec/xformer.h: the executor's real model, a GPT-style decoder cut into pipeline stages
- * (issue 7; DESIGN.md "exec/"). The paper's FW / CFW / RC / BW / OS (Table 3) are
+ * (issue 7; docs/design.md "exec/"). The paper's FW / CFW / RC / BW / OS (Table 3) are
  * xformer_forward(FULL) / xformer_forward(CHECKPOINT) / xformer_recompute / xformer_backward
  * / xformer_stage_adamw_step. The CPU implementation is exec/xformer_cpu.c (fp32, OpenBLAS). */
 #ifndef MT_EXEC_XFORMER_H

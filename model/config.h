@@ -102,7 +102,7 @@ enum config_given {
     CONFIG_GIVEN_TP_GBPS = 1 << 1, /* cluster.tp_gbps */
 };
 
-/* Sequence lengths that vary from batch to batch (DESIGN.md "Input-aware checkpointing",
+/* Sequence lengths that vary from batch to batch (docs/design.md "Input-aware checkpointing",
  * Mimose): the config's model.seq_length may be one number, a distribution or a file of
  * per-batch lengths (model/seqlen.h reads them). model.seq_length then holds the longest
  * length, so every fixed-length estimate is the conservative one. */
@@ -122,7 +122,7 @@ struct seqlen_spec {
                                         * max_position_embeddings); 0 = model.seq_length */
 };
 
-/* Unit-cost mode (DESIGN.md): F, B, RC are the costs of one device's whole share of layers;
+/* Unit-cost mode (docs/design.md): F, B, RC are the costs of one device's whole share of layers;
  * a chunk op of a W plan with v chunks costs F/v; p2p is free; memory is in units of M_θ. */
 struct unit_costs {
     bool enabled;

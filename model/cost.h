@@ -51,7 +51,7 @@
  *   p2p: 2sbh bytes / bandwidth + latency. Allreduce (ring): 2(n-1)/n x 2 bytes/param / bw.
  *   Optimizer step: 32 bytes/param of HBM traffic / hbm bandwidth.
  *
- * Unit-cost mode (DESIGN.md): F, B, RC are a device's whole share of the layers (B the whole
+ * Unit-cost mode (docs/design.md): F, B, RC are a device's whole share of the layers (B the whole
  * backward; split, W is the fourth number or B/2, and the input gradient B - W); a chunk
  * of a device holding v stages (W, ZB-W: chunks; ZB-V, DualPipeV: 2) costs F/v, B/v, RC/v
  * (a Chimera part is a whole replica of the share and costs F); p2p, allreduce and
@@ -129,7 +129,7 @@ double cost_layer_params(const struct config *c);
 /* Parameters of a stage of n blocks holding the embedding and/or the LM head (per tp rank). */
 double cost_stage_params(const struct config *c, int n, bool embed, bool head);
 
-/* ---- functions of the sequence length (input-aware checkpointing, DESIGN.md; Mimose) ------
+/* ---- functions of the sequence length (input-aware checkpointing, docs/design.md; Mimose) ------
  * The per-layer figures above at s tokens per sample instead of model.seq_length (the per-stage
  * costs at s are cost_model_build of the config with model.seq_length = s; the position
  * embedding keeps the model's largest length, seqlen.max_positions). And the bytes one block of

@@ -1,4 +1,4 @@
-/* model/memfit.h: the memory predictor of input-aware checkpointing (Mimose §4.2; DESIGN.md
+/* model/memfit.h: the memory predictor of input-aware checkpointing (Mimose §4.2; docs/design.md
  * "Input-aware checkpointing"): bytes as a quadratic in the sequence length s,
  * a + b s + c s^2 (linear terms: the MLP and every (b, s, h) tensor; the quadratic term: the
  * attention scores), fitted by least squares to (s, bytes) pairs measured in the first

@@ -1,4 +1,4 @@
-/* model/seqlen.h: sequence lengths that vary from batch to batch (DESIGN.md "Input-aware
+/* model/seqlen.h: sequence lengths that vary from batch to batch (docs/design.md "Input-aware
  * checkpointing", Mimose arXiv:2209.02478): a config's lengths as a weighted sample, files of
  * per-batch lengths, and the length buckets plans are cached by. The spec itself
  * (struct seqlen_spec) is a plain part of struct config (model/config.h). */

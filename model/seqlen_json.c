@@ -1,5 +1,5 @@
 /* model/seqlen_json.c: the forms of a config's model.seq_length beside one number (model/
- * seqlen.h, DESIGN.md "Input-aware checkpointing"): a distribution {"values", "weights"} or
+ * seqlen.h, docs/design.md "Input-aware checkpointing"): a distribution {"values", "weights"} or
  * the path of a lengths file, and model.max_position_embeddings, the longest length allowed. */
 #include <config.h>
 #include "model/seqlen.h"

@@ -1,4 +1,4 @@
-/* render/layout.h: the one layout step of render/ (DESIGN.md "render/"): annotated plans in,
+/* render/layout.h: the one layout step of render/ (docs/design.md "render/"): annotated plans in,
  * a flat list of primitives in abstract units out (boxes, texts, lines, paths), in paint
  * order. Painters (Cairo, SVG, terminal cells) only walk the list; nothing here draws. */
 #ifndef MT_RENDER_LAYOUT_H
@@ -12,7 +12,7 @@
 struct sim_result;
 struct mt_err;
 
-/* A second timeline over the same plan ids (a measured run, DESIGN.md: traces line up one to
+/* A second timeline over the same plan ids (a measured run, docs/design.md: traces line up one to
  * one with the simulation), in the simulation's time unit (us, or t under unit costs).
  * Times start at 0; an instruction with start < 0, end < start or a NaN was not measured
  * and is left out. */
@@ -103,7 +103,7 @@ struct layout_item {
     double t0, t1; /* instruction interval, axis ticks: t0 = tick time */
 };
 
-/* A painter draws a layout (STYLE 2.4 vtable): Cairo and SVG here, terminal cells later. */
+/* A painter draws a layout (docs/design.md "Conventions": vtables): Cairo and SVG here, terminal cells later. */
 struct painter {
     void *ctx;
     void (*box)(void *ctx, const struct layout_item *it);

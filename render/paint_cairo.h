@@ -1,7 +1,7 @@
 /* render/paint_cairo.h: the Cairo painters over a layout: PNG (one layout, one image whose
  * width in pixels is the layout's width) and PDF (one page per layout, 1 unit = 1 pt).
  * Files are rendered to memory and written atomically (temp file + rename). The only home
- * of cairo.h in the project (STYLE 2.1). */
+ * of cairo.h in the project (docs/design.md: one home for each third-party header). */
 #ifndef MT_RENDER_PAINT_CAIRO_H
 #define MT_RENDER_PAINT_CAIRO_H
 

@@ -1,5 +1,5 @@
 /* sim/async.h: the figures of asynchronous pipelines (PipeMare, Yang et al., MLSys'21;
- * DESIGN.md "Room for the two related systems"), which the simulator computes for every plan:
+ * docs/design.md "The two related systems"), which the simulator computes for every plan:
  * each stage's weight staleness, PipeDream's stashed weight versions, and utilization over the
  * makespan and over the steady state. Synchronous plans get staleness 0 and a steady state
  * equal to their one iteration. */

@@ -1,5 +1,5 @@
 /* sim/bound.h: a certified lower bound on the step time of any schedule of a plan's work on
- * its placement (issue 18; DESIGN.md "the search also returns a lower bound, shown beside every
+ * its placement (issue 18; docs/design.md "the search also returns a lower bound, shown beside every
  * plan"). The work is the plan's forwards, backwards (B and W when split), AR and OS, without
  * recompute; any order of it on the same devices, with or without checkpointing, takes at least
  *   - the critical path: the longest chain of dependencies (one micro-batch down the stages

@@ -1,5 +1,5 @@
 /* sim/ckpt_plan.h: input-aware checkpointing (Mimose, arXiv:2209.02478) on Mario's plans
- * (DESIGN.md "Input-aware checkpointing"): for a sequence length s and the memory cap, how
+ * (docs/design.md "Input-aware checkpointing"): for a sequence length s and the memory cap, how
  * many layers each stage's forwards checkpoint (k of n: a CFW keeps the checkpoint and the
  * other n - k layers' activations, its RC recomputes the k) so that every device fits with
  * the least recompute; a greedy planner as Mimose's, an exact search to check it, a cache of

@@ -1,4 +1,4 @@
-/* sim/memory.h: the memory model (DESIGN.md "Simulator semantics"), its one home: what each
+/* sim/memory.h: the memory model (docs/design.md "Simulator semantics"), its one home: what each
  * instruction takes at its start, gives back at its end and leaves behind, what a checkpoint
  * of k layers keeps, and the walk of a device's list in program order. The simulator, the
  * passes, the input-aware planner (sim/ckpt_plan.c) and the direct Async path all ask here.

@@ -1,4 +1,4 @@
-/* sim/plan.h: the plan, the one structure every part passes around (DESIGN.md): for each
+/* sim/plan.h: the plan, the one structure every part passes around (docs/design.md): for each
  * device an ordered list of instructions (the paper's Table 3) plus the config it was made
  * from. Opaque: it owns the per-device arrays. Instructions have flat ids
  * (plan_id(p, dev, i)) so per-instruction results live in arrays indexed by id. */

@@ -1,4 +1,4 @@
-/* sim/simulate.h: the timeline and memory simulator (paper §5.2, DESIGN.md semantics).
+/* sim/simulate.h: the timeline and memory simulator (paper §5.2, docs/design.md semantics).
  * Each device runs its list in order; an instruction starts when its device is free and
  * its dependencies (sim/vpipe.h) have finished, and lasts its estimated latency. Sends are
  * asynchronous: SA/SG occupy the link, not the device, and the matching RA/RG completes

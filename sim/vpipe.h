@@ -21,7 +21,7 @@ int vpipe_stage(const struct plan_geom *g, int dev, int mb, int part);
 bool vpipe_find_prev(const struct plan_geom *g, int dev, int mb, int part, int *d_o, int *p_o);
 bool vpipe_find_next(const struct plan_geom *g, int dev, int mb, int part, int *d_o, int *p_o);
 
-/* Send/receive pairing, the one home of "who is on the other side" (DESIGN.md): a send or
+/* Send/receive pairing, the one home of "who is on the other side" (docs/design.md): a send or
  * receive of (mb, stage) pairs with the instruction (*peer_op, mb, *peer_stage):
  *   SA(mb,s) <-> RA(mb,s+1)   (activations travel down the stages)
  *   SG(mb,s) <-> RG(mb,s-1)   (gradients travel up)
@@ -61,7 +61,7 @@ struct vpipe_missing {
     int mb, stage, dev;
 };
 
-/* The instructions that must finish before instruction `id` may start (DESIGN.md):
+/* The instructions that must finish before instruction `id` may start (docs/design.md):
  *   FW/CFW(mb,s): RA(mb,s) when stage s-1 is on another device, else the forward of s-1;
  *     async plans: also OS(j,s), the last update before it in the 1F1B order (j + 1 the
  *     largest multiple of U up to mb - (D-1-s)), so a rewrite never makes a stage staler;

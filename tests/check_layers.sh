@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/check_layers.sh: the include rules of README's Architecture, checked on the sources.
+# tests/check_layers.sh: the include rules of docs/design.md's layering (and README's Architecture), checked on the sources.
 # 1. Includes point one way: util <- model <- sim <- {render, exec, traces} <- flow <- tui; a file
 #    includes headers of its own folder and of the layers below, never above or sideways.
 # 2. Each third-party library behind its module: a header of curses, Cairo, MPI, NCCL, CUDA,

@@ -1,4 +1,4 @@
-/* traces/align.h: measured instructions matched to a plan's (DESIGN.md: a trace records a run
+/* traces/align.h: measured instructions matched to a plan's (docs/design.md: a trace records a run
  * with the same (device, op, mb, part, stage) keys as the plan, so simulated and measured
  * instructions line up one to one). An event takes the first instruction of its device, in
  * program order, with its op and micro-batch, and its stage and part where it gives them (a

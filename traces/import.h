@@ -1,4 +1,4 @@
-/* traces/import.h: a plan made from a measured run (issue 19; DESIGN.md "a plan may come from
+/* traces/import.h: a plan made from a measured run (issue 19; docs/design.md "a plan may come from
  * ... a measured trace"): each device's executed order in one step, the geometry read off the
  * keys, the config from the trace where it carries one. Then every command treats it as any
  * other plan (simulate, optimize, explore, export).

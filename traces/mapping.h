@@ -1,5 +1,5 @@
 /* traces/mapping.h: how the events of a foreign trace (a PyTorch profiler / Kineto trace, or
- * any Chrome trace without our args) become plan instructions (DESIGN.md: a trace records a
+ * any Chrome trace without our args) become plan instructions (docs/design.md: a trace records a
  * run with the same (device, op, mb, part, stage) keys). A mapping file holds rules, tried
  * in order, each a POSIX extended regular expression on the event name whose capture groups
  * may give the op, micro-batch, stage, part, device and step; plus how to number devices and

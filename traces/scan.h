@@ -1,4 +1,4 @@
-/* traces/scan.h: a streaming reader of trace files (DESIGN.md "traces/"): Chrome Trace Event
+/* traces/scan.h: a streaming reader of trace files (docs/design.md "traces/"): Chrome Trace Event
  * JSON in the object form ({"traceEvents": [...], ...}) or the bare-array form ([...], whose
  * closing bracket may be missing, as the format allows), plain or gzip (told by content).
  * It hands out the elements of the event array one at a time as text slices, and the other

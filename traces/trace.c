@@ -11,7 +11,7 @@
  *             then, for traces with our keys, by their messages where those show the clocks
  *             apart (a receive that ends before its send starts: a rank that left the start
  *             barrier late, as when ranks outnumber cores; trace_align_messages).
- * Events and samples live in two growing arrays (STYLE 2.6.5): no per-event allocation. */
+ * Events and samples live in two growing arrays (docs/design.md "Conventions": growing arrays): no per-event allocation. */
 #include <config.h>
 #include "traces/trace.h"
 

@@ -1,4 +1,4 @@
-/* traces/trace.h: a trace in memory (DESIGN.md "traces/"): what a run (or a simulation)
+/* traces/trace.h: a trace in memory (docs/design.md "traces/"): what a run (or a simulation)
  * recorded, as events keyed like plan instructions (device, op, mb, part, stage, step) and
  * memory samples per device, whatever file format it came from. trace_load reads one file or
  * one file per rank: our Chrome traces (traces/chrome_read.c) and PyTorch profiler traces

@@ -1,5 +1,5 @@
 /* tui/cmd_plan_inputs.c: `mario-tui plan-inputs`: input-aware checkpointing (Mimose,
- * arXiv:2209.02478, on Mario's plans; DESIGN.md "Input-aware checkpointing", issue 12). Reads
+ * arXiv:2209.02478, on Mario's plans; docs/design.md "Input-aware checkpointing", issue 12). Reads
  * the config's sequence lengths (one number, a distribution, or a file; --lengths overrides),
  * plans every length bucket with sim/ckpt_plan.h, and prints one row per bucket (lengths,
  * layers checkpointed per stage, predicted peak, simulated step time and throughput) and the

@@ -1,4 +1,4 @@
-/* util/err.h: error codes and a message buffer that climbs the call stack (STYLE 2.5).
+/* util/err.h: error codes and a message buffer that climbs the call stack (docs/design.md "Conventions": checked calls).
  * Fallible functions return int (MT_OK = 0) and take `struct mt_err *e` last. */
 #ifndef MT_UTIL_ERR_H
 #define MT_UTIL_ERR_H

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/cli/test_error_names_file.sh: every command's error names the input file it is about
-# (issue 9, DESIGN.md "messages name the place"). Each command that exists (simulate,
+# (issue 9, docs/design.md "messages name the place"). Each command that exists (simulate,
 # optimize, tune, export, explore, run, plan-inputs, profile, compare, import, chart) is given hostile
 # inputs in each place it reads a file (CONFIG or PLAN, --plan, --calibration, --lengths,
 # compare's simulation, measured trace and --map, chart's spec) - a missing file, a directory,

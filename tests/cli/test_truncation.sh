@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/cli/test_truncation.sh: hostile input, truncation sweep (issue 9, STYLE 2.10). Every
+# tests/cli/test_truncation.sh: hostile input, truncation sweep (issue 9; docs/design.md "Conventions": a fuzz corpus per input format). Every
 # example config, a plan file per scheme (V, X, W, GPipe) and a simulated Chrome trace, cut
 # at every k-th byte, are given to `mario-tui simulate FILE`; when `mario-tui compare` exists,
 # the simulated trace, a measured one and a Kineto trace (from tests/fuzz/corpus/) are cut

@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz.h: what every fuzz target shares (STYLE 2.10, sqlite fuzzcheck): the
+/* tests/fuzz/fuzz.h: what every fuzz target shares (docs/design.md "Conventions": a fuzz corpus per input format, after sqlite's fuzzcheck): the
  * libFuzzer entry point, defined once per target (fuzz_<format>.c), driven either by
  * libFuzzer (./configure --enable-fuzzing) or by tests/fuzz/replay.c over the target's corpus
  * in every `make check`. A broken invariant prints what and where, then abort()s, which both

@@ -3,7 +3,7 @@
  * validation and the simulation (so that extreme but accepted values - huge sizes, tiny
  * bandwidths - are run through the cost model and the simulator under the sanitizers).
  * Invariants: a refusal is MT_EPARSE or MT_EINVAL with a message that starts with the file
- * name (DESIGN.md: messages name the file and the field) and leaves *out untouched; an
+ * name (docs/design.md: messages name the file and the field) and leaves *out untouched; an
  * accepted config passes config_validate(), and config_to_json() loads back to a config that
  * writes the same JSON (nothing is lost or changed on the way round); its plan is built or
  * refused with a message, and a plan that validates simulates. */

@@ -1,4 +1,4 @@
-# tests/fuzz/: a fuzz target per input format (STYLE 2.10; sqlite fuzzcheck, tmux fuzz/).
+# tests/fuzz/: a fuzz target per input format (docs/design.md "Conventions"; sqlite fuzzcheck, tmux fuzz/).
 # replay_<target> runs LLVMFuzzerTestOneInput over every file of tests/fuzz/corpus/<target>/
 # in every `make check`. ./configure --enable-fuzzing CC=clang also builds fuzz_<target>, the
 # libFuzzer binaries; `make fuzz FUZZ_SECONDS=600` runs each that long in tests/fuzz/work/

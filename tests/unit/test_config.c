@@ -1,5 +1,5 @@
 /* tests/unit/test_config.c: the config loader (model/config_json.c). Expected values come
- * from DESIGN.md (the built-in default), the paper's Table 4 and Table 5 (presets, the
+ * from docs/design.md (the built-in default), the paper's Table 4 and Table 5 (presets, the
  * 32-GPU runs), published Hugging Face configs (GPT-2 small, LLaMA-2), and positions counted
  * by hand in the inputs below - never from the loader's own output. */
 #include <config.h>
@@ -72,7 +72,7 @@ static int config_same(const struct config *a, const struct config *b)
            ka->gpus_per_node == kb->gpus_per_node && ka->tp_gbps == kb->tp_gbps;
 }
 
-/* DESIGN.md: GPT3-1.6B (Table 4: h 1024, 128 layers, 16 heads, s 1024) on 8 x A100-40G,
+/* docs/design.md: GPT3-1.6B (Table 4: h 1024, 128 layers, 16 heads, s 1024) on 8 x A100-40G,
  * V, global batch 128. */
 static void check_is_default(const struct config *c)
 {

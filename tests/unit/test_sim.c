@@ -62,7 +62,7 @@ static void test_closed_form_step(void)
             CHECK_NEAR(step_time(unit_config(SCHEME_V, D, N, 1, 2)), (N + D - 1) * 3.0, 1e-9);
             CHECK_NEAR(step_time(unit_config(SCHEME_GPIPE, D, N, 1, 2)), (N + D - 1) * 3.0, 1e-9);
         }
-    /* DESIGN.md / paper Figure 2 baseline: 4 devices, 4 micro-batches = 21t. */
+    /* docs/design.md / paper Figure 2 baseline: 4 devices, 4 micro-batches = 21t. */
     CHECK_NEAR(step_time(unit_config(SCHEME_V, 4, 4, 1, 2)), 21.0, 1e-9);
 }
 
@@ -209,7 +209,7 @@ static void test_message_buffers(void)
     }
 }
 
-/* The memory model's one rule (sim/memory.h mem_rule, as DESIGN.md "Simulator semantics"
+/* The memory model's one rule (sim/memory.h mem_rule, as docs/design.md "Simulator semantics"
  * states it) on a middle stage of three (act 100, checkpoint 5, 4 layers of 20 with a
  * selective checkpoint of 7, message 10, 30 kept by a B for its W), by hand: FW takes act and
  * its output's buffer and gives back its input's; CFW keeps only the checkpoint (k = 0: all
