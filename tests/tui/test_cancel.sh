@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/tui/test_cancel.sh: nothing freezes (issue 27 item 2), in tmux. Esc during a long tuner
-# run (GPT3-13B on 32 devices, global batch 1024: 836 candidates, 49 s, one candidate up to
+# run (GPT3-13B on 32 devices, global batch 1024: over a thousand candidates, tens of seconds, one candidate up to
 # ~4 s; the plan shown has micro-batches of 8, 128 of them, quick to draw) gives a usable
 # screen back within 0.5 s: the status says the tuner stopped, a key acts
 # at once (n steps to ckpt) while the candidates in flight finish in the background, and what
@@ -82,7 +82,7 @@ tmux -L "$sock" capture-pane -p >"$tmp/stopped"
 echo "status after Esc: $(tail -n 1 "$tmp/stopped")"
 # (the candidates in flight may have finished already: then the status says they are kept)
 check "... the status says how far it got and where the rest goes" \
-    "tail -n 1 $tmp/stopped | grep -qE '^tuner stopped( by Esc after [0-9]+ of 836 candidates: the ones in flight finish in the background; t shows what ran|: [0-9]+ of 836 candidates ran and are kept; t shows them)'"
+    "tail -n 1 $tmp/stopped | grep -qE '^tuner stopped( by Esc after [0-9]+ of [0-9]+ candidates: the ones in flight finish in the background; t shows what ran|: [0-9]+ of [0-9]+ candidates ran and are kept; t shows them)'"
 check "... the Gantt is on screen" "grep -q '^dev 0 ' $tmp/stopped"
 tmux -L "$sock" send-keys n
 check "... a key acts: n shows ckpt" "wait_for 'ckpt: step ' 5"
@@ -93,7 +93,7 @@ for i in $(seq 40); do
     last | grep -qE 'the stopped tuner is finishing its candidates in flight|^tuner stopped: ' || break
 done
 check "t shows what ran, not a fresh run" \
-    "last | grep -q '^tuner stopped by Esc: [0-9]* of 836 candidates ran and are ranked' && tmux -L $sock capture-pane -p | grep -q 'tuner: 836 candidates ([0-9]* ran before Esc)'"
+    "last | grep -q '^tuner stopped by Esc: [0-9]* of [0-9]* candidates ran and are ranked' && tmux -L $sock capture-pane -p | grep -q 'tuner: [0-9]* candidates ([0-9]* ran before Esc)'"
 tmux -L "$sock" send-keys Escape
 check "Esc back to the Gantt" "wait_for 'step ' 5 && ! last | grep -q tuner"
 
