@@ -400,7 +400,7 @@ static void test_scheme_filter(void)
     CHECK(tune_schemes_parse("V,Q", &mask, &e) == MT_EINVAL && strstr(e.msg, "Q") != NULL);
     char names[256];
     tune_scheme_names(names, sizeof names);
-    CHECK(strcmp(names, "V, X, W, GPipe, ZB-H1, ZB-H2, ZB-V, ZB-W, DualPipeV") == 0);
+    CHECK(strcmp(names, "V, X, W, GPipe, ZB-H1, ZB-H2, ZB-V, ZB-W, DualPipeV, ZBVZeroBubble, V-Half, V-Min") == 0);
     CHECK(!tune_scheme_tried(SCHEME_ASYNC) && !tune_scheme_tried(SCHEME_AUTO));
 
     struct config c;
