@@ -115,7 +115,7 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
                      "%s (scheme-pp-mbs%s): %s, pp %d, dp %d, micro-batch size %d%s; ckpt %s; "
                      "iter: one iteration of the global batch, all dp replicas",
                      label,
-                     k->scheme == SCHEME_W || k->scheme == SCHEME_ZBW ? "xchunks" : "",
+                     config_scheme_uses_chunks(k->scheme) ? "xchunks" : "",
                      config_scheme_name(k->scheme), k->pp,
                      k->dp, k->mbs, chunks,
                      k->search ? "search = the schedule search under the cap (search)"
