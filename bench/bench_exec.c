@@ -29,8 +29,8 @@
 #include "exec/xformer.h"
 #include "model/config.h"
 #include "model/presets.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

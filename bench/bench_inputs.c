@@ -22,8 +22,8 @@
 #include "model/cost.h"
 #include "model/presets.h"
 #include "model/seqlen.h"
-#include "sim/ckpt_plan.h"
-#include "sim/simulate.h"
+#include "sim/inputs/ckpt_plan.h"
+#include "sim/core/simulate.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

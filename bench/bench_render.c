@@ -14,9 +14,9 @@
 #include "render/layout.h"
 #include "render/paint_cairo.h"
 #include "render/paint_svg.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
 #include "util/err.h"
 
 static double bench_report(const char *what, double *t, int n)

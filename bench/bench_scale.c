@@ -1,7 +1,7 @@
 /* bench/bench_scale.c: the cost grows linearly with the micro-batches (issue 27 item 1). CPU
  * time of everything `mario-tui simulate` does between a config and its report (generation
  * with the receive order, validation with the simulation, the lower bound, the critical path)
- * and of `optimize` (Mario's passes, sim/pass.h), GPT3-13B on 32 devices, V, at 4,096 and
+ * and of `optimize` (Mario's passes, sim/passes/pass.h), GPT3-13B on 32 devices, V, at 4,096 and
  * 16,384 micro-batches: the ratio's goal is 5.5x (linear is 4x). Then simulate at 65,536
  * micro-batches (the issue's 190 s and 2 GB before). CPU time, not wall: the machine is
  * shared. Argument: skip the 65,536 row ("quick"). */
@@ -15,13 +15,13 @@
 #include "bench/bench.h"
 #include "model/config.h"
 #include "model/presets.h"
-#include "sim/bound.h"
-#include "sim/critical.h"
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
+#include "sim/core/bound.h"
+#include "sim/core/critical.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

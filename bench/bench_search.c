@@ -1,4 +1,4 @@
-/* bench/bench_search.c: the schedule search (sim/search.h) against its speed goals (issue 18):
+/* bench/bench_search.c: the schedule search (sim/search/search.h) against its speed goals (issue 18):
  * <= 50 ms for 8 devices x 16 micro-batches (interactive in the explorer), <= 1 s for 32 x 64.
  * Each case runs Mario's passes (the search's starts), then the search at the cap, and prints
  * the median search time, the steps of the passes and of the search, and the lower bound.
@@ -15,12 +15,12 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/presets.h"
-#include "sim/bound.h"
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/search.h"
-#include "sim/simulate.h"
+#include "sim/core/bound.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/search/search.h"
+#include "sim/core/simulate.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

@@ -16,9 +16,9 @@
 
 #include "model/config.h"
 #include "model/presets.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
 #include "traces/align.h"
 #include "traces/trace.h"
 #include "util/err.h"

@@ -16,7 +16,7 @@
 #include "bench/bench.h"
 #include "model/config.h"
 #include "model/presets.h"
-#include "sim/tune.h"
+#include "sim/tune/tune.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "exec/comm.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

@@ -16,7 +16,7 @@
  * not in the simulator's memory walk, so the predictor reserves, per stage, the most buffers
  * its device held at once in the fit batches, plus one, times a hidden state at s, as static
  * bytes.
- * The planner (sim/ckpt_plan.h) then plans with these bytes in place of the analytic ones.
+ * The planner (sim/inputs/ckpt_plan.h) then plans with these bytes in place of the analytic ones.
  *
  * Per batch after the fit the rank predicts its device's peak for the batch's choice and
  * length (ckpt_plan_peaks) and compares with the peak it measured. A bucket (or the longest
@@ -35,9 +35,9 @@
 #include "model/cost.h"
 #include "model/memfit.h"
 #include "model/seqlen.h"
-#include "sim/ckpt_plan.h"
-#include "sim/plan.h"
-#include "sim/vpipe.h"
+#include "sim/inputs/ckpt_plan.h"
+#include "sim/plan/plan.h"
+#include "sim/core/vpipe.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

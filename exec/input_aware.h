@@ -40,7 +40,7 @@ struct input_aware_opts {
  * buffers between instructions as the most held at once on each device, plus one, times a
  * hidden state);
  * from then on plans come from the predictor: (b) one choice for the longest length, (c) the
- * cache's (sim/ckpt_plan.h, greedy) for each batch's bucket, made at its longest length. Every
+ * cache's (sim/inputs/ckpt_plan.h, greedy) for each batch's bucket, made at its longest length. Every
  * rank computes every decision from the same file and the same exchanged figures, so all switch
  * plans at the same batch. Opaque: owns the planner, the cache, the plans, the lengths. */
 struct input_aware;

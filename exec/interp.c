@@ -12,7 +12,7 @@
  * and act[mb,s] the activation handle from FW/CFW until BW. A send takes its buffer along
  * and frees it when MPI reports completion (polled after every instruction, waited for at
  * the end of the step), so a buffer is never changed while in flight. The dependency rules
- * are sim/vpipe.h's: a validated plan lists every cross-device dependency as a send/receive
+ * are sim/core/vpipe.h's: a validated plan lists every cross-device dependency as a send/receive
  * pair and every local one in program order, so running each list in order with blocking
  * receives obeys them; a buffer that is missing when an instruction needs it is a plan
  * error, reported with the instruction.
@@ -22,7 +22,7 @@
  * replica-major (rank = dp_rank * pp + dev), so a plan's peer device p is rank
  * dp_rank * pp + p.
  *
- * Asynchronous plans (Async = PipeMare, PipeDream; issue 11, sim/scheme_async.c). A plan of
+ * Asynchronous plans (Async = PipeMare, PipeDream; issue 11, sim/schemes/scheme_async.c). A plan of
  * K iterations holds K x N micro-batches: micro-batch k*N + m is micro-batch m of the plan's
  * iteration k (its instructions carry step = k); in the r-th run of the plan that is step
  * r*K + k, which reads dataset batch ((r*K + k)*dp + dp_rank)*N + m, the batch a synchronous
@@ -38,16 +38,16 @@
  *
  * Weight versions. A stage's version is its update count; FW/CFW of (mb, s) records the
  * version it read, ver[mb, s], and a later RC or BW of it has delay d = version now -
- * ver[mb, s] (sim/async.h's staleness; the stage's tau is its largest d in the plan).
+ * ver[mb, s] (sim/core/async.h's staleness; the stage's tau is its largest d in the plan).
  *   Async: every instruction reads the current weights (the activations the forward kept were
  *     made by version ver, the backward multiplies by the current one: PipeMare without T2).
  *   PipeDream: RC and BW read version ver. An OS that replaces a version some micro-batch in
  *     flight read first copies it (buf_alloc: the allocator measures it); an RC/BW with d > 0
  *     swaps that copy in as the stage's parameters (stage_swap_params, no copy) and back; the
  *     BW of the last micro-batch that read a version frees its copy. So the extra bytes are
- *     one weight copy per version kept, the versions sim/async.c counts; they are reported as
+ *     one weight copy per version kept, the versions sim/core/async.c counts; they are reported as
  *     peak_stash_bytes and max_stashed. The executor's copies are fp32 (4 bytes a parameter);
- *     the simulator charges 2 (fp16 weights, sim/memory.h MEM_STASH_BYTES_PER_PARAM): the
+ *     the simulator charges 2 (fp16 weights, sim/core/memory.h MEM_STASH_BYTES_PER_PARAM): the
  *     versions agree, the bytes differ by that factor.
  *
  * PipeMare's two techniques (Yang et al., "PipeMare: Asynchronous Pipeline Parallel DNN
@@ -98,9 +98,9 @@
 #include "exec/xformer.h"
 #include "model/config.h"
 #include "model/cost.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/vpipe.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/vpipe.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/xalloc.h"
@@ -482,7 +482,7 @@ static int interp_backward(struct interp *x, const struct instr *in, int pos,
     if (rc != MT_OK)
         return interp_fail(x, in, pos, e, rc, e->msg);
     struct interp_stage_bytes *sb = &x->sb[ip - x->part];
-    /* a B's scratch is over what it keeps for its W, which it took first (sim/memory.h) */
+    /* a B's scratch is over what it keeps for its W, which it took first (sim/core/memory.h) */
     double kept = split ? (double)x->b->mem_current() - held + sb->act_bytes : 0;
     sb->bw_work_bytes = fmax(sb->bw_work_bytes, (double)x->b->mem_peak() - before - kept);
     if (src != NULL)

@@ -13,10 +13,10 @@
 #include "exec/xformer.h"
 #include "model/config.h"
 #include "model/cost.h"
-#include "sim/scheme.h"
-#include "sim/validate.h"
-#include "sim/recv_order.h"
-#include "sim/vpipe.h"
+#include "sim/schemes/scheme.h"
+#include "sim/plan/validate.h"
+#include "sim/core/recv_order.h"
+#include "sim/core/vpipe.h"
 #include "util/err.h"
 
 #define INTERP_MAX_TAG 32767 /* the least MPI_TAG_UB the standard allows */

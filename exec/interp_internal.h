@@ -13,7 +13,7 @@
 #include "exec/dataset.h"
 #include "exec/interp.h"
 #include "model/config.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 
 /* A weight version of a stage read by micro-batches in flight (PipeDream). */
 struct interp_version {

@@ -12,7 +12,7 @@
 #include "util/xalloc.h"
 
 /* Each stage's staleness in the plan (the largest delay of a backward, in updates), as
- * sim/async.c counts it, from this device's own list: T1 and T2 need it. Then T2's velocity
+ * sim/core/async.c counts it, from this device's own list: T1 and T2 need it. Then T2's velocity
  * (zeros) for every stage that has stale backwards. Uses x->ver as scratch. */
 int interp_setup_async(struct interp *x, struct mt_err *e)
 {

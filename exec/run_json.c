@@ -9,8 +9,8 @@
 #include "exec/input_aware.h"
 #include "model/config.h"
 #include "model/seqlen.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
 
 static void report_inputs(cJSON *o, const struct interp_report *rep)
 {

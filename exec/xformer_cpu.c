@@ -26,8 +26,8 @@
  * under torch.no_grad; RC runs the FW path again from the kept input, so its activations are
  * bit-identical.
  *
- * Selective checkpointing (issue 12; sim/memory.h's mem_ckpt_keep): a CFW of k of the
- * stage's n layers checkpoints its FIRST k, as sim/ckpt_plan.c plans them. It runs layers
+ * Selective checkpointing (issue 12; sim/core/memory.h's mem_ckpt_keep): a CFW of k of the
+ * stage's n layers checkpoints its FIRST k, as sim/inputs/ckpt_plan.c plans them. It runs layers
  * 0..k-1 through a scratch of the embedding output and one layer, writing the output of
  * layer k-1 (the input of layer k) into a kept block `bnd`, then allocates and keeps the
  * blocks of layers k..n-1 and the head. So it keeps the input, bnd, n - k layers and the

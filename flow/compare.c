@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "model/cost.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
 #include "traces/trace.h"
 #include "util/err.h"
 

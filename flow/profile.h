@@ -24,7 +24,7 @@ struct flow_profile_run {
     bool ckpt;
     struct plan *plan;
     double step_us; /* measured */
-    bool shared;    /* more ranks than cores: only its messages are taken (sim/share.h) */
+    bool shared;    /* more ranks than cores: only its messages are taken (sim/core/share.h) */
 };
 
 /* The runs (xcalloc'd, *n of them; free each plan, then the array): every layer count per
@@ -34,7 +34,7 @@ struct flow_profile_run {
 struct flow_profile_run *flow_profile_runs(const int *layers, int nl, const int *mbs, int nm,
                                            int shared_pp, int *n, int *nmain);
 /* Ranks of the runs that share cores: on a CPU of at most 8 cores, twice the cores (their
- * messages, sim/share.h); else 0 (none). */
+ * messages, sim/core/share.h); else 0 (none). */
 int flow_profile_shared_ranks(const char *backend);
 
 /* This executable's path into self (it runs the runs), and the folder of the runs' plans,

@@ -78,7 +78,7 @@ struct stage_cost {
     double layer_act;            /* bytes (units) one transformer block keeps, one mb: what
                                   * checkpointing one more layer saves (selective, sim/) */
     double sel_ckpt;             /* bytes (units) a CFW of 0 < k < n layers keeps besides
-                                  * act - k layer_act (sim/memory.h mem_ckpt_keep). Analytic:
+                                  * act - k layer_act (sim/core/memory.h mem_ckpt_keep). Analytic:
                                   * ckpt, the input of the k layers (act leaves it out, every
                                   * layer counts its own input); the executor's act already holds
                                   * its stage input, so there it is the input of layer k less the

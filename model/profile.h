@@ -45,7 +45,7 @@ struct profile {
     char backend[16]; /* the executor backend: cpu, cuda, nccl */
     char created[32]; /* UTC date and time of the measurement */
     int cores;        /* the cores the measured node's ranks share (a CPU's); 0 = a core each.
-                       * More ranks than this share them (sim/share.h); --cores sets it */
+                       * More ranks than this share them (sim/core/share.h); --cores sets it */
     struct profile_shape shape;
     /* times of one micro-batch (us) */
     struct profile_fit fw, bw, rc;
@@ -64,7 +64,7 @@ struct profile {
     struct profile_fit bw_work_bytes;  /* BW: over what the device held before it */
     struct profile_fit msg_bytes;      /* one activation or gradient message's buffer */
     struct profile_fit w_keep_bytes;   /* what a B leaves held for its W (split backward) */
-    /* with more ranks than cores (sim/share.h): b = the median p2p latency and a receive's
+    /* with more ranks than cores (sim/core/share.h): b = the median p2p latency and a receive's
      * own time, measured on runs of twice as many ranks as cores */
     struct profile_fit p2p_shared, recv_shared;
     struct profile_fit gap_shared; /* then: the time between instructions, per instruction */

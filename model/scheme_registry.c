@@ -1,6 +1,6 @@
 /* model/scheme_registry.c: the scheme records, one per enum scheme_id, in the enum's order
  * (the tuner's candidates and the explorer's cycle come in this order too). A new scheme is a
- * record here, its id in model/config.h, its generator in sim/ (sim/scheme.c's table) and its
+ * record here, its id in model/config.h, its generator in sim/ (sim/schemes/scheme.c's table) and its
  * tests, which iterate these records.
  *
  * The limits a scheme puts on a config are its check function: Chimera's two pipelines need an

@@ -2,7 +2,7 @@
  * the stages, how many a device holds, its backward, its iterations, torch's CSV, and where the
  * tuner and the explorer offer it. Everything that asks "which schemes are there" or "what
  * does this scheme do" reads these records; the generators (code in sim/, which model/ cannot
- * call) sit beside them in sim/scheme.c's table, one per id, held complete by test_zb. */
+ * call) sit beside them in sim/schemes/scheme.c's table, one per id, held complete by test_zb. */
 #ifndef MT_MODEL_SCHEME_REGISTRY_H
 #define MT_MODEL_SCHEME_REGISTRY_H
 
@@ -13,7 +13,7 @@
 
 struct mt_err;
 
-/* How a scheme places its stages on the devices (Algorithm 1 of the paper, sim/vpipe.c). */
+/* How a scheme places its stages on the devices (Algorithm 1 of the paper, sim/core/vpipe.c). */
 enum scheme_place {
     SCHEME_PLACE_NONE,    /* Auto: the tuner picks a scheme first */
     SCHEME_PLACE_LINE,    /* stage s on device s */
@@ -29,7 +29,7 @@ enum scheme_chunks {
     SCHEME_CHUNKS_TWO,    /* always two (a V) */
 };
 
-/* The backwards of a torch schedule CSV (sim/plan_csv.c): whole (B), split (I and W), or both. */
+/* The backwards of a torch schedule CSV (sim/plan/plan_csv.c): whole (B), split (I and W), or both. */
 enum {
     SCHEME_CSV_WHOLE = 1,
     SCHEME_CSV_SPLIT = 2,
@@ -52,7 +52,7 @@ struct scheme_record {
                              * scheme; 0: never (another scheme names the placement) */
     const char *torch_none; /* why torch's schedule CSV cannot hold this scheme's plans, or
                              * NULL when it can */
-    bool in_tuner;          /* among the tuner's candidates (sim/tune.c) */
+    bool in_tuner;          /* among the tuner's candidates (sim/tune/tune.c) */
     bool in_cycle;          /* in the explorer's `s` cycle (tui/explore_edit.c) */
     /* The scheme's own limits on a config (pp = pipeline depth, n = micro-batches; the chunks
      * range where chunks is CHUNKS_CONFIG); NULL when there are none. MT_EINVAL naming the

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 
 #include "render/palette.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 
 struct sim_result;
 struct mt_err;

@@ -20,9 +20,9 @@
 
 #include "model/config.h"
 #include "model/scheme_registry.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
-#include "sim/vpipe.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
+#include "sim/core/vpipe.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/xalloc.h"

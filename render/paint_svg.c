@@ -15,7 +15,7 @@
 
 #include "render/layout.h"
 #include "render/palette.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/xalloc.h"

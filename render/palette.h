@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 
 enum pal {
     PAL_FW,         /* forward: blue */

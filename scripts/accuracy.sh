@@ -12,7 +12,7 @@
 #   and peak memory (the executor's counting allocator: exact).
 # The configs: the schemes (1F1B, Chimera, interleaved, GPipe, ZB-H1) as the scheme makes
 # them (base), with every forward checkpointed (ckpt) and after Mario's four passes (opt), on 2
-# ranks and on 4 (two a core on a 2-core machine: processor sharing, sim/share.h), with
+# ranks and on 4 (two a core on a 2-core machine: processor sharing, sim/core/share.h), with
 # micro-batches of 1 and 2 samples. Each round profiles the machine first (`mario-tui
 # profile`, one calibration per micro-batch size; the calibration is the median of the rounds'
 # coefficients) and then runs every config once.

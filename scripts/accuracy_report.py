@@ -371,7 +371,7 @@ w("- The 4-rank configs put two ranks on each core. Without processor sharing th
   "%.0f us on average for its core (Open MPI, once the ranks outnumber the cores, yields the "
   "core at each call, and the executor calls MPI between instructions to finish its sends), "
   "and a waiting rank naps and then waits for a core (a message %.0f us, against %.0f us on a "
-  "core each). The calibration's cores (%s) make the simulator share them (sim/share.h): "
+  "core each). The calibration's cores (%s) make the simulator share them (sim/core/share.h): "
   "two ranks computing on one core each run at half speed, and the messages and the time "
   "between instructions are those `profile` measured on runs of twice as many ranks as cores. "
   "What is left (largest: %s) comes from the fluid model itself, which shares a core "

@@ -337,7 +337,7 @@ w("## Mario's passes on async plans")
 w("")
 w("The passes run unchanged on Async and PipeDream plans (`mario-tui optimize --scheme Async "
   "--iterations K`): every output validates, passes 2-4 are kept only when not slower, and "
-  "no pass changes a stage's staleness. The last is a dependency rule (`sim/vpipe.c`): in an "
+  "no pass changes a stage's staleness. The last is a dependency rule (`sim/core/vpipe.c`): in an "
   "async plan a forward needs the update its schedule reads its weights after, so pass 4 "
   "(prepose-forward) cannot move a forward ahead of an update; without the rule it did, "
   "raising the staleness of the middle stages by one for a 1 t gain.")

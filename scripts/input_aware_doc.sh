@@ -239,7 +239,7 @@ w("All three run the same instruction order: the config's plan after Mario's pas
 w("forward checkpointed. A choice only sets how many layers k of its n each stage's forwards")
 w("checkpoint (a CFW keeps the checkpoint and the other n - k layers' activations; its RC")
 w("recomputes the k, in the bubbles where pass 2 put it; k = 0 is a plain FW). The planner")
-w("(`sim/ckpt_plan.c`) picks, per length, the choice with the least recompute whose simulated")
+w("(`sim/inputs/ckpt_plan.c`) picks, per length, the choice with the least recompute whose simulated")
 w("peak fits the cap: greedy as Mimose does (one more layer at a time where it saves the most")
 w("peak bytes per microsecond of recompute, then as many given back as still fit). Expected")
 w("throughput = samples per iteration x batches / sum of the batches' simulated step times.")

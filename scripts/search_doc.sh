@@ -79,7 +79,7 @@ to minimise the step with every device under the cap. \`simulate --search\` simu
 plan (\`simulate\`, each \`optimize\` step, each \`tune\` candidate) is shown beside a lower bound
 on the step of any schedule of the same work on the same placement, and the gap to it.
 
-## The lower bound (sim/bound.c)
+## The lower bound (sim/core/bound.c)
 
 The plan's work (forwards, backwards, B and W when split, AR and OS; no recompute) is a DAG of
 the virtual pipeline's dependencies, each node lasting what the simulator gives it (a send its
@@ -102,7 +102,7 @@ Each part relaxes the simulator's semantics, so the bound never exceeds a simula
 (\`tests/unit/test_bound.c\`: hand-worked cases and 695 random plans of nine schemes); the memory
 part holds for plans under the cap.
 
-## The search (sim/search*.c), and why this method
+## The search (sim/search/), and why this method
 
 A schedule is each device's order of compute instructions plus a checkpoint flag per forward;
 the sends, receives and the AR/OS tail go where every generator puts them

@@ -59,7 +59,7 @@ tests_unit_test_json_LDADD = libmt_util.a $(CJSON_LIBS) -lm
 EXTRA_DIST += tests/cli/test_json_positions.sh tests/data/bad/plan-mb-string.json \
 	tests/data/bad/plan-config-dp.json tests/data/bad/calibration-term-string.json \
 	tests/data/bad/mapping-stage-fraction.json tests/data/bad/chart-value-string.json
-# issue 16: the critical path out of the explorer (sim/critical.h).
+# issue 16: the critical path out of the explorer (sim/core/critical.h).
 check_PROGRAMS += tests/unit/test_critical
 TESTS += tests/unit/test_critical
 tests_unit_test_critical_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/simulate.h"
+#include "sim/core/simulate.h"
 #include "traces/align.h"
 #include "util/xalloc.h"
 

@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 
 struct sim_result;
 struct align_result;

@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "traces/align.h"
 #include "traces/replay.h"
 #include "traces/trace.h"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "traces/kineto.h"
 #include "traces/trace.h"
 

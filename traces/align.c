@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
 #include "traces/trace.h"
 #include "util/err.h"
 #include "util/xalloc.h"

@@ -13,9 +13,9 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/profile.h"
-#include "sim/plan.h"
-#include "sim/vpipe.h"
-#include "sim/scheme.h"
+#include "sim/plan/plan.h"
+#include "sim/core/vpipe.h"
+#include "sim/schemes/scheme.h"
 #include "traces/align.h"
 #include "traces/replay.h"
 #include "traces/trace.h"
@@ -215,7 +215,7 @@ static int calibrate_sample_cmp(const void *a, const void *b)
 }
 
 /* The transients of device d's FW, CFW and BW from its memory samples, as the simulator
- * adds them (sim/memory.h): before = the level the instruction starts from, after = the
+ * adds them (sim/core/memory.h): before = the level the instruction starts from, after = the
  * level it leaves once it has given back what it gives at its end (a forward: its received
  * input's buffer), top = the most in between; FW: top - after, CFW and BW: top - before.
  * And the size of a message buffer: what a receive (RA, RG) takes, the first rise of the

@@ -82,7 +82,7 @@ void calibrate_free(struct calibrate *c);
  * plan. */
 int calibrate_add_run(struct calibrate *c, const struct plan *p, const struct trace *t,
                       struct mt_err *e);
-/* A run with more ranks than cores (sim/share.h): only its p2p latency and a receive's own
+/* A run with more ranks than cores (sim/core/share.h): only its p2p latency and a receive's own
  * time, which waiting ranks that nap and wait for a core make longer than a rank alone on its
  * core sees (its compute is the sharing model's). */
 int calibrate_add_shared_run(struct calibrate *c, const struct plan *p, const struct trace *t,

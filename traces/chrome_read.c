@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "traces/kineto.h"
 #include "traces/mapping.h"
 #include "traces/scan.h"

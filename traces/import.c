@@ -2,7 +2,7 @@
  * (ties: file order) and cut where a key comes again (a second iteration the trace did not
  * mark with ProfilerStep); keys are looked up by (op, micro-batch, stage) in one sorted array
  * for the checks; a foreign trace's compute order is handed to the torch schedule CSV loader,
- * which owns the placements and the communication (sim/plan_csv.c). */
+ * which owns the placements and the communication (sim/plan/plan_csv.c). */
 #include <config.h>
 #include "traces/import.h"
 
@@ -14,10 +14,10 @@
 
 #include "model/config.h"
 #include "model/presets.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/validate.h"
-#include "sim/vpipe.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/plan/validate.h"
+#include "sim/core/vpipe.h"
 #include "traces/scan.h"
 #include "traces/trace.h"
 #include "util/err.h"
@@ -294,7 +294,7 @@ static int import_check_pairs(const struct importer *im, struct mt_err *e)
 }
 
 /* Across devices: a forward after the forward of the stage before, a backward after the
- * backward of the stage after (as the sends between them say, sim/vpipe.h). */
+ * backward of the stage after (as the sends between them say, sim/core/vpipe.h). */
 static int import_check_time(const struct importer *im, double *inversion_us, struct mt_err *e)
 {
     *inversion_us = 0;

@@ -13,8 +13,8 @@
  *             or any trace with a mapping file whose rules give op, micro-batch and stage:
  *             the compute order of each device (FW, CFW, RC, BW, B, W; sends, receives and
  *             collectives of the trace are left out and made again as for a generated plan,
- *             sim/scheme.h scheme_add_comm), the placement found as for torch's schedule CSV
- *             (sim/plan.h plan_load_torch_csv: a line, looped, or a V), the model and cluster
+ *             sim/schemes/scheme.h scheme_add_comm), the placement found as for torch's schedule CSV
+ *             (sim/plan/plan.h plan_load_torch_csv: a line, looped, or a V), the model and cluster
  *             from base (the plan flags) and the device from deviceProperties.
  * A trace that cannot make a consistent plan is an error naming the device, the event and
  * where it is in its file: a forward with no backward (or the reverse, a B without its W, a

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "traces/actions.h"
 #include "traces/mapping.h"
 #include "traces/trace.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

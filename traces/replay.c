@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "model/cost.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
-#include "sim/vpipe.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
+#include "sim/core/vpipe.h"
 #include "traces/align.h"
 #include "util/err.h"
 #include "util/xalloc.h"

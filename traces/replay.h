@@ -9,7 +9,7 @@
  *   compute, OS   from the end of the device's previous instruction that is not a send to its
  *                 own end: its duration, the executor's time between instructions and the
  *                 posting of the sends before it (the simulator's sends hold no device time);
- *   AR            the same from the latest of its group's (sim/vpipe.h vpipe_ar_group)
+ *   AR            the same from the latest of its group's (sim/core/vpipe.h vpipe_ar_group)
  *                 arrivals, so that waiting for the other replicas of the plan is left to the
  *                 simulator and waiting for replicas outside it stays in the duration;
  *   SA, SG        the message's latency: for a message its receive waited for, from the

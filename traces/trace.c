@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/plan.h"
-#include "sim/vpipe.h"
+#include "sim/plan/plan.h"
+#include "sim/core/vpipe.h"
 #include "traces/chrome_read.h"
 #include "traces/mapping.h"
 #include "traces/scan.h"

@@ -14,7 +14,7 @@
 #include "model/seqlen.h"
 #include "render/paint_cairo.h"
 #include "render/paint_cells.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "tui/curses_compat.h"
 #include "tui/explore.h"
 #include "tui/screen.h"

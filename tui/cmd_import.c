@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "traces/import.h"
 #include "traces/mapping.h"
 #include "traces/trace.h"

@@ -14,12 +14,12 @@
 
 #include "model/config.h"
 #include "model/presets.h"
-#include "sim/bound.h"
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/search.h"
-#include "sim/simulate.h"
+#include "sim/core/bound.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/search/search.h"
+#include "sim/core/simulate.h"
 #include "util/err.h"
 #include "util/str.h"
 

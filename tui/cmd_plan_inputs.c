@@ -1,7 +1,7 @@
 /* tui/cmd_plan_inputs.c: `mario-tui plan-inputs`: input-aware checkpointing (Mimose,
  * arXiv:2209.02478, on Mario's plans; docs/design.md "Input-aware checkpointing", issue 12). Reads
  * the config's sequence lengths (one number, a distribution, or a file; --lengths overrides),
- * plans every length bucket with sim/ckpt_plan.h, and prints one row per bucket (lengths,
+ * plans every length bucket with sim/inputs/ckpt_plan.h, and prints one row per bucket (lengths,
  * layers checkpointed per stage, predicted peak, simulated step time and throughput) and the
  * expected throughput over the lengths beside full checkpointing and one static plan made for
  * the longest batch, or the same as JSON. Exit 2 for bad input (a lengths file that is empty,
@@ -18,8 +18,8 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/seqlen.h"
-#include "sim/ckpt_plan.h"
-#include "sim/plan.h"
+#include "sim/inputs/ckpt_plan.h"
+#include "sim/plan/plan.h"
 #include "util/err.h"
 #include "util/str.h"
 

@@ -21,7 +21,7 @@
 #include "model/config.h"
 #include "model/presets.h"
 #include "model/profile.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "traces/align.h"
 #include "traces/calibrate.h"
 #include "traces/import.h"
@@ -290,7 +290,7 @@ static int profile_exec(int argc, char **argv)
         return cmd_fail("profile", &e);
 
     /* on a CPU of a few cores, two runs of twice as many ranks as cores more: the messages of
-     * ranks that share cores (sim/share.h) */
+     * ranks that share cores (sim/core/share.h) */
     int shared_pp = flow_profile_shared_ranks(backend), nruns, nmain;
     struct flow_profile_run *runs =
         flow_profile_runs(o.layers.v, o.layers.n, o.mbs.v, o.mbs.n, shared_pp, &nruns, &nmain);
@@ -340,7 +340,7 @@ static int profile_exec(int argc, char **argv)
     }
     snprintf(prof.backend, sizeof prof.backend, "%s", backend);
     flow_profile_device_name(backend, prof.device, sizeof prof.device);
-    if (strcmp(backend, "cpu") == 0) /* its ranks share this machine's cores (sim/share.h) */
+    if (strcmp(backend, "cpu") == 0) /* its ranks share this machine's cores (sim/core/share.h) */
         prof.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     flow_profile_stamp(&prof);
     /* the self-check: the runs predicted without and with the calibration */

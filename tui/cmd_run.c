@@ -23,9 +23,9 @@
 #include "flow/run.h"
 #include "model/config.h"
 #include "model/seqlen.h"
-#include "sim/recv_order.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
+#include "sim/core/recv_order.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
 #include "util/err.h"
 #include "util/str.h"
 

@@ -12,8 +12,8 @@
 
 #include "model/config.h"
 #include "model/presets.h"
-#include "sim/plan.h"
-#include "sim/tune.h"
+#include "sim/plan/plan.h"
+#include "sim/tune/tune.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/xalloc.h"
@@ -40,7 +40,7 @@ __attribute__((constructor)) static void tune_usage_fill(void)
         "them when tp > 1 (V-8-2-t2). Throughput ties go to the lower peak. iter is the time of\n"
         "one iteration of the global batch over all dp replicas (global / samples/s), so it\n"
         "compares across dp. With --search, the searches run best bound first, and one whose\n"
-        "lower bound (sim/bound.h, under the cap) is no better than a step already found cannot\n"
+        "lower bound (sim/core/bound.h, under the cap) is no better than a step already found cannot\n"
         "win: it is pruned, not searched (the Pareto front is then among those simulated).\n"
         "Schemes: %s;\n--scheme S[,S...] keeps those.\n\n",
         schemes);

@@ -15,12 +15,12 @@
 #include "render/layout.h"
 #include "render/paint_cairo.h"
 #include "render/paint_svg.h"
-#include "sim/critical.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/search.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
+#include "sim/core/critical.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/search/search.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
 #include "traces/align.h"
 #include "traces/chrome.h"
 #include "traces/trace.h"
@@ -58,7 +58,7 @@ int explore_gantt_width(const struct explore *x, int w)
     return gw < 10 ? 10 : gw;
 }
 
-/* The critical path of the shown step (sim/critical.h). */
+/* The critical path of the shown step (sim/core/critical.h). */
 static void explore_critical_path(struct explore *x)
 {
     free(x->on_path);
@@ -586,7 +586,7 @@ bool explore_tune_reopen(struct explore *x)
     return true;
 }
 
-/* Candidates ranked as the CLI ranks them (sim/tune.h tune_rank), the scheme filter (f)
+/* Candidates ranked as the CLI ranks them (sim/tune/tune.h tune_rank), the scheme filter (f)
  * applied: returns how many are shown. */
 int explore_tune_rank(const struct explore *x, int *order)
 {

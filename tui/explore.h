@@ -10,9 +10,9 @@
 #include <stdbool.h>
 
 #include "model/config.h"
-#include "sim/bound.h"
-#include "sim/pass.h"
-#include "sim/tune.h"
+#include "sim/core/bound.h"
+#include "sim/passes/pass.h"
+#include "sim/tune/tune.h"
 #include "traces/align.h"
 #include "traces/replay.h"
 
@@ -56,7 +56,7 @@ struct explore {
     double tick_ms;           /* when tick was last called */
     double tick_every_ms;     /* EXPLORE_TICK_MS (tests: 0, a tick each progress report) */
     bool (*tick)(void *ctx);  /* ctx: busy_ctx */
-    /* The lower bound of the shown plan's work (sim/bound.h): the title shows the bound that
+    /* The lower bound of the shown plan's work (sim/core/bound.h): the title shows the bound that
      * holds for the drawn plan and the gap to it (explore_bound_shown). */
     struct bound_result bound;
     bool have_bound;
@@ -93,7 +93,7 @@ struct explore {
     int tune_scheme;          /* the tuner view shows this scheme only: its id + 1; 0 all (f) */
     bool utf8;
     int w, h;                 /* canvas size of the last draw (for paging) */
-    /* Input-aware checkpointing (tui/view_buckets.c, sim/ckpt_plan.h): 'a' lists the buckets
+    /* Input-aware checkpointing (tui/view_buckets.c, sim/inputs/ckpt_plan.h): 'a' lists the buckets
      * of the config's sequence lengths; Enter shows a bucket's plan in place of the pass step
      * until n/p (or an edit) returns to the passes. */
     struct ckpt_plan *bucket_planner;  /* owned, NULL until 'a' */
@@ -170,7 +170,7 @@ void explore_draw_status(struct explore *x, struct cells *g);
 /* Shows pass row row (enum pass_row, or PASS_ROW_SEARCH). Stepping to the search runs it
  * the first time (explore_search); on failure the row stays and the status says why. */
 int explore_set_row(struct explore *x, int row);
-/* The search step (sim/search.h) under the cap of the drawn config (its memory_per_device;
+/* The search step (sim/search/search.h) under the cap of the drawn config (its memory_per_device;
  * M_θ under unit costs), from every step of the passes, as `optimize --search` makes it;
  * x->busy says so first. MT_EUNSUPPORTED for asynchronous schemes. */
 int explore_search(struct explore *x, struct mt_err *e);

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "model/scheme_registry.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "util/err.h"
 #include "util/str.h"
 

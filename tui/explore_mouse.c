@@ -12,8 +12,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "sim/ckpt_plan.h"
-#include "sim/plan.h"
+#include "sim/inputs/ckpt_plan.h"
+#include "sim/plan/plan.h"
 #include "tui/curses_compat.h"
 #include "util/err.h"
 

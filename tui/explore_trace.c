@@ -12,8 +12,8 @@
 
 #include "flow/compare.h"
 #include "model/cost.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
 #include "traces/align.h"
 #include "traces/trace.h"
 #include "util/err.h"

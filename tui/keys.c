@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "tui/curses_compat.h"
 #include "util/err.h"
 #include "util/str.h"

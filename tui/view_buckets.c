@@ -1,5 +1,5 @@
 /* tui/view_buckets.c: the explorer's bucket list for input-aware checkpointing (issue 12;
- * sim/ckpt_plan.h, Mimose on Mario's plans). 'a' plans every length bucket of the config's
+ * sim/inputs/ckpt_plan.h, Mimose on Mario's plans). 'a' plans every length bucket of the config's
  * sequence lengths (its model.seq_length: one number, a distribution or a lengths file) and
  * lists them: lengths, batches, peak, step time, throughput and the layers each stage
  * checkpoints; Enter shows the selected bucket's plan in the Gantt chart in place of the pass
@@ -14,9 +14,9 @@
 #include "model/cost.h"
 #include "model/seqlen.h"
 #include "render/paint_cells.h"
-#include "sim/ckpt_plan.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
+#include "sim/inputs/ckpt_plan.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
 #include "tui/curses_compat.h"
 #include "util/err.h"
 #include "util/str.h"

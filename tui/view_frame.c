@@ -10,12 +10,12 @@
 #include <time.h>
 
 #include "render/paint_cells.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
 #include "util/str.h"
 
 /* The title: what is drawn (model, scheme, geometry, device and cap, step time, throughput,
- * the lower bound of any schedule of its work and the gap to it (sim/bound.h), and with a
+ * the lower bound of any schedule of its work and the gap to it (sim/core/bound.h), and with a
  * trace the replayed step and its error against the measured one) and, when a device is over
  * the cap, an orange-red "OOM: dev 0 231.8G > 40G" at its right end. Fields are shortened and go,
  * least needed first, until the rest fits (issue 27 item 7). */

@@ -21,8 +21,8 @@
 
 #include "render/layout.h"
 #include "render/paint_cells.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/xalloc.h"

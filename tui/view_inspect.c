@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "render/paint_cells.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
-#include "sim/vpipe.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
+#include "sim/core/vpipe.h"
 #include "util/err.h"
 #include "util/str.h"
 

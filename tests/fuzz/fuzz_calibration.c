@@ -15,9 +15,9 @@
 
 #include "model/config.h"
 #include "model/profile.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/err.h"
 

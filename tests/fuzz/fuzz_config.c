@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
 #include "tests/fuzz/fuzz.h"
 #include "traces/chrome.h"
 #include "util/err.h"

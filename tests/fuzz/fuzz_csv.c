@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_csv.c: torch's schedule CSV reader (sim/plan_csv.c) on arbitrary bytes, with
+/* tests/fuzz/fuzz_csv.c: torch's schedule CSV reader (sim/plan/plan_csv.c) on arbitrary bytes, with
  * unit costs as the base config. Invariants: a refusal has a message that starts with the file
  * name and leaves *out NULL; an accepted plan validates (the reader validates it), simulates
  * with finite times, and writes back a CSV that loads to a plan writing the same CSV; Mario's
@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/err.h"
 

@@ -11,9 +11,9 @@
 
 #include "model/config.h"
 #include "model/presets.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
 #include "tests/fuzz/fuzz.h"
 #include "traces/import.h"
 #include "traces/trace.h"

@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "tests/fuzz/fuzz.h"
 #include "traces/mapping.h"
 #include "util/err.h"

@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_plan.c: the plan loader (sim/plan_json.c) on arbitrary bytes, then what
+/* tests/fuzz/fuzz_plan.c: the plan loader (sim/plan/plan_json.c) on arbitrary bytes, then what
  * every command does with a loaded plan: validate_plan(), and for a valid plan the
  * simulator, the Chrome trace writer and Mario's passes (`mario-tui optimize PLAN`).
  * Invariants: a refusal is MT_EPARSE or MT_EINVAL, names the file and leaves *out NULL; an
@@ -11,10 +11,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
 #include "tests/fuzz/fuzz.h"
 #include "traces/chrome.h"
 #include "util/err.h"

@@ -3,7 +3,7 @@
  * starts with '{', a config whose model.seq_length is a distribution {"values", "weights"}
  * (model/seqlen_json.c reads it, seqlen_sample_load turns it into a sample). Then what
  * `mario-tui plan-inputs` does with the lengths: the input-aware checkpointing report
- * (sim/ckpt_plan.c) over them, for a small model whose largest position is FUZZ_LIMIT.
+ * (sim/inputs/ckpt_plan.c) over them, for a small model whose largest position is FUZZ_LIMIT.
  * Invariants: a refused lengths file is MT_EINVAL with a message that starts with the file
  * name and leaves the sample empty; a sample holds n >= 1 lengths in [1, its limit] whose
  * min, max and total weight are what they say; a config's sample is refused with a message
@@ -18,7 +18,7 @@
 #include "model/config.h"
 #include "model/presets.h"
 #include "model/seqlen.h"
-#include "sim/ckpt_plan.h"
+#include "sim/inputs/ckpt_plan.h"
 #include "tests/fuzz/fuzz.h"
 #include "util/err.h"
 

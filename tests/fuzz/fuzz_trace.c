@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
 #include "tests/fuzz/fuzz.h"
 #include "traces/align.h"
 #include "traces/trace.h"

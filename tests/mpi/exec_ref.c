@@ -21,7 +21,7 @@
  *       the concatenation of any split's stages in stage order).
  *       With PER_REPLICA, the gradients are summed as a pipeline with replicas sums them:
  *       micro-batch j goes to data-parallel replica j / PER_REPLICA and, with CHIMERA_D, to
- *       Chimera's down (part 0) or up (part 1) pipeline as sim/vpipe.c assigns it (the first
+ *       Chimera's down (part 0) or up (part 1) pipeline as sim/core/vpipe.c assigns it (the first
  *       half of each group of CHIMERA_D micro-batches goes down); each replica accumulates
  *       its micro-batches in ascending order into its own sum, and the sums are then added
  *       pairwise, ((g0 + g1) + (g2 + g3)), as an allreduce of 2 or 4 ranks by recursive
@@ -66,10 +66,10 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/presets.h"
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/search.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/search/search.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 

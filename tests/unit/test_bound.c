@@ -1,4 +1,4 @@
-/* tests/unit/test_bound.c: the lower bound (sim/bound.h) against values worked out by hand with
+/* tests/unit/test_bound.c: the lower bound (sim/core/bound.h) against values worked out by hand with
  * unit costs (F = 1, B = 2, RC = 1, free p2p):
  *   - 1F1B and GPipe, D = 4, N = 4: the last device cannot start before the forward chain
  *     reaches it (3t), works 4 x 3 = 12t and must wait for the backward chain behind it to
@@ -18,12 +18,12 @@
 
 #include "model/config.h"
 #include "model/cost.h"
-#include "sim/bound.h"
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
+#include "sim/core/bound.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 
 #include "model/config.h"
-#include "sim/critical.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
+#include "sim/core/critical.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"

@@ -12,8 +12,8 @@
 
 #include "model/config.h"
 #include "render/paint_cells.h"
-#include "sim/plan.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/core/simulate.h"
 #include "tests/check.h"
 #include "tui/explore.h"
 #include "util/err.h"

@@ -5,7 +5,7 @@
  *     every forward checkpointed, Chimera, interleaved, ZB-V, GPipe;
  *   - torch.distributed.pipelining traces ("PP:" ranges on the host and the GPU, one file per
  *     rank, distributedInfo.rank, ProfilerStep spans, the ranks' clocks 0.1 s apart) give the
- *     plan torch's schedule CSV of the same order gives (sim/plan_csv.c), for 1F1B, looped
+ *     plan torch's schedule CSV of the same order gives (sim/plan/plan_csv.c), for 1F1B, looped
  *     (interleaved 1F1B), a V (ZB-V) and ZB-H1; the H100 of deviceProperties becomes the device;
  *   - a PiPPy-visualizer-style trace (array form, string pids, "F_0,1" names) with the mapping
  *     file of docs/traces.md gives the 1F1B plan; so does PiPPy's own form without one (B/E
@@ -26,11 +26,11 @@
 
 #include "model/config.h"
 #include "model/presets.h"
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
-#include "sim/vpipe.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
+#include "sim/core/vpipe.h"
 #include "tests/check.h"
 #include "traces/actions.h"
 #include "traces/chrome.h"

@@ -2,7 +2,7 @@
  * config's seq_length forms (model/seqlen.c, model/config_json.c), per-layer bytes and FLOPs
  * as functions of s (model/cost.c) checked against Korthikanti's Table 2 and against the
  * executor's counting allocator, selective checkpointing in the simulator's memory walk
- * (sim/simulate.c), the planner and its cache (sim/ckpt_plan.c), and the memory predictor
+ * (sim/core/simulate.c), the planner and its cache (sim/inputs/ckpt_plan.c), and the memory predictor
  * (model/memfit.c). Expected values come from closed forms written out here, hand-worked
  * memory walks, brute force over every choice, or the simulator itself where the test is that
  * the planner's profile agrees with it - never from the code under test alone. */
@@ -20,10 +20,10 @@
 #include "model/memfit.h"
 #include "model/presets.h"
 #include "model/seqlen.h"
-#include "sim/ckpt_plan.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
+#include "sim/inputs/ckpt_plan.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
 #include "tests/check.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -309,7 +309,7 @@ static void test_layer_costs(void)
 /* ---- selective checkpointing in the executor: measured = the model's formula ------------ */
 
 /* The peak and the memory after each instruction of a one-device list of stage 0 under one
- * stage's costs (sim/simulate.c's memory walk, static bytes left out). */
+ * stage's costs (sim/core/simulate.c's memory walk, static bytes left out). */
 static double walk(const struct config *c, struct stage_cost *sc, const int *ops, int nops, int k,
                    double *after)
 {

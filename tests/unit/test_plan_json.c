@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
 #include "tests/check.h"
 #include "traces/chrome.h"
 #include "util/err.h"

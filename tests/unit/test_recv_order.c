@@ -1,4 +1,4 @@
-/* tests/unit/test_recv_order.c: receives in their senders' order (sim/recv_order.h), the rule
+/* tests/unit/test_recv_order.c: receives in their senders' order (sim/core/recv_order.h), the rule
  * that lets a tagless channel (NCCL) run a plan:
  *  - a hand-built crossing on two devices: the receive met first pulls in the one sent before
  *    it, one receive moved, the compute order untouched;
@@ -14,12 +14,12 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
-#include "sim/recv_order.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
-#include "sim/vpipe.h"
+#include "sim/plan/plan.h"
+#include "sim/core/recv_order.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
+#include "sim/core/vpipe.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"

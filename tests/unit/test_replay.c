@@ -24,9 +24,9 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/presets.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
 #include "tests/check.h"
 #include "traces/align.h"
 #include "traces/chrome.h"
@@ -101,7 +101,7 @@ static void test_hand_1f1b(double skew, bool compute_only)
     CHECK(p != NULL);
     if (p == NULL)
         return;
-    /* the order the hand timeline follows (sim/scheme_1f1b.c) */
+    /* the order the hand timeline follows (sim/schemes/scheme_1f1b.c) */
     static const char *const order[2][9] = {
         {"FW0", "SA0", "FW1", "SA1", "RG0", "BW0", "RG1", "BW1", "OS"},
         {"RA0", "FW0", "BW0", "SG0", "RA1", "FW1", "BW1", "SG1", "OS"}};

@@ -1,4 +1,4 @@
-/* tests/unit/test_search.c: the schedule search (sim/search.h) against values known without
+/* tests/unit/test_search.c: the schedule search (sim/search/search.h) against values known without
  * it, with unit costs (F = 1, B = 2, RC = 1, free p2p, memory in M_θ):
  *   - Figure 2's 1F1B, D = 4, N = 4: Mario's passes end at 22t; the lower bound is 21t (the
  *     last device: 3 + 12 + 6) and so is the no-checkpoint step, so a search that reaches 21t
@@ -32,15 +32,15 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "sim/bound.h"
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/search.h"
-#include "sim/search_internal.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
-#include "sim/vpipe.h"
+#include "sim/core/bound.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/search/search.h"
+#include "sim/search/search_internal.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
+#include "sim/core/vpipe.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"
@@ -427,7 +427,7 @@ static void test_refusals(void)
     pass_pipeline_fini(&pl);
 }
 
-/* The large-neighbourhood moves' frames (sim/search_internal.h): the branch and bound within a
+/* The large-neighbourhood moves' frames (sim/search/search_internal.h): the branch and bound within a
  * schedule, some micro-batches' ops free. Figure 2's 1F1B (4 x 4) at 1.05 M_θ, from the passes'
  * plan (22t): nothing free, nothing faster; everything free, the optimum 21t (the bound); the
  * first two micro-batches free, 21t too, every other op keeping its order on its device and its

@@ -1,4 +1,4 @@
-/* tests/unit/test_share.c: processor sharing (sim/share.h, issue 19) against timelines worked
+/* tests/unit/test_share.c: processor sharing (sim/core/share.h, issue 19) against timelines worked
  * out by hand with unit costs (F = 1, B = 2 per device, messages free), where n ranks
  * computing on C < n cores each progress at C / n:
  *   - GPipe, 2 devices, 2 micro-batches, 1 core: F0 [0,1]; F1 of device 0 and F0 of device 1
@@ -23,10 +23,10 @@
 #include "model/config.h"
 #include "model/presets.h"
 #include "model/profile.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/share.h"
-#include "sim/simulate.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/share.h"
+#include "sim/core/simulate.h"
 #include "tests/check.h"
 #include "util/err.h"
 

@@ -11,12 +11,12 @@
 
 #include "model/config.h"
 #include "model/cost.h"
-#include "sim/memory.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
-#include "sim/vpipe.h"
+#include "sim/core/memory.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
+#include "sim/core/vpipe.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"
@@ -151,7 +151,7 @@ static void test_table1_memory(void)
     }
 }
 
-/* Message buffers (sim/simulate.c, model/cost.h msg_bytes), by hand with act = 100 and
+/* Message buffers (sim/core/simulate.c, model/cost.h msg_bytes), by hand with act = 100 and
  * msg = 10 bytes per micro-batch, nothing static. A send's buffer is reaped at the end of the
  * instruction after the send.
  *   V, 2 devices, 2 mb. dev0 (first stage): FW0 +110 (its activations and output) = 110, SA0
@@ -209,7 +209,7 @@ static void test_message_buffers(void)
     }
 }
 
-/* The memory model's one rule (sim/memory.h mem_rule, as docs/design.md "Simulator semantics"
+/* The memory model's one rule (sim/core/memory.h mem_rule, as docs/design.md "Simulator semantics"
  * states it) on a middle stage of three (act 100, checkpoint 5, 4 layers of 20 with a
  * selective checkpoint of 7, message 10, 30 kept by a B for its W), by hand: FW takes act and
  * its output's buffer and gives back its input's; CFW keeps only the checkpoint (k = 0: all

@@ -1,4 +1,4 @@
-/* tests/unit/test_sim_fast.c: the simulator's fast path (sim/simulate_fast.c) against its
+/* tests/unit/test_sim_fast.c: the simulator's fast path (sim/core/simulate_fast.c) against its
  * general event loop (sim_run_general), figure by figure and bit by bit: every scheme, unit and
  * analytic costs, data parallelism (allreduce groups), a memory cap, the plans Mario's passes
  * make (checkpointing, selective checkpointing), calibrated transients, replayed durations,
@@ -17,12 +17,12 @@
 
 #include "model/config.h"
 #include "model/cost.h"
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
-#include "sim/simulate_internal.h"
-#include "sim/vpipe.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
+#include "sim/core/simulate_internal.h"
+#include "sim/core/vpipe.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"

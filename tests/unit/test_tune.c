@@ -3,7 +3,7 @@
  * (V and GPipe: (N + pp - 1)(F + B); Chimera with F = B: 2N + pp - 2; interleaved:
  * N (F + B) + (pp - 1)(F + B) / v), a memory cap that makes exactly the candidates whose
  * closed-form peak exceeds it infeasible, the same answer on 1 and 2 threads, and Mario's
- * checkpointing (sim/pass.h) making feasible what the cap forbids without it. */
+ * checkpointing (sim/passes/pass.h) making feasible what the cap forbids without it. */
 #include <config.h>
 
 #include <stdio.h>
@@ -12,8 +12,8 @@
 
 #include "model/config.h"
 #include "model/cost.h"
-#include "sim/scheme.h"
-#include "sim/tune.h"
+#include "sim/schemes/scheme.h"
+#include "sim/tune/tune.h"
 #include "tests/check.h"
 #include "util/err.h"
 
@@ -88,7 +88,7 @@ static void test_unit_grid(void)
 }
 
 /* Closed-form baseline peak for V and GPipe: static + in-flight x activations + the message
- * buffers held at that moment (sim/simulate.c: a send's buffer is reaped after the next
+ * buffers held at that moment (sim/core/simulate.c: a send's buffer is reaped after the next
  * instruction), maximised over devices (*dev_out: which). A stage that sends forward holds
  * two at its peak: while the first backward's gradient arrives (RG) its last output's send is
  * not reaped yet; the last stage holds one (its input while its forward runs, its input

@@ -1,4 +1,4 @@
-/* tests/unit/test_validate.c: the validator's structural errors (sim/validate.c), each on a
+/* tests/unit/test_validate.c: the validator's structural errors (sim/plan/validate.c), each on a
  * hand-edited 2-device, 2-micro-batch plan whose lists are known by hand:
  *   V      device 0: FW0 SA0 FW1 SA1 RG0 BW0 RG1 BW1 OS
  *          device 1: RA0 FW0 BW0 SG0 RA1 FW1 BW1 SG1 OS
@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/validate.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/plan/validate.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"

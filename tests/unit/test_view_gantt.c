@@ -13,7 +13,7 @@
 
 #include "model/config.h"
 #include "render/paint_cells.h"
-#include "sim/plan.h"
+#include "sim/plan/plan.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "tui/explore.h"

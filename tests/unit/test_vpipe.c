@@ -1,4 +1,4 @@
-/* tests/unit/test_vpipe.c: send/receive pairing (sim/vpipe.h) on hand-worked placements of
+/* tests/unit/test_vpipe.c: send/receive pairing (sim/core/vpipe.h) on hand-worked placements of
  * V, X (both Chimera pipelines) and W, and on every send of every scheme's built plan: its
  * partner is the matching receive on the device the send names as its peer. */
 #include <config.h>
@@ -6,9 +6,9 @@
 #include <stdio.h>
 
 #include "model/config.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/vpipe.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/vpipe.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"

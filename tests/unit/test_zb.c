@@ -23,12 +23,12 @@
 
 #include "model/config.h"
 #include "model/cost.h"
-#include "sim/pass.h"
-#include "sim/plan.h"
-#include "sim/scheme.h"
-#include "sim/simulate.h"
-#include "sim/validate.h"
-#include "sim/vpipe.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/validate.h"
+#include "sim/core/vpipe.h"
 #include "tests/check.h"
 #include "tests/unit_config.h"
 #include "util/err.h"
@@ -86,7 +86,7 @@ static void check_order(enum scheme_id s, int D, int N, const char *const *want)
 static void test_orders(void)
 {
     /* ZB-H1 as the authors' zb.py orders it (memory for pp forwards; M_W / M_F = 3/8), worked
-     * slot by slot from the rules in sim/scheme_zb.c's head (F = B = W = 1): pp 2, 3
+     * slot by slot from the rules in sim/schemes/scheme_zb.c's head (F = B = W = 1): pp 2, 3
      * micro-batches: device 0 warms up with one extra forward (it ends at 2, before B(0)
      * reaches it at 4), then needs W0 to make room for F2; the oldest W first everywhere. */
     check_order(SCHEME_ZBH1, 2, 3,

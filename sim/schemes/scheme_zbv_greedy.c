@@ -1,0 +1,332 @@
+/* sim/schemes/scheme_zbv_greedy.c: V-Half and V-Min, the controllable-memory V schedules (Qi, Wan et
+ * al., "Pipeline Parallelism with Controllable Memory", NeurIPS'24, arXiv 2405.15362), as the
+ * authors' greedy builder makes them (sail-sg/zero-bubble-pipeline-parallelism,
+ * scheduler/zbv_greedy.py). Two stages per device in a V, like ZB-V.
+ *
+ * Four op kinds per device: F (part 0 forward), f (part 1 forward), B (part 1 backward, the
+ * V's first), b (part 0 backward). The building block puts micro-batch m's four at fixed slots
+ * 6m + offset, device i's offsets being
+ *   V-Min:  i, 2D-1-i, 2D+g+i, 4D+g-1-i             (g = 2 when 3 | D, else 0)
+ *   V-Half: 2i, 3D-2-i, 3D+g+2i-1, 6D+g-2-i         (g = 3 when 2 | D, else 0),
+ * and a W takes each free slot while a backward's W is owed. The block's lifespan sets the
+ * peak: (D+4)/3 (V-Min) and (D+2)/2 (V-Half) micro-batches' activations against 1F1B's D,
+ * rounded down (the paper's Table 1; here 2 of each in chunks, F to W).
+ * Then the builder squeezes the pattern twice, on a unit-slot timeline:
+ *  1. with the Ws placed: from the first part-0 backward of device 0 to the last forward of
+ *     device 0 (the stable phase) nothing moves; every other op, in slot order, moves to the
+ *     earliest free slot after its dependencies (the op it waits for on the neighbouring device,
+ *     its own previous kind, its previous micro-batch; a W its B) where the device's peak
+ *     (F and f +1, W -1) stays within the pattern's; then the whole is run eagerly at unit
+ *     cost, and each op takes its start there as its slot;
+ *  2. the Ws dropped, once more for every op from the stable phase's end, Ws implied in every
+ *     free slot, and run eagerly again;
+ * last, the Ws placed in the free slots once more, those of part-1 backwards before part 0's.
+ * A device runs its ops in slot order. Every D >= 1, N >= 1 has a schedule. */
+#include <config.h>
+#include "sim/schemes/scheme.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/core/vpipe.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+enum { VG_KINDS = 6 }; /* F f B b, then W (of B, or of both), W of b */
+
+/* A device's slots: slot[k][m] for kind k, micro-batch m; n[k] entries in kind k. */
+struct vg_dev {
+    int *slot[VG_KINDS];
+    int n[VG_KINDS];
+    int kinds; /* 4, 5 (one W list) or 6 (Ws of B and of b apart) */
+};
+
+static int vg_last(const struct vg_dev *s)
+{
+    int last = -1;
+    for (int k = 0; k < s->kinds; k++)
+        if (s->n[k] > 0 && s->slot[k][s->n[k] - 1] > last)
+            last = s->slot[k][s->n[k] - 1];
+    return last;
+}
+
+/* The kind whose next op (pointer p) comes first, the lower kind on a tie; -1 when none. */
+static int vg_next(const struct vg_dev *s, const int *p, int kinds)
+{
+    int best = -1;
+    for (int k = 0; k < kinds; k++)
+        if (p[k] < s->n[k] && (best < 0 || s->slot[k][p[k]] < s->slot[best][p[best]]))
+            best = k;
+    return best;
+}
+
+/* Ws into the free slots of the four kinds' timeline: one list, or two (B's Ws, b's Ws). */
+static void vg_put_w(struct vg_dev *s, bool split)
+{
+    s->kinds = 4; /* the free slots of F f B b alone */
+    int last = vg_last(s), owed[2] = {0, 0}, p[4] = {0, 0, 0, 0}, i;
+    s->kinds = split ? 6 : 5;
+    for (int k = 4; k < s->kinds; k++)
+        s->n[k] = 0;
+    for (i = 0; i <= last; i++) {
+        int k = vg_next(s, p, 4);
+        if (k >= 0 && s->slot[k][p[k]] == i) {
+            p[k]++;
+            if (k >= 2)
+                owed[split ? k - 2 : 0]++;
+        } else {
+            for (int w = 0; w < 2; w++)
+                if (owed[w]) {
+                    s->slot[4 + w][s->n[4 + w]++] = i;
+                    owed[w]--;
+                    break;
+                }
+        }
+    }
+    i = last;
+    for (int w = 0; w < 2; w++)
+        while (owed[w] > 0) {
+            s->slot[4 + w][s->n[4 + w]++] = ++i;
+            owed[w]--;
+        }
+}
+
+/* The device's peak: F and f add one chunk's activations, W frees one; without W lists, a W
+ * runs in every free slot while one is owed. */
+static int vg_peak(const struct vg_dev *s)
+{
+    static const int mem[5] = {1, 1, 0, 0, -1};
+    int last = vg_last(s), p[VG_KINDS] = {0}, owed = 0, cur = 0, peak = 0;
+    for (int i = 0; i <= last; i++) {
+        int k = vg_next(s, p, s->kinds);
+        if (k >= 0 && s->slot[k][p[k]] == i) {
+            p[k]++;
+            cur += mem[k];
+            owed += k == 2 || k == 3;
+        } else if (s->kinds == 4 && owed > 0) {
+            cur--;
+            owed--;
+        }
+        peak = cur > peak ? cur : peak;
+    }
+    return peak;
+}
+
+/* An op by (device, kind, micro-batch) and its slot. */
+struct vg_op {
+    int slot, dev, kind, mb;
+};
+
+static int vg_cmp(const void *a, const void *b)
+{
+    const struct vg_op *x = a, *y = b;
+    if (x->slot != y->slot)
+        return x->slot < y->slot ? -1 : 1;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return x->mb < y->mb ? -1 : x->mb > y->mb;
+}
+
+/* Every op in slot order (ties: device, kind, micro-batch). Caller frees. */
+static struct vg_op *vg_ops(struct vg_dev *dev, int D, int *count)
+{
+    int n = 0;
+    for (int d = 0; d < D; d++)
+        for (int k = 0; k < dev[d].kinds; k++)
+            n += dev[d].n[k];
+    struct vg_op *ops = xmalloc((size_t)(n ? n : 1) * sizeof *ops);
+    n = 0;
+    for (int d = 0; d < D; d++)
+        for (int k = 0; k < dev[d].kinds; k++)
+            for (int m = 0; m < dev[d].n[k]; m++)
+                ops[n++] = (struct vg_op){dev[d].slot[k][m], d, k, m};
+    qsort(ops, (size_t)n, sizeof *ops, vg_cmp);
+    *count = n;
+    return ops;
+}
+
+/* The eager run at unit cost, no transfer time: each op's start becomes its slot. A forward
+ * kind (F, B) waits for the device before, f and b for the device after; f, B, b for their
+ * own previous kind; every op for its previous micro-batch and the device's previous op. */
+static void vg_eager(struct vg_dev *dev, int D)
+{
+    int n;
+    struct vg_op *ops = vg_ops(dev, D, &n);
+    int **endt = xmalloc((size_t)D * VG_KINDS * sizeof(int *)); /* [d * VG_KINDS + k][m] */
+    int *dev_end = xmalloc((size_t)D * sizeof(int));
+    for (int d = 0; d < D; d++) {
+        dev_end[d] = -1;
+        for (int k = 0; k < dev[d].kinds; k++)
+            endt[d * VG_KINDS + k] = xcalloc((size_t)(dev[d].n[k] ? dev[d].n[k] : 1), sizeof(int));
+    }
+#define VG_END(d, k, m) endt[(d) * VG_KINDS + (k)][m]
+    for (int x = 0; x < n; x++) {
+        int d = ops[x].dev, k = ops[x].kind, m = ops[x].mb, ready = 0;
+        if ((k == 0 || k == 2) && d > 0 && VG_END(d - 1, k, m) > ready)
+            ready = VG_END(d - 1, k, m);
+        if ((k == 1 || k == 3) && d + 1 < D && VG_END(d + 1, k, m) > ready)
+            ready = VG_END(d + 1, k, m);
+        if (k > 0 && k < 4 && VG_END(d, k - 1, m) > ready)
+            ready = VG_END(d, k - 1, m);
+        if (m > 0 && VG_END(d, k, m - 1) > ready)
+            ready = VG_END(d, k, m - 1);
+        if (dev_end[d] > ready)
+            ready = dev_end[d];
+        VG_END(d, k, m) = dev_end[d] = ready + 1;
+    }
+    for (int d = 0; d < D; d++)
+        for (int k = 0; k < dev[d].kinds; k++) {
+            for (int m = 0; m < dev[d].n[k]; m++)
+                dev[d].slot[k][m] = VG_END(d, k, m) - 1;
+            free(endt[d * VG_KINDS + k]);
+        }
+#undef VG_END
+    free(endt);
+    free(dev_end);
+    free(ops);
+}
+
+static int vg_int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The m-th backward (B or b) of a device in slot order: what the m-th W of one list waits for. */
+static int vg_nth_backward(const struct vg_dev *s, int m)
+{
+    int n = s->n[2] + s->n[3];
+    int *all = xmalloc((size_t)(n ? n : 1) * sizeof(int));
+    memcpy(all, s->slot[2], (size_t)s->n[2] * sizeof(int));
+    memcpy(all + s->n[2], s->slot[3], (size_t)s->n[3] * sizeof(int));
+    qsort(all, (size_t)n, sizeof(int), vg_int_cmp);
+    int t = all[m];
+    free(all);
+    return t;
+}
+
+/* One squeeze (see the head comment), then the eager run. */
+static void vg_squeeze(struct vg_dev *dev, int D, int N, bool with_w)
+{
+    if (with_w)
+        for (int d = 0; d < D; d++)
+            vg_put_w(&dev[d], false);
+    int keep = 0;
+    for (int d = 0; d < D; d++) {
+        int pk = vg_peak(&dev[d]);
+        keep = pk > keep ? pk : keep;
+    }
+    int n;
+    struct vg_op *ops = vg_ops(dev, D, &n);
+    char **busy = xmalloc((size_t)D * sizeof(char *));
+    for (int d = 0; d < D; d++)
+        busy[d] = xcalloc((size_t)vg_last(&dev[d]) + 2, 1);
+    int phase = 0;
+    for (int x = 0; x < n; x++) {
+        int d = ops[x].dev, k = ops[x].kind, m = ops[x].mb, at = ops[x].slot;
+        int *slot = &dev[d].slot[k][m];
+        if (k == 3 && d == 0 && phase == 0)
+            phase = 1;
+        if (phase == 1 || (phase == 0 && !with_w)) {
+            if (phase == 1 && k == 0 && m == N - 1)
+                phase = 2;
+            busy[d][at] = 1;
+            continue;
+        }
+        int after = -1;
+        if ((k == 0 || k == 2) && d > 0)
+            after = dev[d - 1].slot[k][m] > after ? dev[d - 1].slot[k][m] : after;
+        if ((k == 1 || k == 3) && d + 1 < D)
+            after = dev[d + 1].slot[k][m] > after ? dev[d + 1].slot[k][m] : after;
+        if (k > 0 && k < 4)
+            after = dev[d].slot[k - 1][m] > after ? dev[d].slot[k - 1][m] : after;
+        if (k == 4) {
+            int b = vg_nth_backward(&dev[d], m);
+            after = b > after ? b : after;
+        }
+        if (m > 0)
+            after = dev[d].slot[k][m - 1] > after ? dev[d].slot[k][m - 1] : after;
+        bool placed = false;
+        for (int t = after + 1; t < at && !placed; t++)
+            if (!busy[d][t]) {
+                *slot = t;
+                placed = vg_peak(&dev[d]) <= keep;
+            }
+        if (!placed)
+            *slot = at;
+        busy[d][*slot] = 1;
+    }
+    for (int d = 0; d < D; d++)
+        free(busy[d]);
+    free(busy);
+    free(ops);
+    if (!with_w)
+        for (int d = 0; d < D; d++)
+            vg_put_w(&dev[d], false);
+    vg_eager(dev, D);
+}
+
+static int vg_order(struct plan *p, bool v_min)
+{
+    const struct plan_geom *g = plan_geom(p);
+    int D = g->devices, N = g->mbs;
+    struct vg_dev *dev = xcalloc((size_t)D, sizeof *dev);
+    for (int d = 0; d < D; d++) {
+        int off[4];
+        if (v_min) {
+            int gap = D % 3 == 0 ? 2 : 0;
+            off[0] = d, off[1] = 2 * D - d - 1, off[2] = 2 * D + gap + d;
+            off[3] = 4 * D + gap - d - 1;
+        } else {
+            int gap = D % 2 == 0 ? 3 : 0;
+            off[0] = 2 * d, off[1] = 3 * D - d - 2, off[2] = 3 * D + gap + 2 * d - 1;
+            off[3] = 6 * D + gap - d - 2;
+        }
+        dev[d].kinds = 4;
+        for (int k = 0; k < VG_KINDS; k++)
+            dev[d].slot[k] = xmalloc((size_t)2 * N * sizeof(int));
+        for (int k = 0; k < 4; k++) {
+            dev[d].n[k] = N;
+            for (int m = 0; m < N; m++)
+                dev[d].slot[k][m] = off[k] + 6 * m;
+        }
+    }
+    vg_squeeze(dev, D, N, true);
+    for (int d = 0; d < D; d++)
+        dev[d].kinds = 4;
+    vg_squeeze(dev, D, N, false);
+    int n;
+    for (int d = 0; d < D; d++)
+        vg_put_w(&dev[d], true);
+    struct vg_op *ops = vg_ops(dev, D, &n);
+    /* kind -> (op, part): F f B b W(B) W(b); B is part 1's backward, b part 0's */
+    static const enum op kind_op[VG_KINDS] = {OP_FW, OP_FW, OP_B, OP_B, OP_W, OP_W};
+    static const int kind_part[VG_KINDS] = {0, 1, 1, 0, 1, 0};
+    for (int x = 0; x < n; x++) {
+        int d = ops[x].dev, k = ops[x].kind, m = ops[x].mb;
+        plan_append(p, d, (struct instr){kind_op[k], m, kind_part[k],
+                                         vpipe_stage(g, d, m, kind_part[k]), -1, 0, 0});
+    }
+    free(ops);
+    for (int d = 0; d < D; d++)
+        for (int k = 0; k < VG_KINDS; k++)
+            free(dev[d].slot[k]);
+    free(dev);
+    return MT_OK;
+}
+
+int scheme_order_vhalf(struct plan *p, const struct cost_model *cost, struct mt_err *e)
+{
+    (void)cost;
+    (void)e;
+    return vg_order(p, false);
+}
+
+int scheme_order_vmin(struct plan *p, const struct cost_model *cost, struct mt_err *e)
+{
+    (void)cost;
+    (void)e;
+    return vg_order(p, true);
+}

@@ -1,0 +1,463 @@
+/* sim/search/search_sched.c: the search's schedules (sim/search/search_internal.h): built from a plan, turned
+ * back into one, and evaluated fast.
+ *
+ * The evaluation is the simulator's timeline (sim/core/simulate.c) restricted to compute ops, for
+ * sends that do not block: a receive placed right before its consumer and a send right after
+ * its producer make the consumer start at max(its device free, producer's end + transfer),
+ * which is what sim_run gives. The AR/OS tail is timed as the simulator times the generators'
+ * tail (every device enters its ARs in ascending stage order, a collective starts when its last
+ * member arrives). Memory walks each device's list with the sends and receives put where
+ * scheme_add_comm puts them, through the memory model's own walk (mem_device_peak). Blocking
+ * sends are not modelled here: the search checks what it keeps with sim_run. */
+#include <config.h>
+#include "sim/search/search_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/core/memory.h"
+#include "sim/schemes/scheme.h"
+#include "sim/search/search.h"
+#include "sim/core/simulate.h"
+#include "sim/core/vpipe.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+static int search_dev_of(const struct plan_geom *g, int mb, int stage)
+{
+    int d, part;
+    vpipe_locate(g, mb, stage, &d, &part);
+    return d;
+}
+
+int search_ctx_init(struct search_ctx *c, const struct plan *p, double cap, struct mt_err *e)
+{
+    memset(c, 0, sizeof *c);
+    const struct plan_geom *g = plan_geom(p);
+    if (config_scheme_async(g->scheme))
+        return err_set(e, MT_EUNSUPPORTED,
+                       "the search covers synchronous schemes (one flushed iteration); %s has "
+                       "none", config_scheme_name(g->scheme));
+    c->cfg = plan_config(p);
+    c->geom = *g;
+    TRY(scheme_costs(c->cfg, &c->cost, e));
+    c->D = g->devices;
+    c->keys = g->mbs * g->stages;
+    c->n_ops = c->keys * SK__COUNT;
+    c->cap = cap;
+    c->split = xcalloc((size_t)c->keys + 1, 1);
+    for (int d = 0; d < c->D; d++)
+        for (int i = 0; i < plan_len(p, d); i++) {
+            const struct instr *in = plan_at(p, d, i);
+            if ((in->op == OP_W || in->op == OP_B) && in->mb >= 0 && in->mb < g->mbs &&
+                in->stage >= 0 && in->stage < g->stages)
+                c->split[in->mb * g->stages + in->stage] = 1;
+        }
+    c->op = xcalloc((size_t)c->n_ops + 1, sizeof *c->op);
+    c->dev_cap = xcalloc((size_t)c->D, sizeof(int));
+    c->stat = xcalloc((size_t)c->D, sizeof(double));
+    c->ar = xcalloc((size_t)g->stages, sizeof(double));
+    c->os = xcalloc((size_t)g->stages, sizeof(double));
+    int S = g->stages;
+    for (int mb = 0; mb < g->mbs; mb++)
+        for (int s = 0; s < S; s++) {
+            int key = mb * S + s, dev, part;
+            vpipe_locate(g, mb, s, &dev, &part);
+            int prev = s > 0 ? search_dev_of(g, mb, s - 1) : -1;
+            int next = s < S - 1 ? search_dev_of(g, mb, s + 1) : -1;
+            for (int k = 0; k < SK__COUNT; k++) {
+                struct search_op *o = &c->op[SEARCH_OP(key, k)];
+                *o = (struct search_op){mb, s, part, dev, -1, 0, 0, -1, -1};
+                if (k == SK_W && !c->split[key]) {
+                    o->dev = -1;
+                    continue;
+                }
+                c->dev_cap[dev]++;
+                static const enum op kind_op[SK__COUNT] = {OP_FW, OP_RC, OP_BW, OP_W};
+                struct instr in = {kind_op[k], mb, part, s, -1, 0, 0};
+                if (k == SK_B && c->split[key])
+                    in.op = OP_B;
+                o->dur = sim_instr_latency(&c->cost, &in);
+                if (k == SK_F) {
+                    if (s > 0) {
+                        o->pred = SEARCH_OP(key - 1, SK_F);
+                        if (prev != dev) {
+                            o->in_dev = prev;
+                            o->lat = c->cost.stage[s - 1].p2p; /* the SA of stage s - 1 */
+                        }
+                    }
+                    if (s < S - 1 && next != dev)
+                        o->out_dev = next;
+                } else if (k == SK_B) {
+                    if (s < S - 1) {
+                        o->pred = SEARCH_OP(key + 1, SK_B);
+                        if (next != dev) {
+                            o->in_dev = next;
+                            o->lat = c->cost.stage[s + 1].p2p; /* the SG of stage s + 1 */
+                        }
+                    } else {
+                        o->pred = SEARCH_OP(key, SK_F);
+                    }
+                    if (s > 0 && prev != dev)
+                        o->out_dev = prev;
+                } else {
+                    o->pred = SEARCH_OP(key, k == SK_RC ? SK_F : SK_B);
+                }
+            }
+        }
+    for (int d = 0; d < c->D; d++) {
+        c->stride = c->dev_cap[d] > c->stride ? c->dev_cap[d] : c->stride;
+        for (int part = 0; part < g->parts; part++)
+            c->stat[d] += c->cost.stage[vpipe_stage(g, d, 0, part)].static_bytes;
+    }
+    c->replicated = c->cfg->cluster.dp > 1 || g->scheme == SCHEME_X;
+    for (int s = 0; s < S; s++) {
+        struct instr ar = {OP_AR, -1, 0, s, -1, 0, 0}, os = {OP_OS, -1, 0, s, -1, 0, 0};
+        c->ar[s] = c->replicated ? sim_instr_latency(&c->cost, &ar) : 0;
+        c->os[s] = sim_instr_latency(&c->cost, &os);
+    }
+    return MT_OK;
+}
+
+void search_ctx_fini(struct search_ctx *c)
+{
+    cost_model_fini(&c->cost);
+    free(c->op);
+    free(c->split);
+    free(c->dev_cap);
+    free(c->stat);
+    free(c->ar);
+    free(c->os);
+    memset(c, 0, sizeof *c);
+}
+
+void search_sched_init(const struct search_ctx *c, struct search_sched *s)
+{
+    s->ord = xmalloc(((size_t)c->D * c->stride + 1) * sizeof(int));
+    s->len = xcalloc((size_t)c->D, sizeof(int));
+    s->ck = xcalloc((size_t)c->keys + 1, 1);
+}
+
+void search_sched_fini(struct search_sched *s)
+{
+    free(s->ord);
+    free(s->len);
+    free(s->ck);
+    memset(s, 0, sizeof *s);
+}
+
+void search_sched_copy(const struct search_ctx *c, struct search_sched *dst,
+                       const struct search_sched *src)
+{
+    for (int d = 0; d < c->D; d++) {
+        memcpy(dst->ord + (size_t)d * c->stride, src->ord + (size_t)d * c->stride,
+               (size_t)src->len[d] * sizeof(int));
+        dst->len[d] = src->len[d];
+    }
+    memcpy(dst->ck, src->ck, (size_t)c->keys);
+}
+
+int search_sched_from_plan(const struct search_ctx *c, const struct plan *p,
+                           struct search_sched *s, struct mt_err *e)
+{
+    const struct plan_geom *g = plan_geom(p);
+    if (g->devices != c->D || g->mbs != c->geom.mbs || g->stages != c->geom.stages)
+        return err_set(e, MT_EINVAL, "the plan is not of the searched work");
+    unsigned char *seen = xcalloc((size_t)c->n_ops + 1, 1);
+    memset(s->ck, 0, (size_t)c->keys);
+    int rc = MT_OK;
+    for (int d = 0; d < c->D && rc == MT_OK; d++) {
+        s->len[d] = 0;
+        for (int i = 0; i < plan_len(p, d); i++) {
+            const struct instr *in = plan_at(p, d, i);
+            int kind;
+            switch (in->op) {
+            case OP_FW: case OP_CFW: kind = SK_F; break;
+            case OP_RC: kind = SK_RC; break;
+            case OP_BW: case OP_B: kind = SK_B; break;
+            case OP_W: kind = SK_W; break;
+            default: continue;
+            }
+            int key = in->mb * g->stages + in->stage, op = SEARCH_OP(key, kind);
+            if (in->mb < 0 || in->mb >= g->mbs || in->stage < 0 || in->stage >= g->stages ||
+                c->op[op].dev != d || seen[op] || s->len[d] >= c->dev_cap[d]) {
+                rc = err_set(e, MT_EINVAL, "device %d, instruction %d: not of the searched work",
+                             d, i);
+                break;
+            }
+            seen[op] = 1;
+            if (in->op == OP_CFW)
+                s->ck[key] = 1;
+            s->ord[(size_t)d * c->stride + s->len[d]++] = op;
+        }
+    }
+    for (int key = 0; key < c->keys && rc == MT_OK; key++)
+        if (!seen[SEARCH_OP(key, SK_F)] || !seen[SEARCH_OP(key, SK_B)] ||
+            seen[SEARCH_OP(key, SK_RC)] != s->ck[key] ||
+            seen[SEARCH_OP(key, SK_W)] != c->split[key])
+            rc = err_set(e, MT_EINVAL, "micro-batch %d stage %d: incomplete", key / g->stages,
+                         key % g->stages);
+    free(seen);
+    return rc;
+}
+
+static struct instr search_instr(const struct search_ctx *c, const struct search_sched *s, int op)
+{
+    const struct search_op *o = &c->op[op];
+    int key = SEARCH_KEY(op);
+    enum op kind;
+    switch (SEARCH_KIND(op)) {
+    case SK_F: kind = s->ck[key] ? OP_CFW : OP_FW; break;
+    case SK_RC: kind = OP_RC; break;
+    case SK_B: kind = c->split[key] ? OP_B : OP_BW; break;
+    default: kind = OP_W; break;
+    }
+    return (struct instr){kind, o->mb, o->part, o->stage, -1, 0, 0};
+}
+
+struct plan *search_sched_plan(const struct search_ctx *c, const struct search_sched *s)
+{
+    struct plan *p = plan_new(c->cfg, &c->geom);
+    for (int d = 0; d < c->D; d++)
+        for (int i = 0; i < s->len[d]; i++)
+            plan_append(p, d, search_instr(c, s, s->ord[(size_t)d * c->stride + i]));
+    scheme_add_comm(p);
+    return p;
+}
+
+void search_eval_init(const struct search_ctx *c, struct search_eval *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    size_t n = (size_t)c->n_ops + 1, D = (size_t)c->D;
+    ev->start = xcalloc(n, sizeof(double));
+    ev->end = xcalloc(n, sizeof(double));
+    ev->done = xcalloc(n, 1);
+    ev->why = xcalloc(n, 1);
+    ev->pos = xcalloc(n, sizeof(int));
+    ev->wait_head = xmalloc(n * sizeof(int));
+    for (size_t i = 0; i < n; i++)
+        ev->wait_head[i] = -1;
+    ev->pc = xcalloc(D, sizeof(int));
+    ev->queue = xcalloc(D, sizeof(int));
+    ev->wait_next = xcalloc(D, sizeof(int));
+    ev->queued = xcalloc(D, 1);
+    ev->free_at = xcalloc(D, sizeof(double));
+    ev->fin = xcalloc(D, sizeof(double));
+    ev->buf = xmalloc((3 * (size_t)c->stride + 1) * sizeof(struct instr));
+}
+
+void search_eval_fini(struct search_eval *ev)
+{
+    free(ev->start);
+    free(ev->end);
+    free(ev->done);
+    free(ev->why);
+    free(ev->pos);
+    free(ev->wait_head);
+    free(ev->pc);
+    free(ev->queue);
+    free(ev->wait_next);
+    free(ev->queued);
+    free(ev->free_at);
+    free(ev->fin);
+    free(ev->buf);
+    memset(ev, 0, sizeof *ev);
+}
+
+/* The AR/OS tail after each device's compute, as the simulator times it. */
+static void search_eval_tail(const struct search_ctx *c, struct search_eval *ev)
+{
+    const struct plan_geom *g = &c->geom;
+    double *t = ev->fin;
+    for (int d = 0; d < c->D; d++)
+        t[d] = ev->free_at[d];
+    if (c->replicated)
+        for (int s = 0; s < g->stages; s++) {
+            double start = 0;
+            int members[2], n = 0;
+            for (int d = 0; d < c->D && n < 2; d++)
+                for (int part = 0; part < g->parts; part++)
+                    if (vpipe_stage(g, d, 0, part) == s) {
+                        members[n++] = d;
+                        break;
+                    }
+            for (int k = 0; k < n; k++)
+                start = fmax(start, t[members[k]]);
+            for (int k = 0; k < n; k++)
+                t[members[k]] = start + c->ar[s];
+        }
+    ev->makespan = ev->sum_finish = 0;
+    for (int d = 0; d < c->D; d++) {
+        for (int part = 0; part < g->parts; part++)
+            t[d] += c->os[vpipe_stage(g, d, 0, part)];
+        ev->makespan = fmax(ev->makespan, t[d]);
+        ev->sum_finish += t[d];
+    }
+}
+
+void search_progress_add(const struct search_ctx *c, long n)
+{
+    struct search_progress *p = c->prog;
+    if (p == NULL)
+        return;
+    p->done += n;
+    if (p->done < p->next || p->stop)
+        return;
+    p->next = p->done + SEARCH_PROGRESS_EVERY;
+    if (!p->fn(p->ctx, p->done < p->budget ? p->done : p->budget, p->budget))
+        p->stop = true;
+}
+
+bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
+                      struct search_eval *ev)
+{
+    if (c->prog != NULL)
+        search_progress_add(c, 1);
+    int D = c->D, ql = 0, total = 0;
+    memset(ev->done, 0, (size_t)c->n_ops);
+    ev->n_rc = 0;
+    ev->rc_time = 0;
+    for (int d = D - 1; d >= 0; d--) {
+        ev->pc[d] = 0;
+        ev->free_at[d] = 0;
+        ev->queue[ql++] = d;
+        ev->queued[d] = 1;
+        total += s->len[d];
+        const int *ord = s->ord + (size_t)d * c->stride;
+        for (int i = 0; i < s->len[d]; i++) {
+            ev->pos[ord[i]] = i;
+            if (SEARCH_KIND(ord[i]) == SK_RC) {
+                ev->n_rc++;
+                ev->rc_time += c->op[ord[i]].dur;
+            }
+        }
+    }
+    int ran = 0;
+    ev->last = -1;
+    double last_end = -1;
+    while (ql > 0) {
+        int d = ev->queue[--ql];
+        ev->queued[d] = 0;
+        const int *ord = s->ord + (size_t)d * c->stride;
+        while (ev->pc[d] < s->len[d]) {
+            int op = ord[ev->pc[d]];
+            const struct search_op *o = &c->op[op];
+            double ready = 0;
+            if (o->pred >= 0) {
+                if (!ev->done[o->pred]) {
+                    ev->wait_next[d] = ev->wait_head[o->pred];
+                    ev->wait_head[o->pred] = d;
+                    break;
+                }
+                ready = ev->end[o->pred] + o->lat;
+            }
+            double st = ev->free_at[d];
+            if (ready > 0 && ready >= st) {
+                st = ready;
+                ev->why[op] = 2;
+            } else {
+                ev->why[op] = st > 0 ? 1 : 0;
+            }
+            ev->start[op] = st;
+            ev->end[op] = ev->free_at[d] = st + o->dur;
+            ev->done[op] = 1;
+            if (ev->end[op] > last_end) {
+                last_end = ev->end[op];
+                ev->last = op;
+            }
+            ran++;
+            ev->pc[d]++;
+            for (int w = ev->wait_head[op]; w >= 0; w = ev->wait_next[w])
+                if (!ev->queued[w]) {
+                    ev->queued[w] = 1;
+                    ev->queue[ql++] = w;
+                }
+            ev->wait_head[op] = -1;
+        }
+    }
+    if (ran < total) {
+        for (int op = 0; op < c->n_ops; op++) /* leave no waiter behind */
+            ev->wait_head[op] = -1;
+        ev->makespan = INFINITY;
+        return false;
+    }
+    search_eval_tail(c, ev);
+    return true;
+}
+
+/* Device d's list as the plan will hold it: receives before, sends after (scheme_add_comm). */
+static int search_expand(const struct search_ctx *c, const struct search_sched *s, int d,
+                         struct instr *buf)
+{
+    int n = 0;
+    const int *ord = s->ord + (size_t)d * c->stride;
+    for (int i = 0; i < s->len[d]; i++) {
+        int op = ord[i];
+        const struct search_op *o = &c->op[op];
+        int kind = SEARCH_KIND(op);
+        struct instr in = search_instr(c, s, op);
+        if (o->in_dev >= 0)
+            buf[n++] = (struct instr){kind == SK_F ? OP_RA : OP_RG, o->mb, o->part, o->stage,
+                                      o->in_dev, 0, 0};
+        buf[n++] = in;
+        if (o->out_dev >= 0)
+            buf[n++] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
+                                      o->out_dev, 0, 0};
+    }
+    return n;
+}
+
+double search_eval_peak(const struct search_ctx *c, const struct search_sched *s, int d,
+                        struct search_eval *ev)
+{
+    int n = search_expand(c, s, d, ev->buf);
+    return c->stat[d] + mem_device_peak(&c->cost, ev->buf, n);
+}
+
+bool search_fits(const struct search_ctx *c, double peak)
+{
+    return !(c->cap > 0) || peak <= c->cap * (1 + 1e-12);
+}
+
+bool search_before(const struct search_ctx *c, int a, int b)
+{
+    if (SEARCH_KEY(a) == SEARCH_KEY(b))
+        return SEARCH_KIND(a) < SEARCH_KIND(b);
+    return c->op[b].pred == a;
+}
+
+bool search_may_swap(const struct search_ctx *c, int a, int b)
+{
+    const struct search_op *x = &c->op[a], *y = &c->op[b];
+    if (search_before(c, a, b))
+        return false;
+    if (x->in_dev >= 0 && x->in_dev == y->in_dev)
+        return false;
+    return !(x->out_dev >= 0 && x->out_dev == y->out_dev);
+}
+
+double search_mem_walk_op(const struct search_ctx *c, int op, bool ck, struct mem_walk *w,
+                          double *pending)
+{
+    const struct search_op *o = &c->op[op];
+    int kind = SEARCH_KIND(op), key = SEARCH_KEY(op), n = 0;
+    struct instr in[3];
+    enum op main = kind == SK_F ? (ck ? OP_CFW : OP_FW)
+                   : kind == SK_RC ? OP_RC
+                   : kind == SK_B  ? (c->split[key] ? OP_B : OP_BW)
+                                   : OP_W;
+    if (o->in_dev >= 0)
+        in[n++] = (struct instr){kind == SK_F ? OP_RA : OP_RG, o->mb, o->part, o->stage,
+                                 o->in_dev, 0, 0};
+    in[n++] = (struct instr){main, o->mb, o->part, o->stage, -1, 0, 0};
+    if (o->out_dev >= 0)
+        in[n++] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
+                                 o->out_dev, 0, 0};
+    for (int i = 0; i < n; i++) {
+        struct mem_step m = mem_step_next(&c->cost, &in[i], pending);
+        double held[3];
+        mem_walk_step(&c->cost, &in[i], m, w, held);
+    }
+    return c->stat[o->dev] + (w->top > w->peak ? w->top : w->peak);
+}

@@ -1,0 +1,651 @@
+/* sim/tune/tune.c: the grid of Equation 1, evaluated by simulation. Candidates are enumerated
+ * in a fixed order, workers (pthreads) take the next index from an atomic counter and write
+ * only their own slot, so the result is the same for any number of threads. */
+#include <config.h>
+#include "sim/tune/tune.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/scheme_registry.h"
+#include "sim/core/bound.h"
+#include "sim/passes/pass.h"
+#include "sim/plan/plan.h"
+#include "sim/schemes/scheme.h"
+#include "sim/core/simulate.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+int tune_optimize_mario(const struct plan *in, struct plan **out, struct mt_err *e)
+{
+    struct pass_pipeline pl;
+    *out = NULL;
+    TRY(pass_pipeline_run(in, &pl, e));
+    *out = plan_clone(pass_pipeline_final(&pl)->plan);
+    pass_pipeline_fini(&pl);
+    return MT_OK;
+}
+
+int tune_optimize_search(const struct plan *in, struct plan **out, struct mt_err *e)
+{
+    struct pass_pipeline pl;
+    *out = NULL;
+    TRY(pass_pipeline_run(in, &pl, e));
+    struct search_opts so;
+    search_opts_default(&so, plan_config(in));
+    so.quick = true; /* one search per candidate: the small ones without their boost */
+    int rc = pass_pipeline_search(&pl, &so, e);
+    if (rc == MT_OK)
+        *out = plan_clone(pass_pipeline_final(&pl)->plan);
+    pass_pipeline_fini(&pl);
+    return rc;
+}
+
+const char *tune_ckpt_name(const struct tune_candidate *c)
+{
+    return !c->ckpt ? "off" : c->search ? "search" : "mario";
+}
+
+bool tune_scheme_tried(enum scheme_id s)
+{
+    return scheme_registry_get(s)->in_tuner && scheme_generator(s) != NULL;
+}
+
+void tune_scheme_names(char *buf, int n)
+{
+    int at = 0;
+    buf[0] = '\0';
+    for (int s = 0; s < SCHEME__COUNT && at < n; s++)
+        if (tune_scheme_tried((enum scheme_id)s))
+            at += snprintf(buf + at, (size_t)(n - at), "%s%s", at ? ", " : "",
+                           config_scheme_name((enum scheme_id)s));
+}
+
+int tune_schemes_parse(const char *list, unsigned *mask, struct mt_err *e)
+{
+    *mask = 0;
+    const char *p = list;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[64];
+        if (len == 0 || len >= sizeof name)
+            return err_set(e, MT_EINVAL, "%s: a scheme name between commas is %s", list,
+                           len == 0 ? "empty" : "too long");
+        memcpy(name, p, len);
+        name[len] = '\0';
+        enum scheme_id id;
+        TRY(config_scheme_parse(name, &id, e));
+        *mask |= 1u << id;
+        if (!end)
+            return MT_OK;
+        p = end + 1;
+    }
+}
+
+void tune_opts_default(struct tune_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->min_pp = 4;
+    o->max_mbs = 0;
+    o->max_chunks = 4;
+    o->threads = 0;
+    o->with_ckpt_off = true;
+    o->optimize = tune_optimize_mario;
+}
+
+void tune_label(const struct tune_candidate *c, char *buf, int n)
+{
+    char tp[16] = "";
+    if (c->tp > 1)
+        snprintf(tp, sizeof tp, "-t%d", c->tp);
+    if (config_scheme_uses_chunks(c->scheme))
+        snprintf(buf, (size_t)n, "%s-%d-%dx%d%s", config_scheme_name(c->scheme), c->pp, c->mbs,
+                 c->chunks, tp);
+    else
+        snprintf(buf, (size_t)n, "%s-%d-%d%s", config_scheme_name(c->scheme), c->pp, c->mbs, tp);
+}
+
+void tune_candidate_config(const struct config *base, const struct tune_candidate *c,
+                           struct config *out)
+{
+    *out = *base;
+    out->scheme = c->scheme;
+    out->cluster.dp = c->dp;
+    if (c->tp >= 1)
+        out->cluster.tp = c->tp;
+    out->global_batch_size = config_global_batch(base);
+    out->micro_batch_size = c->mbs;
+    out->num_microbatches = 0;
+    out->chunks = config_scheme_uses_chunks(c->scheme) ? c->chunks : base->chunks;
+}
+
+/* The tensor-parallel degrees tried: o->tp alone when given; the config's under unit costs or
+ * a calibration (their costs do not follow tp); else 1, 2, 4, 8 dividing gpus_per_node and the
+ * GPUs. */
+static int tune_tps(const struct config *base, const struct tune_opts *o, int tps[4])
+{
+    if (o->tp > 0 || base->unit.enabled || base->profile.enabled) {
+        int t = o->tp > 0 ? o->tp : base->cluster.tp;
+        tps[0] = t;
+        return base->num_device % t == 0;
+    }
+    int n = 0;
+    for (int t = 1; t <= 8; t *= 2)
+        if (base->cluster.gpus_per_node % t == 0 && base->num_device % t == 0)
+            tps[n++] = t;
+    return n;
+}
+
+struct tune_grid {
+    struct tune_candidate *c;
+    int n, cap;
+};
+
+/* The candidates of one (checkpointing, scheme, tp, pp): each micro-batch size dividing the
+ * replica's batch, each chunk count of W and ZB-W. */
+static void tune_add(struct tune_grid *g, const struct config *base, const struct tune_opts *o,
+                     struct tune_candidate k)
+{
+    int per_replica = config_global_batch(base) / k.dp;
+    for (int mbs = 1; mbs <= per_replica; mbs *= 2) {
+        if (per_replica % mbs != 0 || (o->max_mbs > 0 && mbs > o->max_mbs))
+            continue;
+        /* unit costs are per micro-batch whatever its size: a larger one would only look
+         * faster, so the config's size is the one candidate */
+        if (base->unit.enabled && mbs != base->micro_batch_size)
+            continue;
+        int v_lo = 1, v_hi = 1;
+        if (config_scheme_uses_chunks(k.scheme))
+            v_lo = 2, v_hi = o->max_chunks < 2 ? 2 : o->max_chunks;
+        for (int v = v_lo; v <= v_hi; v *= 2) {
+            if (g->n == g->cap)
+                g->c = xreallocarray(g->c, (size_t)(g->cap *= 2), sizeof *g->c);
+            k.mbs = mbs;
+            k.chunks = v;
+            g->c[g->n++] = k;
+        }
+    }
+}
+
+static int tune_enumerate(const struct config *base, const struct tune_opts *o,
+                          struct tune_candidate **out)
+{
+    /* The registry's candidates in its order (the paper's four, then the zero-bubble family),
+     * those o->schemes keeps. */
+    enum scheme_id schemes[SCHEME__COUNT];
+    int n_schemes = 0;
+    for (int s = 0; s < SCHEME__COUNT; s++)
+        if (tune_scheme_tried((enum scheme_id)s) && (o->schemes == 0 || (o->schemes >> s & 1u)))
+            schemes[n_schemes++] = (enum scheme_id)s;
+    int tps[4], n_tps = tune_tps(base, o, tps);
+    /* --microbatches N sets the samples per iteration the grid keeps: N x mbs x dp */
+    int G = config_global_batch(base);
+    struct tune_grid g = {.c = xmalloc(64 * sizeof *g.c), .cap = 64};
+    /* a: 0 off, 1 Mario's passes, 2 the search */
+    for (int ckpt = o->with_ckpt_off ? 0 : 1; ckpt <= 2; ckpt++) {
+        if ((ckpt == 1 && !o->optimize) || (ckpt == 2 && !o->search))
+            continue;
+        for (int s = 0; s < n_schemes; s++)
+            for (int t = 0; t < n_tps; t++) {
+                /* the GPUs of one TP group are one pipeline device: pp x dp = D / tp */
+                int D = base->num_device / tps[t];
+                int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
+                for (int pp = min_pp; pp <= D; pp++)
+                    if (D % pp == 0 && G % (D / pp) == 0)
+                        tune_add(&g, base, o,
+                                 (struct tune_candidate){.scheme = schemes[s], .pp = pp,
+                                                         .dp = D / pp, .tp = tps[t],
+                                                         .ckpt = ckpt >= 1, .search = ckpt == 2,
+                                                         .oom_device = -1,
+                                                         .status = TUNE_NOT_RUN});
+            }
+    }
+    *out = g.c;
+    return g.n;
+}
+
+int tune_build_plan(const struct config *base, const struct tune_candidate *c,
+                    const struct tune_opts *o, struct plan **out, struct mt_err *e)
+{
+    tune_optimize_fn optimize = c->search ? o->search : o->optimize;
+    struct config cfg;
+    tune_candidate_config(base, c, &cfg);
+    struct plan *p = NULL;
+    *out = NULL;
+    TRY(scheme_build(&cfg, &p, e));
+    if (c->ckpt && optimize) {
+        struct plan *q = NULL;
+        int rc = optimize(p, &q, e);
+        plan_free(p);
+        if (rc != MT_OK)
+            return rc;
+        p = q;
+    }
+    *out = p;
+    return MT_OK;
+}
+
+/* Simulates p into c (status, step, iteration time, peaks, the bound of its work: under the
+ * cap when it fits); *bound gets the bound under the cap whatever the plan's peak (0 when it
+ * could not be computed). */
+static void tune_measure(const struct config *base, const struct plan *p,
+                         struct tune_candidate *c, double *bound)
+{
+    struct mt_err e = {0};
+    struct sim_result r;
+    *bound = 0;
+    if (sim_run(p, &r, &e) != MT_OK) {
+        c->status = TUNE_INVALID;
+        snprintf(c->why, sizeof c->why, "%.250s", e.msg);
+        return;
+    }
+    double ts = r.unit ? 1 : 1e-6;
+    c->step_time = r.step_time * ts;
+    c->iter_time = r.throughput > 0 ? config_global_batch(base) / r.throughput : 0;
+    struct bound_result b;
+    if (bound_plan(p, &b, &e) == MT_OK) {
+        c->lower_bound = bound_value(&b, r.oom_device < 0) * ts;
+        *bound = bound_value(&b, true) * ts;
+    }
+    c->peak_mem = 0;
+    c->min_peak_mem = r.devices > 0 ? r.dev[0].peak_mem : 0;
+    for (int d = 0; d < r.devices; d++) {
+        if (r.dev[d].peak_mem > c->peak_mem)
+            c->peak_mem = r.dev[d].peak_mem;
+        if (r.dev[d].peak_mem < c->min_peak_mem)
+            c->min_peak_mem = r.dev[d].peak_mem;
+    }
+    if (r.oom_device >= 0) {
+        /* Report the device furthest over the cap. */
+        c->status = TUNE_OOM;
+        c->oom_device = r.oom_device;
+        for (int d = 0; d < r.devices; d++)
+            if (r.dev[d].peak_mem > r.dev[c->oom_device].peak_mem)
+                c->oom_device = d;
+        c->over_bytes = r.dev[c->oom_device].peak_mem - r.cap;
+        c->throughput = 0;
+    } else {
+        c->status = TUNE_OK;
+        c->throughput = r.throughput;
+    }
+    sim_result_fini(&r);
+}
+
+static void tune_invalid(struct tune_candidate *c, const char *why)
+{
+    c->status = TUNE_INVALID;
+    snprintf(c->why, sizeof c->why, "%.250s", why);
+}
+
+/* One candidate on its own: built (and optimized) as tune_build_plan builds it, simulated. */
+static void tune_evaluate(const struct config *base, const struct tune_opts *o,
+                          struct tune_candidate *c)
+{
+    struct mt_err e = {0};
+    struct plan *p = NULL;
+    double bound;
+    if (tune_build_plan(base, c, o, &p, &e) != MT_OK)
+        tune_invalid(c, e.msg);
+    else
+        tune_measure(base, p, c, &bound);
+    plan_free(p);
+}
+
+/* The candidates that differ in checkpointing only share the baseline plan: one group each,
+ * built and simulated once for off, optimized from there for mario; its bound under the cap
+ * (per iteration of the global batch) decides whether its search can win. */
+struct tune_group {
+    int off, mario, search;  /* candidate indices, -1 when the grid has none */
+    double bound_iter;       /* the bound of any schedule of its work under the cap, per
+                              * iteration of the global batch (iter_time's unit); 0 unknown */
+    double bound_step;       /* the same per step (step_time's unit) */
+};
+
+static int tune_group_of(const struct tune_candidate *a, const struct tune_candidate *b)
+{
+    return a->scheme == b->scheme && a->pp == b->pp && a->mbs == b->mbs &&
+           a->chunks == b->chunks && a->tp == b->tp;
+}
+
+static int tune_make_groups(const struct tune_candidate *cand, int n, struct tune_group **out)
+{
+    struct tune_group *g = xcalloc((size_t)n + 1, sizeof *g);
+    int ng = 0;
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < ng) {
+            int any = g[k].off >= 0 ? g[k].off : g[k].mario >= 0 ? g[k].mario : g[k].search;
+            if (tune_group_of(&cand[any], &cand[i]))
+                break;
+            k++;
+        }
+        if (k == ng)
+            g[ng++] = (struct tune_group){.off = -1, .mario = -1, .search = -1};
+        int *slot = !cand[i].ckpt ? &g[k].off : cand[i].search ? &g[k].search : &g[k].mario;
+        *slot = i;
+    }
+    *out = g;
+    return ng;
+}
+
+/* Phase 1 of a group: the baseline built once, simulated (off), optimized (mario); its bound.
+ * Returns the candidates it decided. */
+static int tune_group_first(const struct config *base, const struct tune_opts *o,
+                            struct tune_candidate *cand, struct tune_group *g)
+{
+    struct mt_err e = {0};
+    struct plan *p = NULL;
+    int decided = (g->off >= 0) + (g->mario >= 0);
+    int any = g->off >= 0 ? g->off : g->mario >= 0 ? g->mario : g->search;
+    struct tune_candidate off = cand[any];
+    off.ckpt = off.search = false;
+    struct config cfg;
+    tune_candidate_config(base, &off, &cfg);
+    if (scheme_build(&cfg, &p, &e) != MT_OK) { /* its search fails the same way in phase 2 */
+        if (g->off >= 0)
+            tune_invalid(&cand[g->off], e.msg);
+        if (g->mario >= 0)
+            tune_invalid(&cand[g->mario], e.msg);
+        return decided;
+    }
+    double bound = 0, unused;
+    tune_measure(base, p, &off, &bound);
+    if (g->off >= 0)
+        cand[g->off] = off;
+    if (off.status != TUNE_INVALID && off.step_time > 0 && off.iter_time > 0) {
+        g->bound_iter = bound * off.iter_time / off.step_time; /* dp's efficiency, as simulated */
+        g->bound_step = bound;
+    }
+    if (g->mario >= 0) {
+        struct plan *q = NULL;
+        if (o->optimize(p, &q, &e) != MT_OK)
+            tune_invalid(&cand[g->mario], e.msg);
+        else
+            tune_measure(base, q, &cand[g->mario], &unused);
+        plan_free(q);
+    }
+    plan_free(p);
+    return decided;
+}
+
+/* The workers of one phase: items taken in order from an atomic counter, each decided by
+ * run(); the calling thread works too and reports progress between its items. */
+struct tune_pool {
+    const struct config *base;
+    const struct tune_opts *o;
+    struct tune_candidate *cand;
+    struct tune_group *groups;
+    int n;     /* the grid's candidates (progress's total) */
+    int items; /* this phase's items */
+    int (*run)(struct tune_pool *pl, int item); /* returns the candidates it decided */
+    /* phase 2: the groups whose search runs, by their bound ascending */
+    const int *order;
+    atomic_bool *finished; /* order[k]'s search simulated */
+    bool *skipped;         /* order[k]'s search pruned before it ran */
+    double best1;          /* the best iteration time of phase 1 (HUGE_VAL: none fits) */
+    atomic_int next, done;
+    atomic_bool stop; /* the progress callback said stop: take no more items */
+};
+
+static void *tune_pool_worker(void *arg)
+{
+    struct tune_pool *pl = arg;
+    while (!atomic_load(&pl->stop)) {
+        int i = atomic_fetch_add(&pl->next, 1);
+        if (i >= pl->items)
+            break;
+        atomic_fetch_add(&pl->done, pl->run(pl, i));
+    }
+    return NULL;
+}
+
+static void tune_pool_go(struct tune_pool *pl, int threads)
+{
+    atomic_store(&pl->next, 0);
+    if (threads > pl->items)
+        threads = pl->items;
+    pthread_t *tid = xcalloc((size_t)threads + 1, sizeof *tid);
+    int started = 0;
+    for (int t = 1; t < threads; t++)
+        if (pthread_create(&tid[t], NULL, tune_pool_worker, pl) == 0)
+            started = t;
+        else
+            break;
+    /* a worker finishes the item it holds when told to stop */
+    while (!atomic_load(&pl->stop)) {
+        int i = atomic_fetch_add(&pl->next, 1);
+        if (i >= pl->items)
+            break;
+        int done = atomic_fetch_add(&pl->done, pl->run(pl, i)) + 1;
+        if (pl->o->progress && !pl->o->progress(pl->o->progress_ctx, done, pl->n))
+            atomic_store(&pl->stop, true);
+    }
+    for (int t = 1; t <= started; t++)
+        pthread_join(tid[t], NULL);
+    free(tid);
+}
+
+static int tune_run_first(struct tune_pool *pl, int item)
+{
+    return tune_group_first(pl->base, pl->o, pl->cand, &pl->groups[item]);
+}
+
+/* Phase 2: order[k]'s search, unless a search already simulated before it in the order (or
+ * phase 1) reached an iteration time its bound cannot beat. */
+static int tune_run_search(struct tune_pool *pl, int k)
+{
+    const struct tune_group *g = &pl->groups[pl->order[k]];
+    double best = pl->best1;
+    for (int j = 0; j < k; j++)
+        if (atomic_load(&pl->finished[j])) {
+            const struct tune_candidate *c = &pl->cand[pl->groups[pl->order[j]].search];
+            if (c->status == TUNE_OK && c->iter_time < best)
+                best = c->iter_time;
+        }
+    if (!pl->o->exhaustive && g->bound_iter > 0 && g->bound_iter >= best) {
+        pl->skipped[k] = true;
+        return 1;
+    }
+    tune_evaluate(pl->base, pl->o, &pl->cand[g->search]);
+    atomic_store(&pl->finished[k], true);
+    return 1;
+}
+
+/* Throughputs that differ by float rounding only (1e-9 relative, as bound_gap_pct) are equal:
+ * the same schedule reached by two sums of the same costs (W at pp 1 and V) is a tie. */
+static int tune_cmp_throughput(double a, double b)
+{
+    if (fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)))
+        return 0;
+    return a > b ? 1 : -1;
+}
+
+bool tune_ranks_above(const struct tune_candidate *a, const struct tune_candidate *b)
+{
+    if ((a->status == TUNE_OK) != (b->status == TUNE_OK))
+        return a->status == TUNE_OK;
+    if (a->status != TUNE_OK)
+        return false;
+    int cmp = tune_cmp_throughput(a->throughput, b->throughput);
+    return cmp != 0 ? cmp > 0 : a->peak_mem < b->peak_mem;
+}
+
+/* Over pointers into one array: equal rank falls back to the address, that is grid order. */
+static int tune_rank_cmp(const void *pa, const void *pb)
+{
+    const struct tune_candidate *x = *(const struct tune_candidate *const *)pa;
+    const struct tune_candidate *y = *(const struct tune_candidate *const *)pb;
+    if (tune_ranks_above(x, y))
+        return -1;
+    if (tune_ranks_above(y, x))
+        return 1;
+    return (x > y) - (x < y);
+}
+
+int tune_rank(const struct tune_result *r, int *order)
+{
+    const struct tune_candidate **p = xcalloc((size_t)r->n + 1, sizeof *p);
+    for (int i = 0; i < r->n; i++)
+        p[i] = &r->cand[i];
+    qsort(p, (size_t)r->n, sizeof *p, tune_rank_cmp);
+    for (int i = 0; i < r->n; i++)
+        order[i] = (int)(p[i] - r->cand);
+    free(p);
+    return r->n;
+}
+
+void tune_decide(struct tune_result *r)
+{
+    r->best = -1;
+    for (int i = 0; i < r->n; i++)
+        if (r->cand[i].status == TUNE_OK &&
+            (r->best < 0 || tune_ranks_above(&r->cand[i], &r->cand[r->best])))
+            r->best = i;
+    for (int i = 0; i < r->n; i++) {
+        struct tune_candidate *a = &r->cand[i];
+        a->pareto = a->status == TUNE_OK;
+        for (int j = 0; j < r->n && a->pareto; j++) {
+            const struct tune_candidate *b = &r->cand[j];
+            if (j == i || b->status != TUNE_OK)
+                continue;
+            int cmp = tune_cmp_throughput(b->throughput, a->throughput);
+            bool dominates = cmp >= 0 && b->peak_mem <= a->peak_mem &&
+                             (cmp > 0 || b->peak_mem < a->peak_mem);
+            if (dominates)
+                a->pareto = false;
+        }
+    }
+}
+
+/* Phase 2: the searches, best bound first; one whose bound is no better than the best
+ * iteration time already found cannot win, so its search is skipped (TUNE_PRUNED). Workers may
+ * run a search that the order later prunes (one before it finished better): the resolution
+ * below walks the order as one thread would, so the answer does not depend on the threads. */
+static void tune_search_phase(struct tune_pool *pl, int threads)
+{
+    int ns = 0;
+    int *order = xcalloc((size_t)pl->items + 1, sizeof *order);
+    for (int g = 0; g < pl->items; g++)
+        if (pl->groups[g].search >= 0)
+            order[ns++] = g;
+    /* by bound, then grid order (insertion: stable, and the searches are a few hundred) */
+    for (int i = 1; i < ns; i++)
+        for (int j = i; j > 0 && pl->groups[order[j]].bound_iter <
+                                     pl->groups[order[j - 1]].bound_iter; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    pl->best1 = HUGE_VAL;
+    for (int i = 0; i < pl->n; i++)
+        if (pl->cand[i].status == TUNE_OK && !pl->cand[i].search && pl->cand[i].iter_time < pl->best1)
+            pl->best1 = pl->cand[i].iter_time;
+    pl->order = order;
+    pl->finished = xcalloc((size_t)ns + 1, sizeof *pl->finished);
+    pl->skipped = xcalloc((size_t)ns + 1, sizeof *pl->skipped);
+    for (int k = 0; k < ns; k++)
+        atomic_init(&pl->finished[k], false);
+    pl->items = ns;
+    pl->run = tune_run_search;
+    if (ns > 0 && !atomic_load(&pl->stop))
+        tune_pool_go(pl, threads);
+    double best = pl->best1;
+    for (int k = 0; k < ns; k++) {
+        const struct tune_group *g = &pl->groups[order[k]];
+        struct tune_candidate *c = &pl->cand[g->search];
+        bool ran = atomic_load(&pl->finished[k]);
+        if (!ran && !pl->skipped[k])
+            continue; /* cancelled before it: not run */
+        if (!pl->o->exhaustive && g->bound_iter > 0 && g->bound_iter >= best) {
+            bool none = isinf(g->bound_iter);
+            *c = (struct tune_candidate){.scheme = c->scheme, .pp = c->pp, .dp = c->dp,
+                                         .mbs = c->mbs, .chunks = c->chunks, .tp = c->tp,
+                                         .ckpt = true,
+                                         .search = true, .status = TUNE_PRUNED,
+                                         .oom_device = -1, .lower_bound = g->bound_step};
+            if (none)
+                snprintf(c->why, sizeof c->why,
+                         "pruned: no schedule of its work fits the cap (its bound)");
+            else
+                snprintf(c->why, sizeof c->why,
+                         "pruned: its bound, %.4g %s per iteration, is no better than the best "
+                         "found, %.4g", g->bound_iter, pl->base->unit.enabled ? "t" : "s", best);
+            continue;
+        }
+        if (c->status == TUNE_OK && c->iter_time < best)
+            best = c->iter_time;
+    }
+    free(pl->finished);
+    free(pl->skipped);
+    free(order);
+}
+
+int tune_grid_search(const struct config *base, const struct tune_opts *o,
+                     struct tune_result *out, struct mt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->best = -1;
+    if (base->global_batch_size < 1)
+        return err_set(e, MT_EINVAL, "global_batch_size: must be >= 1");
+    /* The grid holds synchronous schemes only: it ranks one flushed iteration per plan. */
+    if (config_scheme_async(base->scheme)) {
+        char names[256];
+        tune_scheme_names(names, sizeof names);
+        return err_set(e, MT_EINVAL,
+                       "pipeline_scheme: %s has no flush between iterations; the tuner searches "
+                       "synchronous schemes only (%s); use simulate or optimize for an "
+                       "asynchronous plan", config_scheme_name(base->scheme), names);
+    }
+    if (base->iterations != 1 || base->update_interval != 1)
+        return err_set(e, MT_EINVAL,
+                       "%s: the tuner searches synchronous schemes, one iteration per plan and "
+                       "one optimizer step per iteration (got %d)",
+                       base->iterations != 1 ? "iterations" : "update_interval",
+                       base->iterations != 1 ? base->iterations : base->update_interval);
+    struct tune_candidate *cand = NULL;
+    int n = tune_enumerate(base, o, &cand);
+    if (n == 0) {
+        free(cand);
+        return err_set(e, MT_EINVAL,
+                       "num_device: no pipeline depth >= %d divides %d devices with a data-parallel "
+                       "degree dividing the global batch %d", o->min_pp, base->num_device,
+                       config_global_batch(base));
+    }
+    int threads = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads < 1)
+        threads = 1;
+    struct tune_group *groups = NULL;
+    int ng = tune_make_groups(cand, n, &groups);
+    struct tune_pool pl = {.base = base, .o = o, .cand = cand, .groups = groups, .n = n,
+                           .items = ng, .run = tune_run_first};
+    atomic_init(&pl.next, 0);
+    atomic_init(&pl.done, 0);
+    atomic_init(&pl.stop, false);
+    tune_pool_go(&pl, threads);
+    tune_search_phase(&pl, threads);
+    free(groups);
+    out->n = n;
+    out->cand = cand;
+    out->done = atomic_load(&pl.done);
+    out->cancelled = atomic_load(&pl.stop);
+    if (o->progress && !out->cancelled)
+        o->progress(o->progress_ctx, n, n);
+    for (int i = 0; i < n; i++)
+        if (cand[i].status == TUNE_NOT_RUN)
+            snprintf(cand[i].why, sizeof cand[i].why, "not run: the tuner was cancelled");
+    tune_decide(out);
+    return MT_OK;
+}
+
+void tune_result_fini(struct tune_result *r)
+{
+    free(r->cand);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,136 @@
+/* sim/tune/tune.h: the schedule tuner (paper §5.3, Equation 1): a grid search over
+ * checkpointing a in {off, on (Mario's passes), and with --search the schedule search under the
+ * cap}, scheme b in the scheme table, the tensor-parallel degree tp in {1, 2, 4, 8} dividing
+ * the node's GPUs and the D GPUs, pp over the divisors of D / tp (pp >= min_pp), dp =
+ * D / (tp pp), micro-batch size in {1, 2, 4, ...} dividing global / dp, and W's chunk count,
+ * each candidate simulated. A candidate whose simulated
+ * peak on any device exceeds the cap scores 0 and is reported with the device and the bytes
+ * over. Data parallelism enters through the simulator: the allreduce in the cool-down and
+ * the dp efficiency coefficient. */
+#ifndef MT_SIM_TUNE_H
+#define MT_SIM_TUNE_H
+
+#include <stdbool.h>
+
+#include "model/config.h"
+
+struct plan;
+struct mt_err;
+
+/* Applies checkpointing + Mario's passes to a baseline plan (sim/passes/pass.h provides it). */
+typedef int (*tune_optimize_fn)(const struct plan *in, struct plan **out, struct mt_err *e);
+/* Progress: called from the calling thread with candidates done and the total; returns
+ * whether to go on (false: the grid stops, keeping what was simulated). */
+typedef bool (*tune_progress_fn)(void *ctx, int done, int total);
+
+struct tune_opts {
+    int min_pp;            /* smallest pipeline depth (paper: 4); clipped to D */
+    int max_mbs;           /* largest micro-batch size tried (0 = no limit but the batch) */
+    int max_chunks;        /* W chunk counts tried: 2 .. max_chunks (powers of two) */
+    int threads;           /* worker threads; 0 = the machine's cores */
+    unsigned schemes;      /* bit (1u << scheme_id) per scheme kept; 0 = every one the tuner
+                            * tries (tune_scheme_tried) */
+    int tp;                /* the tensor-parallel degree kept; 0 = 1, 2, 4, 8 dividing
+                            * cluster.gpus_per_node and the GPUs (the config's under unit costs
+                            * or a calibration) */
+    bool with_ckpt_off;    /* try a = off */
+    bool exhaustive;       /* search every search candidate: no pruning by the bound */
+    tune_optimize_fn optimize; /* a = on (Mario's passes); NULL skips it */
+    tune_optimize_fn search;   /* a = search (the schedule search under the cap); NULL skips it */
+    tune_progress_fn progress;
+    void *progress_ctx;
+};
+
+/* TUNE_NOT_RUN: the grid was cancelled before this candidate was simulated. TUNE_PRUNED: a
+ * search candidate whose bound (sim/core/bound.h, under the cap) is no better than an iteration
+ * time already found: its search cannot win, so it did not run (why says so). */
+enum tune_status { TUNE_OK, TUNE_OOM, TUNE_INVALID, TUNE_NOT_RUN, TUNE_PRUNED };
+
+struct tune_candidate {
+    enum scheme_id scheme;
+    int pp, dp, mbs, chunks; /* chunks: W only, else 1 */
+    int tp;                  /* tensor-parallel degree (cluster.tp) */
+    bool ckpt;               /* checkpointing on: Mario's passes, or the search */
+    bool search;             /* ... made by the schedule search (tune_optimize_search) */
+    enum tune_status status;
+    double step_time;        /* seconds (t under unit costs): the simulated step of one
+                              * pipeline replica (its G / dp samples) */
+    double iter_time;        /* seconds (t) per iteration of the global batch, every dp replica
+                              * and dp's efficiency counted: G / (samples/s) even when over the
+                              * cap, so it compares across dp; 0 when not simulated */
+    double throughput;       /* samples/s; 0 when out of memory or invalid */
+    double lower_bound;      /* sim/core/bound.h bound_value of its plan: seconds (t); 0 none */
+    double peak_mem;         /* max over devices */
+    double min_peak_mem;     /* min over devices */
+    int oom_device;          /* TUNE_OOM: the device furthest over the cap */
+    double over_bytes;       /* TUNE_OOM: by how much */
+    bool pareto;             /* on the throughput / peak-memory front */
+    char why[256];           /* TUNE_INVALID: the reason */
+};
+
+struct tune_result {
+    int n;
+    struct tune_candidate *cand; /* in grid order */
+    int best;                    /* index of the highest throughput (ties: the lower peak, then
+                                  * grid order), -1 if none fits */
+    int done;                    /* candidates simulated (n unless cancelled) */
+    bool cancelled;              /* the progress callback said stop: the rest are TUNE_NOT_RUN */
+};
+
+/* Mario on: the whole pass pipeline (sim/passes/pass.h), its final plan. */
+int tune_optimize_mario(const struct plan *in, struct plan **out, struct mt_err *e);
+/* The search: the pass pipeline, then the schedule search (sim/search/search.h) under the cap of in's
+ * config, its plan. */
+int tune_optimize_search(const struct plan *in, struct plan **out, struct mt_err *e);
+/* Whether the grid tries scheme s: the synchronous schemes of the scheme table. */
+bool tune_scheme_tried(enum scheme_id s);
+/* "V, X, W, GPipe, ..." (the schemes tune_scheme_tried accepts, in table order) into buf. */
+void tune_scheme_names(char *buf, int n);
+/* A comma-separated list of scheme names ("V,ZB-V,DualPipeV", config_scheme_parse's
+ * spellings) into a mask of (1u << id) bits. MT_EINVAL naming the bad name. */
+int tune_schemes_parse(const char *list, unsigned *mask, struct mt_err *e);
+/* "off", "mario" or "search". */
+const char *tune_ckpt_name(const struct tune_candidate *c);
+/* min_pp 4, chunks up to 4, all cores, both a = off and a = on (tune_optimize_mario). */
+void tune_opts_default(struct tune_opts *o);
+/* "V-8-2" (scheme-pp-mbs, as the paper's Figure 11), "W-8-2x4" with chunks, "-t2" after it
+ * when tp > 1 ("V-8-2-t2"). */
+void tune_label(const struct tune_candidate *c, char *buf, int n);
+/* The whole grid as JSON text, malloc'd: `tune --json` (best, every candidate with its
+ * status and why, the Pareto front of throughput and peak memory). */
+char *tune_report_json(const struct tune_result *r);
+/* Rows of candidates (`simulate --scheme A,B,...`: one per scheme) as a JSON array, malloc'd:
+ * scheme, step_time, throughput, peak_memory, lower_bound (null: none), fits, or error (the
+ * why of a TUNE_INVALID row); best: whether it is rows[best]. */
+char *tune_rows_json(const struct tune_candidate *rows, int n, int best);
+/* The config of a candidate, made from base. */
+void tune_candidate_config(const struct config *base, const struct tune_candidate *c,
+                           struct config *out);
+/* Enumerates and simulates the grid for base's devices, batch and cap: first the candidates
+ * without the search (off and mario share each baseline plan), then the searches, best bound
+ * first, each pruned (TUNE_PRUNED) when its bound under the cap, per iteration of the global
+ * batch, is no better than the best iteration time found before it (unless o->exhaustive):
+ * the same best and ranking of the rest as searching them all. The result does not depend on
+ * the thread count. MT_EINVAL when the grid is empty. When o->progress says stop,
+ * returns MT_OK with what was done: out->cancelled, the candidates not simulated TUNE_NOT_RUN
+ * (best and the Pareto front among those simulated). */
+int tune_grid_search(const struct config *base, const struct tune_opts *o,
+                     struct tune_result *out, struct mt_err *e);
+/* Builds (and optimizes, for ckpt: o->optimize, or o->search for a search candidate) the plan
+ * of a candidate. */
+int tune_build_plan(const struct config *base, const struct tune_candidate *c,
+                    const struct tune_opts *o, struct plan **out, struct mt_err *e);
+/* Whether a ranks above b: fits before not, then the higher throughput, then the lower peak
+ * (equal throughputs are ties broken by memory). Neither above the other: grid order. */
+bool tune_ranks_above(const struct tune_candidate *a, const struct tune_candidate *b);
+/* Candidate indices in rank order into order (r->n of them): those that fit by
+ * tune_ranks_above, then the rest in grid order. Returns r->n. */
+int tune_rank(const struct tune_result *r, int *order);
+/* Sets r->best and each candidate's pareto from the simulated figures: the front of
+ * (throughput up, peak down) among those that fit, exact: b dominates a when b is no worse in
+ * both and better in one (equal throughput and a lower peak dominates); equal in both, both
+ * stay. Throughputs equal to float rounding (1e-9 relative) are equal, in the rank too. tune_grid_search calls it; exposed for tests. */
+void tune_decide(struct tune_result *r);
+void tune_result_fini(struct tune_result *r);
+
+#endif
