@@ -218,7 +218,7 @@ int flow_profile_from_trace(const char *const *files, int nfiles, const struct m
     TRY(import_plan(*t, files, nfiles, base, io, &imported, info, e));
     struct config c = *plan_config(imported); /* the plan's own costs */
     c.profile.enabled = false;
-    *p = flow_plan_under(imported, &c);
+    *p = plan_with_config(imported, &c);
     plan_free(imported);
     TRY(calibrate_add_run(cal, *p, *t, e));
     if (trace_info(*t)->replicas > 1) {
@@ -246,7 +246,7 @@ double flow_profile_predict(const struct plan *p, const struct profile *pr)
 {
     struct config c = *plan_config(p);
     c.profile = *pr;
-    struct plan *q = flow_plan_under(p, &c);
+    struct plan *q = plan_with_config(p, &c);
     struct sim_result r;
     double t = NAN;
     if (sim_run(q, &r, NULL) == MT_OK) {
@@ -276,15 +276,6 @@ void flow_profile_check(const struct flow_profile_run *runs, int n, int nmain,
     free(meas);
     free(b);
     free(a);
-}
-
-struct plan *flow_plan_under(const struct plan *p, const struct config *c)
-{
-    struct plan *q = plan_new(c, plan_geom(p));
-    for (int d = 0; d < plan_devices(p); d++)
-        for (int i = 0; i < plan_len(p, d); i++)
-            plan_append(q, d, *plan_at(p, d, i));
-    return q;
 }
 
 int flow_profile_setup(const char *keep, char *self, size_t self_n, char *dir, size_t dir_n,

@@ -74,8 +74,4 @@ void flow_profile_check(const struct flow_profile_run *runs, int n, int nmain,
                         const struct profile *prof, double *before, double *after,
                         double *shared);
 
-/* Plan p's instructions under config c (same geometry): the plan with another profile, its
- * costs, its calibration switched off. */
-struct plan *flow_plan_under(const struct plan *p, const struct config *c);
-
 #endif

@@ -313,10 +313,7 @@ int cmd_plan_config(const struct cmd_plan *cp, struct config *out, struct plan *
         changing += cp->over[i].opt != CMD_PLAN_CALIBRATION && cp->over[i].opt != CMD_PLAN_CORES;
     if (plan_out && loaded && changing == 0 &&
         (cp->n_over > 0 || out->memory_per_device != plan_config(loaded)->memory_per_device)) {
-        struct plan *q = plan_new(out, plan_geom(loaded));
-        for (int d = 0; d < plan_devices(loaded); d++)
-            for (int i = 0; i < plan_len(loaded, d); i++)
-                plan_append(q, d, *plan_at(loaded, d, i));
+        struct plan *q = plan_with_config(loaded, out);
         plan_free(loaded);
         loaded = q;
     }

@@ -207,7 +207,7 @@ static void test_profile_plan(void)
         /* under another config: the same instructions; with no calibration, the same time */
         struct config c2 = *c;
         c2.micro_batch_size = 2 * c->micro_batch_size;
-        struct plan *q = flow_plan_under(r.plan, &c2);
+        struct plan *q = plan_with_config(r.plan, &c2);
         CHECK_EQ_INT(plan_config(q)->micro_batch_size, 2 * c->micro_batch_size);
         for (int d = 0; d < 2; d++) {
             CHECK_EQ_INT(plan_len(q, d), plan_len(r.plan, d));
