@@ -12,7 +12,8 @@
  *     config (the same instructions), spawning a run that succeeds, fails or cannot start;
  *   - run's workflow without MPI (flow/run.h): the communicator's layout of a line (device d
  *     holds stage d, 0 and 1 talk both ways) and of looped chunks (device 0 holds stages 0 and
- *     2); two executor records written as our trace and read back (two FW of 120 us);
+ *     2); NCCL's receives put back in their senders' order (flow_run_prepare); two executor
+ *     records written as our trace and read back (two FW of 120 us);
  *   - what a file holds, told by its first bytes (traces/trace.h trace_sniff): a plan, a
  *     config, Chrome's object and bare-array forms, gzip, a byte-order mark. */
 #include <config.h>
@@ -295,6 +296,27 @@ static void test_run_layout(void)
     }
 }
 
+/* flow_run_prepare: device 1 of a 1F1B plan made to receive micro-batch 1's activation
+ * before micro-batch 0's: NCCL's backend gets RA0 moved back before RA1 (device 0 sends them
+ * in that order); the CPU backend (tagged MPI messages) leaves the plan as it is. */
+static void test_run_prepare(void)
+{
+    struct plan *p = unit_1f1b();
+    if (p == NULL)
+        return;
+    int ra0 = plan_find(p, 1, OP_RA, 0, 1), ra1 = plan_find(p, 1, OP_RA, 1, 1);
+    CHECK(ra0 >= 0 && ra1 > ra0);
+    plan_move(p, 1, ra1, ra0); /* RA1 first */
+    CHECK(plan_find(p, 1, OP_RA, 1, 1) < plan_find(p, 1, OP_RA, 0, 1));
+    struct mt_err e = {0};
+    CHECK_EQ_INT(flow_run_prepare(p, "cpu", &e), 0);
+    CHECK(plan_find(p, 1, OP_RA, 1, 1) < plan_find(p, 1, OP_RA, 0, 1));
+    CHECK(flow_run_prepare(p, "nccl", &e) > 0);
+    CHECK(plan_find(p, 1, OP_RA, 0, 1) < plan_find(p, 1, OP_RA, 1, 1));
+    CHECK_EQ_INT(flow_run_prepare(p, "nccl", &e), 0); /* in order now */
+    plan_free(p);
+}
+
 static void test_run_trace(void)
 {
     struct plan *p = unit_1f1b();
@@ -343,6 +365,7 @@ int main(void)
     test_profile_plan();
     test_profile_spawn();
     test_run_layout();
+    test_run_prepare();
     test_run_trace();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
