@@ -311,3 +311,61 @@ void flow_profile_cleanup(const char *dir, int nruns)
         }
     rmdir(dir);
 }
+
+int flow_profile_do_run(const char *self, const char *dir, int k, const struct config *base,
+                        struct flow_profile_run *r, const char *backend, int steps,
+                        struct calibrate *cal, struct mt_err *e)
+{
+    char plan_path[1100], trace_path[1100], log_path[1100];
+    snprintf(plan_path, sizeof plan_path, "%s/run-%02d.plan.json", dir, k);
+    snprintf(trace_path, sizeof trace_path, "%s/run-%02d.trace.json", dir, k);
+    snprintf(log_path, sizeof log_path, "%s/run-%02d.log", dir, k);
+    int rc = flow_profile_plan(base, r, e);
+    if (rc == MT_OK)
+        rc = plan_save(r->plan, plan_path, e);
+    if (rc == MT_OK)
+        rc = flow_profile_spawn(self, plan_path, trace_path, log_path, backend, steps, e);
+    if (rc == MT_OK)
+        rc = flow_profile_measure(cal, r, trace_path, e);
+    if (rc != MT_OK)
+        err_wrap(e, "run %d (%d layers x %d devices, %d micro-batches%s)", k + 1, r->layers,
+                 r->pp, r->mbs, r->ckpt ? ", checkpointed" : "");
+    return rc;
+}
+
+int flow_profile_fit(struct calibrate *cal, const struct config *base, const char *backend,
+                     struct profile *prof, struct mt_err *e)
+{
+    TRY(calibrate_fit(cal, base, prof, e));
+    snprintf(prof->backend, sizeof prof->backend, "%s", backend);
+    flow_profile_device_name(backend, prof->device, sizeof prof->device);
+    if (strcmp(backend, "cpu") == 0) /* its ranks share this machine's cores (sim/core/share.h) */
+        prof->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    flow_profile_stamp(prof);
+    return MT_OK;
+}
+
+int flow_profile_fit_trace(struct calibrate *cal, const struct plan *p, const struct trace *t,
+                           const char *file, struct profile *prof, double *sim_us,
+                           double *meas_us, struct mt_err *e)
+{
+    TRY(calibrate_fit(cal, plan_config(p), prof, e));
+    const struct trace_info *ti = trace_info(t);
+    snprintf(prof->backend, sizeof prof->backend, "%s", ti->backend[0] ? ti->backend : ti->source);
+    if (ti->device_name[0])
+        snprintf(prof->device, sizeof prof->device, "%s", ti->device_name);
+    else
+        snprintf(prof->device, sizeof prof->device, "%s (from %.60s)",
+                 ti->backend[0] ? ti->backend : "unknown device", file);
+    flow_profile_stamp(prof);
+    /* the self-check: the run simulated with the calibration against what it measured */
+    struct align_result m;
+    struct align_opts ao = {.step = -1};
+    *meas_us = NAN;
+    *sim_us = flow_profile_predict(p, prof);
+    if (align_run(p, t, &ao, &m, NULL) == MT_OK) {
+        *meas_us = m.step_time_us;
+        align_result_fini(&m);
+    }
+    return MT_OK;
+}
