@@ -26,7 +26,7 @@
 #include "util/err.h"
 #include "util/xalloc.h"
 
-#define CAPTURE_MAGIC "MTSPOOL1"
+#define CAPTURE_MAGIC "MTSPOOL2"
 #define CAPTURE_HEAD_BYTES 1024
 #define CAPTURE_MAX_RECS ((size_t)1 << 28)
 
@@ -41,6 +41,7 @@ struct capture_head {
     double ended_us;      /* when a signal or exit() ended it (0: not so) */
     double wait_since_us; /* when its current wait began (as the first poll saw it) */
     int32_t waiting_for, pad2; /* COMM_WAIT_NONE, a rank, or COMM_WAIT_GROUP */
+    struct capture_wait past[CAPTURE_PAST_WAITS]; /* the last waits that ended, newest first */
     char msg[512];
 };
 
@@ -200,7 +201,13 @@ void capture_alive(void *ctx, int waiting_for)
     struct capture *c = ctx;
     struct capture_head *h = capture_head(c);
     h->alive_us = capture_clock_us();
-    if (waiting_for != h->waiting_for && waiting_for != COMM_WAIT_NONE)
+    if (waiting_for == h->waiting_for)
+        return;
+    if (h->waiting_for != COMM_WAIT_NONE) { /* a wait ends: kept for the post-mortem */
+        memmove(h->past + 1, h->past, (CAPTURE_PAST_WAITS - 1) * sizeof *h->past);
+        h->past[0] = (struct capture_wait){h->wait_since_us, h->alive_us, h->waiting_for, 0};
+    }
+    if (waiting_for != COMM_WAIT_NONE)
         h->wait_since_us = h->alive_us;
     h->waiting_for = waiting_for;
 }
@@ -366,6 +373,7 @@ int capture_spool_read(const char *dir, int rank, struct capture_spool *out, str
     out->ended_us = h.ended_us;
     out->waiting_for = h.waiting_for;
     out->wait_since_us = h.wait_since_us;
+    memcpy(out->past, h.past, sizeof out->past);
     memcpy(out->msg, h.msg, sizeof out->msg);
     out->msg[sizeof out->msg - 1] = '\0';
     out->rec = xmalloc((n ? n : 1) * sizeof *out->rec);

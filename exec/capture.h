@@ -46,6 +46,13 @@ enum capture_state {
 };
 
 /* The spool of one rank as read back by the launcher (no MPI needed). */
+/* A wait that ended: for whom, from when until when (CLOCK_MONOTONIC us). */
+#define CAPTURE_PAST_WAITS 4
+struct capture_wait {
+    double since_us, until_us;
+    int32_t waiting_for, pad;
+};
+
 struct capture_spool {
     int rank, dev, dp_rank, pid;
     int state; /* enum capture_state; 0 if the rank never started recording */
@@ -56,6 +63,10 @@ struct capture_spool {
     int waiting_for; /* what it was waiting for when it stopped: COMM_WAIT_NONE (computing),
                       * a rank, or COMM_WAIT_GROUP (a collective) */
     double wait_since_us; /* when that wait began */
+    /* The last waits that ended, newest first (until_us 0: none): a rank blocked on a frozen
+     * peer returns from its wait once mpirun's SIGCONT wakes that peer, after the first rank
+     * gave up, so the post-mortem asks what it waited for at that time, not at its end. */
+    struct capture_wait past[CAPTURE_PAST_WAITS];
     char msg[512];
     struct capture_rec *rec; /* malloc'd */
     size_t n;
@@ -74,8 +85,8 @@ void capture_instr(struct capture *c, const struct instr *in, int step, double t
 void capture_mem(struct capture *c, size_t bytes);
 void capture_step(struct capture *c, int step, double t0_us, double t1_us, double loss);
 /* Notes that the rank is alive and what it waits for (waits call it while polling, and with
- * COMM_WAIT_NONE when done; records imply life). ctx is the capture, as for
- * comm_set_idle_hook. */
+ * COMM_WAIT_NONE when done; records imply life); a wait that ends goes to the spool's past
+ * waits. ctx is the capture, as for comm_set_idle_hook. */
 void capture_alive(void *ctx, int waiting_for);
 /* The memory hook for backend_ops.mem_watch: ctx is the capture. */
 void capture_mem_hook(size_t bytes, void *ctx);

@@ -13,6 +13,7 @@
 #include "exec/xformer.h"
 #include "model/config.h"
 #include "model/cost.h"
+#include "model/scheme_registry.h"
 #include "sim/schemes/scheme.h"
 #include "sim/plan/validate.h"
 #include "sim/core/recv_order.h"
@@ -70,7 +71,8 @@ int interp_dims(const struct config *c, struct xformer_dims *d, int *B, int *T, 
 /* Whether a device's stage has more than one replica across the job. */
 static bool interp_replicated(const struct plan *p)
 {
-    return plan_geom(p)->scheme == SCHEME_X || plan_config(p)->cluster.dp > 1;
+    return scheme_registry_get(plan_geom(p)->scheme)->replicas > 1 ||
+           plan_config(p)->cluster.dp > 1;
 }
 
 int interp_check(const struct plan *p, int ranks, struct mt_err *e)
@@ -189,13 +191,14 @@ int interp_check_opts(const struct plan *p, const struct interp_opts *o, struct 
                        "--lr-reschedule: PipeMare's learning-rate rescheduling is for "
                        "asynchronous schemes (Async, PipeDream); %s has no stale weights",
                        scheme);
-    if (o->correction_decay != 0 && g->scheme != SCHEME_ASYNC)
+    /* the correction is for stale weights: an async scheme that does not stash them */
+    const struct scheme_record *rec = scheme_registry_get(g->scheme);
+    if (o->correction_decay != 0 && !(rec->async && !rec->stash))
         return err_set(e, MT_EINVAL,
                        "--discrepancy-correction: PipeMare's discrepancy correction is for "
                        "Async; %s",
-                       g->scheme == SCHEME_PIPEDREAM
-                           ? "PipeDream's backward already reads the weights its forward read"
-                           : "a synchronous scheme has no stale weights");
+                       rec->stash ? "PipeDream's backward already reads the weights its forward read"
+                                  : "a synchronous scheme has no stale weights");
     if (o->stream != NULL && async)
         return err_set(e, MT_EINVAL,
                        "variable-length batches (--lengths) run synchronous schemes; %s spans "

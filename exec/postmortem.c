@@ -33,13 +33,20 @@ static bool pm_ended_itself(const struct capture_spool *s)
     return s->state == CAPTURE_DONE || s->state == CAPTURE_FAILED || s->state == CAPTURE_CRASHED;
 }
 
-/* Whom rank r was waiting for at time t: a wait that began later does not count (a rank
- * frozen by SIGSTOP is woken by mpirun's SIGCONT before its SIGTERM, and may start a new
- * wait on its way out). */
+/* Whom rank r was waiting for at time t: its wait under way if it began by then, else a
+ * wait that had begun by then and ended later. A rank frozen by SIGSTOP is woken by mpirun's
+ * SIGCONT before its SIGTERM: the ranks blocked on it then return from their waits (which
+ * end after t) and may start new ones (which begin after t). */
 static int pm_waiting_at(const struct capture_spool *s, double t)
 {
-    return s->waiting_for != COMM_WAIT_NONE && s->wait_since_us <= t ? s->waiting_for
-                                                                     : COMM_WAIT_NONE;
+    if (s->waiting_for != COMM_WAIT_NONE && s->wait_since_us <= t)
+        return s->waiting_for;
+    for (int i = 0; i < CAPTURE_PAST_WAITS; i++) {
+        const struct capture_wait *w = &s->past[i];
+        if (w->until_us > 0 && w->since_us <= t && t < w->until_us)
+            return w->waiting_for;
+    }
+    return COMM_WAIT_NONE;
 }
 
 /* Follows "r waits for w" through the spools, as things stood at time t, from rank r to the

@@ -218,7 +218,7 @@ int flow_profile_from_trace(const char *const *files, int nfiles, const struct m
     TRY(import_plan(*t, files, nfiles, base, io, &imported, info, e));
     struct config c = *plan_config(imported); /* the plan's own costs */
     c.profile.enabled = false;
-    *p = flow_plan_under(imported, &c);
+    *p = plan_with_config(imported, &c);
     plan_free(imported);
     TRY(calibrate_add_run(cal, *p, *t, e));
     if (trace_info(*t)->replicas > 1) {
@@ -246,7 +246,7 @@ double flow_profile_predict(const struct plan *p, const struct profile *pr)
 {
     struct config c = *plan_config(p);
     c.profile = *pr;
-    struct plan *q = flow_plan_under(p, &c);
+    struct plan *q = plan_with_config(p, &c);
     struct sim_result r;
     double t = NAN;
     if (sim_run(q, &r, NULL) == MT_OK) {
@@ -276,15 +276,6 @@ void flow_profile_check(const struct flow_profile_run *runs, int n, int nmain,
     free(meas);
     free(b);
     free(a);
-}
-
-struct plan *flow_plan_under(const struct plan *p, const struct config *c)
-{
-    struct plan *q = plan_new(c, plan_geom(p));
-    for (int d = 0; d < plan_devices(p); d++)
-        for (int i = 0; i < plan_len(p, d); i++)
-            plan_append(q, d, *plan_at(p, d, i));
-    return q;
 }
 
 int flow_profile_setup(const char *keep, char *self, size_t self_n, char *dir, size_t dir_n,
@@ -319,4 +310,62 @@ void flow_profile_cleanup(const char *dir, int nruns)
             unlink(path);
         }
     rmdir(dir);
+}
+
+int flow_profile_do_run(const char *self, const char *dir, int k, const struct config *base,
+                        struct flow_profile_run *r, const char *backend, int steps,
+                        struct calibrate *cal, struct mt_err *e)
+{
+    char plan_path[1100], trace_path[1100], log_path[1100];
+    snprintf(plan_path, sizeof plan_path, "%s/run-%02d.plan.json", dir, k);
+    snprintf(trace_path, sizeof trace_path, "%s/run-%02d.trace.json", dir, k);
+    snprintf(log_path, sizeof log_path, "%s/run-%02d.log", dir, k);
+    int rc = flow_profile_plan(base, r, e);
+    if (rc == MT_OK)
+        rc = plan_save(r->plan, plan_path, e);
+    if (rc == MT_OK)
+        rc = flow_profile_spawn(self, plan_path, trace_path, log_path, backend, steps, e);
+    if (rc == MT_OK)
+        rc = flow_profile_measure(cal, r, trace_path, e);
+    if (rc != MT_OK)
+        err_wrap(e, "run %d (%d layers x %d devices, %d micro-batches%s)", k + 1, r->layers,
+                 r->pp, r->mbs, r->ckpt ? ", checkpointed" : "");
+    return rc;
+}
+
+int flow_profile_fit(struct calibrate *cal, const struct config *base, const char *backend,
+                     struct profile *prof, struct mt_err *e)
+{
+    TRY(calibrate_fit(cal, base, prof, e));
+    snprintf(prof->backend, sizeof prof->backend, "%s", backend);
+    flow_profile_device_name(backend, prof->device, sizeof prof->device);
+    if (strcmp(backend, "cpu") == 0) /* its ranks share this machine's cores (sim/core/share.h) */
+        prof->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    flow_profile_stamp(prof);
+    return MT_OK;
+}
+
+int flow_profile_fit_trace(struct calibrate *cal, const struct plan *p, const struct trace *t,
+                           const char *file, struct profile *prof, double *sim_us,
+                           double *meas_us, struct mt_err *e)
+{
+    TRY(calibrate_fit(cal, plan_config(p), prof, e));
+    const struct trace_info *ti = trace_info(t);
+    snprintf(prof->backend, sizeof prof->backend, "%s", ti->backend[0] ? ti->backend : ti->source);
+    if (ti->device_name[0])
+        snprintf(prof->device, sizeof prof->device, "%s", ti->device_name);
+    else
+        snprintf(prof->device, sizeof prof->device, "%s (from %.60s)",
+                 ti->backend[0] ? ti->backend : "unknown device", file);
+    flow_profile_stamp(prof);
+    /* the self-check: the run simulated with the calibration against what it measured */
+    struct align_result m;
+    struct align_opts ao = {.step = -1};
+    *meas_us = NAN;
+    *sim_us = flow_profile_predict(p, prof);
+    if (align_run(p, t, &ao, &m, NULL) == MT_OK) {
+        *meas_us = m.step_time_us;
+        align_result_fini(&m);
+    }
+    return MT_OK;
 }

@@ -62,6 +62,23 @@ int flow_profile_from_trace(const char *const *files, int nfiles, const struct m
                             struct calibrate *cal, struct trace **t, struct plan **p,
                             struct import_info *info, struct mt_err *e);
 
+/* Run k of the runs, whole: its plan (flow_profile_plan) saved, run (flow_profile_spawn) and
+ * measured into cal (flow_profile_measure), its files run-KK.plan.json, run-KK.trace.json and
+ * run-KK.log in dir. Errors say which run. */
+int flow_profile_do_run(const char *self, const char *dir, int k, const struct config *base,
+                        struct flow_profile_run *r, const char *backend, int steps,
+                        struct calibrate *cal, struct mt_err *e);
+/* The calibration the runs made (calibrate_fit over base) into *prof, labelled: the backend,
+ * the device it ran on, the cores a CPU's ranks shared (sim/core/share.h), the time. */
+int flow_profile_fit(struct calibrate *cal, const struct config *base, const char *backend,
+                     struct profile *prof, struct mt_err *e);
+/* --from-trace: the calibration the trace made (calibrate_fit under p's config) into *prof,
+ * labelled with the trace's backend and device (else "from FILE"), and the time; the
+ * self-check's two step times: p simulated with it (*sim_us) and as the trace measured it,
+ * the steps after the first (*meas_us; NAN when the trace does not align). */
+int flow_profile_fit_trace(struct calibrate *cal, const struct plan *p, const struct trace *t,
+                           const char *file, struct profile *prof, double *sim_us,
+                           double *meas_us, struct mt_err *e);
 /* What the calibration was measured on: the CPU's model and cores, or the GPU's name. */
 void flow_profile_device_name(const char *backend, char *buf, size_t n);
 /* The calibration's creation time, now, in UTC. */
@@ -73,9 +90,5 @@ double flow_profile_predict(const struct plan *p, const struct profile *pr);
 void flow_profile_check(const struct flow_profile_run *runs, int n, int nmain,
                         const struct profile *prof, double *before, double *after,
                         double *shared);
-
-/* Plan p's instructions under config c (same geometry): the plan with another profile, its
- * costs, its calibration switched off. */
-struct plan *flow_plan_under(const struct plan *p, const struct config *c);
 
 #endif

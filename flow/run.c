@@ -14,6 +14,8 @@
 #include "exec/postmortem.h"
 #include "model/config.h"
 #include "model/cost.h"
+#include "model/seqlen.h"
+#include "sim/core/recv_order.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
 #include "sim/core/vpipe.h"
@@ -296,4 +298,27 @@ int flow_rank_trace(const char *path, const struct plan *p, const struct capture
     }
     snprintf(note, note_n, "trace: %s (%zu records from %d ranks)", path, n, ranks);
     return MT_OK;
+}
+
+int flow_run_inputs(struct config *c, const char *config_path, const char *lengths,
+                    bool steps_given,
+                    struct interp_opts *o, struct input_aware_opts *iao,
+                    struct seqlen_sample *smp, struct input_aware **ia, struct plan **out,
+                    struct mt_err *e)
+{
+    *out = NULL;
+    TRY(seqlen_config_use_file(c, lengths, smp, e));
+    iao->steps = steps_given ? o->steps : smp->n;
+    o->steps = iao->steps;
+    int rc = input_aware_new(c, smp, iao, ia, e);
+    if (rc != MT_OK && config_path != NULL)
+        err_wrap(e, "%s", config_path);
+    TRY(rc);
+    *out = plan_clone(input_aware_plan(*ia));
+    return MT_OK;
+}
+
+int flow_run_prepare(struct plan *p, const char *backend, struct mt_err *e)
+{
+    return strcmp(backend, "nccl") == 0 ? plan_match_receives(p, e) : 0;
 }

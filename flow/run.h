@@ -17,7 +17,10 @@
 struct backend_ops;
 struct capture;
 struct capture_rec;
+struct config;
 struct input_aware;
+struct input_aware_opts;
+struct seqlen_sample;
 struct input_aware_report;
 struct mt_err;
 struct plan;
@@ -80,5 +83,21 @@ struct sim_result *flow_run_simulate(const struct plan *p);
  * its own (rank 0 wrote it). The command's exit status (2 stays 2, else 1). */
 int flow_run_after_failure(const struct plan *p, const char *trace_out, const char *backend,
                            int np, const char *spool, int status);
+
+/* --lengths FILE (variable-length batches): c made the file's (model/seqlen.h
+ * seqlen_config_use_file; *smp its lengths), the steps (steps_given: o->steps as asked, else
+ * one per length) in o and iao, the stream's planner *ia (which checks that full
+ * checkpointing fits the longest batch; its errors name config_path when not NULL) and the
+ * run's plan *out. On an error the caller frees *ia and *smp as on success. */
+int flow_run_inputs(struct config *c, const char *config_path, const char *lengths,
+                    bool steps_given,
+                    struct interp_opts *o, struct input_aware_opts *iao,
+                    struct seqlen_sample *smp, struct input_aware **ia, struct plan **out,
+                    struct mt_err *e);
+/* What backend needs of p before the launch, the same on the launcher and every rank: NCCL
+ * matches a pair's messages in issue order, so a loaded plan (searched, imported) that
+ * receives out of its senders' order gets those receives moved earlier. Returns how many
+ * moved, or -1 (e says why). */
+int flow_run_prepare(struct plan *p, const char *backend, struct mt_err *e);
 
 #endif

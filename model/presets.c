@@ -4,6 +4,7 @@
 #include <config.h>
 #include "model/presets.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,44 +14,45 @@
 #include "model/config.h"
 #include "util/err.h"
 
-/* paper_stack (the last field): the paper measured eager attention and 16 bytes a parameter,
- * so its shapes keep them by default (its figures stay as printed); tiny is the executor's own
- * model, eager with 16 bytes (fp32 weights, gradients, m, v). */
-static const struct model_spec model_table[] = {
-    {"GPT3-1.6B", ARCH_GPT3, 1024, 128, 16, 1024, 50257, 4096, 0, true},
-    {"GPT3-13B", ARCH_GPT3, 3000, 128, 40, 1024, 50257, 12000, 0, true},
-    {"LLaMA2-3B", ARCH_LLAMA2, 2048, 64, 16, 1024, 32000, 5504, 0, true},
-    {"LLaMA2-13B", ARCH_LLAMA2, 4096, 64, 32, 1024, 32000, 11008, 0, true},
-    /* Small enough that the CPU executor trains it in seconds: byte-level vocabulary. */
-    {"tiny", ARCH_GPT3, 64, 8, 4, 64, 256, 256, 0, true},
-    /* Real models, from their published configs (sources in model_source[] below); their
-     * training sequence length as s. Llama's RoPE has no parameters, so it adds nothing. */
-    {"GPT-3-13B", ARCH_GPT3, 5120, 40, 40, 2048, 50257, 20480, 0, false},
-    {"GPT-3-175B", ARCH_GPT3, 12288, 96, 96, 2048, 50257, 49152, 0, false},
-    {"LLaMA-2-7B", ARCH_LLAMA2, 4096, 32, 32, 4096, 32000, 11008, 32, false},
-    {"LLaMA-2-13B", ARCH_LLAMA2, 5120, 40, 40, 4096, 32000, 13824, 40, false},
-    {"LLaMA-2-70B", ARCH_LLAMA2, 8192, 80, 64, 4096, 32000, 28672, 8, false},
-    {"Llama-3.1-8B", ARCH_LLAMA2, 4096, 32, 32, 8192, 128256, 14336, 8, false},
-    {"Llama-3.1-70B", ARCH_LLAMA2, 8192, 80, 64, 8192, 128256, 28672, 8, false},
-    {"Llama-3.1-405B", ARCH_LLAMA2, 16384, 126, 128, 8192, 128256, 53248, 8, false},
+/* One record per preset: its shape and where the shape comes from. paper_stack (the spec's
+ * last field): the paper measured eager attention and 16 bytes a parameter, so its shapes keep
+ * them by default (its figures stay as printed); tiny is the executor's own model, eager with
+ * 16 bytes (fp32 weights, gradients, m, v). */
+struct model_preset {
+    struct model_spec spec;
+    const char *source;
 };
 
-/* Where each shape comes from, in model_table's order. */
-static const char *const model_source[] = {
-    "paper Table 4",
-    "paper Table 4",
-    "paper Table 4",
-    "paper Table 4",
-    "mario-tui: the CPU executor's test model",
-    "Brown et al. 2020, Table 2.1 (d_model printed 5140; 40 heads x d_head 128 = 5120, "
-    "Megatron-LM's GPT-3 13B)",
-    "Brown et al. 2020, Table 2.1",
-    "meta-llama/Llama-2-7b-hf config.json",
-    "meta-llama/Llama-2-13b-hf config.json",
-    "meta-llama/Llama-2-70b-hf config.json",
-    "meta-llama/Llama-3.1-8B config.json (s = 8192, the pre-training context)",
-    "meta-llama/Llama-3.1-70B config.json (s = 8192, the pre-training context)",
-    "meta-llama/Llama-3.1-405B config.json (s = 8192, the pre-training context)",
+#define PAPER_TABLE_4 "paper Table 4"
+#define LLAMA31_S " (s = 8192, the pre-training context)"
+
+static const struct model_preset model_table[] = {
+    {{"GPT3-1.6B", ARCH_GPT3, 1024, 128, 16, 1024, 50257, 4096, 0, true}, PAPER_TABLE_4},
+    {{"GPT3-13B", ARCH_GPT3, 3000, 128, 40, 1024, 50257, 12000, 0, true}, PAPER_TABLE_4},
+    {{"LLaMA2-3B", ARCH_LLAMA2, 2048, 64, 16, 1024, 32000, 5504, 0, true}, PAPER_TABLE_4},
+    {{"LLaMA2-13B", ARCH_LLAMA2, 4096, 64, 32, 1024, 32000, 11008, 0, true}, PAPER_TABLE_4},
+    /* Small enough that the CPU executor trains it in seconds: byte-level vocabulary. */
+    {{"tiny", ARCH_GPT3, 64, 8, 4, 64, 256, 256, 0, true},
+     "mario-tui: the CPU executor's test model"},
+    /* Real models, from their published configs; their training sequence length as s.
+     * Llama's RoPE has no parameters, so it adds nothing. */
+    {{"GPT-3-13B", ARCH_GPT3, 5120, 40, 40, 2048, 50257, 20480, 0, false},
+     "Brown et al. 2020, Table 2.1 (d_model printed 5140; 40 heads x d_head 128 = 5120, "
+     "Megatron-LM's GPT-3 13B)"},
+    {{"GPT-3-175B", ARCH_GPT3, 12288, 96, 96, 2048, 50257, 49152, 0, false},
+     "Brown et al. 2020, Table 2.1"},
+    {{"LLaMA-2-7B", ARCH_LLAMA2, 4096, 32, 32, 4096, 32000, 11008, 32, false},
+     "meta-llama/Llama-2-7b-hf config.json"},
+    {{"LLaMA-2-13B", ARCH_LLAMA2, 5120, 40, 40, 4096, 32000, 13824, 40, false},
+     "meta-llama/Llama-2-13b-hf config.json"},
+    {{"LLaMA-2-70B", ARCH_LLAMA2, 8192, 80, 64, 4096, 32000, 28672, 8, false},
+     "meta-llama/Llama-2-70b-hf config.json"},
+    {{"Llama-3.1-8B", ARCH_LLAMA2, 4096, 32, 32, 8192, 128256, 14336, 8, false},
+     "meta-llama/Llama-3.1-8B config.json" LLAMA31_S},
+    {{"Llama-3.1-70B", ARCH_LLAMA2, 8192, 80, 64, 8192, 128256, 28672, 8, false},
+     "meta-llama/Llama-3.1-70B config.json" LLAMA31_S},
+    {{"Llama-3.1-405B", ARCH_LLAMA2, 16384, 126, 128, 8192, 128256, 53248, 8, false},
+     "meta-llama/Llama-3.1-405B config.json" LLAMA31_S},
 };
 
 /* Efficiency and the two overheads (model/cost.h, "Overheads") of the A100s are fitted to the
@@ -74,17 +76,13 @@ static const struct device_spec device_table[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const model_names[] = {
-    "GPT3-1.6B",  "GPT3-13B",    "LLaMA2-3B",    "LLaMA2-13B",    "tiny",          "GPT-3-13B",
-    "GPT-3-175B", "LLaMA-2-7B",  "LLaMA-2-13B",  "LLaMA-2-70B",   "Llama-3.1-8B",  "Llama-3.1-70B",
-    "Llama-3.1-405B", NULL};
 static const char *const device_names[] = {"A100-40G", "A100-80G", "H100-80G", "H200", NULL};
 
 int presets_model(const char *name, struct model_spec *out, struct mt_err *e)
 {
     for (size_t i = 0; i < COUNT(model_table); i++)
-        if (strcasecmp(model_table[i].name, name) == 0) {
-            *out = model_table[i];
+        if (strcasecmp(model_table[i].spec.name, name) == 0) {
+            *out = model_table[i].spec;
             return MT_OK;
         }
     return err_set(e, MT_EINVAL, "unknown model '%s' (presets: see mario-tui models)", name);
@@ -93,8 +91,8 @@ int presets_model(const char *name, struct model_spec *out, struct mt_err *e)
 const char *presets_model_source(const char *name)
 {
     for (size_t i = 0; i < COUNT(model_table); i++)
-        if (strcmp(model_table[i].name, name) == 0)
-            return model_source[i];
+        if (strcmp(model_table[i].spec.name, name) == 0)
+            return model_table[i].source;
     return NULL;
 }
 
@@ -102,7 +100,7 @@ const char *presets_model_display(const struct model_spec *m, char *buf, size_t 
 {
     const char *src = presets_model_source(m->name);
     struct model_spec p;
-    bool paper = src != NULL && strcmp(src, "paper Table 4") == 0 &&
+    bool paper = src != NULL && strcmp(src, PAPER_TABLE_4) == 0 &&
                  presets_model(m->name, &p, NULL) == MT_OK && p.hidden_size == m->hidden_size &&
                  p.num_layers == m->num_layers && p.num_attention_heads == m->num_attention_heads;
     snprintf(buf, n, "%s%s", m->name, paper ? " (paper Table 4)" : "");
@@ -120,8 +118,19 @@ int presets_device(const char *name, struct device_spec *out, struct mt_err *e)
                    name);
 }
 
+/* The names, in model_table's order, taken from it once. */
+static const char *model_names[COUNT(model_table) + 1];
+static pthread_once_t model_names_once = PTHREAD_ONCE_INIT;
+
+static void presets_names_fill(void)
+{
+    for (size_t i = 0; i < COUNT(model_table); i++)
+        model_names[i] = model_table[i].spec.name;
+}
+
 const char *const *presets_model_names(void)
 {
+    pthread_once(&model_names_once, presets_names_fill);
     return model_names;
 }
 

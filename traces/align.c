@@ -131,23 +131,30 @@ void align_result_fini(struct align_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int align_run(const struct plan *p, const struct trace *t, const struct align_opts *o,
-              struct align_result *out, struct mt_err *e)
-{
-    memset(out, 0, sizeof *out);
-    const struct trace_info *info = trace_info(t);
-    int total = plan_total(p), D = plan_devices(p);
-    size_t n;
-    const struct trace_event *ev = trace_events(t, &n);
-    int S = info->steps > 0 ? info->steps : 1;
-    int want = o ? o->step : -1;
-    if (want >= S)
-        return err_set(e, MT_EINVAL, "step %d is not in the trace (it has steps 0 to %d)", want,
-                       S - 1);
+/* What align_run's steps share: the plan's and the trace's sizes, then each step's results. */
+struct align_ctx {
+    const struct plan *p;
+    const struct trace_event *ev;
+    size_t n;               /* events */
+    int total, D, S;        /* instructions, devices, steps in the trace */
+    int *ev_id;             /* [n]: the instruction each event matched, or -1 */
+    int *step_matched;      /* [S]: events matched in each step */
+    bool *step_seen;        /* [S]: a step has an event on a device of the plan */
+    size_t on_plan;         /* events on a device and step of the plan */
+    bool *use;              /* [S]: the steps that count */
+    int used;
+    double *s0, *s1;        /* [S]: each step's span */
+};
 
+/* Matches the trace's events to the plan's instructions by keys, step by step, each step in
+ * time order on each device (ev_id, step_matched, step_seen, on_plan). */
+static void align_match(struct align_ctx *x)
+{
+    const struct plan *p = x->p;
+    int total = x->total;
     struct align_key *by_mb = xmalloc(((size_t)total + 1) * sizeof *by_mb);
     struct align_key *by_pos = xmalloc(((size_t)total + 1) * sizeof *by_pos);
-    for (int d = 0; d < D; d++)
+    for (int d = 0; d < x->D; d++)
         for (int i = 0; i < plan_len(p, d); i++) {
             const struct instr *in = plan_at(p, d, i);
             int id = plan_id(p, d, i);
@@ -157,131 +164,127 @@ int align_run(const struct plan *p, const struct trace *t, const struct align_op
     qsort(by_mb, (size_t)total, sizeof *by_mb, align_key_cmp);
     qsort(by_pos, (size_t)total, sizeof *by_pos, align_key_cmp_any);
 
-    struct align_ord *ord = xmalloc((n + 1) * sizeof *ord);
-    for (size_t i = 0; i < n; i++)
-        ord[i] = (struct align_ord){ev[i].step, ev[i].dev, ev[i].start_us, i};
-    qsort(ord, n, sizeof *ord, align_ord_cmp);
+    struct align_ord *ord = xmalloc((x->n + 1) * sizeof *ord);
+    for (size_t i = 0; i < x->n; i++)
+        ord[i] = (struct align_ord){x->ev[i].step, x->ev[i].dev, x->ev[i].start_us, i};
+    qsort(ord, x->n, sizeof *ord, align_ord_cmp);
 
-    /* match, step by step */
     int *taken = xcalloc((size_t)total + 1, sizeof(int));
-    int *ev_id = xmalloc((n + 1) * sizeof(int));
-    int *step_matched = xcalloc((size_t)S, sizeof(int));
-    bool *step_seen = xcalloc((size_t)S, sizeof(bool));
-    size_t on_plan = 0;
-    for (size_t k = 0; k < n; k++) {
-        const struct trace_event *x = &ev[ord[k].i];
-        ev_id[ord[k].i] = -1;
-        if (x->dev < 0 || x->dev >= D || x->step < 0 || x->step >= S)
+    for (size_t k = 0; k < x->n; k++) {
+        const struct trace_event *v = &x->ev[ord[k].i];
+        x->ev_id[ord[k].i] = -1;
+        if (v->dev < 0 || v->dev >= x->D || v->step < 0 || v->step >= x->S)
             continue;
-        on_plan++;
-        step_seen[x->step] = true;
-        if (x->op < 0)
+        x->on_plan++;
+        x->step_seen[v->step] = true;
+        if (v->op < 0)
             continue;
-        int id = align_take(by_mb, by_pos, (size_t)total, x, taken, x->step + 1);
-        ev_id[ord[k].i] = id;
+        int id = align_take(by_mb, by_pos, (size_t)total, v, taken, v->step + 1);
+        x->ev_id[ord[k].i] = id;
         if (id >= 0)
-            step_matched[x->step]++;
+            x->step_matched[v->step]++;
     }
+    free(taken);
+    free(ord);
+    free(by_pos);
+    free(by_mb);
+}
 
-    /* which steps count */
-    bool *use = xcalloc((size_t)S, sizeof(bool));
-    int used = 0;
+/* Which steps count (use, used): the one asked for; else every step seen but the first
+ * (warm-up) unless it is the only one, and of those the complete ones if any is. */
+static void align_pick_steps(struct align_ctx *x, int want)
+{
+    int S = x->S;
     if (want >= 0) {
-        use[want] = step_seen[want];
+        x->use[want] = x->step_seen[want];
     } else {
         int seen = 0, first = -1, complete = 0;
         for (int s = 0; s < S; s++)
-            if (step_seen[s]) {
+            if (x->step_seen[s]) {
                 seen++;
                 if (first < 0)
                     first = s;
             }
         for (int s = 0; s < S; s++)
-            use[s] = step_seen[s] && (seen == 1 || s != first);
+            x->use[s] = x->step_seen[s] && (seen == 1 || s != first);
         for (int s = 0; s < S; s++)
-            complete += use[s] && step_matched[s] == total;
+            complete += x->use[s] && x->step_matched[s] == x->total;
         if (complete > 0)
             for (int s = 0; s < S; s++)
-                use[s] = use[s] && step_matched[s] == total;
+                x->use[s] = x->use[s] && x->step_matched[s] == x->total;
     }
     for (int s = 0; s < S; s++)
-        used += use[s];
-    int rc = MT_OK;
-    if (used == 0) {
-        rc = on_plan == 0 ? err_set(e, MT_EINVAL,
-                                    "no event of the trace is on a device of the plan (the "
-                                    "plan has %d devices, the trace %d)",
-                                    D, info->devices)
-                          : err_set(e, MT_EINVAL, "step %d is not in the trace", want);
-        goto done;
-    }
+        x->used += x->use[s];
+}
 
-    /* each step's span, then times from its start */
-    double *s0 = xmalloc(2 * (size_t)S * sizeof(double)), *s1 = s0 + S;
+/* Whether event v is on a device of the plan, in a step that counts. */
+static bool align_counts(const struct align_ctx *x, const struct trace_event *v)
+{
+    return v->dev >= 0 && v->dev < x->D && v->step >= 0 && v->step < x->S && x->use[v->step];
+}
+
+/* Each used step's span (s0, s1), its time, and every instruction's times from the start of
+ * its step, averaged over the steps used (and per step when asked). */
+static void align_times(struct align_ctx *x, bool per_step, struct align_result *out)
+{
+    int S = x->S, total = x->total;
     for (int s = 0; s < S; s++) {
-        s0[s] = INFINITY;
-        s1[s] = -INFINITY;
+        x->s0[s] = INFINITY;
+        x->s1[s] = -INFINITY;
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct trace_event *x = &ev[i];
-        if (x->dev < 0 || x->dev >= D || x->step < 0 || x->step >= S || !use[x->step])
+    for (size_t i = 0; i < x->n; i++) {
+        const struct trace_event *v = &x->ev[i];
+        if (!align_counts(x, v))
             continue;
-        if (x->start_us < s0[x->step])
-            s0[x->step] = x->start_us;
-        if (x->end_us > s1[x->step])
-            s1[x->step] = x->end_us;
+        if (v->start_us < x->s0[v->step])
+            x->s0[v->step] = v->start_us;
+        if (v->end_us > x->s1[v->step])
+            x->s1[v->step] = v->end_us;
     }
-    out->total = total;
-    out->devices = D;
-    out->unit = info->unit;
-    out->steps_in_trace = S;
-    out->steps_used = used;
-    out->first_step = -1;
     out->start = xmalloc(((size_t)total + 1) * sizeof(double));
     out->end = xmalloc(((size_t)total + 1) * sizeof(double));
     out->count = xcalloc((size_t)total + 1, sizeof(int));
-    out->step_times_us = xmalloc((size_t)used * sizeof(double));
-    out->peak_bytes = xmalloc(((size_t)D + 1) * sizeof(double));
-    out->low_bytes = xmalloc(((size_t)D + 1) * sizeof(double));
+    out->step_times_us = xmalloc((size_t)x->used * sizeof(double));
     for (int i = 0; i < total; i++)
         out->start[i] = out->end[i] = 0;
     int u = 0;
     int *slot = xmalloc((size_t)S * sizeof(int)); /* a used step's index among the used */
     for (int s = 0; s < S; s++) {
-        slot[s] = use[s] ? u : -1;
-        if (use[s]) {
+        slot[s] = x->use[s] ? u : -1;
+        if (x->use[s]) {
             if (out->first_step < 0)
                 out->first_step = s;
-            out->step_times_us[u++] = s1[s] - s0[s];
-            out->step_time_us += (s1[s] - s0[s]) / used;
+            out->step_times_us[u++] = x->s1[s] - x->s0[s];
+            out->step_time_us += (x->s1[s] - x->s0[s]) / x->used;
         }
     }
-    if (o && o->per_step) {
-        size_t cells = (size_t)used * (size_t)total + 1;
+    if (per_step) {
+        size_t cells = (size_t)x->used * (size_t)total + 1;
         out->step_start = xmalloc(cells * sizeof(double));
         out->step_end = xmalloc(cells * sizeof(double));
         for (size_t i = 0; i < cells; i++)
             out->step_start[i] = out->step_end[i] = NAN;
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct trace_event *x = &ev[i];
-        if (x->dev < 0 || x->dev >= D || x->step < 0 || x->step >= S || !use[x->step])
+    for (size_t i = 0; i < x->n; i++) {
+        const struct trace_event *v = &x->ev[i];
+        if (!align_counts(x, v))
             continue;
-        int id = ev_id[i];
+        int id = x->ev_id[i];
         if (id < 0) {
-            if (x->op < 0)
+            if (v->op < 0)
                 out->unkeyed++;
             else
                 out->extra++;
             continue;
         }
-        out->start[id] += x->start_us - s0[x->step];
-        out->end[id] += x->end_us - s0[x->step];
+        double s0 = x->s0[v->step];
+        out->start[id] += v->start_us - s0;
+        out->end[id] += v->end_us - s0;
         out->count[id]++;
         if (out->step_start != NULL) {
-            size_t cell = (size_t)slot[x->step] * (size_t)total + (size_t)id;
-            out->step_start[cell] = x->start_us - s0[x->step];
-            out->step_end[cell] = x->end_us - s0[x->step];
+            size_t cell = (size_t)slot[v->step] * (size_t)total + (size_t)id;
+            out->step_start[cell] = v->start_us - s0;
+            out->step_end[cell] = v->end_us - s0;
         }
     }
     free(slot);
@@ -295,16 +298,24 @@ int align_run(const struct plan *p, const struct trace *t, const struct align_op
             out->missing++;
         }
     }
+}
 
-    /* memory: the highest sample inside the steps used, else the highest at all; the windows
-     * of the steps used, sorted by start, are searched by bisection */
+/* Memory: the highest sample inside the steps used, else the highest at all; the lowest
+ * inside them, or what a device held as they began. The windows of the steps used, sorted by
+ * start, are searched by bisection. */
+static void align_memory(const struct align_ctx *x, const struct trace *t,
+                         struct align_result *out)
+{
+    int D = x->D;
+    out->peak_bytes = xmalloc(((size_t)D + 1) * sizeof(double));
+    out->low_bytes = xmalloc(((size_t)D + 1) * sizeof(double));
     size_t nm;
     const struct trace_mem *mem = trace_mems(t, &nm);
-    struct align_win *win = xmalloc(((size_t)used + 1) * sizeof *win);
+    struct align_win *win = xmalloc(((size_t)x->used + 1) * sizeof *win);
     int nw = 0;
-    for (int s = 0; s < S; s++)
-        if (use[s])
-            win[nw++] = (struct align_win){s0[s], s1[s]};
+    for (int s = 0; s < x->S; s++)
+        if (x->use[s])
+            win[nw++] = (struct align_win){x->s0[s], x->s1[s]};
     qsort(win, (size_t)nw, sizeof *win, align_win_cmp);
     double *any = xmalloc(3 * ((size_t)D + 1) * sizeof(double));
     double *pre_t = any + D + 1, *pre_v = pre_t + D + 1; /* the last sample before the steps */
@@ -347,16 +358,50 @@ int align_run(const struct plan *p, const struct trace *t, const struct align_op
             out->low_bytes[d] = pre_v[d];
     }
     free(any);
-    free(s0);
-done:
-    free(use);
-    free(step_seen);
-    free(step_matched);
-    free(ev_id);
-    free(taken);
-    free(ord);
-    free(by_pos);
-    free(by_mb);
+}
+
+int align_run(const struct plan *p, const struct trace *t, const struct align_opts *o,
+              struct align_result *out, struct mt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    const struct trace_info *info = trace_info(t);
+    struct align_ctx x = {.p = p, .total = plan_total(p), .D = plan_devices(p)};
+    x.ev = trace_events(t, &x.n);
+    x.S = info->steps > 0 ? info->steps : 1;
+    int want = o ? o->step : -1;
+    if (want >= x.S)
+        return err_set(e, MT_EINVAL, "step %d is not in the trace (it has steps 0 to %d)", want,
+                       x.S - 1);
+    x.ev_id = xmalloc((x.n + 1) * sizeof(int));
+    x.step_matched = xcalloc((size_t)x.S, sizeof(int));
+    x.step_seen = xcalloc((size_t)x.S, sizeof(bool));
+    x.use = xcalloc((size_t)x.S, sizeof(bool));
+    x.s0 = xmalloc(2 * (size_t)x.S * sizeof(double));
+    x.s1 = x.s0 + x.S;
+    align_match(&x);
+    align_pick_steps(&x, want);
+    int rc = MT_OK;
+    if (x.used == 0) {
+        rc = x.on_plan == 0 ? err_set(e, MT_EINVAL,
+                                      "no event of the trace is on a device of the plan (the "
+                                      "plan has %d devices, the trace %d)",
+                                      x.D, info->devices)
+                            : err_set(e, MT_EINVAL, "step %d is not in the trace", want);
+    } else {
+        out->total = x.total;
+        out->devices = x.D;
+        out->unit = info->unit;
+        out->steps_in_trace = x.S;
+        out->steps_used = x.used;
+        out->first_step = -1;
+        align_times(&x, o && o->per_step, out);
+        align_memory(&x, t, out);
+    }
+    free(x.s0);
+    free(x.use);
+    free(x.step_seen);
+    free(x.step_matched);
+    free(x.ev_id);
     if (rc != MT_OK)
         align_result_fini(out);
     return rc;

@@ -484,14 +484,11 @@ int import_plan(const struct trace *t, const char *const *paths, int npaths,
         struct config c = *plan_config(p);
         snprintf(c.source, sizeof c.source, "imported from %s",
                  paths && npaths > 0 ? paths[0] : "a trace");
-        struct plan *q = plan_new(&c, plan_geom(p));
+        struct plan *q = plan_with_config(p, &c);
         char origin[256];
         snprintf(origin, sizeof origin, "imported from %s%s, step %d",
                  paths && npaths > 0 ? paths[0] : "a trace", npaths > 1 ? " ..." : "", im.step);
         plan_set_origin(q, origin);
-        for (int d = 0; d < plan_devices(p); d++)
-            for (int i = 0; i < plan_len(p, d); i++)
-                plan_append(q, d, *plan_at(p, d, i));
         plan_free(p);
         p = q;
         rc = validate_plan(p, e);

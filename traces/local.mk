@@ -5,7 +5,8 @@ libmt_traces_a_SOURCES += traces/scan.c traces/scan.h traces/trace.c traces/trac
 	traces/chrome_read.c traces/chrome_read.h traces/kineto.c traces/kineto.h traces/actions.c traces/actions.h \
 	traces/mapping.c traces/mapping_json.c traces/mapping.h traces/align.c traces/align.h \
 	traces/accuracy.c traces/accuracy.h traces/accuracy_json.c traces/calibrate.c traces/calibrate.h traces/calibrate_json.c \
-	traces/replay.c traces/replay.h traces/import.c traces/import.h
+	traces/replay.c traces/replay.h traces/import.c traces/import.h \
+	traces/formats.c traces/formats.h
 libmt_traces_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS) $(ZLIB_CFLAGS)
 
 check_PROGRAMS += tests/unit/test_traces

@@ -349,6 +349,100 @@ static int scan_fail_char(struct scan *s, int c, const char *expected, struct mt
     return scan_fail(s, MT_EPARSE, e, "expected %s, got byte 0x%02x", expected, c);
 }
 
+/* scan_next in state ST_OBJ_KEY, c the next byte: a top-level member. "traceEvents" opens
+ * the event array; a member the scanner skips moves on; any other is the item (*got). */
+static int scan_member(struct scan *s, int c, struct scan_item *it, bool *got, struct mt_err *e)
+{
+    if (c == -1)
+        return scan_fail(s, MT_EPARSE, e,
+                         "the file ends before the top-level object is closed: the "
+                         "trace is truncated");
+    if (c == '}' && !s->after_comma) {
+        scan_adv(s);
+        s->st = ST_AFTER_TOP;
+        return MT_OK;
+    }
+    if (c != '"')
+        return scan_fail_char(s, c, "a member name", e);
+    s->mark = s->pos;
+    TRY(scan_key(s, e));
+    c = scan_ws(s, e);
+    if (c == -2)
+        return e ? e->code : MT_EIO;
+    if (c != ':')
+        return c == -1 ? scan_fail(s, MT_EPARSE, e,
+                                   "the file ends after member name "
+                                   "\"%s\": the trace is truncated",
+                                   s->key)
+                       : scan_fail_char(s, c, "':' after a member name", e);
+    scan_adv(s);
+    c = scan_ws(s, e);
+    if (c == -2)
+        return e ? e->code : MT_EIO;
+    if (strcmp(s->key, "traceEvents") == 0) {
+        if (c != '[')
+            return c == -1 ? scan_truncated(s, false, s->line, s->col, e)
+                           : scan_fail_char(s, c, "an array for \"traceEvents\"", e);
+        scan_adv(s);
+        s->st = ST_ARR_ELEM;
+        s->after_comma = false;
+        return MT_OK;
+    }
+    s->mark = s->pos;
+    long line = s->line, col = s->col;
+    bool skipped;
+    TRY(scan_value(s, false, &skipped, e));
+    s->st = ST_OBJ_NEXT;
+    if (skipped) {
+        s->mark = s->pos;
+        return MT_OK;
+    }
+    it->kind = SCAN_MEMBER;
+    it->key = s->key;
+    it->text = s->buf + s->mark;
+    it->len = s->pos - s->mark;
+    it->line = line;
+    it->col = col;
+    *got = true;
+    return MT_OK;
+}
+
+/* scan_next in state ST_ARR_ELEM, c the next byte: an event (*got), the array's end, or the
+ * end of a bare array's file (ST_DONE). */
+static int scan_element(struct scan *s, int c, struct scan_item *it, bool *got, struct mt_err *e)
+{
+    if (c == -1) {
+        if (s->top_array) { /* the array format may end without ']' (even after ',') */
+            s->st = ST_DONE;
+            return MT_OK;
+        }
+        return scan_fail(s, MT_EPARSE, e,
+                         "the file ends inside \"traceEvents\" after %zu events: the "
+                         "trace is truncated",
+                         s->index);
+    }
+    if (c == ']' && (!s->after_comma || s->top_array)) {
+        scan_adv(s);
+        s->st = s->top_array ? ST_AFTER_TOP : ST_OBJ_NEXT;
+        return MT_OK;
+    }
+    if (c == ']')
+        return scan_fail(s, MT_EPARSE, e, "a ',' before ']' after event %zu", s->index - 1);
+    s->mark = s->pos;
+    long line = s->line, col = s->col;
+    bool skipped;
+    TRY(scan_value(s, true, &skipped, e));
+    s->st = ST_ARR_NEXT;
+    it->kind = SCAN_EVENT;
+    it->text = s->buf + s->mark;
+    it->len = s->pos - s->mark;
+    it->index = s->index++;
+    it->line = line;
+    it->col = col;
+    *got = true;
+    return MT_OK;
+}
+
 int scan_next(struct scan *s, struct scan_item *it, struct mt_err *e)
 {
     memset(it, 0, sizeof *it);
@@ -378,57 +472,11 @@ int scan_next(struct scan *s, struct scan_item *it, struct mt_err *e)
             s->after_comma = false;
             continue;
         case ST_OBJ_KEY: {
-            if (c == -1)
-                return scan_fail(s, MT_EPARSE, e,
-                                 "the file ends before the top-level object is closed: the "
-                                 "trace is truncated");
-            if (c == '}' && !s->after_comma) {
-                scan_adv(s);
-                s->st = ST_AFTER_TOP;
-                continue;
-            }
-            if (c != '"')
-                return scan_fail_char(s, c, "a member name", e);
-            s->mark = s->pos;
-            TRY(scan_key(s, e));
-            c = scan_ws(s, e);
-            if (c == -2)
-                return e ? e->code : MT_EIO;
-            if (c != ':')
-                return c == -1 ? scan_fail(s, MT_EPARSE, e,
-                                           "the file ends after member name "
-                                           "\"%s\": the trace is truncated",
-                                           s->key)
-                               : scan_fail_char(s, c, "':' after a member name", e);
-            scan_adv(s);
-            c = scan_ws(s, e);
-            if (c == -2)
-                return e ? e->code : MT_EIO;
-            if (strcmp(s->key, "traceEvents") == 0) {
-                if (c != '[')
-                    return c == -1 ? scan_truncated(s, false, s->line, s->col, e)
-                                   : scan_fail_char(s, c, "an array for \"traceEvents\"", e);
-                scan_adv(s);
-                s->st = ST_ARR_ELEM;
-                s->after_comma = false;
-                continue;
-            }
-            s->mark = s->pos;
-            long line = s->line, col = s->col;
-            bool skipped;
-            TRY(scan_value(s, false, &skipped, e));
-            s->st = ST_OBJ_NEXT;
-            if (skipped) {
-                s->mark = s->pos;
-                continue;
-            }
-            it->kind = SCAN_MEMBER;
-            it->key = s->key;
-            it->text = s->buf + s->mark;
-            it->len = s->pos - s->mark;
-            it->line = line;
-            it->col = col;
-            return MT_OK;
+            bool got = false;
+            TRY(scan_member(s, c, it, &got, e));
+            if (got)
+                return MT_OK;
+            continue;
         }
         case ST_OBJ_NEXT:
             if (c == ',') {
@@ -447,38 +495,13 @@ int scan_next(struct scan *s, struct scan_item *it, struct mt_err *e)
                                  "the file ends before the top-level object is closed: the "
                                  "trace is truncated");
             return scan_fail_char(s, c, "',' or '}' after a top-level member", e);
-        case ST_ARR_ELEM:
-            if (c == -1) {
-                if (s->top_array) { /* the array format may end without ']' (even after ',') */
-                    s->st = ST_DONE;
-                    return MT_OK;
-                }
-                return scan_fail(s, MT_EPARSE, e,
-                                 "the file ends inside \"traceEvents\" after %zu events: the "
-                                 "trace is truncated",
-                                 s->index);
-            }
-            if (c == ']' && (!s->after_comma || s->top_array)) {
-                scan_adv(s);
-                s->st = s->top_array ? ST_AFTER_TOP : ST_OBJ_NEXT;
-                continue;
-            }
-            if (c == ']')
-                return scan_fail(s, MT_EPARSE, e, "a ',' before ']' after event %zu", s->index - 1);
-            {
-                s->mark = s->pos;
-                long line = s->line, col = s->col;
-                bool skipped;
-                TRY(scan_value(s, true, &skipped, e));
-                s->st = ST_ARR_NEXT;
-                it->kind = SCAN_EVENT;
-                it->text = s->buf + s->mark;
-                it->len = s->pos - s->mark;
-                it->index = s->index++;
-                it->line = line;
-                it->col = col;
+        case ST_ARR_ELEM: {
+            bool got = false;
+            TRY(scan_element(s, c, it, &got, e));
+            if (got || s->st == ST_DONE)
                 return MT_OK;
-            }
+            continue;
+        }
         case ST_ARR_NEXT:
             if (c == ',') {
                 scan_adv(s);

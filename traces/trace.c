@@ -515,27 +515,6 @@ static int trace_finish(struct trace *t, const struct chrome_file *cf, int files
     return MT_OK;
 }
 
-enum file_kind trace_sniff(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return FILE_KIND_CONFIG;
-    char head[65536];
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
-    if (n >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b)
-        return FILE_KIND_TRACE;
-    size_t i = strspn(head, " \t\r\n");
-    if (strncmp(head + i, "\xEF\xBB\xBF", 3) == 0) /* a byte-order mark */
-        i += 3 + strspn(head + i + 3, " \t\r\n");
-    if (head[i] == '[')
-        return FILE_KIND_TRACE;
-    if (strstr(head, "\"mario-plan\"") != NULL)
-        return FILE_KIND_PLAN;
-    return strstr(head, "\"traceEvents\"") != NULL ? FILE_KIND_TRACE : FILE_KIND_CONFIG;
-}
-
 int trace_load(const char *const *paths, int n, const struct trace_opts *o, struct trace **out,
                struct mt_err *e)
 {

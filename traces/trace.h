@@ -80,13 +80,6 @@ int trace_load(const char *const *paths, int n, const struct trace_opts *o, stru
 int trace_load_mem(const char *data, size_t len, const char *name, const struct trace_opts *o,
                    struct trace **out, struct mt_err *e);
 
-/* What a file a command was given holds, told by its first 64 KiB without parsing it: gzip, a
- * JSON array (Chrome's bare form, PiPPy's) or an object with "traceEvents": a trace; the
- * "mario-plan" format key: a plan (a plan never holds "traceEvents" of its own); anything
- * else: a config (or a file that cannot be read: the config reader says why). */
-enum file_kind { FILE_KIND_CONFIG, FILE_KIND_PLAN, FILE_KIND_TRACE };
-enum file_kind trace_sniff(const char *path);
-
 /* Borrowed views, valid until the trace is freed. */
 const struct trace_event *trace_events(const struct trace *t, size_t *n);
 const struct trace_mem *trace_mems(const struct trace *t, size_t *n);

@@ -23,6 +23,7 @@
 #include "sim/core/vpipe.h"
 #include "traces/accuracy.h"
 #include "traces/align.h"
+#include "traces/formats.h"
 #include "traces/mapping.h"
 #include "traces/replay.h"
 #include "traces/trace.h"
@@ -97,7 +98,7 @@ struct compare_side {
 
 static int compare_load_sim(const struct cmd_plan *cp, struct compare_side *s, struct mt_err *e)
 {
-    if (cp->path && trace_sniff(cp->path) == FILE_KIND_TRACE) {
+    if (cp->path && format_of(cp->path)->kind == FILE_KIND_TRACE) {
         struct trace *t;
         struct trace_opts o = {NULL, 0};
         TRY(trace_load(&cp->path, 1, &o, &t, e));
@@ -293,7 +294,7 @@ static int compare_exec(int argc, char **argv)
     int first, st = cmd_options_parse(&cmd_compare_entry, argc, argv, &o, &cp, &first);
     if (st != CMD_OPTIONS_RUN)
         return st;
-    if (cp.n_over > 0 && trace_sniff(cp.path) == FILE_KIND_TRACE)
+    if (cp.n_over > 0 && format_of(cp.path)->kind == FILE_KIND_TRACE)
         return cmd_usage_error("compare", "plan flags (--calibration, --scheme, ...) need a plan "
                                           "or config as SIM, not a trace (%s)",
                                cp.path);

@@ -17,7 +17,7 @@
 #include "sim/schemes/scheme.h"
 #include "sim/tune/tune.h"
 #include "sim/plan/validate.h"
-#include "traces/trace.h"
+#include "traces/formats.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -217,7 +217,8 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
                          struct mt_err *e)
 {
     *loaded = NULL;
-    if (cp->path != NULL && plan_path_is_csv(cp->path)) {
+    const struct file_format *f = cp->path != NULL ? format_of(cp->path) : NULL;
+    if (f != NULL && f->id == FORMAT_TORCH_CSV) {
         /* torch's schedule CSV holds only the order: the model, cluster and costs come from
          * the flags, the geometry from the file */
         config_default(out);
@@ -229,7 +230,7 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
     }
     if (cp->path == NULL) {
         config_default(out);
-    } else if (trace_sniff(cp->path) == FILE_KIND_PLAN) {
+    } else if (f->id == FORMAT_PLAN) {
         TRY(plan_load(cp->path, loaded, e));
         *out = *plan_config(*loaded);
     } else {
@@ -309,14 +310,12 @@ int cmd_plan_config(const struct cmd_plan *cp, struct config *out, struct plan *
     /* --calibration and --cores change the costs, not the instructions: a loaded plan is kept,
      * with the calibrated config (and under unit costs the cap of cmd_plan_unit_cap) */
     int changing = 0;
-    for (int i = 0; i < cp->n_over && !(cp->path && plan_path_is_csv(cp->path)); i++)
+    bool csv = cp->path && format_of(cp->path)->id == FORMAT_TORCH_CSV;
+    for (int i = 0; i < cp->n_over && !csv; i++)
         changing += cp->over[i].opt != CMD_PLAN_CALIBRATION && cp->over[i].opt != CMD_PLAN_CORES;
     if (plan_out && loaded && changing == 0 &&
         (cp->n_over > 0 || out->memory_per_device != plan_config(loaded)->memory_per_device)) {
-        struct plan *q = plan_new(out, plan_geom(loaded));
-        for (int d = 0; d < plan_devices(loaded); d++)
-            for (int i = 0; i < plan_len(loaded, d); i++)
-                plan_append(q, d, *plan_at(loaded, d, i));
+        struct plan *q = plan_with_config(loaded, out);
         plan_free(loaded);
         loaded = q;
     }

@@ -15,14 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "flow/profile.h"
 #include "model/config.h"
 #include "model/presets.h"
 #include "model/profile.h"
 #include "sim/plan/plan.h"
-#include "traces/align.h"
 #include "traces/calibrate.h"
 #include "traces/import.h"
 #include "traces/mapping.h"
@@ -180,6 +178,16 @@ static void profile_print_fits(const struct profile *prof)
                           rows[i].bytes);
 }
 
+/* --json: the calibration file as written. */
+static void profile_print_file(const char *path)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (str_read_file(path, PROFILE_MAX_BYTES, &text, &len, NULL) == MT_OK)
+        fwrite(text, 1, len, stdout);
+    free(text);
+}
+
 /* `profile --from-trace`: the plan the trace ran (traces/import.h), its observations
  * (calibrate_add_run, and the allreduce over every replica of ours), the fits. */
 static int profile_from_trace(const struct profile_opts *o, const struct cmd_plan *cp,
@@ -205,38 +213,17 @@ static int profile_from_trace(const struct profile_opts *o, const struct cmd_pla
     struct import_info info;
     int rc = flow_profile_from_trace(files, nfiles, map, &base, &io, cal, &t, &p, &info, &e);
     struct profile prof;
+    double meas = NAN, sim = NAN;
     if (rc == MT_OK)
-        rc = calibrate_fit(cal, plan_config(p), &prof, &e);
+        rc = flow_profile_fit_trace(cal, p, t, files[0], &prof, &sim, &meas, &e);
+    if (rc == MT_OK)
+        rc = profile_save(o->out, &prof, calibrate_observations_json(cal), &e);
     if (rc != MT_OK) {
         status = cmd_fail("profile", &e);
         goto done;
     }
-    const struct trace_info *ti = trace_info(t);
-    snprintf(prof.backend, sizeof prof.backend, "%s", ti->backend[0] ? ti->backend : ti->source);
-    if (ti->device_name[0])
-        snprintf(prof.device, sizeof prof.device, "%s", ti->device_name);
-    else
-        snprintf(prof.device, sizeof prof.device, "%s (from %.60s)",
-                 ti->backend[0] ? ti->backend : "unknown device", files[0]);
-    flow_profile_stamp(&prof);
-    /* the self-check: the run simulated with the calibration against what it measured */
-    struct align_result m;
-    struct align_opts ao = {.step = -1};
-    double meas = NAN, sim = flow_profile_predict(p, &prof);
-    if (align_run(p, t, &ao, &m, NULL) == MT_OK) {
-        meas = m.step_time_us;
-        align_result_fini(&m);
-    }
-    if (profile_save(o->out, &prof, calibrate_observations_json(cal), &e) != MT_OK) {
-        status = cmd_fail("profile", &e);
-        goto done;
-    }
     if (o->json) {
-        char *text = NULL;
-        size_t len = 0;
-        if (str_read_file(o->out, PROFILE_MAX_BYTES, &text, &len, &e) == MT_OK)
-            fwrite(text, 1, len, stdout);
-        free(text);
+        profile_print_file(o->out);
     } else {
         const struct config *c = plan_config(p);
         printf("calibration of %s (hidden %d, sequence %d, micro-batch %d) on %s [%s], from "
@@ -300,28 +287,15 @@ static int profile_exec(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t_start);
     for (k = 0; k < nruns; k++) {
         struct flow_profile_run *r = &runs[k];
-        char plan_path[1100], trace_path[1100], log_path[1100];
-        snprintf(plan_path, sizeof plan_path, "%s/run-%02d.plan.json", dir, k);
-        snprintf(trace_path, sizeof trace_path, "%s/run-%02d.trace.json", dir, k);
-        snprintf(log_path, sizeof log_path, "%s/run-%02d.log", dir, k);
         if (!o.json)
             fprintf(stderr,
                     "\rmario-tui profile: run %d of %d: %d layer%s x %d device%s, %d "
                     "micro-batches%s   ",
                     k + 1, nruns, r->layers, r->layers > 1 ? "s" : "", r->pp, r->pp > 1 ? "s" : "",
                     r->mbs, r->ckpt ? ", checkpointed" : "");
-        int rc = flow_profile_plan(&base, r, &e);
-        if (rc == MT_OK)
-            rc = plan_save(r->plan, plan_path, &e);
-        if (rc == MT_OK)
-            rc = flow_profile_spawn(self, plan_path, trace_path, log_path, backend, o.steps, &e);
-        if (rc == MT_OK)
-            rc = flow_profile_measure(cal, r, trace_path, &e);
-        if (rc != MT_OK) {
+        if (flow_profile_do_run(self, dir, k, &base, r, backend, o.steps, cal, &e) != MT_OK) {
             if (!o.json)
                 fputc('\n', stderr);
-            err_wrap(&e, "run %d (%d layers x %d devices, %d micro-batches%s)", k + 1, r->layers,
-                     r->pp, r->mbs, r->ckpt ? ", checkpointed" : "");
             status = cmd_fail("profile", &e);
             goto done;
         }
@@ -334,29 +308,18 @@ static int profile_exec(int argc, char **argv)
         fprintf(stderr, "\rmario-tui profile: %d runs in %.1f s%40s\n", nruns, secs, "");
 
     struct profile prof;
-    if (calibrate_fit(cal, &base, &prof, &e) != MT_OK) {
-        status = cmd_fail("profile", &e);
-        goto done;
-    }
-    snprintf(prof.backend, sizeof prof.backend, "%s", backend);
-    flow_profile_device_name(backend, prof.device, sizeof prof.device);
-    if (strcmp(backend, "cpu") == 0) /* its ranks share this machine's cores (sim/core/share.h) */
-        prof.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    flow_profile_stamp(&prof);
-    /* the self-check: the runs predicted without and with the calibration */
-    double mape_before, mape_after, mape_shared;
-    flow_profile_check(runs, nruns, nmain, &prof, &mape_before, &mape_after, &mape_shared);
-
-    if (profile_save(o.out, &prof, calibrate_observations_json(cal), &e) != MT_OK) {
+    double mape_before = NAN, mape_after = NAN, mape_shared = NAN;
+    int rc = flow_profile_fit(cal, &base, backend, &prof, &e);
+    if (rc == MT_OK) /* the self-check: the runs predicted without and with the calibration */
+        flow_profile_check(runs, nruns, nmain, &prof, &mape_before, &mape_after, &mape_shared);
+    if (rc == MT_OK)
+        rc = profile_save(o.out, &prof, calibrate_observations_json(cal), &e);
+    if (rc != MT_OK) {
         status = cmd_fail("profile", &e);
         goto done;
     }
     if (o.json) {
-        char *text = NULL;
-        size_t len = 0;
-        if (str_read_file(o.out, PROFILE_MAX_BYTES, &text, &len, &e) == MT_OK)
-            fwrite(text, 1, len, stdout);
-        free(text);
+        profile_print_file(o.out);
     } else {
         const struct model_spec *m = &base.model;
         printf("calibration of %s (hidden %d, sequence %d, micro-batch %d) on %s [%s]\n", m->name,

@@ -23,7 +23,6 @@
 #include "flow/run.h"
 #include "model/config.h"
 #include "model/seqlen.h"
-#include "sim/core/recv_order.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
 #include "util/err.h"
@@ -153,9 +152,7 @@ const struct cmd_entry cmd_run_entry = {
     .exec = run_exec,
 };
 
-/* ---------------------------------------------------------------------------------------- */
-/* rank 0's output                                                                            */
-/* ---------------------------------------------------------------------------------------- */
+/* ---- rank 0's output ---- */
 
 struct run_ui {
     bool tty;
@@ -176,15 +173,6 @@ static void run_progress(int step, int steps, double loss, double step_s, void *
     fflush(stderr);
 }
 
-/* Mean step time, leaving out the first (warm-up) step when there are more. */
-static double run_inputs_mean_len(const struct seqlen_sample *s)
-{
-    double sum = 0;
-    for (int i = 0; i < s->n; i++)
-        sum += s->len[i];
-    return s->n ? sum / s->n : 0;
-}
-
 static void run_print_inputs(const struct plan *p, const struct run_args *a,
                              const struct interp_result *r)
 {
@@ -192,7 +180,7 @@ static void run_print_inputs(const struct plan *p, const struct run_args *a,
     double sps, tps;
     input_aware_rates(p, &a->smp, r, &sps, &tps);
     printf("lengths: %s, %d to %d tokens (mean %.1f); %d steps; checkpointing: %s", a->lengths,
-           a->smp.min_len, a->smp.max_len, run_inputs_mean_len(&a->smp), r->steps,
+           a->smp.min_len, a->smp.max_len, seqlen_sample_mean(&a->smp), r->steps,
            input_aware_strategy_name(ir->strategy));
     if (ir->strategy == INPUT_AWARE_PLANS)
         printf(" (buckets of %d tokens)", ir->width);
@@ -264,9 +252,7 @@ static void run_print_summary(const struct plan *p, const struct run_args *a,
         printf("%s\n", trace_note);
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* one rank                                                                                   */
-/* ---------------------------------------------------------------------------------------- */
+/* ---- one rank ---- */
 
 static int run_rank(struct plan *p, struct run_args *a, int argc, char **argv)
 {
@@ -294,17 +280,16 @@ static int run_rank(struct plan *p, struct run_args *a, int argc, char **argv)
             status = 1;
         /* a variable-length run has no one plan to simulate: its report says what it ran */
         struct sim_result *sim = a->lengths == NULL ? flow_run_simulate(p) : NULL;
-        if (a->json)
-            {
-                char *text = interp_report_json(&(struct interp_report){
-                    .plan = p, .backend = a->backend, .o = &a->o, .r = &res, .sim = sim,
-                    .trace = a->trace_out, .error = rc == MT_OK ? NULL : e.msg,
-                    .lengths = a->lengths, .smp = &a->smp, .ir = a->have_ir ? &a->ir : NULL});
-                puts(text);
-                free(text);
-            }
-        else
+        if (a->json) {
+            char *text = interp_report_json(&(struct interp_report){
+                .plan = p, .backend = a->backend, .o = &a->o, .r = &res, .sim = sim,
+                .trace = a->trace_out, .error = rc == MT_OK ? NULL : e.msg,
+                .lengths = a->lengths, .smp = &a->smp, .ir = a->have_ir ? &a->ir : NULL});
+            puts(text);
+            free(text);
+        } else {
             run_print_summary(p, a, &res, sim, note[0] ? note : NULL);
+        }
         if (sim) {
             sim_result_fini(sim);
             free(sim);
@@ -319,9 +304,7 @@ static int run_rank(struct plan *p, struct run_args *a, int argc, char **argv)
     return status;
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* the launcher                                                                               */
-/* ---------------------------------------------------------------------------------------- */
+/* ---- the launcher ---- */
 
 static int run_launch(struct plan *p, struct run_args *a, int argc, char **argv)
 {
@@ -335,13 +318,10 @@ static int run_launch(struct plan *p, struct run_args *a, int argc, char **argv)
     return status;
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* the command                                                                                */
-/* ---------------------------------------------------------------------------------------- */
+/* ---- the command ---- */
 
-/* --lengths FILE: the config (not a plan: the planner makes every step's plan), its lengths,
- * the stream's planner (which checks that full checkpointing fits the longest batch) and the
- * run's plan. */
+/* --lengths FILE: a config (not a plan: the planner makes every step's plan), then
+ * flow_run_inputs. */
 static int run_inputs_setup(struct run_args *a, bool steps_given, struct plan **out,
                             struct mt_err *e)
 {
@@ -355,15 +335,8 @@ static int run_inputs_setup(struct run_args *a, bool steps_given, struct plan **
                        "plan from it)",
                        a->cp.path);
     }
-    TRY(seqlen_config_use_file(&c, a->lengths, &a->smp, e));
-    a->iao.steps = steps_given ? a->o.steps : a->smp.n;
-    a->o.steps = a->iao.steps;
-    int rc = input_aware_new(&c, &a->smp, &a->iao, &a->ia, e);
-    if (rc != MT_OK && a->cp.path != NULL)
-        err_wrap(e, "%s", a->cp.path);
-    TRY(rc);
-    *out = plan_clone(input_aware_plan(a->ia));
-    return MT_OK;
+    return flow_run_inputs(&c, a->cp.path, a->lengths, steps_given, &a->o, &a->iao, &a->smp,
+                           &a->ia, out, e);
 }
 
 static int run_exec(int argc, char **argv)
@@ -402,21 +375,16 @@ static int run_exec(int argc, char **argv)
     }
     if (!steps_given && interp_plan_iterations(p) > 1)
         a.o.steps = interp_plan_iterations(p); /* one run of an asynchronous plan */
-    /* NCCL matches a pair's messages in issue order: a loaded plan (a searched or imported
-     * one) that receives out of its senders' order gets its receives moved earlier, the same
-     * way on the launcher and on every rank */
-    if (strcmp(a.backend, "nccl") == 0) {
-        int moved = plan_match_receives(p, &e);
-        if (moved < 0) {
-            plan_free(p);
-            return cmd_fail("run", &e);
-        }
-        if (moved > 0 && !launch_under_mpi() && !a.json)
-            fprintf(stderr,
-                    "mario-tui run: %d receive%s moved earlier into the senders' order (NCCL "
-                    "matches a pair's messages in order)\n",
-                    moved, moved == 1 ? "" : "s");
+    int moved = flow_run_prepare(p, a.backend, &e);
+    if (moved < 0) {
+        plan_free(p);
+        return cmd_fail("run", &e);
     }
+    if (moved > 0 && !launch_under_mpi() && !a.json)
+        fprintf(stderr,
+                "mario-tui run: %d receive%s moved earlier into the senders' order (NCCL "
+                "matches a pair's messages in order)\n",
+                moved, moved == 1 ? "" : "s");
     char *data = NULL;
     if (launch_data_path(a.data, &data, &e) != MT_OK) {
         plan_free(p);

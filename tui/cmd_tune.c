@@ -179,9 +179,12 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
     }
     if (n_ok > top)
         printf("      ... %d more that fit (--top %d)\n", n_ok - top, n_ok);
-    if (n_ok > 0)
+    if (n_ok > 0) {
         printf("iter (%s): one iteration of the global batch of %d over all dp replicas = %d / %s\n",
                c->unit.enabled ? "t" : "s", config_global_batch(c), config_global_batch(c), tu);
+        printf("config: scheme-pp-mbs (micro-batch size), then xC for C chunks a device where the "
+               "scheme has chunks and -tT for tensor parallelism T where T > 1\n");
+    }
     if (n_oom + n_bad + n_not_run > 0) {
         printf("infeasible:\n");
         int shown = 0;

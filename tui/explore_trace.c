@@ -15,6 +15,7 @@
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "traces/align.h"
+#include "traces/formats.h"
 #include "traces/trace.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -92,7 +93,7 @@ static void explore_job_trace(void *arg)
     struct explore_trace_job *j = arg;
     struct trace_opts o = {.map = NULL, .replica = 0};
     const char *path = j->path;
-    j->rc = trace_load(&path, 1, &o, &j->trace, &j->e);
+    j->rc = format_load_trace(&path, 1, &o, &j->trace, &j->e);
 }
 
 static void explore_job_drop_trace(void *arg)

@@ -112,10 +112,10 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
         if (k->tp > 1)
             snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), ", tp %d", k->tp);
         cells_printf(g, 1, top + height - 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, 0,
-                     "%s (scheme-pp-mbs%s): %s, pp %d, dp %d, micro-batch size %d%s; ckpt %s; "
+                     "%s (scheme-pp-mbs%s%s): %s, pp %d, dp %d, micro-batch size %d%s; ckpt %s; "
                      "iter: one iteration of the global batch, all dp replicas",
                      label,
-                     config_scheme_uses_chunks(k->scheme) ? "xchunks" : "",
+                     config_scheme_uses_chunks(k->scheme) ? "xchunks" : "", k->tp > 1 ? "-tT" : "",
                      config_scheme_name(k->scheme), k->pp,
                      k->dp, k->mbs, chunks,
                      k->search ? "search = the schedule search under the cap (search)"

@@ -25,6 +25,7 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "sim/core/memory.h"
+#include "sim/core/vpipe.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "util/err.h"
@@ -43,6 +44,7 @@ struct direct_dev {
 };
 
 struct direct {
+    struct plan_geom g; /* the plan's geometry: one stage per device, stage s on device s */
     const struct cost_model *cost;
     int D, M, U, ring_mask;
     struct direct_dev *dev;
@@ -191,24 +193,13 @@ static void direct_mem_walk(const struct cost_model *cost, const struct instr *i
     }
 }
 
-/* Device s's block of micro-batch m: a forward with its RA/SA, or a backward with its RG/SG
- * and, when os, the OS after it. Returns the instruction count. */
-static int direct_block(const struct direct *x, int s, int m, bool bw, bool os, struct instr *out)
+/* Device s's block of micro-batch m: a forward or a backward with its messages (vpipe_wrap)
+ * and, when os, the OS after it. Returns the instruction count (at most DIRECT_BLOCK_MAX). */
+#define DIRECT_BLOCK_MAX (VPIPE_WRAP_MAX + 1)
+static int direct_block(const struct direct *x, int s, int m, bool bw, bool os,
+                        struct instr out[DIRECT_BLOCK_MAX])
 {
-    int n = 0;
-    if (!bw) {
-        if (s > 0)
-            out[n++] = (struct instr){OP_RA, m, 0, s, s - 1, 0, 0};
-        out[n++] = (struct instr){OP_FW, m, 0, s, -1, 0, 0};
-        if (s < x->D - 1)
-            out[n++] = (struct instr){OP_SA, m, 0, s, s + 1, 0, 0};
-        return n;
-    }
-    if (s < x->D - 1)
-        out[n++] = (struct instr){OP_RG, m, 0, s, s + 1, 0, 0};
-    out[n++] = (struct instr){OP_BW, m, 0, s, -1, 0, 0};
-    if (s > 0)
-        out[n++] = (struct instr){OP_SG, m, 0, s, s - 1, 0, 0};
+    int n = vpipe_wrap(&x->g, s, (struct instr){bw ? OP_BW : OP_FW, m, 0, s, -1, 0, 0}, out);
     if (os)
         out[n++] = (struct instr){OP_OS, m, 0, s, -1, 0, 0};
     return n;
@@ -223,7 +214,7 @@ static bool direct_mem_same(const struct direct_mem *a, const struct direct_mem 
 static void direct_mem_block(const struct direct *x, int s, int m, bool bw, bool os,
                              struct direct_mem *st)
 {
-    struct instr ins[4];
+    struct instr ins[DIRECT_BLOCK_MAX];
     int n = direct_block(x, s, m, bw, os, ins);
     direct_mem_walk(x->cost, ins, n, st);
 }
@@ -268,7 +259,7 @@ int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err
     int D = g.devices, ring = 1;
     while (ring < D + 1) /* a device has at most D forwards in flight */
         ring *= 2;
-    struct direct x = {.cost = &cost, .D = D, .M = g.mbs, .ring_mask = ring - 1,
+    struct direct x = {.g = g, .cost = &cost, .D = D, .M = g.mbs, .ring_mask = ring - 1,
                        .U = c->update_interval > 0 ? c->update_interval : 1};
     x.dev = xcalloc((size_t)D, sizeof *x.dev);
     int *ver = xcalloc((size_t)D * ring, sizeof(int));

@@ -95,6 +95,25 @@ bool vpipe_find_next(const struct plan_geom *g, int dev, int mb, int part, int *
     return vpipe_find(g, +1, dev, mb, part, d_o, p_o);
 }
 
+int vpipe_wrap(const struct plan_geom *g, int dev, struct instr in, struct instr out[VPIPE_WRAP_MAX])
+{
+    bool fwd = plan_op_is_forward(in.op), bwd = plan_op_is_backward(in.op);
+    int n = 0, od, opart;
+    if (!fwd && !bwd) {
+        out[n++] = in;
+        return n;
+    }
+    /* activations come from the previous stage and go to the next; gradients the other way */
+    bool from = vpipe_find(g, fwd ? -1 : +1, dev, in.mb, in.part, &od, &opart);
+    if (from && od != dev)
+        out[n++] = (struct instr){fwd ? OP_RA : OP_RG, in.mb, in.part, in.stage, od, in.step, 0};
+    out[n++] = in;
+    bool to = vpipe_find(g, fwd ? +1 : -1, dev, in.mb, in.part, &od, &opart);
+    if (to && od != dev)
+        out[n++] = (struct instr){fwd ? OP_SA : OP_SG, in.mb, in.part, in.stage, od, in.step, 0};
+    return n;
+}
+
 /* Index slots. The eight kinds keyed by (mb, stage) sit side by side in one record per
  * (mb, stage), so the lookups of one instruction's dependencies (its forward, recompute,
  * receive: the same record; the partner: the next or previous stage's) touch one or two cache

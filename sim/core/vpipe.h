@@ -21,6 +21,16 @@ int vpipe_stage(const struct plan_geom *g, int dev, int mb, int part);
 bool vpipe_find_prev(const struct plan_geom *g, int dev, int mb, int part, int *d_o, int *p_o);
 bool vpipe_find_next(const struct plan_geom *g, int dev, int mb, int part, int *d_o, int *p_o);
 
+/* A compute instruction with the messages around it, the one home of where a generator puts
+ * them (receives right before the compute that needs them, sends right after the one that
+ * produces them, as DeepSpeed and Megatron-LM do): a forward on dev gets RA from the previous
+ * stage's device before it and SA to the next one's after it, a backward (BW, B) RG from the
+ * next stage's and SG to the previous one's, wherever that stage is on another device; other
+ * ops stand alone. The messages keep in's mb, part, stage and step. Writes in and its
+ * messages to out in order; returns how many (1 to 3). */
+#define VPIPE_WRAP_MAX 3
+int vpipe_wrap(const struct plan_geom *g, int dev, struct instr in, struct instr out[VPIPE_WRAP_MAX]);
+
 /* Send/receive pairing, the one home of "who is on the other side" (docs/design.md): a send or
  * receive of (mb, stage) pairs with the instruction (*peer_op, mb, *peer_stage):
  *   SA(mb,s) <-> RA(mb,s+1)   (activations travel down the stages)

@@ -94,6 +94,13 @@ struct plan *plan_clone(const struct plan *p)
     return q;
 }
 
+struct plan *plan_with_config(const struct plan *p, const struct config *cfg)
+{
+    struct plan *q = plan_clone(p);
+    q->cfg = *cfg;
+    return q;
+}
+
 const char *plan_origin(const struct plan *p)
 {
     return p->origin;

@@ -53,6 +53,9 @@ struct plan;
 struct plan *plan_new(const struct config *cfg, const struct plan_geom *g);
 void plan_free(struct plan *p);
 struct plan *plan_clone(const struct plan *p);
+/* A copy of p's instructions (and origin) under another config: the same order with other
+ * costs, caps or sources. Geometry is p's; cfg must describe the same shape. */
+struct plan *plan_with_config(const struct plan *p, const struct config *cfg);
 
 const struct config *plan_config(const struct plan *p);
 /* Where the plan's order came from when not from its scheme's generator ("imported from

@@ -127,14 +127,26 @@ static bool csv_place_v(int s, int D, int S, int r)
     return S == 2 * D && r == (s < D ? s : 2 * D - 1 - s);
 }
 
-int plan_load_torch_csv(const char *text, size_t len, const char *name, const struct config *base,
-                        struct plan **out, struct mt_err *e)
+/* A CSV's actions in file order, each with its row (rank). */
+struct csv_read {
+    struct csv_action *acts;
+    int *row_of;
+    size_t n, cap;
+    int rows;
+    int stages, mbs; /* from the largest indices (csv_config) */
+};
+
+static void csv_read_fini(struct csv_read *r)
 {
-    *out = NULL;
-    struct csv_action *acts = NULL;
-    int *row_of = NULL; /* the rank of each action */
-    size_t n = 0, cap = 0;
-    int rows = 0, line = 1;
+    free(r->acts);
+    free(r->row_of);
+}
+
+/* The rows of text: one per rank, a cell per action (empty cells: idle slots). */
+static int csv_parse(const char *text, size_t len, const char *name, struct csv_read *r,
+                     struct mt_err *e)
+{
+    int line = 1;
     const char *p = text, *end = text + len;
     while (p < end) {
         const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -145,66 +157,68 @@ int plan_load_torch_csv(const char *text, size_t len, const char *name, const st
         for (const char *q = p; q < eol; q++)
             blank &= *q == ' ' || *q == '\r' || *q == ',';
         if (!blank || eol != end) { /* a last line without a newline still counts */
-            if (rows == CONFIG_MAX_DEVICES) {
-                free(acts);
-                free(row_of);
+            if (r->rows == CONFIG_MAX_DEVICES)
                 return err_set(e, MT_EINVAL, "%s:%d: more than %d ranks", name, line,
                                CONFIG_MAX_DEVICES);
-            }
             while (c <= eol) {
                 const char *comma = memchr(c, ',', (size_t)(eol - c));
                 if (comma == NULL)
                     comma = eol;
                 struct csv_action a = {.line = line, .col = (int)(c - p) + 1};
                 int k = plan_csv_cell(c, (size_t)(comma - c), &a);
-                if (k < 0) {
-                    free(acts);
-                    free(row_of);
+                if (k < 0)
                     return err_set(e, MT_EPARSE,
                                    "%s:%d:%d: '%.*s' is not a torch action (stage index, then "
                                    "F, I, W or B, then micro-batch, e.g. 0F1 or 2I0)",
                                    name, line, a.col, (int)(comma - c < 24 ? comma - c : 24), c);
-                }
                 if (k == 1) {
-                    if (n == cap) {
-                        cap = cap ? 2 * cap : 256;
-                        acts = xreallocarray(acts, cap, sizeof *acts);
-                        row_of = xreallocarray(row_of, cap, sizeof *row_of);
+                    if (r->n == r->cap) {
+                        r->cap = r->cap ? 2 * r->cap : 256;
+                        r->acts = xreallocarray(r->acts, r->cap, sizeof *r->acts);
+                        r->row_of = xreallocarray(r->row_of, r->cap, sizeof *r->row_of);
                     }
-                    row_of[n] = rows;
-                    acts[n++] = a;
+                    r->row_of[r->n] = r->rows;
+                    r->acts[r->n++] = a;
                 }
                 c = comma + 1;
             }
-            rows++;
+            r->rows++;
         }
         p = eol + 1;
         line++;
     }
     /* Trailing empty rows are ranks with nothing to do: torch writes none. */
-    if (n == 0) {
-        free(acts);
-        free(row_of);
+    if (r->n == 0)
         return err_set(e, MT_EPARSE, "%s: no actions (one row per rank of cells like 0F0)", name);
-    }
-    int S = 0, N = 0, D = rows;
+    return MT_OK;
+}
+
+/* The config of the actions read: the scheme that names their placement and backwards (the
+ * scheme records' torch_csv), pp the rows, micro-batches and chunks from the largest
+ * indices; the rest from base. */
+static int csv_config(struct csv_read *r, const char *name, const struct config *base,
+                      struct config *c, struct mt_err *e)
+{
+    int S = 0, N = 0, D = r->rows;
     bool split = false, whole = false;
-    for (size_t i = 0; i < n; i++) {
-        S = acts[i].stage + 1 > S ? acts[i].stage + 1 : S;
-        N = acts[i].mb + 1 > N ? acts[i].mb + 1 : N;
-        split |= acts[i].op == OP_B || acts[i].op == OP_W;
-        whole |= acts[i].op == OP_BW;
+    for (size_t i = 0; i < r->n; i++) {
+        S = r->acts[i].stage + 1 > S ? r->acts[i].stage + 1 : S;
+        N = r->acts[i].mb + 1 > N ? r->acts[i].mb + 1 : N;
+        split |= r->acts[i].op == OP_B || r->acts[i].op == OP_W;
+        whole |= r->acts[i].op == OP_BW;
     }
+    r->stages = S;
+    r->mbs = N;
     int rc = MT_OK;
     int *rank_of = xmalloc((size_t)S * sizeof(int));
     for (int s = 0; s < S; s++)
         rank_of[s] = -1;
-    for (size_t i = 0; i < n && rc == MT_OK; i++) {
-        int s = acts[i].stage;
-        if (rank_of[s] >= 0 && rank_of[s] != row_of[i])
+    for (size_t i = 0; i < r->n && rc == MT_OK; i++) {
+        int s = r->acts[i].stage;
+        if (rank_of[s] >= 0 && rank_of[s] != r->row_of[i])
             rc = err_set(e, MT_EINVAL, "%s:%d:%d: stage %d is on rank %d here and on rank %d before",
-                         name, acts[i].line, acts[i].col, s, row_of[i], rank_of[s]);
-        rank_of[s] = row_of[i];
+                         name, r->acts[i].line, r->acts[i].col, s, r->row_of[i], rank_of[s]);
+        rank_of[s] = r->row_of[i];
     }
     bool line_ok = true, loop_ok = true, v_ok = true;
     for (int s = 0; s < S && rc == MT_OK; s++) {
@@ -217,45 +231,43 @@ int plan_load_torch_csv(const char *text, size_t len, const char *name, const st
         loop_ok &= csv_place_loop(s, D, S, rank_of[s]);
         v_ok &= csv_place_v(s, D, S, rank_of[s]);
     }
-    struct config c = *base;
-    /* the scheme that names this placement and these backwards (model/scheme_registry.c) */
+    free(rank_of);
+    TRY(rc);
+    *c = *base;
     unsigned backwards = split && whole ? SCHEME_CSV_MIXED
                          : split        ? SCHEME_CSV_SPLIT
                                         : SCHEME_CSV_WHOLE;
-    if (rc == MT_OK) {
-        enum scheme_place place = line_ok ? SCHEME_PLACE_LINE
-                                  : v_ok  ? SCHEME_PLACE_V
-                                  : loop_ok ? SCHEME_PLACE_LOOP
-                                            : SCHEME_PLACE_NONE;
-        if (!scheme_registry_torch(place, backwards, &c.scheme))
-            rc = err_set(e, MT_EUNSUPPORTED,
-                         "%s: %d stages on %d ranks fit none of the placements mario-tui "
-                         "simulates: stage s on rank s, looped (s on rank s mod %d), or a V "
-                         "(s and %d-s on rank s)",
-                         name, S, D, D, 2 * D - 1);
-    }
-    free(rank_of);
-    struct plan *pl = NULL;
-    if (rc == MT_OK) {
-        config_set_pp(&c, D);
-        c.num_microbatches = N;
-        c.global_batch_size = N * c.micro_batch_size * c.cluster.dp;
-        c.chunks = S / D > 1 ? S / D : c.chunks;
-        c.iterations = 1;
-        c.update_interval = 1;
-        snprintf(c.source, sizeof c.source, "%s", name);
-        struct plan_geom g;
-        rc = scheme_geom(&c, &g, e);
-        if (rc != MT_OK)
-            err_wrap(e, "%s (as %s, %d ranks, %d stages, %d micro-batches)", name,
-                     config_scheme_name(c.scheme), D, S, N);
-        else
-            pl = plan_new(&c, &g);
-    }
-    /* Each (op, mb, stage) once: torch's I and B share a slot, as BW and B do here. */
-    unsigned char *seen = rc == MT_OK ? xcalloc((size_t)3 * S * N, 1) : NULL;
-    for (size_t i = 0; i < n && rc == MT_OK; i++) {
-        const struct csv_action *a = &acts[i];
+    enum scheme_place place = line_ok ? SCHEME_PLACE_LINE
+                              : v_ok  ? SCHEME_PLACE_V
+                              : loop_ok ? SCHEME_PLACE_LOOP
+                                        : SCHEME_PLACE_NONE;
+    if (!scheme_registry_torch(place, backwards, &c->scheme))
+        return err_set(e, MT_EUNSUPPORTED,
+                       "%s: %d stages on %d ranks fit none of the placements mario-tui "
+                       "simulates: stage s on rank s, looped (s on rank s mod %d), or a V "
+                       "(s and %d-s on rank s)",
+                       name, S, D, D, 2 * D - 1);
+    config_set_pp(c, D);
+    c->num_microbatches = N;
+    c->global_batch_size = N * c->micro_batch_size * c->cluster.dp;
+    c->chunks = S / D > 1 ? S / D : c->chunks;
+    c->iterations = 1;
+    c->update_interval = 1;
+    snprintf(c->source, sizeof c->source, "%s", name);
+    return MT_OK;
+}
+
+/* The actions as pl's compute order, each (op, mb, stage) once: torch's I and B share a
+ * slot, as BW and B do here. */
+static int csv_fill(const struct csv_read *r, const char *name, struct plan *pl,
+                    struct mt_err *e)
+{
+    const struct plan_geom *g = plan_geom(pl);
+    int S = r->stages, N = r->mbs;
+    unsigned char *seen = xcalloc((size_t)3 * S * N, 1);
+    int rc = MT_OK;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct csv_action *a = &r->acts[i];
         int kind = a->op == OP_FW ? 0 : a->op == OP_W ? 2 : 1;
         unsigned char *slot = &seen[((size_t)kind * S + a->stage) * N + a->mb];
         if (*slot) {
@@ -265,12 +277,35 @@ int plan_load_torch_csv(const char *text, size_t len, const char *name, const st
         }
         *slot = 1;
         int dev, part;
-        vpipe_locate(plan_geom(pl), a->mb, a->stage, &dev, &part);
+        vpipe_locate(g, a->mb, a->stage, &dev, &part);
         plan_append(pl, dev, (struct instr){a->op, a->mb, part, a->stage, -1, 0, 0});
     }
     free(seen);
-    free(acts);
-    free(row_of);
+    return rc;
+}
+
+int plan_load_torch_csv(const char *text, size_t len, const char *name, const struct config *base,
+                        struct plan **out, struct mt_err *e)
+{
+    *out = NULL;
+    struct csv_read r = {0};
+    struct config c;
+    struct plan_geom g;
+    struct plan *pl = NULL;
+    int rc = csv_parse(text, len, name, &r, e);
+    if (rc == MT_OK)
+        rc = csv_config(&r, name, base, &c, e);
+    if (rc == MT_OK) {
+        rc = scheme_geom(&c, &g, e);
+        if (rc != MT_OK)
+            err_wrap(e, "%s (as %s, %d ranks, %d stages, %d micro-batches)", name,
+                     config_scheme_name(c.scheme), r.rows, r.stages, r.mbs);
+    }
+    if (rc == MT_OK) {
+        pl = plan_new(&c, &g);
+        rc = csv_fill(&r, name, pl, e);
+    }
+    csv_read_fini(&r);
     if (rc == MT_OK) {
         scheme_add_comm(pl);
         rc = validate_plan(pl, e);

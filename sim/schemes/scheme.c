@@ -108,29 +108,12 @@ void scheme_add_comm(struct plan *p)
         /* each compute gains at most a receive before and a send after: the list is rebuilt
          * in one pass (inserting in place shifted the rest: quadratic in micro-batches) */
         int n = plan_len(p, d), k = 0;
-        if (3 * n + 1 > cap) {
-            cap = 3 * n + 1;
+        if (VPIPE_WRAP_MAX * n + 1 > cap) {
+            cap = VPIPE_WRAP_MAX * n + 1;
             list = xreallocarray(list, (size_t)cap, sizeof *list);
         }
-        for (int i = 0; i < n; i++) {
-            struct instr in = *plan_at(p, d, i);
-            int od, opart;
-            if (plan_op_is_forward(in.op)) {
-                if (vpipe_find_prev(g, d, in.mb, in.part, &od, &opart) && od != d)
-                    list[k++] = (struct instr){OP_RA, in.mb, in.part, in.stage, od, 0, 0};
-                list[k++] = in;
-                if (vpipe_find_next(g, d, in.mb, in.part, &od, &opart) && od != d)
-                    list[k++] = (struct instr){OP_SA, in.mb, in.part, in.stage, od, 0, 0};
-            } else if (plan_op_is_backward(in.op)) {
-                if (vpipe_find_next(g, d, in.mb, in.part, &od, &opart) && od != d)
-                    list[k++] = (struct instr){OP_RG, in.mb, in.part, in.stage, od, 0, 0};
-                list[k++] = in;
-                if (vpipe_find_prev(g, d, in.mb, in.part, &od, &opart) && od != d)
-                    list[k++] = (struct instr){OP_SG, in.mb, in.part, in.stage, od, 0, 0};
-            } else {
-                list[k++] = in;
-            }
-        }
+        for (int i = 0; i < n; i++)
+            k += vpipe_wrap(g, d, *plan_at(p, d, i), list + k);
         plan_set_list(p, d, list, k);
     }
     free(list);

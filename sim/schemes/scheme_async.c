@@ -49,28 +49,13 @@ int scheme_order_async(struct plan *p, const struct cost_model *cost, struct mt_
     return MT_OK;
 }
 
-/* Appends in to dev with its receive before and its send after (where the neighbouring stage
- * is on another device), as scheme_add_comm does for the synchronous schemes. */
+/* Appends in to dev with its receive before and its send after (vpipe_wrap). */
 static void scheme_async_put(struct plan *p, int dev, struct instr in)
 {
-    const struct plan_geom *g = plan_geom(p);
-    int od, opart;
-    bool fwd = plan_op_is_forward(in.op), bwd = plan_op_is_backward(in.op);
-    if (!fwd && !bwd) {
-        plan_append(p, dev, in);
-        return;
-    }
-    bool from = fwd ? vpipe_find_prev(g, dev, in.mb, in.part, &od, &opart)
-                    : vpipe_find_next(g, dev, in.mb, in.part, &od, &opart);
-    if (from && od != dev)
-        plan_append(p, dev,
-                    (struct instr){fwd ? OP_RA : OP_RG, in.mb, in.part, in.stage, od, in.step, 0});
-    plan_append(p, dev, in);
-    bool to = fwd ? vpipe_find_next(g, dev, in.mb, in.part, &od, &opart)
-                  : vpipe_find_prev(g, dev, in.mb, in.part, &od, &opart);
-    if (to && od != dev)
-        plan_append(p, dev,
-                    (struct instr){fwd ? OP_SA : OP_SG, in.mb, in.part, in.stage, od, in.step, 0});
+    struct instr w[VPIPE_WRAP_MAX];
+    int n = vpipe_wrap(plan_geom(p), dev, in, w);
+    for (int i = 0; i < n; i++)
+        plan_append(p, dev, w[i]);
 }
 
 void scheme_async_add_comm(struct plan *p)

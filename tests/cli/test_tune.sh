@@ -83,6 +83,8 @@ check "--help lists every scheme the grid tries" \
 check "ckpt column: off / mario, never on" \
     "grep -Eq '^ +[0-9]+  [^ ]+ +mario ' $tmp/all && ! grep -Eq '^ +[0-9]+  [^ ]+ +on ' $tmp/all"
 check "iter explained under the table" "grep -q '^iter (s): one iteration of the global batch of 32' $tmp/t"
+check "the label explained under the table, -tT included" \
+    "grep -q '^config: scheme-pp-mbs (micro-batch size), then xC for C chunks .* -tT for tensor parallelism T where T > 1' $tmp/t"
 check "json: iteration_time = global batch / throughput for each that fits" \
     "json $tmp/j 'all(abs(c[\"iteration_time\"] * c[\"throughput\"] - 32) < 1e-9 for c in d[\"candidates\"] if c[\"feasible\"])'"
 # tp is a plan dimension (issue 26): GPT-3 13B's shape on 32 x A100-40G lists tp > 1; --tp T

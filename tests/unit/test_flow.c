@@ -12,9 +12,12 @@
  *     config (the same instructions), spawning a run that succeeds, fails or cannot start;
  *   - run's workflow without MPI (flow/run.h): the communicator's layout of a line (device d
  *     holds stage d, 0 and 1 talk both ways) and of looped chunks (device 0 holds stages 0 and
- *     2); two executor records written as our trace and read back (two FW of 120 us);
- *   - what a file holds, told by its first bytes (traces/trace.h trace_sniff): a plan, a
- *     config, Chrome's object and bare-array forms, gzip, a byte-order mark. */
+ *     2); NCCL's receives put back in their senders' order (flow_run_prepare); two executor
+ *     records written as our trace and read back (two FW of 120 us);
+ *   - what a file holds, told by its first bytes (traces/formats.h format_of): a plan, ours,
+ *     a config, Chrome's object and bare-array forms, Kineto, torch's PP: ranges, PiPPy's
+ *     array form (and its trace in tests/data), gzip, a byte-order mark, torch's CSV by its
+ *     cells or its name; a plan given as a trace refused, naming it (format_load_trace). */
 #include <config.h>
 
 #include <math.h>
@@ -35,6 +38,7 @@
 #include "sim/core/simulate.h"
 #include "tests/check.h"
 #include "traces/chrome.h"
+#include "traces/formats.h"
 #include "traces/trace.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -139,20 +143,56 @@ static void test_sniff(void)
     snprintf(path, sizeof path, "%s/plan.json", tmpdir);
     struct mt_err e = {0};
     CHECK(p != NULL && plan_save(p, path, &e) == MT_OK);
-    CHECK_EQ_INT(trace_sniff(path), FILE_KIND_PLAN);
+    CHECK_EQ_INT(format_of(path)->id, FORMAT_PLAN);
+    CHECK_EQ_INT(format_of(path)->kind, FILE_KIND_PLAN);
+    /* our own trace of the same plan, as simulate --trace-out writes it */
+    struct sim_result r;
+    CHECK(p != NULL && sim_run(p, &r, &e) == MT_OK);
+    char *ours = p ? chrome_from_sim(p, &r) : NULL;
+    CHECK(ours != NULL);
+    if (ours) {
+        CHECK_EQ_INT(format_of(write_tmp("ours.json", ours, strlen(ours)))->id, FORMAT_OURS);
+        free(ours);
+    }
+    if (p)
+        sim_result_fini(&r);
+    /* a trace named as one is read; a plan named as one is refused, saying what it is */
+    struct trace *t = NULL;
+    const char *pp = path;
+    CHECK_EQ_INT(format_load_trace(&pp, 1, &(struct trace_opts){NULL, 0}, &t, &e), MT_EINVAL);
+    CHECK(t == NULL && strstr(e.msg, "plan.json: a plan file, not a trace") != NULL);
     plan_free(p);
     static const char cfg[] = "{\"model\": \"tiny\", \"scheme\": \"V\"}\n";
-    CHECK_EQ_INT(trace_sniff(write_tmp("c.json", cfg, sizeof cfg - 1)), FILE_KIND_CONFIG);
+    CHECK_EQ_INT(format_of(write_tmp("c.json", cfg, sizeof cfg - 1))->id, FORMAT_CONFIG);
     static const char obj[] = "{\"traceEvents\": []}";
-    CHECK_EQ_INT(trace_sniff(write_tmp("o.json", obj, sizeof obj - 1)), FILE_KIND_TRACE);
+    CHECK_EQ_INT(format_of(write_tmp("o.json", obj, sizeof obj - 1))->id, FORMAT_CHROME);
+    static const char kin[] = "{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 0}, "
+                              "\"traceEvents\": [{\"ph\": \"X\", \"name\": \"aten::mm\"}]}";
+    CHECK_EQ_INT(format_of(write_tmp("k.json", kin, sizeof kin - 1))->id, FORMAT_KINETO);
+    static const char pp_[] = "{\"schemaVersion\": 1, \"traceEvents\": [{\"ph\": \"X\", "
+                              "\"name\": \"PP:1F0\"}]}";
+    CHECK_EQ_INT(format_of(write_tmp("pp.json", pp_, sizeof pp_ - 1))->id, FORMAT_TORCH_PP);
     static const char arr[] = "\n  [{\"name\": \"F_0,0\", \"ph\": \"B\"}";
-    CHECK_EQ_INT(trace_sniff(write_tmp("a.json", arr, sizeof arr - 1)), FILE_KIND_TRACE);
+    CHECK_EQ_INT(format_of(write_tmp("a.json", arr, sizeof arr - 1))->id, FORMAT_PIPPY);
+    static const char arr2[] = "[{\"name\": \"fwd\", \"ph\": \"X\"}]";
+    CHECK_EQ_INT(format_of(write_tmp("a2.json", arr2, sizeof arr2 - 1))->id, FORMAT_CHROME_ARRAY);
     static const char bom[] = "\xEF\xBB\xBF[]";
-    CHECK_EQ_INT(trace_sniff(write_tmp("b.json", bom, sizeof bom - 1)), FILE_KIND_TRACE);
+    CHECK_EQ_INT(format_of(write_tmp("b.json", bom, sizeof bom - 1))->kind, FILE_KIND_TRACE);
     static const char gz[] = "\x1f\x8b\x08\x00";
-    CHECK_EQ_INT(trace_sniff(write_tmp("g.json.gz", gz, sizeof gz - 1)), FILE_KIND_TRACE);
+    CHECK_EQ_INT(format_of(write_tmp("g.json.gz", gz, sizeof gz - 1))->id, FORMAT_GZIP);
+    /* torch's CSV by its cells whatever the name, or by a .csv name whatever it holds */
+    static const char csv[] = "0F0,0F1,,0B0,0B1\n1F0,1B0,1F1,1B1\n";
+    CHECK_EQ_INT(format_of(write_tmp("order.txt", csv, sizeof csv - 1))->id, FORMAT_TORCH_CSV);
+    static const char notcsv[] = "hello, world\n";
+    CHECK_EQ_INT(format_of(write_tmp("n.txt", notcsv, sizeof notcsv - 1))->id, FORMAT_CONFIG);
+    CHECK_EQ_INT(format_of(write_tmp("n.csv", notcsv, sizeof notcsv - 1))->id, FORMAT_TORCH_CSV);
+    CHECK_EQ_INT(format_of(write_tmp("n.csv", notcsv, sizeof notcsv - 1))->kind, FILE_KIND_PLAN);
     snprintf(path, sizeof path, "%s/absent.json", tmpdir);
-    CHECK_EQ_INT(trace_sniff(path), FILE_KIND_CONFIG); /* the config reader says why */
+    CHECK_EQ_INT(format_of(path)->id, FORMAT_CONFIG); /* the config reader says why */
+    /* PiPPy's measured trace in the tree */
+    snprintf(path, sizeof path, "%s/tests/data/pippy-4stage-skewed.json",
+             getenv("top_srcdir") ? getenv("top_srcdir") : ".");
+    CHECK_EQ_INT(format_of(path)->id, FORMAT_PIPPY);
 }
 
 /* ---- profile's workflow (flow/profile.h) ------------------------------------------------------ */
@@ -207,7 +247,7 @@ static void test_profile_plan(void)
         /* under another config: the same instructions; with no calibration, the same time */
         struct config c2 = *c;
         c2.micro_batch_size = 2 * c->micro_batch_size;
-        struct plan *q = flow_plan_under(r.plan, &c2);
+        struct plan *q = plan_with_config(r.plan, &c2);
         CHECK_EQ_INT(plan_config(q)->micro_batch_size, 2 * c->micro_batch_size);
         for (int d = 0; d < 2; d++) {
             CHECK_EQ_INT(plan_len(q, d), plan_len(r.plan, d));
@@ -295,6 +335,27 @@ static void test_run_layout(void)
     }
 }
 
+/* flow_run_prepare: device 1 of a 1F1B plan made to receive micro-batch 1's activation
+ * before micro-batch 0's: NCCL's backend gets RA0 moved back before RA1 (device 0 sends them
+ * in that order); the CPU backend (tagged MPI messages) leaves the plan as it is. */
+static void test_run_prepare(void)
+{
+    struct plan *p = unit_1f1b();
+    if (p == NULL)
+        return;
+    int ra0 = plan_find(p, 1, OP_RA, 0, 1), ra1 = plan_find(p, 1, OP_RA, 1, 1);
+    CHECK(ra0 >= 0 && ra1 > ra0);
+    plan_move(p, 1, ra1, ra0); /* RA1 first */
+    CHECK(plan_find(p, 1, OP_RA, 1, 1) < plan_find(p, 1, OP_RA, 0, 1));
+    struct mt_err e = {0};
+    CHECK_EQ_INT(flow_run_prepare(p, "cpu", &e), 0);
+    CHECK(plan_find(p, 1, OP_RA, 1, 1) < plan_find(p, 1, OP_RA, 0, 1));
+    CHECK(flow_run_prepare(p, "nccl", &e) > 0);
+    CHECK(plan_find(p, 1, OP_RA, 0, 1) < plan_find(p, 1, OP_RA, 1, 1));
+    CHECK_EQ_INT(flow_run_prepare(p, "nccl", &e), 0); /* in order now */
+    plan_free(p);
+}
+
 static void test_run_trace(void)
 {
     struct plan *p = unit_1f1b();
@@ -343,6 +404,7 @@ int main(void)
     test_profile_plan();
     test_profile_spawn();
     test_run_layout();
+    test_run_prepare();
     test_run_trace();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

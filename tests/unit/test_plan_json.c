@@ -151,9 +151,48 @@ static void test_bad_files(void)
     plan_free(p);
 }
 
+/* plan_with_config: the same lists and origin under the new config; the source untouched;
+ * a cap does not move times, a micro-batch twice as large does. */
+static void test_with_config(void)
+{
+    struct plan *p = build(SCHEME_X, 4, 8);
+    CHECK(p != NULL);
+    if (p == NULL)
+        return;
+    plan_set_origin(p, "imported from t.json, step 1");
+    struct config c = *plan_config(p);
+    c.memory_per_device = 2 * plan_config(p)->memory_per_device;
+    struct plan *q = plan_with_config(p, &c);
+    CHECK(plan_config(q)->memory_per_device == c.memory_per_device);
+    CHECK(plan_config(p)->memory_per_device == c.memory_per_device / 2);
+    CHECK(strcmp(plan_origin(q), "imported from t.json, step 1") == 0);
+    CHECK(memcmp(plan_geom(q), plan_geom(p), sizeof *plan_geom(p)) == 0);
+    for (int d = 0; d < plan_devices(p); d++) {
+        CHECK_EQ_INT(plan_len(q, d), plan_len(p, d));
+        for (int i = 0; i < plan_len(p, d) && i < plan_len(q, d); i++)
+            CHECK(memcmp(plan_at(q, d, i), plan_at(p, d, i), sizeof(struct instr)) == 0);
+    }
+    struct sim_result a, b, w;
+    struct mt_err e = {0};
+    CHECK(sim_run(p, &a, &e) == MT_OK);
+    CHECK(sim_run(q, &b, &e) == MT_OK);
+    CHECK(a.step_time == b.step_time);
+    c.micro_batch_size = 2 * plan_config(p)->micro_batch_size;
+    struct plan *wide = plan_with_config(p, &c);
+    CHECK(sim_run(wide, &w, &e) == MT_OK);
+    CHECK(w.step_time > a.step_time);
+    sim_result_fini(&a);
+    sim_result_fini(&b);
+    sim_result_fini(&w);
+    plan_free(wide);
+    plan_free(q);
+    plan_free(p);
+}
+
 int main(void)
 {
     test_round_trip();
+    test_with_config();
     test_bad_files();
     return check_report("test_plan_json");
 }

@@ -2,8 +2,9 @@
  * spools, each scene worked out by hand: a rank killed by SIGKILL (its heartbeat stopped
  * first), a crash (its signal named), a hang followed through who waited for whom (rank 0
  * gave up on rank 2, which waited on rank 1, which waited on rank 3: rank 3 is the one),
- * a two-rank deadlock (each waits for the other), a failure with its own message, and a
- * clean end (nothing to say). */
+ * a two-rank deadlock (each waits for the other), a wait that ended after the first rank gave
+ * up (the frozen peer woken by mpirun's SIGCONT: as tests/mpi/test_fault.sh saw it under
+ * load), a failure with its own message, and a clean end (nothing to say). */
 #include <config.h>
 
 #include <signal.h>
@@ -108,6 +109,34 @@ static void hung_chain(void)
     postmortem_fini(&pm);
 }
 
+/* Chimera on 4 ranks, rank 2 frozen by SIGSTOP: rank 1 blocked on it from 1 s (a send the
+ * library would not finish), rank 0 gave up on rank 1 at 4 s; then mpirun's SIGCONT woke
+ * rank 2, rank 1's wait ended at 4.05 s, and rank 3 began a new wait for rank 2. Rank 2 is
+ * the one; with no record of rank 1's ended wait rank 1 was named instead. */
+static void wait_ended_after(void)
+{
+    struct capture_spool sp[NP];
+    scene(sp, NP);
+    sp[0].state = CAPTURE_FAILED;
+    snprintf(sp[0].msg, sizeof sp[0].msg, "rank 0: timed out waiting for rank 1");
+    sp[0].waiting_for = 1, sp[0].wait_since_us = 1e6, sp[0].alive_us = 4e6;
+    sp[1].past[0] = (struct capture_wait){.since_us = 1e6, .until_us = 4.05e6, .waiting_for = 2};
+    sp[1].past[1] = (struct capture_wait){.since_us = 0.5e6, .until_us = 0.6e6, .waiting_for = 0};
+    sp[1].wait_since_us = 1e6;
+    sp[3].waiting_for = 2, sp[3].wait_since_us = 4.07e6;
+    struct postmortem pm;
+    postmortem_explain(sp, NP, 1, &pm);
+    CHECK(pm.n >= 1 && strncmp(pm.line[0], "rank 2 (device 2, pid 102) stopped answering", 44) == 0);
+    CHECK(!has(&pm, "rank 1 (device 1, pid 101) stopped answering"));
+    CHECK(!has(&pm, "deadlock"));
+    postmortem_fini(&pm);
+    /* a wait that had ended before rank 0 gave up says nothing about that moment */
+    sp[1].past[0].until_us = 3.9e6;
+    postmortem_explain(sp, NP, 1, &pm);
+    CHECK(pm.n >= 1 && strncmp(pm.line[0], "rank 1 (device 1, pid 101) stopped answering", 44) == 0);
+    postmortem_fini(&pm);
+}
+
 static void deadlock(void)
 {
     struct capture_spool sp[2];
@@ -150,6 +179,7 @@ int main(void)
     killed();
     crashed();
     hung_chain();
+    wait_ended_after();
     deadlock();
     clean_and_silent();
     return check_report("test_postmortem");

@@ -222,8 +222,36 @@ static void test_megatron(void)
     CHECK_NEAR(config_bytes_per_param(&c), 12, 0);
 }
 
+/* One record per preset: every listed name loads, has its own source, and the display name
+ * marks the paper's shapes; the sources of a few named by hand. */
+static void test_preset_records(void)
+{
+    const char *const *names = presets_model_names();
+    int n = 0;
+    for (; names[n] != NULL; n++) {
+        struct model_spec m;
+        CHECK_EQ_INT(presets_model(names[n], &m, NULL), MT_OK);
+        CHECK(strcmp(m.name, names[n]) == 0);
+        const char *src = presets_model_source(names[n]);
+        CHECK(src != NULL && src[0] != '\0');
+        char buf[96];
+        bool paper = src != NULL && strcmp(src, "paper Table 4") == 0;
+        CHECK(strstr(presets_model_display(&m, buf, sizeof buf), " (paper Table 4)") ==
+              (paper ? buf + strlen(names[n]) : NULL));
+    }
+    CHECK_EQ_INT(n, 13);
+    CHECK(strcmp(presets_model_source("LLaMA2-13B"), "paper Table 4") == 0);
+    CHECK(strcmp(presets_model_source("GPT-3-175B"), "Brown et al. 2020, Table 2.1") == 0);
+    CHECK(strcmp(presets_model_source("Llama-3.1-70B"),
+                 "meta-llama/Llama-3.1-70B config.json (s = 8192, the pre-training context)") == 0);
+    CHECK(strstr(presets_model_source("tiny"), "CPU executor") != NULL);
+    CHECK(presets_model_source("gpt3-13b") == NULL); /* exact spelling only */
+    CHECK(presets_model_source("GPT-4") == NULL);
+}
+
 int main(void)
 {
+    test_preset_records();
     test_megatron();
     test_presets_gqa();
     test_reserve();

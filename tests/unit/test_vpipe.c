@@ -75,6 +75,50 @@ static void check_hand_places(void)
     check_place(&w, OP_RA, 0, 4, 3, 0);
 }
 
+/* vpipe_wrap on hand-placed instructions: ops and peers in order, mb, part, stage and step
+ * kept on the messages. */
+static void check_wrap_one(const struct plan_geom *g, int dev, struct instr in, int n,
+                           const enum op *ops, const int *peers)
+{
+    struct instr out[VPIPE_WRAP_MAX];
+    int got = vpipe_wrap(g, dev, in, out);
+    CHECK_EQ_INT(got, n);
+    for (int i = 0; i < n && i < got; i++) {
+        CHECK_EQ_INT(out[i].op, ops[i]);
+        CHECK_EQ_INT(out[i].peer, peers[i]);
+        CHECK(out[i].mb == in.mb && out[i].part == in.part && out[i].stage == in.stage &&
+              out[i].step == in.step);
+    }
+}
+
+static void check_wrap(void)
+{
+    struct plan_geom v = {SCHEME_V, 4, 1, 4, 8};
+    check_wrap_one(&v, 1, (struct instr){OP_FW, 2, 0, 1, -1, 3, 0}, 3,
+                   (enum op[]){OP_RA, OP_FW, OP_SA}, (int[]){0, -1, 2});
+    check_wrap_one(&v, 0, (struct instr){OP_BW, 0, 0, 0, -1, 0, 0}, 2,
+                   (enum op[]){OP_RG, OP_BW}, (int[]){1, -1});
+    check_wrap_one(&v, 3, (struct instr){OP_B, 5, 0, 3, -1, 0, 0}, 2,
+                   (enum op[]){OP_B, OP_SG}, (int[]){-1, 2});
+    check_wrap_one(&v, 3, (struct instr){OP_CFW, 5, 0, 3, -1, 0, 2}, 2,
+                   (enum op[]){OP_RA, OP_CFW}, (int[]){2, -1});
+    /* not forwards or backwards: alone */
+    check_wrap_one(&v, 2, (struct instr){OP_RC, 1, 0, 2, -1, 0, 0}, 1, (enum op[]){OP_RC},
+                   (int[]){-1});
+    check_wrap_one(&v, 2, (struct instr){OP_W, 1, 0, 2, -1, 0, 0}, 1, (enum op[]){OP_W},
+                   (int[]){-1});
+    /* interleaved, 2 chunks on 4 devices: stage 3's next is stage 4 on device 0 */
+    struct plan_geom w = {SCHEME_W, 4, 2, 8, 4};
+    check_wrap_one(&w, 3, (struct instr){OP_FW, 0, 0, 3, -1, 0, 0}, 3,
+                   (enum op[]){OP_RA, OP_FW, OP_SA}, (int[]){2, -1, 0});
+    /* a V on 2 devices: stages 1 and 2 both on device 1, so no message between them */
+    struct plan_geom zv = {SCHEME_ZBV, 2, 2, 4, 4};
+    check_wrap_one(&zv, 1, (struct instr){OP_FW, 0, 0, 1, -1, 0, 0}, 2,
+                   (enum op[]){OP_RA, OP_FW}, (int[]){0, -1});
+    check_wrap_one(&zv, 1, (struct instr){OP_B, 0, 1, 2, -1, 0, 0}, 2,
+                   (enum op[]){OP_RG, OP_B}, (int[]){0, -1});
+}
+
 /* Every send of a built plan pairs (vpipe_partner) with the receive vpipe_peer names, on the
  * device the send's peer field names, and that receive names the send's device back. */
 static void check_built(enum scheme_id scheme, int D, int N)
@@ -125,6 +169,7 @@ int main(void)
 {
     check_peer_rule();
     check_hand_places();
+    check_wrap();
     enum scheme_id schemes[] = {SCHEME_V, SCHEME_X, SCHEME_W, SCHEME_GPIPE, SCHEME_ASYNC,
                                 SCHEME_PIPEDREAM};
     for (size_t k = 0; k < sizeof schemes / sizeof *schemes; k++) {
