@@ -209,6 +209,71 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
     }
 }
 
+/* What frames keep of the shown step (tui/explore.h): render/'s layout of it as the terminal
+ * draws it (no labels, no legend; its measured or replayed row when shown) and the index of
+ * its rows, for (step, shown_gen, measured row shown, replayed). Zoom, pan, the cursor, the
+ * critical path and the change marks are drawn over it and never make it again. */
+struct gantt_cache {
+    const struct pass_step *step;
+    unsigned gen;
+    int rpl;
+    bool replayed;
+    struct layout *l;
+    struct cells_gantt_index *ix;
+};
+
+void view_gantt_cache_free(struct explore *x)
+{
+    struct gantt_cache *c = x->gantt_cache;
+    if (c == NULL)
+        return;
+    layout_free(c->l);
+    cells_gantt_index_free(c->ix);
+    free(c);
+    x->gantt_cache = NULL;
+}
+
+/* The shown step's layout and index, made when what they show changed; NULL when the layout
+ * cannot be made (e says why). */
+static const struct gantt_cache *gantt_cached(struct explore *x, int rpl, struct mt_err *e)
+{
+    const struct pass_step *st = explore_step(x);
+    bool replayed = rpl == 2 && gantt_replayed(x);
+    struct gantt_cache *c = x->gantt_cache;
+    if (c != NULL && c->step == st && c->gen == x->shown_gen && c->rpl == rpl &&
+        c->replayed == replayed)
+        return c;
+    view_gantt_cache_free(x);
+    const struct plan *p = st->plan;
+    double *ms = NULL, *me = NULL;
+    if (rpl == 2)
+        gantt_measured(x, plan_total(p), &ms, &me);
+    struct layout_timeline tl = {replayed ? "replay" : "meas", ms, me};
+    struct layout_panel panel = {NULL, p, &st->sim, rpl == 2 ? &tl : NULL};
+    struct layout_opts lo = {.no_labels = true, .no_legend = true};
+    struct layout *l = NULL;
+    int rc = layout_build(&panel, 1, &lo, &l, e);
+    free(ms);
+    if (rc != MT_OK)
+        return NULL;
+    c = xcalloc(1, sizeof *c);
+    *c = (struct gantt_cache){st, x->shown_gen, rpl, replayed, l, cells_gantt_index_new(l, 0)};
+    x->gantt_cache = c;
+    return c;
+}
+
+/* Row `to` of the Gantt's columns [gx, gx + gw) as row `from`, cells and owners. */
+static void gantt_copy_row(struct cells *g, int *owner, int from, int to, int gx, int gw)
+{
+    for (int cx = gx; cx < gx + gw && cx < g->w; cx++) {
+        struct cell *src = cells_at(g, cx, from), *dst = cells_at(g, cx, to);
+        if (src == NULL || dst == NULL)
+            continue;
+        *dst = *src;
+        owner[(size_t)to * g->w + cx] = owner[(size_t)from * g->w + cx];
+    }
+}
+
 /* Rows from one lane to the next: 1 to 4 as the rows allow, 1 when lanes scroll. From 2 on
  * the last is a blank row, so lanes of the same colour never run together. */
 static int gantt_pitch(int rows, int lanes, int rpl)
@@ -264,44 +329,32 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
                      ? config_microbatches(cfg)
                      : 0;
 
-    double *ms = NULL, *me = NULL;
-    if (rpl == 2)
-        gantt_measured(x, plan_total(p), &ms, &me);
-    struct layout_timeline tl = {gantt_replayed(x) ? "replay" : "meas", ms, me};
-    struct layout_panel panel = {NULL, p, r, rpl == 2 ? &tl : NULL};
-    struct layout_opts lo = {.no_labels = true, .no_legend = true};
-    struct layout *l = NULL;
     struct mt_err e = {0};
-    if (layout_build(&panel, 1, &lo, &l, &e) != MT_OK) {
+    const struct gantt_cache *gc = gantt_cached(x, rpl, &e);
+    if (gc == NULL) {
         cells_text(g, gx, top, gw, e.msg, PAL_MEM_OVER, PAL_BG, 0);
-        free(ms);
         return;
     }
+    const struct layout *l = gc->l;
     /* Screen rows: lane (dev * parts + part) from lane_top, box_rows tall, its measured row
-     * under it. Each of a lane's box rows is painted alike (row_y per sub-row k). */
+     * under it. A lane's box rows are alike: the first is painted, the others copy it. */
     int nrows;
     const struct layout_row *lr = layout_rows(l, 0, &nrows);
     int *row_y = xmalloc(((size_t)nrows + 1) * sizeof *row_y);
     int *owner = xmalloc((size_t)g->w * g->h * sizeof *owner);
     for (int i = 0; i < g->w * g->h; i++)
         owner[i] = -1;
-    for (int k = 0; k < box_rows; k++) {
-        for (int i = 0; i < nrows; i++) {
-            int lane = lr[i].dev * parts + lr[i].lane - x->lane_top;
-            int y = top + lane * lane_h + (lr[i].sub == 1 ? box_rows : k);
-            row_y[i] = lane >= 0 && lane < rows && y < top + height - 2 && (k == 0 || lr[i].sub == 0)
-                           ? y
-                           : -1;
-        }
-        struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
-        cells_paint_gantt(g, l, &v);
-    }
-    for (int i = 0; i < nrows; i++) { /* back to each row's first screen row */
+    for (int i = 0; i < nrows; i++) {
         int lane = lr[i].dev * parts + lr[i].lane - x->lane_top;
         int y = top + lane * lane_h + (lr[i].sub == 1 ? box_rows : 0);
         row_y[i] = lane >= 0 && lane < rows && y < top + height - 2 ? y : -1;
     }
     struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
+    cells_paint_gantt_index(g, gc->ix, &v);
+    for (int i = 0; i < nrows; i++)
+        for (int k = 1; k < box_rows && row_y[i] >= 0 && lr[i].sub == 0; k++)
+            if (row_y[i] + k < top + height - 2)
+                gantt_copy_row(g, owner, row_y[i], row_y[i] + k, gx, gw);
 
     for (int i = 0; i < nrows; i++) {
         int y = row_y[i], dev = lr[i].dev, part = lr[i].lane;
@@ -335,8 +388,6 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     cells_paint_gantt_marks(g, l, &v); /* over the labels */
     free(owner);
     free(row_y);
-    layout_free(l);
-    free(ms);
 
     int shown = rows < lanes ? rows : lanes;
     int used = shown * lane_h - (pitch > 1 ? 1 : 0);
@@ -376,10 +427,7 @@ void view_gantt_legend(struct explore *x, struct cells *g, int y)
                {OP_RC, {"recompute", "recomp"}},    {OP_BW, {"backward", "bwd"}},
                {OP_B, {"input grad", "in-grad"}},   {OP_W, {"weight grad", "w-grad"}},
                {OP_AR, {"allreduce", "allred"}},    {OP_OS, {"optimizer", "optim"}}};
-    bool has[OP__COUNT] = {false};
-    for (int d = 0; d < plan_devices(p); d++)
-        for (int i = 0; i < plan_len(p, d); i++)
-            has[plan_at(p, d, i)->op] = true;
+    const bool *has = explore_shown_ops(x);
     int end = g->w - 1, level = 0;
     for (; level < 2; level++) { /* the longest words with which every op fits */
         int need = 1;
