@@ -229,6 +229,36 @@ static int cells_seg_cmp(const void *a, const void *b)
     return (p->id > q->id) - (p->id < q->id);
 }
 
+/* Sorts a row's segments as cells_seg_cmp orders them (a total order: no two segments of a
+ * row start together with the same id). A row is a few runs already in order (a device's
+ * bubbles, then its boxes, each in time order), so runs are merged pairwise until one is left:
+ * linear for a row of two runs, where a general sort spent most of a frame. */
+static void cells_seg_sort(struct cells_seg *a, int n, struct cells_seg *tmp)
+{
+    for (;;) {
+        int i = 0;
+        while (i < n) {
+            int j = i + 1;
+            while (j < n && cells_seg_cmp(&a[j - 1], &a[j]) <= 0)
+                j++;
+            if (i == 0 && j == n)
+                return; /* one run: sorted */
+            int k = j < n ? j + 1 : n;
+            while (k < n && cells_seg_cmp(&a[k - 1], &a[k]) <= 0)
+                k++;
+            int p = i, q = j, o = i; /* merge [i, j) and [j, k) into tmp[i, k) */
+            while (p < j && q < k)
+                tmp[o++] = cells_seg_cmp(&a[q], &a[p]) < 0 ? a[q++] : a[p++];
+            while (p < j)
+                tmp[o++] = a[p++];
+            while (q < k)
+                tmp[o++] = a[q++];
+            i = k;
+        }
+        memcpy(a, tmp, (size_t)n * sizeof *a);
+    }
+}
+
 /* What covers one cell: time per colour, where each colour starts, the instruction of each
  * colour covering the most, and the cell's first two runs (maximal same-colour stretches). */
 struct cells_acc {
@@ -414,14 +444,16 @@ struct cells_gantt_index *cells_gantt_index_new(const struct layout *l, int pane
             }
         }
     }
+    struct cells_seg *tmp = xmalloc(((size_t)ix->off[ix->rows] + 1) * sizeof *tmp);
     for (int r = 0; r < ix->rows; r++) {
         struct cells_seg *seg = ix->seg + ix->off[r];
         int cnt = ix->off[r + 1] - ix->off[r];
-        qsort(seg, (size_t)cnt, sizeof *seg, cells_seg_cmp);
+        cells_seg_sort(seg, cnt, tmp);
         double m = -INFINITY;
         for (int i = 0; i < cnt; i++)
             ix->end_max[ix->off[r] + i] = m = fmax(m, seg[i].t1);
     }
+    free(tmp);
     free(key_off);
     free(key_rows);
     free(fill);

@@ -220,6 +220,13 @@ struct gantt_cache {
     bool replayed;
     struct layout *l;
     struct cells_gantt_index *ix;
+    /* The simulated rows' boxes, row by row in paint order: items[off[r] .. off[r + 1]) of
+     * row r; by_time[r] when they start in time order (a device runs in order), so a frame
+     * labels only the boxes in its window; end_max: the latest end so far in the row. */
+    int rows, *off, *items;
+    double *end_max;
+    bool *by_time;
+    bool iterations; /* the layout marks where iterations start (async plans) */
 };
 
 void view_gantt_cache_free(struct explore *x)
@@ -229,8 +236,51 @@ void view_gantt_cache_free(struct explore *x)
         return;
     layout_free(c->l);
     cells_gantt_index_free(c->ix);
+    free(c->off);
+    free(c->items);
+    free(c->end_max);
+    free(c->by_time);
     free(c);
     x->gantt_cache = NULL;
+}
+
+/* The simulated rows' boxes of c's layout, row by row (struct gantt_cache). */
+static void gantt_cache_rows(struct gantt_cache *c)
+{
+    const struct layout_item *items = layout_items(c->l);
+    int n = layout_count(c->l);
+    layout_rows(c->l, 0, &c->rows);
+    c->off = xcalloc((size_t)c->rows + 1, sizeof *c->off);
+    for (int k = 0; k < n; k++) {
+        const struct layout_item *it = &items[k];
+        c->iterations |= it->role == LAYOUT_ROLE_ITERATION;
+        if (it->role == LAYOUT_ROLE_INSTR && !(it->style & LAYOUT_MEASURED) && it->row >= 0 &&
+            it->row < c->rows)
+            c->off[it->row + 1]++;
+    }
+    for (int r = 0; r < c->rows; r++)
+        c->off[r + 1] += c->off[r];
+    c->items = xmalloc(((size_t)c->off[c->rows] + 1) * sizeof *c->items);
+    c->end_max = xmalloc(((size_t)c->off[c->rows] + 1) * sizeof *c->end_max);
+    c->by_time = xmalloc(((size_t)c->rows + 1) * sizeof *c->by_time);
+    int *fill = xcalloc((size_t)c->rows + 1, sizeof *fill);
+    for (int k = 0; k < n; k++) {
+        const struct layout_item *it = &items[k];
+        if (it->role == LAYOUT_ROLE_INSTR && !(it->style & LAYOUT_MEASURED) && it->row >= 0 &&
+            it->row < c->rows)
+            c->items[c->off[it->row] + fill[it->row]++] = k;
+    }
+    free(fill);
+    for (int r = 0; r < c->rows; r++) {
+        double m = -INFINITY;
+        c->by_time[r] = true;
+        for (int i = c->off[r]; i < c->off[r + 1]; i++) {
+            const struct layout_item *it = &items[c->items[i]];
+            if (i > c->off[r] && it->t0 < items[c->items[i - 1]].t0)
+                c->by_time[r] = false;
+            c->end_max[i] = m = fmax(m, it->t1);
+        }
+    }
 }
 
 /* The shown step's layout and index, made when what they show changed; NULL when the layout
@@ -257,7 +307,9 @@ static const struct gantt_cache *gantt_cached(struct explore *x, int rpl, struct
     if (rc != MT_OK)
         return NULL;
     c = xcalloc(1, sizeof *c);
-    *c = (struct gantt_cache){st, x->shown_gen, rpl, replayed, l, cells_gantt_index_new(l, 0)};
+    c->step = st, c->gen = x->shown_gen, c->rpl = rpl, c->replayed = replayed;
+    c->l = l, c->ix = cells_gantt_index_new(l, 0);
+    gantt_cache_rows(c);
     x->gantt_cache = c;
     return c;
 }
@@ -377,15 +429,29 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     if (x->sel_lane / parts < plan_devices(p) && x->sel_idx < plan_len(p, x->sel_lane / parts))
         sel_id = plan_id(p, x->sel_lane / parts, x->sel_idx);
     const struct layout_item *items = layout_items(l);
-    bool marks = explore_marks_shown(x); /* once: it counts the boxes */
-    for (int k = 0; k < layout_count(l); k++) {
-        const struct layout_item *it = &items[k];
-        if (it->role != LAYOUT_ROLE_INSTR || (it->style & LAYOUT_MEASURED) || it->row < 0 ||
-            it->row >= nrows || row_y[it->row] < 0)
+    bool marks = explore_marks_shown(x);
+    for (int row = 0; row < gc->rows && row < nrows; row++) {
+        if (row_y[row] < 0)
             continue;
-        gantt_box_marks(x, g, owner, row_y[it->row], box_rows, it, it->id == sel_id, marks);
+        /* A row in time order: from its first box that ends after the window's start (those
+         * before it draw nothing) to the first that starts past its end. */
+        int lo = gc->off[row], hi = gc->off[row + 1];
+        while (gc->by_time[row] && lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (gc->end_max[mid] <= x->t0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (int i = lo; i < gc->off[row + 1]; i++) {
+            const struct layout_item *it = &items[gc->items[i]];
+            if (gc->by_time[row] && (it->t0 - x->t0) / x->tpc >= gw)
+                break;
+            gantt_box_marks(x, g, owner, row_y[row], box_rows, it, it->id == sel_id, marks);
+        }
     }
-    cells_paint_gantt_marks(g, l, &v); /* over the labels */
+    if (gc->iterations)
+        cells_paint_gantt_marks(g, l, &v); /* over the labels */
     free(owner);
     free(row_y);
 
