@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/scheme_registry.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
 #include "util/err.h"
@@ -90,6 +91,12 @@ static int layout_subrows(const struct layout_panel *p)
     return p->measured ? 2 : 1;
 }
 
+bool layout_two_pipelines(const struct plan *p)
+{
+    const struct scheme_record *r = scheme_registry_get(plan_config(p)->scheme);
+    return r != NULL && r->replicas == 2;
+}
+
 /* "down"/"up" for Chimera's two pipelines, "chunk k" for interleaving. */
 static void layout_lane_label(const struct layout_panel *p, int sub, int lane, char *buf, size_t n)
 {
@@ -99,7 +106,7 @@ static void layout_lane_label(const struct layout_panel *p, int sub, int lane, c
     int lanes = layout_lanes(p);
     if (lanes <= 1)
         snprintf(buf, n, "%s", what);
-    else if (plan_config(p->plan)->scheme == SCHEME_X)
+    else if (layout_two_pipelines(p->plan))
         snprintf(buf, n, "%s%s%s", what, *what ? " " : "", lane == 0 ? "down" : "up");
     else
         snprintf(buf, n, "%s%schunk %d", what, *what ? " " : "", lane);

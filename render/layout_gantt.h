@@ -42,6 +42,9 @@ void layout_format_time(const struct geo *g, double t, char *buf, size_t n);
 void layout_format_mem(bool unit, double v, char *buf, size_t n);
 /* Drawn as a box: compute, allreduce, optimizer step. */
 bool layout_is_drawn_op(enum op op);
+/* Two pipelines hold every stage (the scheme record's replicas: Chimera): lane 0 is "down",
+ * lane 1 "up", drawn hatched. */
+bool layout_two_pipelines(const struct plan *p);
 /* Lanes per device: the plan's parts. */
 int layout_lanes(const struct layout_panel *p);
 /* The device furthest over its panel's cap and how many are over (0: none, or no cap). */

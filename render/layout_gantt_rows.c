@@ -68,7 +68,7 @@ void layout_instr_boxes(struct layout *l, const struct geo *g, const struct layo
                         const struct layout_panel *p, int pi, const struct rows *r, int d, int sub)
 {
     const struct plan *pl = p->plan;
-    bool x_scheme = plan_config(pl)->scheme == SCHEME_X;
+    bool x_scheme = layout_two_pipelines(pl);
     int iter_n = config_scheme_async(plan_config(pl)->scheme) && plan_config(pl)->iterations > 1
                      ? config_microbatches(plan_config(pl))
                      : 0;

@@ -174,7 +174,7 @@ double layout_legend(struct layout *l, const struct geo *g, const struct layout_
     bool have[OP__COUNT] = {false}, x_scheme = false, bubbles = false;
     for (int k = 0; k < n; k++) {
         const struct plan *p = panels[k].plan;
-        if (plan_config(p)->scheme == SCHEME_X && plan_geom(p)->parts == 2)
+        if (layout_two_pipelines(p) && plan_geom(p)->parts == 2)
             x_scheme = true;
         for (int d = 0; d < plan_devices(p); d++)
             for (int i = 0; i < plan_len(p, d); i++) {

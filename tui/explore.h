@@ -162,6 +162,11 @@ enum explore_edit {
     EDIT_UPDATE,     /* u / U: backwards per optimizer step (async) */
 };
 int explore_edit(struct explore *x, enum explore_edit what, int dir);
+/* Scheme names for the help and the status line, asked of the scheme registry
+ * (model/scheme_registry.h) in its order: the `s` cycle's, and of those the asynchronous ones
+ * and those whose chunks the config sets (v/V). */
+enum explore_schemes { SCHEMES_CYCLE, SCHEMES_ASYNC, SCHEMES_CHUNKS };
+void explore_scheme_names(enum explore_schemes what, const char *sep, char *buf, size_t n);
 /* The step shown (plan, sim, changes). */
 const struct pass_step *explore_step(const struct explore *x);
 int explore_lanes(const struct explore *x);
