@@ -269,6 +269,7 @@ static void explore_job_drop_build(void *arg)
 static int explore_build(struct explore *x, const struct config *cfg, struct plan *loaded,
                          struct mt_err *e)
 {
+    view_gantt_cache_free(x); /* the shown plan's layout is not kept through the build: memory */
     struct explore_build_job *j = xcalloc(1, sizeof *j);
     j->cfg = *cfg;
     j->loaded = loaded;
@@ -515,6 +516,7 @@ int explore_set_row(struct explore *x, int row)
 void explore_refresh(struct explore *x)
 {
     x->shown_gen++; /* what frames kept of the shown step is of another plan now */
+    view_gantt_cache_free(x); /* at once: a huge plan's layout is not kept through a build */
     explore_bound_update(x);
     explore_clamp_cursor(x);
     if (x->critical)
