@@ -427,8 +427,49 @@ static void test_help_schemes(void)
     explore_fini(&x);
 }
 
+/* What frames keep of the shown step (its layout, its boxes) is never stale: after every key
+ * of n p m M + 0 (m and M: a new pipeline in the same step slots), every row but the status
+ * line is the frame of an explorer opened on that config and shown that step and window. */
+static void test_frames_kept(void)
+{
+    struct config c;
+    config_default(&c);
+    c.scheme = SCHEME_W;
+    c.num_device = 4;
+    c.num_microbatches = 8;
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
+    struct explore a;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(explore_init(&a, &c, NULL, true, &e), MT_OK);
+    struct cells *ga = cells_new(120, 40, true), *gb = cells_new(120, 40, true);
+    const char *keys = "npmM+0nm";
+    for (const char *k = keys; *k; k++) {
+        explore_draw(&a, ga);
+        explore_key(&a, *k);
+        explore_draw(&a, ga);
+        struct explore b;
+        CHECK_EQ_INT(explore_init(&b, &a.cfg, NULL, true, &e), MT_OK);
+        CHECK_EQ_INT(explore_set_row(&b, a.row), MT_OK);
+        b.t0 = a.t0, b.tpc = a.tpc, b.fitted = a.fitted;
+        explore_draw(&b, gb);
+        int differ = 0;
+        for (int y = 0; y < ga->h - 1; y++)
+            for (int i = 0; i < ga->w; i++) {
+                const struct cell *p = &ga->c[(size_t)y * ga->w + i],
+                                  *q = &gb->c[(size_t)y * gb->w + i];
+                differ += p->ch != q->ch || p->fg != q->fg || p->bg != q->bg || p->attr != q->attr;
+            }
+        CHECK_EQ_INT(differ, 0);
+        explore_fini(&b);
+    }
+    cells_free(ga);
+    cells_free(gb);
+    explore_fini(&a);
+}
+
 int main(void)
 {
+    test_frames_kept();
     test_help_schemes();
     test_bound_search();
     test_search_progress();
