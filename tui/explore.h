@@ -73,11 +73,10 @@ struct explore {
                                * they would cover most boxes, explore_marks_shown), 1 on, -1 off */
     unsigned char *on_path;   /* [plan_total]: on the critical path */
     /* What frames reuse while the shown step stays (issue 27: a key at 4,096 micro-batches
-     * redrew everything from the plan): every
-     * change of a shown plan, simulation or measured row goes through explore_refresh, which
-     * counts it in shown_gen. The boxes and op kinds of the shown step (explore_shown_*), and
-     * the Gantt view's layout of it with its row index (tui/view_gantt.c) are kept for
-     * (step, shown_gen). */
+     * redrew everything from the plan): every change of a shown plan, simulation or measured
+     * row goes through explore_refresh or explore_realign, which count it in shown_gen. The
+     * boxes and op kinds of the shown step (explore_shown_*) and the Gantt view's layout of
+     * it with its row index (tui/view_gantt.c) are kept for (step, shown_gen). */
     unsigned shown_gen;
     const struct pass_step *summary_of;
     unsigned summary_gen;
