@@ -3,6 +3,8 @@
  * part; a measured row under each when a trace is shown, or its replay after r) and iteration
  * marks of async plans,
  * render/paint_cells.h maps them to cells (each cell the colour of what covers most of it).
+ * The layout and an index of its rows are kept while the shown step stays (gantt_cache), so
+ * a frame of a huge plan paints and labels only the time window it shows.
  * A lane is 1 to 3 rows tall, as the terminal's rows allow (and a blank row between lanes
  * when it is more than one).
  * Drawn here over them: lane names, op names and micro-batch numbers where they fit, the
