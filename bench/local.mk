@@ -35,10 +35,15 @@ bench_bench_search_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) 
 EXTRA_PROGRAMS += bench/bench_scale
 bench_bench_scale_SOURCES = bench/bench_scale.c
 bench_bench_scale_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+EXTRA_PROGRAMS += bench/bench_explore
+bench_bench_explore_SOURCES = bench/bench_explore.c
+bench_bench_explore_CPPFLAGS = $(AM_CPPFLAGS) $(NCURSES_CFLAGS)
+bench_bench_explore_LDADD = libmt_tui.a libmt_flow.a libmt_render.a libmt_traces.a libmt_sim.a \
+	libmt_model.a libmt_util.a $(NCURSES_LIBS) $(CAIRO_LIBS) $(CJSON_LIBS) $(ZLIB_LIBS) -lm
 CLEANFILES += $(EXTRA_PROGRAMS)
 
 BENCH_BINS = bench/bench_sim bench/bench_tune bench/bench_render bench/bench_passes bench/bench_exec \
-	bench/bench_async bench/bench_inputs bench/bench_trace bench/bench_search bench/bench_scale
+	bench/bench_async bench/bench_inputs bench/bench_trace bench/bench_search bench/bench_scale bench/bench_explore
 bench: $(BENCH_BINS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; ./$$b || exit 1; done
 .PHONY: bench

@@ -229,6 +229,36 @@ static int cells_seg_cmp(const void *a, const void *b)
     return (p->id > q->id) - (p->id < q->id);
 }
 
+/* Sorts a row's segments as cells_seg_cmp orders them (a total order: no two segments of a
+ * row start together with the same id). A row is a few runs already in order (a device's
+ * bubbles, then its boxes, each in time order), so runs are merged pairwise until one is left:
+ * linear for a row of two runs, where a general sort spent most of a frame. */
+static void cells_seg_sort(struct cells_seg *a, int n, struct cells_seg *tmp)
+{
+    for (;;) {
+        int i = 0;
+        while (i < n) {
+            int j = i + 1;
+            while (j < n && cells_seg_cmp(&a[j - 1], &a[j]) <= 0)
+                j++;
+            if (i == 0 && j == n)
+                return; /* one run: sorted */
+            int k = j < n ? j + 1 : n;
+            while (k < n && cells_seg_cmp(&a[k - 1], &a[k]) <= 0)
+                k++;
+            int p = i, q = j, o = i; /* merge [i, j) and [j, k) into tmp[i, k) */
+            while (p < j && q < k)
+                tmp[o++] = cells_seg_cmp(&a[q], &a[p]) < 0 ? a[q++] : a[p++];
+            while (p < j)
+                tmp[o++] = a[p++];
+            while (q < k)
+                tmp[o++] = a[q++];
+            i = k;
+        }
+        memcpy(a, tmp, (size_t)n * sizeof *a);
+    }
+}
+
 /* What covers one cell: time per colour, where each colour starts, the instruction of each
  * colour covering the most, and the cell's first two runs (maximal same-colour stretches). */
 struct cells_acc {
@@ -342,59 +372,134 @@ static int cells_gantt_y(const struct cells *g, const struct cells_gantt *v, int
     return v->row_y[r];
 }
 
-void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v)
+/* The segments of each row of a panel, sorted by (start, id), and for each the latest end so
+ * far: a frame finds the first segment its window shows by bisection (render/paint_cells.h). */
+struct cells_gantt_index {
+    int panel, rows;
+    int *off;              /* [rows + 1]: row r's segments are seg[off[r] .. off[r + 1]) */
+    struct cells_seg *seg; /* [off[rows]] */
+    double *end_max;       /* [off[rows]]: max t1 of seg[off[r] .. i] within its row */
+};
+
+struct cells_gantt_index *cells_gantt_index_new(const struct layout *l, int panel)
 {
     int nr;
-    const struct layout_row *rows = layout_rows(l, v->panel, &nr);
-    if (rows == NULL || v->w <= 0 || !(v->tpc > 0))
-        return;
+    const struct layout_row *rows = layout_rows(l, panel, &nr);
+    struct cells_gantt_index *ix = xcalloc(1, sizeof *ix);
+    ix->panel = panel;
+    ix->rows = rows != NULL ? nr : 0;
+    ix->off = xcalloc((size_t)ix->rows + 1, sizeof *ix->off);
+    /* A bubble covers every lane of its (dev, sub-row): those rows, listed once per key. */
+    int keys = 0;
+    for (int r = 0; r < ix->rows; r++)
+        if (2 * rows[r].dev + rows[r].sub + 1 > keys)
+            keys = 2 * rows[r].dev + rows[r].sub + 1;
+    int *key_off = xcalloc((size_t)keys + 1, sizeof *key_off), *key_rows, *fill;
+    for (int r = 0; r < ix->rows; r++)
+        if (rows[r].dev >= 0)
+            key_off[2 * rows[r].dev + rows[r].sub + 1]++;
+    for (int k = 0; k < keys; k++)
+        key_off[k + 1] += key_off[k];
+    key_rows = xmalloc(((size_t)ix->rows + 1) * sizeof *key_rows);
+    fill = xcalloc((size_t)keys + (size_t)ix->rows + 1, sizeof *fill);
+    for (int r = 0; r < ix->rows; r++)
+        if (rows[r].dev >= 0) {
+            int k = 2 * rows[r].dev + rows[r].sub;
+            key_rows[key_off[k] + fill[k]++] = r;
+        }
     const struct layout_item *items = layout_items(l);
     int n = layout_count(l);
-    /* Segments per row: count, place (arena), sort. A bubble goes to every lane of its sub-row. */
-    int *off = xcalloc((size_t)nr + 1, sizeof *off);
     for (int pass = 0; pass < 2; pass++) {
-        struct cells_seg *segs = NULL;
-        int *fill = NULL;
-        if (pass == 1) {
-            for (int r = 0; r < nr; r++)
-                off[r + 1] += off[r];
-            segs = xmalloc(((size_t)off[nr] + 1) * sizeof *segs);
-            fill = xcalloc((size_t)nr, sizeof *fill);
+        if (pass == 1) { /* counted: place */
+            for (int r = 0; r < ix->rows; r++)
+                ix->off[r + 1] += ix->off[r];
+            ix->seg = xmalloc(((size_t)ix->off[ix->rows] + 1) * sizeof *ix->seg);
+            ix->end_max = xmalloc(((size_t)ix->off[ix->rows] + 1) * sizeof *ix->end_max);
+            memset(fill, 0, ((size_t)keys + (size_t)ix->rows + 1) * sizeof *fill);
         }
-        for (int k = 0; k < n; k++) {
-            const struct layout_item *it = &items[k];
-            if (it->kind != LAYOUT_BOX || it->panel != v->panel ||
+        for (int i = 0; i < n; i++) {
+            const struct layout_item *it = &items[i];
+            if (it->kind != LAYOUT_BOX || it->panel != panel ||
                 (it->role != LAYOUT_ROLE_INSTR && it->role != LAYOUT_ROLE_BUBBLE))
                 continue;
-            int sub = it->style & LAYOUT_MEASURED ? 1 : 0;
-            for (int r = 0; r < nr; r++) {
-                bool mine = it->role == LAYOUT_ROLE_INSTR
-                                ? r == it->row
-                                : rows[r].dev == it->dev && rows[r].sub == sub;
-                if (!mine || cells_gantt_y(g, v, r) < 0)
+            int first = it->row, last = it->row + 1; /* an instruction: its own row */
+            const int *list = NULL;
+            if (it->role == LAYOUT_ROLE_BUBBLE) {
+                int k = 2 * it->dev + (it->style & LAYOUT_MEASURED ? 1 : 0);
+                if (it->dev < 0 || k >= keys)
                     continue;
-                if (pass == 0) {
-                    off[r + 1]++;
-                } else {
-                    segs[off[r] + fill[r]++] = (struct cells_seg){
-                        it->t0, it->t1, it->role == LAYOUT_ROLE_INSTR ? it->id : -1,
-                        (unsigned char)(it->role == LAYOUT_ROLE_INSTR ? it->color : PAL_BUBBLE)};
-                }
+                list = key_rows, first = key_off[k], last = key_off[k + 1];
             }
-        }
-        if (pass == 1) {
-            for (int r = 0; r < nr; r++) {
-                int y = cells_gantt_y(g, v, r);
-                if (y < 0)
+            struct cells_seg s = {
+                it->t0, it->t1, it->role == LAYOUT_ROLE_INSTR ? it->id : -1,
+                (unsigned char)(it->role == LAYOUT_ROLE_INSTR ? it->color : PAL_BUBBLE)};
+            for (int j = first; j < last; j++) {
+                int r = list != NULL ? list[j] : j;
+                if (r < 0 || r >= ix->rows)
                     continue;
-                qsort(segs + off[r], (size_t)(off[r + 1] - off[r]), sizeof *segs, cells_seg_cmp);
-                cells_gantt_row(g, v, y, segs + off[r], off[r + 1] - off[r]);
+                if (pass == 0)
+                    ix->off[r + 1]++;
+                else
+                    ix->seg[ix->off[r] + fill[r]++] = s;
             }
-            free(segs);
-            free(fill);
         }
     }
-    free(off);
+    struct cells_seg *tmp = xmalloc(((size_t)ix->off[ix->rows] + 1) * sizeof *tmp);
+    for (int r = 0; r < ix->rows; r++) {
+        struct cells_seg *seg = ix->seg + ix->off[r];
+        int cnt = ix->off[r + 1] - ix->off[r];
+        cells_seg_sort(seg, cnt, tmp);
+        double m = -INFINITY;
+        for (int i = 0; i < cnt; i++)
+            ix->end_max[ix->off[r] + i] = m = fmax(m, seg[i].t1);
+    }
+    free(tmp);
+    free(key_off);
+    free(key_rows);
+    free(fill);
+    return ix;
+}
+
+void cells_gantt_index_free(struct cells_gantt_index *ix)
+{
+    if (ix == NULL)
+        return;
+    free(ix->off);
+    free(ix->seg);
+    free(ix->end_max);
+    free(ix);
+}
+
+void cells_paint_gantt_index(struct cells *g, const struct cells_gantt_index *ix,
+                             const struct cells_gantt *v)
+{
+    if (ix->panel != v->panel || ix->rows == 0 || v->w <= 0 || !(v->tpc > 0))
+        return;
+    for (int r = 0; r < ix->rows; r++) {
+        int y = cells_gantt_y(g, v, r);
+        if (y < 0)
+            continue;
+        /* The first segment that ends after the window's start (the row's scan would skip
+         * those before it): bisection over the running latest end. */
+        int lo = ix->off[r], hi = ix->off[r + 1];
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (ix->end_max[mid] <= v->t0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        cells_gantt_row(g, v, y, ix->seg + lo, ix->off[r + 1] - lo);
+    }
+}
+
+void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v)
+{
+    if (v->w <= 0 || !(v->tpc > 0))
+        return;
+    struct cells_gantt_index *ix = cells_gantt_index_new(l, v->panel);
+    cells_paint_gantt_index(g, ix, v);
+    cells_gantt_index_free(ix);
 }
 
 void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v)

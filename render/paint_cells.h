@@ -79,6 +79,15 @@ struct cells_gantt {
  * (░ from 1/8 of the cell, ▒ from 3/8). A bubble cell holds a dot · (. without UTF-8) in
  * PAL_AXIS. Labels and selection are the caller's, over this. */
 void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v);
+/* The same from an index of the layout's rows (each row's boxes and bubbles sorted by time),
+ * made once per layout: a frame then walks only the segments its time window shows, so a
+ * viewer that keeps the index (tui/view_gantt.c) repaints a plan of a million boxes zoomed in
+ * at the cost of what is on screen. The index borrows nothing from l. */
+struct cells_gantt_index;
+struct cells_gantt_index *cells_gantt_index_new(const struct layout *l, int panel);
+void cells_gantt_index_free(struct cells_gantt_index *ix);
+void cells_paint_gantt_index(struct cells *g, const struct cells_gantt_index *ix,
+                             const struct cells_gantt *v);
 /* Over that and over the caller's labels: where an iteration starts on a device (async plans),
  * a heavy bar ┃ (| without UTF-8) in PAL_CAP, bold, in the cell of its time. */
 void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v);

@@ -140,13 +140,17 @@ static void explore_clamp_cursor(struct explore *x)
 }
 
 /* The lower bound of the shown plan's work: the pipeline's base (every pass step and the
- * search are plans of the same work, `optimize` bounds it once), or the bucket's plan. */
+ * search are plans of the same work, `optimize` bounds it once), or the bucket's plan; made
+ * again only for another plan (bound_of is cleared when a plan is replaced). */
 static void explore_bound_update(struct explore *x)
 {
-    x->have_bound = false;
     const struct plan *p = x->bucket_on ? x->bucket_step.plan
                            : x->have_pl && x->pl.n > 0 ? x->pl.step[0].plan
                                                        : NULL;
+    if (p != NULL && p == x->bound_of)
+        return;
+    x->have_bound = false;
+    x->bound_of = p;
     struct mt_err e = {0};
     if (p != NULL && bound_plan(p, &x->bound, &e) == MT_OK)
         x->have_bound = true;
@@ -265,6 +269,7 @@ static void explore_job_drop_build(void *arg)
 static int explore_build(struct explore *x, const struct config *cfg, struct plan *loaded,
                          struct mt_err *e)
 {
+    view_gantt_cache_free(x); /* the shown plan's layout is not kept through the build: memory */
     struct explore_build_job *j = xcalloc(1, sizeof *j);
     j->cfg = *cfg;
     j->loaded = loaded;
@@ -296,12 +301,9 @@ static int explore_build(struct explore *x, const struct config *cfg, struct pla
     }
     if (x->row >= explore_rows(x))
         x->row = PASS_ROW_BASE;
-    explore_bound_update(x);
+    x->bound_of = NULL; /* a new pipeline: the old plans are gone */
     explore_fit(x);
-    explore_clamp_cursor(x);
-    if (x->critical)
-        explore_critical_path(x);
-    explore_realign(x);
+    explore_refresh(x);
     return MT_OK;
 }
 
@@ -337,6 +339,7 @@ void explore_fini(struct explore *x)
     plan_free(x->loaded);
     free(x->on_path);
     explore_buckets_fini(x);
+    view_gantt_cache_free(x);
     memset(x, 0, sizeof *x);
 }
 
@@ -354,24 +357,45 @@ bool explore_too_small(const struct explore *x)
     return x->w > 0 && x->h > 0 && (x->w < EXPLORE_MIN_W || x->h < EXPLORE_MIN_H);
 }
 
-/* The boxes of the shown step (compute, allreduce, optimizer: what the Gantt draws as boxes). */
-static int explore_boxes(const struct plan *p)
+/* The shown step's boxes and op kinds, counted when the step or shown_gen changed. */
+static void explore_summary(struct explore *x)
 {
-    int n = 0;
+    const struct pass_step *st = explore_step(x);
+    if (st == x->summary_of && x->summary_gen == x->shown_gen)
+        return;
+    x->summary_of = st;
+    x->summary_gen = x->shown_gen;
+    x->summary_boxes = 0;
+    memset(x->summary_ops, 0, sizeof x->summary_ops);
+    if (st == NULL)
+        return;
+    const struct plan *p = st->plan;
     for (int d = 0; d < plan_devices(p); d++)
         for (int i = 0; i < plan_len(p, d); i++) {
             enum op op = plan_at(p, d, i)->op;
-            n += plan_op_is_compute(op) || op == OP_AR || op == OP_OS;
+            x->summary_ops[op] = true;
+            x->summary_boxes += plan_op_is_compute(op) || op == OP_AR || op == OP_OS;
         }
-    return n;
 }
 
-bool explore_marks_shown(const struct explore *x)
+int explore_shown_boxes(struct explore *x)
+{
+    explore_summary(x);
+    return x->summary_boxes;
+}
+
+const bool *explore_shown_ops(struct explore *x)
+{
+    explore_summary(x);
+    return x->summary_ops;
+}
+
+bool explore_marks_shown(struct explore *x)
 {
     if (x->marks != 0)
         return x->marks > 0;
     const struct pass_step *st = explore_step(x);
-    return st == NULL || x->bucket_on || 2 * st->changes.n <= explore_boxes(st->plan);
+    return st == NULL || x->bucket_on || 2 * st->changes.n <= explore_shown_boxes(x);
 }
 
 int explore_toggle_marks(struct explore *x)
@@ -386,7 +410,7 @@ int explore_toggle_marks(struct explore *x)
 }
 
 /* How the status line refers to the change marks of the shown step. */
-static const char *explore_marks_note(const struct explore *x)
+static const char *explore_marks_note(struct explore *x)
 {
     if (explore_marks_shown(x))
         return "marked *";
@@ -491,6 +515,8 @@ int explore_set_row(struct explore *x, int row)
 
 void explore_refresh(struct explore *x)
 {
+    x->shown_gen++; /* what frames kept of the shown step is of another plan now */
+    view_gantt_cache_free(x); /* at once, not beside the next one: ~100 MB at 4,096 x 32 */
     explore_bound_update(x);
     explore_clamp_cursor(x);
     if (x->critical)

@@ -17,6 +17,7 @@
 #include "traces/replay.h"
 
 struct cells;
+struct gantt_cache;
 struct explore_job;
 struct mt_err;
 struct ckpt_plan;
@@ -60,6 +61,8 @@ struct explore {
      * holds for the drawn plan and the gap to it (explore_bound_shown). */
     struct bound_result bound;
     bool have_bound;
+    const struct plan *bound_of; /* the plan bound holds for; NULL: to compute (an edit, a
+                                  * bucket) */
     /* viewport: time at the left edge of the Gantt and time per cell (us, or t) */
     double t0, tpc;
     bool fitted;              /* t0/tpc follow the plan (until the user zooms or pans) */
@@ -69,6 +72,17 @@ struct explore {
     int marks;                /* the shown pass's change marks (*): 0 automatic (shown unless
                                * they would cover most boxes, explore_marks_shown), 1 on, -1 off */
     unsigned char *on_path;   /* [plan_total]: on the critical path */
+    /* What frames reuse while the shown step stays (issue 27: a key at 4,096 micro-batches
+     * redrew everything from the plan): every change of a shown plan, simulation or measured
+     * row goes through explore_refresh or explore_realign, which count it in shown_gen. The
+     * boxes and op kinds of the shown step (explore_shown_*) and the Gantt view's layout of
+     * it with its row index (tui/view_gantt.c) are kept for (step, shown_gen). */
+    unsigned shown_gen;
+    const struct pass_step *summary_of;
+    unsigned summary_gen;
+    int summary_boxes;
+    bool summary_ops[OP__COUNT];
+    struct gantt_cache *gantt_cache; /* owned (view_gantt_cache_free) */
     enum explore_mode mode;
     enum explore_prompt prompt;
     char input[128];          /* prompt text */
@@ -147,6 +161,11 @@ enum explore_edit {
     EDIT_UPDATE,     /* u / U: backwards per optimizer step (async) */
 };
 int explore_edit(struct explore *x, enum explore_edit what, int dir);
+/* Scheme names for the help and the status line, asked of the scheme registry
+ * (model/scheme_registry.h) in its order: the `s` cycle's, and of those the asynchronous ones
+ * and those whose chunks the config sets (v/V). */
+enum explore_schemes { SCHEMES_CYCLE, SCHEMES_ASYNC, SCHEMES_CHUNKS };
+void explore_scheme_names(enum explore_schemes what, const char *sep, char *buf, size_t n);
 /* The step shown (plan, sim, changes). */
 const struct pass_step *explore_step(const struct explore *x);
 int explore_lanes(const struct explore *x);
@@ -184,7 +203,7 @@ void explore_toggle_critical(struct explore *x);
 /* Whether the shown step's change marks (*) are drawn: as the '*' key set them, or, left
  * automatic, unless the step changed more than half of its boxes (after the search nearly all:
  * the marks would hide the colours). */
-bool explore_marks_shown(const struct explore *x);
+bool explore_marks_shown(struct explore *x);
 /* '*': the change marks on / off (from automatic, the other way from what is shown). */
 int explore_toggle_marks(struct explore *x);
 /* The keys explore_status_shown ends the status line with; tui/view_frame.c keeps as many of
@@ -251,8 +270,15 @@ void view_buckets_draw(struct explore *x, struct cells *g, int top, int height);
 int explore_buckets_open(struct explore *x);
 int explore_buckets_key(struct explore *x, int key);
 void explore_buckets_fini(struct explore *x);
-/* After the shown step changed: the cursor back on it, the critical path again. */
+/* After the shown step changed (or its plan, simulation or measured row): the cursor back on
+ * it, the bound and the critical path again, what frames keep of it dropped. */
 void explore_refresh(struct explore *x);
+/* The shown step's boxes (compute, allreduce, optimizer: what the Gantt draws as boxes) and
+ * whether it holds each op kind, counted once per shown step. */
+int explore_shown_boxes(struct explore *x);
+const bool *explore_shown_ops(struct explore *x);
+/* What the Gantt view keeps between frames, released (explore_fini). */
+void view_gantt_cache_free(struct explore *x);
 
 /* Numbers in units that fit them (tui/view_units.c); unit-cost plans in t and M_θ. */
 void explore_fmt_bytes(const struct explore *x, double v, char *buf, size_t n); /* "2.78M" */

@@ -31,9 +31,27 @@ typedef bool (*edit_next)(struct config *c, const struct config *from, int k, in
 /* The edited value of a config, for the status line ("pp 8 -> 4"). */
 typedef void (*edit_show)(const struct config *c, char *buf, size_t n);
 
+/* The names of the schemes the registry marks with what, in its order, joined by sep. */
+void explore_scheme_names(enum explore_schemes what, const char *sep, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int id = 0; id < SCHEME__COUNT; id++) {
+        const struct scheme_record *r = scheme_registry_get((enum scheme_id)id);
+        bool pick = what == SCHEMES_CYCLE   ? r->in_cycle
+                    : what == SCHEMES_ASYNC ? r->in_cycle && r->async
+                                            : r->in_cycle && r->chunks == SCHEME_CHUNKS_CONFIG;
+        if (pick && len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? sep : "", r->name);
+    }
+}
+
 static bool edit_devices(struct config *c, const struct config *from, int k, int dir)
 {
-    int step = from->scheme == SCHEME_X ? 2 : 1; /* Chimera: two pipelines, an even pp */
+    /* a step of one per pipeline: Chimera's two keep an even pp */
+    int step = scheme_registry_get(from->scheme)->replicas > 1
+                   ? scheme_registry_get(from->scheme)->replicas
+                   : 1;
     int group = (from->cluster.dp > 0 ? from->cluster.dp : 1) *
                 (from->cluster.tp > 0 ? from->cluster.tp : 1);
     int pp = config_pp(from) + dir * k * step;
@@ -249,10 +267,12 @@ int explore_edit(struct explore *x, enum explore_edit what, int dir)
         return edit_apply(x, "micro-batch size", edit_mb_size, show_mb_size, dir);
     case EDIT_CHUNKS:
         if (!config_scheme_uses_chunks(x->cfg.scheme)) {
+            char chunks[160];
+            explore_scheme_names(SCHEMES_CHUNKS, " and ", chunks, sizeof chunks);
             snprintf(x->status, sizeof x->status,
-                     "v/V: %s has no chunks to change (W and ZB-W take 2 to %d per device; "
-                     "the V schemes always 2)",
-                     sname, CONFIG_MAX_CHUNKS);
+                     "v/V: %s has no chunks to change (%s take 2 to %d per device; the V "
+                     "schemes always 2)",
+                     sname, chunks, CONFIG_MAX_CHUNKS);
             x->status_err = true;
             return R_REDRAW;
         }
@@ -271,10 +291,12 @@ int explore_edit(struct explore *x, enum explore_edit what, int dir)
     case EDIT_ITERATIONS:
     case EDIT_UPDATE:
         if (!config_scheme_async(x->cfg.scheme)) {
+            char async[160];
+            explore_scheme_names(SCHEMES_ASYNC, ", ", async, sizeof async);
             snprintf(x->status, sizeof x->status,
-                     "%s: %s is synchronous: only the asynchronous schemes (s: Async, "
-                     "PipeDream) span several iterations or update every U micro-batches",
-                     what == EDIT_ITERATIONS ? "i/I" : "u/U", sname);
+                     "%s: %s is synchronous: only the asynchronous schemes (s: %s) span several "
+                     "iterations or update every U micro-batches",
+                     what == EDIT_ITERATIONS ? "i/I" : "u/U", sname, async);
             x->status_err = true;
             return R_REDRAW;
         }

@@ -30,6 +30,7 @@ static void explore_replay(struct explore *x, const struct pass_step *st)
 
 void explore_realign(struct explore *x)
 {
+    x->shown_gen++; /* the measured and replayed rows are made again */
     if (x->have_meas)
         align_result_fini(&x->meas);
     x->have_meas = false;

@@ -32,10 +32,13 @@ void explore_buckets_fini(struct explore *x)
     }
     ckpt_plan_free(x->bucket_planner);
     if (x->bucket_step.plan != NULL) {
+        if (x->bound_of == x->bucket_step.plan)
+            x->bound_of = NULL;
         plan_free(x->bucket_step.plan);
         sim_result_fini(&x->bucket_step.sim);
         pass_changes_fini(&x->bucket_step.changes);
     }
+    x->shown_gen++; /* the bucket's plan is gone */
     x->buckets = NULL;
     x->bucket_planner = NULL;
     x->bucket_on = false;
@@ -91,6 +94,7 @@ static void view_buckets_show(struct explore *x)
         sim_result_fini(&x->bucket_step.sim);
         pass_changes_fini(&x->bucket_step.changes);
     }
+    x->bound_of = NULL; /* another plan, maybe where the last one was */
     x->bucket_step.name = "input-aware";
     x->bucket_step.pass = -1;
     x->bucket_step.round = 0;

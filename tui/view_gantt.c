@@ -3,6 +3,8 @@
  * part; a measured row under each when a trace is shown, or its replay after r) and iteration
  * marks of async plans,
  * render/paint_cells.h maps them to cells (each cell the colour of what covers most of it).
+ * The layout and an index of its rows are kept while the shown step stays (gantt_cache), so
+ * a frame of a huge plan paints and labels only the time window it shows.
  * A lane is 1 to 3 rows tall, as the terminal's rows allow (and a blank row between lanes
  * when it is more than one).
  * Drawn here over them: lane names, op names and micro-batch numbers where they fit, the
@@ -142,8 +144,6 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
                 c0 = cx;
             c1 = cx + 1;
         }
-    const struct pass_change *ch =
-        marks ? pass_changes_find(&st->changes, it->dev, it->op, it->mb, it->stage) : NULL;
     bool crit = x->critical && x->on_path && x->on_path[it->id];
     unsigned attr = selected ? CELL_UNDERLINE | CELL_BOLD : 0;
     if (selected) { /* a caret on the axis under the box's first cell */
@@ -170,6 +170,10 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
         }
         return;
     }
+    /* looked up only here: a box that owns no cell shows no mark (a million of them in a
+     * fitted view of 16,384 micro-batches) */
+    const struct pass_change *ch =
+        marks ? pass_changes_find(&st->changes, it->dev, it->op, it->mb, it->stage) : NULL;
     enum pal color = it->color;
     char label[2][16];
     snprintf(label[0], sizeof label[0], "%s%s", ch && nrow > 1 ? "*" : "",
@@ -206,6 +210,123 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
             if (selected && c->ch == ' ') /* the underline is drawn in the ink: readable */
                 c->fg = (unsigned char)palette_text_on(color);
         }
+    }
+}
+
+/* What frames keep of the shown step (tui/explore.h): render/'s layout of it as the terminal
+ * draws it (no labels, no legend; its measured or replayed row when shown) and the index of
+ * its rows, for (step, shown_gen, measured row shown, replayed). Zoom, pan, the cursor, the
+ * critical path and the change marks are drawn over it and never make it again. */
+struct gantt_cache {
+    const struct pass_step *step;
+    unsigned gen;
+    int rpl;
+    bool replayed;
+    struct layout *l;
+    struct cells_gantt_index *ix;
+    /* The simulated rows' boxes, row by row in paint order: items[off[r] .. off[r + 1]) of
+     * row r; by_time[r] when they start in time order (a device runs in order), so a frame
+     * labels only the boxes in its window; end_max: the latest end so far in the row. */
+    int rows, *off, *items;
+    double *end_max;
+    bool *by_time;
+    bool iterations; /* the layout marks where iterations start (async plans) */
+};
+
+void view_gantt_cache_free(struct explore *x)
+{
+    struct gantt_cache *c = x->gantt_cache;
+    if (c == NULL)
+        return;
+    layout_free(c->l);
+    cells_gantt_index_free(c->ix);
+    free(c->off);
+    free(c->items);
+    free(c->end_max);
+    free(c->by_time);
+    free(c);
+    x->gantt_cache = NULL;
+}
+
+/* The simulated rows' boxes of c's layout, row by row (struct gantt_cache). */
+static void gantt_cache_rows(struct gantt_cache *c)
+{
+    const struct layout_item *items = layout_items(c->l);
+    int n = layout_count(c->l);
+    layout_rows(c->l, 0, &c->rows);
+    c->off = xcalloc((size_t)c->rows + 1, sizeof *c->off);
+    for (int k = 0; k < n; k++) {
+        const struct layout_item *it = &items[k];
+        c->iterations |= it->role == LAYOUT_ROLE_ITERATION;
+        if (it->role == LAYOUT_ROLE_INSTR && !(it->style & LAYOUT_MEASURED) && it->row >= 0 &&
+            it->row < c->rows)
+            c->off[it->row + 1]++;
+    }
+    for (int r = 0; r < c->rows; r++)
+        c->off[r + 1] += c->off[r];
+    c->items = xmalloc(((size_t)c->off[c->rows] + 1) * sizeof *c->items);
+    c->end_max = xmalloc(((size_t)c->off[c->rows] + 1) * sizeof *c->end_max);
+    c->by_time = xmalloc(((size_t)c->rows + 1) * sizeof *c->by_time);
+    int *fill = xcalloc((size_t)c->rows + 1, sizeof *fill);
+    for (int k = 0; k < n; k++) {
+        const struct layout_item *it = &items[k];
+        if (it->role == LAYOUT_ROLE_INSTR && !(it->style & LAYOUT_MEASURED) && it->row >= 0 &&
+            it->row < c->rows)
+            c->items[c->off[it->row] + fill[it->row]++] = k;
+    }
+    free(fill);
+    for (int r = 0; r < c->rows; r++) {
+        double m = -INFINITY;
+        c->by_time[r] = true;
+        for (int i = c->off[r]; i < c->off[r + 1]; i++) {
+            const struct layout_item *it = &items[c->items[i]];
+            if (i > c->off[r] && it->t0 < items[c->items[i - 1]].t0)
+                c->by_time[r] = false;
+            c->end_max[i] = m = fmax(m, it->t1);
+        }
+    }
+}
+
+/* The shown step's layout and index, made when what they show changed; NULL when the layout
+ * cannot be made (e says why). */
+static const struct gantt_cache *gantt_cached(struct explore *x, int rpl, struct mt_err *e)
+{
+    const struct pass_step *st = explore_step(x);
+    bool replayed = rpl == 2 && gantt_replayed(x);
+    struct gantt_cache *c = x->gantt_cache;
+    if (c != NULL && c->step == st && c->gen == x->shown_gen && c->rpl == rpl &&
+        c->replayed == replayed)
+        return c;
+    view_gantt_cache_free(x);
+    const struct plan *p = st->plan;
+    double *ms = NULL, *me = NULL;
+    if (rpl == 2)
+        gantt_measured(x, plan_total(p), &ms, &me);
+    struct layout_timeline tl = {replayed ? "replay" : "meas", ms, me};
+    struct layout_panel panel = {NULL, p, &st->sim, rpl == 2 ? &tl : NULL};
+    struct layout_opts lo = {.no_labels = true, .no_legend = true};
+    struct layout *l = NULL;
+    int rc = layout_build(&panel, 1, &lo, &l, e);
+    free(ms);
+    if (rc != MT_OK)
+        return NULL;
+    c = xcalloc(1, sizeof *c);
+    c->step = st, c->gen = x->shown_gen, c->rpl = rpl, c->replayed = replayed;
+    c->l = l, c->ix = cells_gantt_index_new(l, 0);
+    gantt_cache_rows(c);
+    x->gantt_cache = c;
+    return c;
+}
+
+/* Row `to` of the Gantt's columns [gx, gx + gw) as row `from`, cells and owners. */
+static void gantt_copy_row(struct cells *g, int *owner, int from, int to, int gx, int gw)
+{
+    for (int cx = gx; cx < gx + gw && cx < g->w; cx++) {
+        struct cell *src = cells_at(g, cx, from), *dst = cells_at(g, cx, to);
+        if (src == NULL || dst == NULL)
+            continue;
+        *dst = *src;
+        owner[(size_t)to * g->w + cx] = owner[(size_t)from * g->w + cx];
     }
 }
 
@@ -264,44 +385,32 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
                      ? config_microbatches(cfg)
                      : 0;
 
-    double *ms = NULL, *me = NULL;
-    if (rpl == 2)
-        gantt_measured(x, plan_total(p), &ms, &me);
-    struct layout_timeline tl = {gantt_replayed(x) ? "replay" : "meas", ms, me};
-    struct layout_panel panel = {NULL, p, r, rpl == 2 ? &tl : NULL};
-    struct layout_opts lo = {.no_labels = true, .no_legend = true};
-    struct layout *l = NULL;
     struct mt_err e = {0};
-    if (layout_build(&panel, 1, &lo, &l, &e) != MT_OK) {
+    const struct gantt_cache *gc = gantt_cached(x, rpl, &e);
+    if (gc == NULL) {
         cells_text(g, gx, top, gw, e.msg, PAL_MEM_OVER, PAL_BG, 0);
-        free(ms);
         return;
     }
+    const struct layout *l = gc->l;
     /* Screen rows: lane (dev * parts + part) from lane_top, box_rows tall, its measured row
-     * under it. Each of a lane's box rows is painted alike (row_y per sub-row k). */
+     * under it. A lane's box rows are alike: the first is painted, the others copy it. */
     int nrows;
     const struct layout_row *lr = layout_rows(l, 0, &nrows);
     int *row_y = xmalloc(((size_t)nrows + 1) * sizeof *row_y);
     int *owner = xmalloc((size_t)g->w * g->h * sizeof *owner);
     for (int i = 0; i < g->w * g->h; i++)
         owner[i] = -1;
-    for (int k = 0; k < box_rows; k++) {
-        for (int i = 0; i < nrows; i++) {
-            int lane = lr[i].dev * parts + lr[i].lane - x->lane_top;
-            int y = top + lane * lane_h + (lr[i].sub == 1 ? box_rows : k);
-            row_y[i] = lane >= 0 && lane < rows && y < top + height - 2 && (k == 0 || lr[i].sub == 0)
-                           ? y
-                           : -1;
-        }
-        struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
-        cells_paint_gantt(g, l, &v);
-    }
-    for (int i = 0; i < nrows; i++) { /* back to each row's first screen row */
+    for (int i = 0; i < nrows; i++) {
         int lane = lr[i].dev * parts + lr[i].lane - x->lane_top;
         int y = top + lane * lane_h + (lr[i].sub == 1 ? box_rows : 0);
         row_y[i] = lane >= 0 && lane < rows && y < top + height - 2 ? y : -1;
     }
     struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
+    cells_paint_gantt_index(g, gc->ix, &v);
+    for (int i = 0; i < nrows; i++)
+        for (int k = 1; k < box_rows && row_y[i] >= 0 && lr[i].sub == 0; k++)
+            if (row_y[i] + k < top + height - 2)
+                gantt_copy_row(g, owner, row_y[i], row_y[i] + k, gx, gw);
 
     for (int i = 0; i < nrows; i++) {
         int y = row_y[i], dev = lr[i].dev, part = lr[i].lane;
@@ -324,19 +433,31 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     if (x->sel_lane / parts < plan_devices(p) && x->sel_idx < plan_len(p, x->sel_lane / parts))
         sel_id = plan_id(p, x->sel_lane / parts, x->sel_idx);
     const struct layout_item *items = layout_items(l);
-    bool marks = explore_marks_shown(x); /* once: it counts the boxes */
-    for (int k = 0; k < layout_count(l); k++) {
-        const struct layout_item *it = &items[k];
-        if (it->role != LAYOUT_ROLE_INSTR || (it->style & LAYOUT_MEASURED) || it->row < 0 ||
-            it->row >= nrows || row_y[it->row] < 0)
+    bool marks = explore_marks_shown(x);
+    for (int row = 0; row < gc->rows && row < nrows; row++) {
+        if (row_y[row] < 0)
             continue;
-        gantt_box_marks(x, g, owner, row_y[it->row], box_rows, it, it->id == sel_id, marks);
+        /* A row in time order: from its first box that ends after the window's start (those
+         * before it draw nothing) to the first that starts past its end. */
+        int lo = gc->off[row], hi = gc->off[row + 1];
+        while (gc->by_time[row] && lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (gc->end_max[mid] <= x->t0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (int i = lo; i < gc->off[row + 1]; i++) {
+            const struct layout_item *it = &items[gc->items[i]];
+            if (gc->by_time[row] && (it->t0 - x->t0) / x->tpc >= gw)
+                break;
+            gantt_box_marks(x, g, owner, row_y[row], box_rows, it, it->id == sel_id, marks);
+        }
     }
-    cells_paint_gantt_marks(g, l, &v); /* over the labels */
+    if (gc->iterations)
+        cells_paint_gantt_marks(g, l, &v); /* over the labels */
     free(owner);
     free(row_y);
-    layout_free(l);
-    free(ms);
 
     int shown = rows < lanes ? rows : lanes;
     int used = shown * lane_h - (pitch > 1 ? 1 : 0);
@@ -376,10 +497,7 @@ void view_gantt_legend(struct explore *x, struct cells *g, int y)
                {OP_RC, {"recompute", "recomp"}},    {OP_BW, {"backward", "bwd"}},
                {OP_B, {"input grad", "in-grad"}},   {OP_W, {"weight grad", "w-grad"}},
                {OP_AR, {"allreduce", "allred"}},    {OP_OS, {"optimizer", "optim"}}};
-    bool has[OP__COUNT] = {false};
-    for (int d = 0; d < plan_devices(p); d++)
-        for (int i = 0; i < plan_len(p, d); i++)
-            has[plan_at(p, d, i)->op] = true;
+    const bool *has = explore_shown_ops(x);
     int end = g->w - 1, level = 0;
     for (; level < 2; level++) { /* the longest words with which every op fits */
         int need = 1;

@@ -1,4 +1,7 @@
-/* tui/view_help.c: the key reference (F1 or ?), any key returns. */
+/* tui/view_help.c: the key reference (F1 or ?), any key returns. Scheme names come from the
+ * scheme registry (a new scheme shows up here by its record): HELP_CYCLE, HELP_ASYNC and
+ * HELP_CHUNKS in a line stand for those of the `s` cycle, the asynchronous ones and those whose
+ * chunks v/V change. */
 #include <config.h>
 #include "tui/explore.h"
 
@@ -6,6 +9,10 @@
 #include <string.h>
 
 #include "render/paint_cells.h"
+
+#define HELP_CYCLE "\x01"
+#define HELP_ASYNC "\x02"
+#define HELP_CHUNKS "\x03"
 
 static const char *const help_lines[] = {
     "mario-tui explore: keys",
@@ -19,13 +26,12 @@ static const char *const help_lines[] = {
     "  c                   critical path on / off (a black thread through its boxes)",
     "  *                   change marks on / off (off at first where most boxes changed)",
     "  /                   search: 12 (micro-batch), BW (op), RC3 (op and micro-batch)",
-    "  s                   scheme: V X W GPipe Async PipeDream ZB-H1 ZB-H2 ZB-V ZB-W DualPipeV"
-    " ZBVZeroBubble V-Half V-Min",
-    "  i / I  u / U        Async, PipeDream: fewer / more iterations; update interval",
+    "  s                   scheme: " HELP_CYCLE,
+    "  i / I  u / U        " HELP_ASYNC ": fewer / more iterations; update interval",
     "  d / D               fewer / more devices (pp)",
     "  m / M               fewer / more micro-batches",
     "  b / B               halve / double the micro-batch size (same global batch)",
-    "  v / V               fewer / more chunks (W, ZB-W)",
+    "  v / V               fewer / more chunks (" HELP_CHUNKS ")",
     "  [ / ]               lower / raise the memory cap (x 1.25, in whole MiB; 0.25 M_θ with"
     " unit costs)",
     "  t / a               the tuner (S in it: the search as a ckpt mode too; f: one scheme"
@@ -51,6 +57,28 @@ static const char *const help_lines[] = {
     "step and its error against the measured one; OOM = over the cap.",
 };
 
+/* line with the registry's scheme names in place of HELP_CYCLE, HELP_ASYNC, HELP_CHUNKS. */
+static void help_expand(const char *line, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (const char *c = line; *c && len + 1 < n; c++) {
+        if (*c != HELP_CYCLE[0] && *c != HELP_ASYNC[0] && *c != HELP_CHUNKS[0]) {
+            out[len++] = *c;
+            out[len] = '\0';
+            continue;
+        }
+        char names[512];
+        explore_scheme_names(*c == HELP_CYCLE[0]   ? SCHEMES_CYCLE
+                             : *c == HELP_ASYNC[0] ? SCHEMES_ASYNC
+                                                   : SCHEMES_CHUNKS,
+                             *c == HELP_CYCLE[0] ? " " : ", ", names, sizeof names);
+        len += (size_t)snprintf(out + len, n - len, "%s", names);
+        if (len >= n)
+            len = n - 1;
+    }
+}
+
 /* The help wrapped to the width (a key's description goes on under its column, the prose at
  * the end as paragraphs) and, when it is taller than the screen, from line x->help_top on
  * (j/k scroll it, tui/keys.c). */
@@ -62,7 +90,7 @@ void view_help_draw(struct explore *x, struct cells *g)
     int m = 0;
     for (int i = 0; i < n && m < 160; i++) {
         char para[1024];
-        snprintf(para, sizeof para, "%s", help_lines[i]);
+        help_expand(help_lines[i], para, sizeof para);
         bool key_line = help_lines[i][0] == ' ';
         while (!key_line && i > 0 && help_lines[i][0] != '\0' && i + 1 < n &&
                help_lines[i + 1][0] != ' ' && help_lines[i + 1][0] != '\0' &&

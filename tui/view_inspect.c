@@ -110,9 +110,9 @@ void view_inspect_draw(struct explore *x, struct cells *g, int top, int height)
     inspect_mem(x, r->mem_after[id] - before, delta, sizeof delta);
     cells_printf(g, 1, y++, half - 2, PAL_TEXT, PAL_BG, 0, "memory after %s (%s%s)", mem,
                  r->mem_after[id] >= before ? "+" : "", delta);
-    struct vpipe_index *vx = NULL;
-    if (vpipe_index_build(p, &vx, NULL) == MT_OK) {
-        int deps[VPIPE_MAX_DEPS], n = vpipe_deps(p, vx, id, deps, NULL);
+    const struct vpipe_resolved *vr = NULL; /* kept with the plan: no index per frame */
+    if (vpipe_resolve(p, &vr, NULL) == MT_OK) {
+        int deps[VPIPE_MAX_DEPS], n = vpipe_deps(p, vr->x, id, deps, NULL);
         char buf[256] = "needs:";
         size_t len = strlen(buf);
         for (int k = 0; k < n && len < sizeof buf - 40; k++) {
@@ -125,7 +125,6 @@ void view_inspect_draw(struct explore *x, struct cells *g, int top, int height)
         if (n <= 0)
             snprintf(buf + len, sizeof buf - len, " %s", x->sel_idx > 0 ? "its device" : "nothing");
         cells_text(g, 1, y++, half - 2, buf, PAL_TEXT_DIM, PAL_BG, 0);
-        vpipe_index_free(vx);
     }
     if (x->show_rep && x->have_rep && id < x->rep.total) { /* the replay, and the run */
         double to_sim = r->unit ? 1e-3 : 1.0, ms = x->meas.start[id], me = x->meas.end[id];

@@ -66,8 +66,17 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
                  "tuner%s: %d candidates%s, %d fit the cap   (Enter: load   f: scheme   %s%sEsc: "
                  "back)", only, n, ran, ok, x->tune.cancelled ? "t: run again   " : "",
                  x->tune_search ? "" : "S: add the search   ");
+    /* the config column as wide as its longest label ("ZBVZeroBubble-8-16" pushed the rest
+     * out of their columns), as far as the width leaves room for the others (53 cells) */
+    int cw = 14, room = g->w - 2 - 53;
+    for (int i = 0; i < n; i++) {
+        char label[48];
+        tune_label(&x->tune.cand[order[i]], label, sizeof label);
+        cw = (int)strlen(label) > cw ? (int)strlen(label) : cw;
+    }
+    cw = cw > room && room >= 14 ? room : cw;
     cells_printf(g, 1, top + 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, CELL_UNDERLINE,
-                 "%4s  %-14s %-6s %4s %12s %12s %12s  %s", "rank", "config", "ckpt", "dp",
+                 "%4s  %-*s %-6s %4s %10s %10s %10s  %s", "rank", cw, "config", "ckpt", "dp",
                  x->cfg.unit.enabled ? "samples/t" : "samples/s", "iter", "peak mem", "");
     int rows = height - 3; /* the last row explains the selected row's label */
     int first = x->tune_sel >= rows ? x->tune_sel - rows + 1 : 0;
@@ -100,7 +109,7 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
             snprintf(mem, sizeof mem, "-");
         }
         cells_printf(g, 1, top + 2 + r, g->w - 2, ink, PAL_BG, sel ? CELL_REVERSE : 0,
-                     "%4d  %-14s %-6s %4d %12s %12s %12s  %s", first + r + 1, label,
+                     "%4d  %-*.*s %-6s %4d %10s %10s %10s  %s", first + r + 1, cw, cw, label,
                      tune_ckpt_name(k), k->dp, tput, step, mem, note);
     }
     if (n > 0 && x->tune_sel < n) {

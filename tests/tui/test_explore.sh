@@ -42,6 +42,23 @@ check "D adds a device" "grep -q 'pp 5' $tmp/f6"
 check "? shows the help" "grep -q 'critical path' $tmp/f7"
 "$bin" explore --devices 8 --global-batch 32 --dump-screen --size 120x40 --keys 't' >"$tmp/f8" 2>&1
 check "t runs the tuner and lists candidates" "grep -q 'tuner:.*candidates' $tmp/f8 && grep -q '   1  ' $tmp/f8"
+# issue 27 item 7: the columns stay under their headings with a long label (ZBVZeroBubble-8-16)
+"$bin" explore --dump-screen --size 120x40 --keys 't' >"$tmp/tl" 2>&1
+aligned() {
+    python3 - "$1" <<'PY'
+import re, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+head = next(l for l in lines if l.startswith(" rank  config"))
+col, mem = head.index("ckpt"), head.index("peak mem") + len("peak mem")
+rows = [l for l in lines if re.match(r"^ +[0-9]+  [A-Za-z]", l)]
+long = any(len(l[7:col].strip()) > 14 for l in rows)
+ok = all(re.match(r"(mario|off|search) ", l[col:]) and l[mem - 1] != " " for l in rows)
+sys.exit(0 if rows and long and ok else 1)
+PY
+}
+check "tuner: ckpt and peak mem under their headings beside a long label" "aligned $tmp/tl"
+"$bin" explore --dump-screen --size 80x24 --keys 't' >"$tmp/tl80" 2>&1
+check "tuner at 80x24: the same" "aligned $tmp/tl80"
 # f in the tuner: one scheme at a time in table order (V first, X next), then every scheme again
 "$bin" explore --devices 8 --global-batch 32 --dump-screen --size 120x40 --keys 'tff' >"$tmp/ff" 2>&1
 check "tuner f f: X only, every row X, said on the status line" \

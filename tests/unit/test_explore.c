@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/scheme_registry.h"
 #include "render/paint_cells.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
@@ -29,22 +30,30 @@ static int row_text(const struct cells *g, int y, char *buf, int n)
     return k;
 }
 
+/* Every scheme of the explorer's cycle (the registry's), at every size. */
 static void test_sizes(void)
 {
-    enum scheme_id schemes[] = {SCHEME_V, SCHEME_X, SCHEME_W, SCHEME_GPIPE, SCHEME_ASYNC};
-    for (int s = 0; s < 5; s++) {
+    for (int s = 0; s < SCHEME__COUNT; s++) {
+        const struct scheme_record *rec = scheme_registry_get((enum scheme_id)s);
+        if (!rec->in_cycle)
+            continue;
         struct config c;
         config_default(&c);
-        c.scheme = schemes[s];
+        c.scheme = rec->id;
         c.num_device = 4;
         c.num_microbatches = 8;
         c.unit = (struct unit_costs){true, 1, 2, 1, 0};
-        c.iterations = schemes[s] == SCHEME_ASYNC ? 3 : 1; /* iteration marks, staleness */
+        c.iterations = rec->async ? 3 : 1; /* iteration marks, staleness */
         struct explore x;
         struct mt_err e = {0};
         CHECK_EQ_INT(explore_init(&x, &c, NULL, s % 2 == 0, &e), MT_OK);
+        if (e.code != MT_OK) {
+            fprintf(stderr, "%s: %s\n", rec->name, e.msg);
+            continue;
+        }
+        /* a lane per part: Chimera's two pipelines, or the stages a device holds */
         int lanes = explore_lanes(&x);
-        CHECK_EQ_INT(lanes, 4 * (s == 1 ? 2 : s == 2 ? 2 : 1));
+        CHECK_EQ_INT(lanes, 4 * (rec->replicas > 1 ? rec->replicas : config_stages_per_device(&c)));
         for (int w = 40; w <= 240; w += 13)
             for (int h = 10; h <= 70; h += 7) {
                 struct cells *g = cells_new(w, h, s % 2 == 0);
@@ -376,8 +385,92 @@ static void test_search_progress(void)
     }
 }
 
+/* The help's scheme list is the `s` cycle, in the order s goes through it (both ask the
+ * registry: this holds them to each other), and v/V's refusal names the schemes whose chunks
+ * it changes, W and ZB-W. */
+static void test_help_schemes(void)
+{
+    struct config c;
+    config_default(&c);
+    c.num_device = 4;
+    c.num_microbatches = 8;
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
+    struct explore x;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
+    char cycle[512];
+    int len = snprintf(cycle, sizeof cycle, "scheme: %s", config_scheme_name(x.cfg.scheme));
+    for (int k = 0; k < SCHEME__COUNT; k++) {
+        explore_key(&x, 's');
+        if (x.cfg.scheme == c.scheme)
+            break;
+        len += snprintf(cycle + len, sizeof cycle - (size_t)len, " %s",
+                        config_scheme_name(x.cfg.scheme));
+    }
+    CHECK_EQ_INT(x.cfg.scheme, c.scheme); /* round the cycle and back */
+    CHECK(strstr(cycle, " X W GPipe ") != NULL); /* the first ones, as the registry lists them */
+    struct cells *g = cells_new(240, 60, true);
+    explore_key(&x, '?');
+    explore_draw(&x, g);
+    int found = 0;
+    for (int y = 0; y < g->h; y++) {
+        char line[512];
+        row_text(g, y, line, sizeof line);
+        found += strstr(line, cycle) != NULL;
+    }
+    CHECK_EQ_INT(found, 1);
+    explore_key(&x, ' '); /* any key leaves the help */
+    CHECK_EQ_INT(x.mode, MODE_GANTT);
+    explore_key(&x, 'v');
+    CHECK_STR_CONTAINS(x.status, "(W and ZB-W take 2 to");
+    cells_free(g);
+    explore_fini(&x);
+}
+
+/* What frames keep of the shown step (its layout, its boxes) is never stale: after every key
+ * of n p m M + 0 (m and M: a new pipeline in the same step slots), every row but the status
+ * line is the frame of an explorer opened on that config and shown that step and window. */
+static void test_frames_kept(void)
+{
+    struct config c;
+    config_default(&c);
+    c.scheme = SCHEME_W;
+    c.num_device = 4;
+    c.num_microbatches = 8;
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
+    struct explore a;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(explore_init(&a, &c, NULL, true, &e), MT_OK);
+    struct cells *ga = cells_new(120, 40, true), *gb = cells_new(120, 40, true);
+    const char *keys = "npmM+0nm";
+    for (const char *k = keys; *k; k++) {
+        explore_draw(&a, ga);
+        explore_key(&a, *k);
+        explore_draw(&a, ga);
+        struct explore b;
+        CHECK_EQ_INT(explore_init(&b, &a.cfg, NULL, true, &e), MT_OK);
+        CHECK_EQ_INT(explore_set_row(&b, a.row), MT_OK);
+        b.t0 = a.t0, b.tpc = a.tpc, b.fitted = a.fitted;
+        explore_draw(&b, gb);
+        int differ = 0;
+        for (int y = 0; y < ga->h - 1; y++)
+            for (int i = 0; i < ga->w; i++) {
+                const struct cell *p = &ga->c[(size_t)y * ga->w + i],
+                                  *q = &gb->c[(size_t)y * gb->w + i];
+                differ += p->ch != q->ch || p->fg != q->fg || p->bg != q->bg || p->attr != q->attr;
+            }
+        CHECK_EQ_INT(differ, 0);
+        explore_fini(&b);
+    }
+    cells_free(ga);
+    cells_free(gb);
+    explore_fini(&a);
+}
+
 int main(void)
 {
+    test_frames_kept();
+    test_help_schemes();
     test_bound_search();
     test_search_progress();
     test_units();

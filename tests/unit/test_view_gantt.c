@@ -132,6 +132,37 @@ static void check_scheme(enum scheme_id scheme, const char *const fine[4],
             }
         int axis = TOP + 4 * x.lane_h - 1;
         CHECK_EQ_INT(cells_at(g, EXPLORE_GUTTER, axis)->ch, utf8 ? 0x25B2 : '^');
+        /* Zoomed in and panned (the view keeps the layout and paints only its window,
+         * tui/view_gantt.c): from 11 t, inside dev 0's BW0 of 1F1B (10-12 t) and GPipe's BW
+         * phase, at 3 cells per t the lanes are the same strings from their 11th character: a
+         * box that began before the window still fills its cells. Then from 5 2/3 t: the
+         * first cell is the last third of t 5, the rest the strings from their 6th character.
+         * Both after frames of other windows, so nothing of those stays. */
+        for (int k = 0; k < 2; k++) {
+            x.fitted = false;
+            x.t0 = k == 0 ? 11 : 5 + 2.0 / 3;
+            x.tpc = 1.0 / 3;
+            struct cells *gz = cells_new(w, h, utf8);
+            explore_draw(&x, gz);
+            for (int d = 0; d < 4; d++) {
+                char got[512], exp[512], what[64];
+                for (int i = 0; i < gw && i < 511; i++) {
+                    got[i] = letter(gz->c[(size_t)(TOP + d * x.lane_h) * gz->w + EXPLORE_GUTTER + i].bg);
+                    int t = k == 0 ? 11 + i / 3 : i == 0 ? 5 : 6 + (i - 1) / 3; /* the cell's t */
+                    exp[i] = t < (int)strlen(fine[d]) ? fine[d][t] : ' ';
+                }
+                got[gw] = exp[gw] = '\0';
+                snprintf(what, sizeof what, "%s from %.4g t%s", name, x.t0,
+                         utf8 ? "" : ", --ascii");
+                check_count++;
+                if (strcmp(got, exp) != 0) {
+                    check_failures++;
+                    fprintf(stderr, "%s: %s lane %d:\n  want \"%s\"\n  got  \"%s\"\n", __FILE__, what,
+                            d, exp, got);
+                }
+            }
+            cells_free(gz);
+        }
         explore_fini(&x);
     }
     for (int k = 0; k < 2; k++) { /* --ascii: the same colour in every cell */

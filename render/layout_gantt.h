@@ -1,0 +1,83 @@
+/* render/layout_gantt.h: the Gantt figure's insides, shared by its files (not part of the
+ * interface; layout_build is render/layout.h's): the geometry every panel shares, a panel's
+ * device blocks, and each part's entry. layout_gantt.c: the geometry, the panels, the build;
+ * layout_gantt_rows.c: bubbles, boxes, send marks; layout_gantt_text.c: axis, title, legend;
+ * layout_gantt_mem.c: peak bars, memory strips. */
+#ifndef MT_RENDER_LAYOUT_GANTT_H
+#define MT_RENDER_LAYOUT_GANTT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "render/layout_internal.h"
+
+struct sim_result;
+
+/* Everything the panels share, computed once. */
+struct geo {
+    double W;
+    double lane_h, dev_gap, pad;
+    double left, lane_x0, plot_x0, plot_x1, right_x0; /* lane labels from lane_x0 */
+    double bar_x0, bar_x1;                            /* peak bars span */
+    double t_max, scale;
+    double tick_step, tick_k; /* ticks in display units; display = t * k */
+    bool unit;
+    double mem_bar_max, mem_curve_max, strip_h;
+    int panels;
+    bool bars; /* the peak-memory column: asked for (memory), or a panel is over the cap */
+};
+
+/* Per-panel geometry of the device blocks. */
+struct rows {
+    int devices, lanes, subrows;
+    double y0, y1;
+    double *dev_y; /* [devices]: top of the device's block */
+    double sub_h;  /* one sub-row (all lanes) */
+    double end[2]; /* end of the simulated and of the measured timeline */
+};
+
+/* ---- shared (layout_gantt.c) ---- */
+void layout_format_time(const struct geo *g, double t, char *buf, size_t n);
+/* Bytes, or M_θ under unit costs. */
+void layout_format_mem(bool unit, double v, char *buf, size_t n);
+/* Drawn as a box: compute, allreduce, optimizer step. */
+bool layout_is_drawn_op(enum op op);
+/* Two pipelines hold every stage (the scheme record's replicas: Chimera): lane 0 is "down",
+ * lane 1 "up", drawn hatched. */
+bool layout_two_pipelines(const struct plan *p);
+/* Lanes per device: the plan's parts. */
+int layout_lanes(const struct layout_panel *p);
+/* The device furthest over its panel's cap and how many are over (0: none, or no cap). */
+int layout_over_cap(const struct layout_panel *p, int *worst);
+/* The interval a timeline (sub 0: simulated, 1: measured) gives instruction id, false when it
+ * has none. */
+bool layout_interval(const struct layout_panel *p, int sub, int id, double *t0, double *t1);
+/* Top of lane `lane` of sub-row `sub` of device d. */
+double layout_row_y(const struct geo *g, const struct rows *r, int d, int sub, int lane);
+
+/* ---- the rows (layout_gantt_rows.c) ---- */
+void layout_bubbles(struct layout *l, const struct geo *g, const struct layout_panel *p, int pi,
+                    int d, int sub, double end, double y, double h);
+void layout_instr_boxes(struct layout *l, const struct geo *g, const struct layout_opts *o,
+                        const struct layout_panel *p, int pi, const struct rows *r, int d,
+                        int sub);
+void layout_comm(struct layout *l, const struct geo *g, const struct layout_panel *p, int pi,
+                 const struct rows *r);
+
+/* ---- words and scale (layout_gantt_text.c); each returns the y below what it drew ---- */
+void layout_grid(struct layout *l, const struct geo *g, double y0, double y1);
+/* Returns the height used. */
+double layout_axis(struct layout *l, const struct geo *g, double y);
+double layout_title(struct layout *l, const struct geo *g, const struct layout_opts *o,
+                    const struct layout_panel *panels, int n, double y);
+double layout_legend(struct layout *l, const struct geo *g, const struct layout_opts *o,
+                     const struct layout_panel *panels, int n, double y);
+
+/* ---- memory (layout_gantt_mem.c) ---- */
+void layout_peak_bars(struct layout *l, const struct geo *g, const struct layout_panel *p,
+                      int pi, const struct rows *r);
+/* Returns the y below the strips. */
+double layout_mem_strips(struct layout *l, const struct geo *g, const struct layout_panel *p,
+                         int pi, double y);
+
+#endif
