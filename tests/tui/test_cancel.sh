@@ -7,7 +7,8 @@
 # before Esc"), not a fresh run. The same for an edit of a
 # huge config (GPT3-13B x 32 at 4096 micro-batches: M builds for seconds): the status line
 # says it builds, Esc stops it within 0.5 s and the plan shown stays; the next edit waits for
-# the stopped build, saying so, then builds. A loaded machine can delay one try past 0.5 s; a check
+# the stopped build (which stops at its next pass), saying so, then builds, the status line
+# naming the pass that runs. A loaded machine can delay one try past 0.5 s; a check
 # fails only when two tries in a row do.
 set -u
 bin=${MT_BIN:-./mario-tui}
@@ -124,4 +125,6 @@ check "... the plan shown stays (N 4096)" "tmux -L $sock capture-pane -p | sed -
 tmux -L "$sock" send-keys M
 check "the next edit goes on after the stopped build" \
     "wait_for '^(the stopped work is finishing first|building: |micro-batches 4096 -> 4097)' 10 re"
+check "... the stopped build ended at its next pass: the status names the pass that runs" \
+    "wait_for \"^building: Mario's passes: [a-z]+.* steps? done\\)\\.\\.\\. [0-9.]+ s\" 60 re"
 exit $fail
