@@ -153,6 +153,23 @@ int cmd_fail(const char *cmd, const struct mt_err *e);
 /* Prints a usage error and returns 2. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A long command's progress on stderr (tui/cmd_progress.c): only on a terminal and not quiet,
+ * after 0.2 s, at most ten times a second; cmd_progress_end clears the line. */
+struct cmd_progress {
+    bool on, shown;
+    double t0_ms, last_ms;
+    const char *cmd; /* "optimize": the line starts with it */
+};
+void cmd_progress_start(struct cmd_progress *pr, const char *cmd, bool quiet);
+void cmd_progress_say(struct cmd_progress *pr, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void cmd_progress_end(struct cmd_progress *pr);
+/* As a pass_watch's step (sim/passes/pass.h; ctx: the cmd_progress): the pass about to run. */
+struct pass_pipeline;
+bool cmd_progress_pass(void *ctx, const struct pass_pipeline *pl, const char *next, int round);
+/* As a search_opts progress (sim/search/search.h; ctx: the cmd_progress): a bar of schedules. */
+bool cmd_progress_search(void *ctx, long done, long budget);
+
 /* The executor's backends, as `run` and `profile` name them (NULL-terminated). */
 extern const char *const cmd_run_backends[];
 

@@ -25,7 +25,7 @@
 
 static const char optimize_usage[] =
     "Usage: mario-tui optimize [CONFIG] [plan flags] [--search [--search-budget N] [--exact[=N]]]\n"
-    "                          [--lmbs] [--json] [--plan-out FILE]\n"
+    "                          [--lmbs] [--json] [--plan-out FILE] [--quiet]\n"
     "Apply Mario's four graph passes (PPoPP'25 §5.1) to a pipeline plan and show each step:\n"
     "  base        the scheme as given, no checkpointing\n"
     "  ckpt        pass 1, apply-checkpoint: every forward checkpointed, RC before each BW\n"
@@ -42,7 +42,7 @@ static const char optimize_usage[] =
     "\n";
 
 struct optimize_opts {
-    bool json, search;
+    bool json, search, quiet;
     int search_budget, exact;
     const char *plan_out;
     struct pass_lmbs lm;
@@ -64,6 +64,8 @@ static const struct cmd_option optimize_options[] = {
      .help = "print one JSON object instead of the table"},
     {.name = "plan-out", .arg = "FILE", CMD_TO_STRING(struct optimize_opts, plan_out),
      .help = "save the optimized plan (mario-plan JSON)"},
+    {.name = "quiet", .letter = 'q', CMD_TO_BOOL(struct optimize_opts, quiet),
+     .help = "no progress on stderr (shown only on a terminal, for runs over 0.2 s)"},
     {0},
 };
 
@@ -197,19 +199,23 @@ static int optimize_exec(int argc, char **argv)
     struct pass_pipeline pl;
     if (cmd_plan_build(&cp, &p, &e) != MT_OK)
         return cmd_fail("optimize", &e);
-    if (pass_pipeline_run(p, &pl, &e) != MT_OK) {
-        plan_free(p);
-        return cmd_fail("optimize", &e);
-    }
-    if (o.search) {
+    struct cmd_progress pr;
+    cmd_progress_start(&pr, "optimize", o.quiet);
+    struct pass_watch watch = {cmd_progress_pass, &pr};
+    int rc = pass_pipeline_run_watched(p, &watch, &pl, &e);
+    if (rc == MT_OK && o.search) {
         struct search_opts so;
         search_opts_default(&so, plan_config(p));
         so.budget = o.search_budget;
-        if (pass_pipeline_search(&pl, &so, &e) != MT_OK) {
+        so.progress = cmd_progress_search;
+        so.progress_ctx = &pr;
+        if ((rc = pass_pipeline_search(&pl, &so, &e)) != MT_OK)
             pass_pipeline_fini(&pl);
-            plan_free(p);
-            return cmd_fail("optimize", &e);
-        }
+    }
+    cmd_progress_end(&pr);
+    if (rc != MT_OK) {
+        plan_free(p);
+        return cmd_fail("optimize", &e);
     }
     struct bound_result bound, *b = NULL;
     if (bound_plan(p, &bound, &e) == MT_OK)

@@ -341,7 +341,7 @@ int cmd_plan_finish(const struct cmd_plan *cp, struct config *c, struct plan *lo
         TRY(scheme_build(c, &p, e));
         if (ckpt) { /* Auto chose Mario's checkpointing */
             struct plan *q = NULL;
-            int rc = tune_optimize_mario(p, &q, e);
+            int rc = tune_optimize_mario(p, NULL, &q, e);
             plan_free(p);
             TRY(rc);
             p = q;

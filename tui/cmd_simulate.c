@@ -24,7 +24,7 @@
 
 static const char simulate_usage[] =
     "Usage: mario-tui simulate [CONFIG] [plan flags] [--search] [--json] [--plan-out FILE] "
-    "[--trace-out FILE]\n"
+    "[--trace-out FILE] [--quiet]\n"
     "Simulate one training iteration of a pipeline plan (K iterations of an Async or PipeDream\n"
     "plan): per-device busy time, bubbles and peak memory, step time and throughput,\n"
     "utilization over the whole step and over the steady state, and for asynchronous plans\n"
@@ -36,7 +36,7 @@ static const char simulate_usage[] =
     "lower peak); --json: an array.\n\n";
 
 struct simulate_opts {
-    bool json, search;
+    bool json, search, quiet;
     const char *plan_out, *trace_out;
 };
 
@@ -49,6 +49,8 @@ static const struct cmd_option simulate_options[] = {
      .help = "save the plan (mario-plan JSON)"},
     {.name = "trace-out", .arg = "FILE", CMD_TO_STRING(struct simulate_opts, trace_out),
      .help = "save the simulated timeline as a Chrome trace (Perfetto)"},
+    {.name = "quiet", .letter = 'q', CMD_TO_BOOL(struct simulate_opts, quiet),
+     .help = "no progress on stderr for --search (shown only on a terminal, after 0.2 s)"},
     {0},
 };
 
@@ -174,14 +176,25 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
  * trace to write) is simulated straight from the config (sim_run_direct: the same figures,
  * without building millions of instructions); *p then gets the plan's geometry only, which is
  * all the report reads. Anything else is built (cmd_plan_finish) and simulated. */
-/* The plan the search makes from p (the passes' steps its starts), in place of p. */
-static int simulate_search(struct plan **p, struct mt_err *e)
+/* The plan the search makes from p (the passes' steps its starts), in place of p; its progress
+ * on stderr unless quiet (cmd_progress). */
+static int simulate_search(struct plan **p, bool quiet, struct mt_err *e)
 {
     struct pass_pipeline pl;
-    TRY(pass_pipeline_run(*p, &pl, e));
+    struct cmd_progress pr;
+    cmd_progress_start(&pr, "simulate", quiet);
+    struct pass_watch watch = {cmd_progress_pass, &pr};
+    int rc = pass_pipeline_run_watched(*p, &watch, &pl, e);
+    if (rc != MT_OK) {
+        cmd_progress_end(&pr);
+        return rc;
+    }
     struct search_opts so;
     search_opts_default(&so, plan_config(*p));
-    int rc = pass_pipeline_search(&pl, &so, e);
+    so.progress = cmd_progress_search;
+    so.progress_ctx = &pr;
+    rc = pass_pipeline_search(&pl, &so, e);
+    cmd_progress_end(&pr);
     if (rc == MT_OK) {
         plan_free(*p);
         *p = plan_clone(pass_pipeline_final(&pl)->plan);
@@ -190,7 +203,7 @@ static int simulate_search(struct plan **p, struct mt_err *e)
     return rc;
 }
 
-static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool search,
+static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool search, bool quiet,
                          struct plan **p, struct sim_result *r, struct mt_err *e)
 {
     struct config c;
@@ -209,7 +222,7 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool sear
     }
     TRY(cmd_plan_finish(cp, &c, loaded, p, e));
     if (search)
-        TRY(simulate_search(p, e));
+        TRY(simulate_search(p, quiet, e));
     return sim_run(*p, r, e);
 }
 
@@ -221,7 +234,7 @@ static void simulate_row_run(const struct cmd_plan *cp, bool search, struct tune
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    if (simulate_plan(cp, true, search, &p, &r, &e) != MT_OK) {
+    if (simulate_plan(cp, true, search, true, &p, &r, &e) != MT_OK) {
         k->status = TUNE_INVALID;
         snprintf(k->why, sizeof k->why, "%.250s", e.msg);
         plan_free(p);
@@ -340,7 +353,8 @@ static int simulate_exec(int argc, char **argv)
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    int rc = simulate_plan(&cp, o.plan_out == NULL && o.trace_out == NULL, o.search, &p, &r, &e);
+    int rc = simulate_plan(&cp, o.plan_out == NULL && o.trace_out == NULL, o.search, o.quiet, &p,
+                           &r, &e);
     if (rc != MT_OK) {
         plan_free(p);
         return cmd_fail("simulate", &e);

@@ -6,6 +6,7 @@
 #include <config.h>
 #include "tui/explore.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,14 +234,28 @@ int explore_search(struct explore *x, struct mt_err *e)
     return rc;
 }
 
-/* An edit's build (explore_wait): the config's plan, its validation and Mario's passes. */
+/* An edit's build (explore_wait_watched): the config's plan, its validation and Mario's passes,
+ * which say on the status line which pass runs, and stop at the next pass after Esc. */
 struct explore_build_job {
     struct config cfg;
     const struct plan *loaded; /* built in place of the config's scheme when given */
     int rc;
     struct mt_err e;
     struct pass_pipeline pl;
+    _Atomic(const char *) next; /* the pass running (NULL: the plan and its validation) */
+    atomic_int round, steps;
+    atomic_bool stop; /* Esc: the passes stop at the next one */
 };
+
+static bool explore_job_pass(void *ctx, const struct pass_pipeline *pl, const char *next,
+                             int round)
+{
+    struct explore_build_job *j = ctx;
+    atomic_store(&j->round, round);
+    atomic_store(&j->steps, pl->n);
+    atomic_store(&j->next, next);
+    return !atomic_load(&j->stop);
+}
 
 static void explore_job_build(void *arg)
 {
@@ -251,10 +266,31 @@ static void explore_job_build(void *arg)
         j->rc = scheme_build(&j->cfg, &base, &j->e);
     if (j->rc == MT_OK)
         j->rc = validate_plan(base, &j->e);
+    struct pass_watch w = {explore_job_pass, j};
     if (j->rc == MT_OK)
-        j->rc = pass_pipeline_run(base, &j->pl, &j->e);
+        j->rc = pass_pipeline_run_watched(base, &w, &j->pl, &j->e);
     if (base != j->loaded)
         plan_free(base);
+}
+
+static void explore_job_stop_build(void *arg)
+{
+    atomic_store(&((struct explore_build_job *)arg)->stop, true);
+}
+
+static void explore_job_describe_build(void *arg, char *buf, size_t n)
+{
+    struct explore_build_job *j = arg;
+    const char *next = atomic_load(&j->next);
+    int round = atomic_load(&j->round), steps = atomic_load(&j->steps);
+    if (next == NULL)
+        snprintf(buf, n, "building: the scheme's plan and its validation");
+    else if (round > 0)
+        snprintf(buf, n, "building: Mario's passes: %s, round %d (%d steps done)", next, round,
+                 steps);
+    else
+        snprintf(buf, n, "building: Mario's passes: %s (%d step%s done)", next, steps,
+                 steps == 1 ? "" : "s");
 }
 
 /* Frees a build nobody took: stopped by Esc, or never run. */
@@ -274,9 +310,14 @@ static int explore_build(struct explore *x, const struct config *cfg, struct pla
     j->cfg = *cfg;
     j->loaded = loaded;
     j->rc = MT_EINVAL; /* until it ran */
+    atomic_init(&j->next, NULL);
+    atomic_init(&j->round, 0);
+    atomic_init(&j->steps, 0);
+    atomic_init(&j->stop, false);
     x->wait_stopped = false;
-    if (!explore_wait(x, explore_job_build, explore_job_drop_build, j,
-                      "building: the scheme's plan, Mario's passes, their simulations")) {
+    if (!explore_wait_watched(x, explore_job_build, explore_job_drop_build,
+                              explore_job_stop_build, explore_job_describe_build, j,
+                              "building: the scheme's plan, Mario's passes, their simulations")) {
         x->wait_stopped = true;
         return err_set(e, MT_EINVAL, "stopped by Esc: the plan shown stays");
     }

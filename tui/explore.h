@@ -251,6 +251,13 @@ void explore_background_thread(void);
 typedef void (*explore_work_fn)(void *arg);
 bool explore_wait(struct explore *x, explore_work_fn work, explore_work_fn drop, void *arg,
                   const char *what);
+/* explore_wait, watched (either may be NULL): describe(arg, buf, n), asked on the waiting
+ * thread before each tick, says what runs now (in place of what: "building: Mario's passes:
+ * prepose, round 1"); stop(arg), when Esc stops the wait, asks work to end early, so that the
+ * next wait does not wait for it (it is still dropped unseen). */
+bool explore_wait_watched(struct explore *x, explore_work_fn work, explore_work_fn drop,
+                          explore_work_fn stop, void (*describe)(void *arg, char *buf, size_t n),
+                          void *arg, const char *what);
 /* Joins a stopped piece of work and drops it (explore_fini, and before the next wait). */
 void explore_wait_reap(struct explore *x);
 

@@ -1,9 +1,10 @@
 /* tui/explore_wait.c: work that may keep keys waiting (an edit's build of a huge config,
  * loading a trace) on a thread of its own, while the explorer's tick redraws the status line
- * (what, for how long) and listens for Esc (issue 27: nothing freezes). Esc stops the wait,
- * not the work: what is shown stays, and the work finishes unseen (x->orphan), to be joined
- * and dropped before the next wait or at explore_fini. One piece of work at a time. The
- * threads run at a lower priority than the one that listens for keys. */
+ * (what, or what the work says it does now, for how long) and listens for Esc (issue 27:
+ * nothing freezes). Esc stops the wait and asks the work to end early when it can (a build
+ * stops at its next pass): what is shown stays, and the work ends unseen (x->orphan), to be
+ * joined and dropped before the next wait or at explore_fini. One piece of work at a time.
+ * The threads run at a lower priority than the one that listens for keys. */
 #include <config.h>
 #include "tui/explore.h"
 
@@ -59,10 +60,12 @@ void explore_wait_reap(struct explore *x)
     x->orphan = NULL;
 }
 
-/* Until *done, ticking (the first tick after tick_every_ms, so quick work never shows); false
- * when Esc stopped the wait. */
-static bool wait_until(struct explore *x, atomic_bool *done, const char *what)
+/* Until *done, ticking (the first tick after tick_every_ms, so quick work never shows), the
+ * status line saying what, or describe's words when given; false when Esc stopped the wait. */
+static bool wait_until(struct explore *x, atomic_bool *done, const char *what,
+                       void (*describe)(void *arg, char *buf, size_t n), void *arg)
 {
+    char now_doing[256];
     x->waiting = what;
     x->wait_t0 = wait_now_ms();
     x->tick_ms = x->wait_t0;
@@ -74,6 +77,10 @@ static bool wait_until(struct explore *x, atomic_bool *done, const char *what)
         if (now - x->tick_ms < x->tick_every_ms || atomic_load(done))
             continue;
         x->tick_ms = now;
+        if (describe != NULL) {
+            describe(arg, now_doing, sizeof now_doing);
+            x->waiting = now_doing;
+        }
         if (!x->tick(x->busy_ctx)) {
             stopped = true;
             break;
@@ -86,13 +93,21 @@ static bool wait_until(struct explore *x, atomic_bool *done, const char *what)
 bool explore_wait(struct explore *x, explore_work_fn work, explore_work_fn drop, void *arg,
                   const char *what)
 {
+    return explore_wait_watched(x, work, drop, NULL, NULL, arg, what);
+}
+
+bool explore_wait_watched(struct explore *x, explore_work_fn work, explore_work_fn drop,
+                          explore_work_fn stop, void (*describe)(void *arg, char *buf, size_t n),
+                          void *arg, const char *what)
+{
     if (x->tick == NULL) { /* headless: here and now */
         explore_wait_reap(x);
         work(arg);
         return true;
     }
     if (x->orphan != NULL && /* the stopped one first, Esc still heard */
-        !wait_until(x, &x->orphan->finished, "the stopped work is finishing first")) {
+        !wait_until(x, &x->orphan->finished, "the stopped work is finishing first", NULL,
+                    NULL)) {
         drop(arg); /* never ran: drop frees what the caller made */
         return false;
     }
@@ -107,7 +122,9 @@ bool explore_wait(struct explore *x, explore_work_fn work, explore_work_fn drop,
         work(arg);
         return true;
     }
-    if (!wait_until(x, &j->finished, what)) {
+    if (!wait_until(x, &j->finished, what, describe, arg)) {
+        if (stop != NULL)
+            stop(arg);
         x->orphan = j;
         return false;
     }

@@ -116,10 +116,11 @@ static bool screen_stop_asked(void)
 }
 
 /* The tuner on a thread of its own, so that Esc is heard at once: a candidate can take
- * seconds (GPT3-13B, 1024 micro-batches: 3.8 s from Esc to the end of the candidate in
- * flight). The thread works on a copy of the config; it touches neither curses nor the
- * explorer. Esc asks it to stop (explore.h: the tuner keeps what ran) and gives the screen
- * back at once; the loop takes the result when the candidates in flight are done. */
+ * seconds (GPT3-13B, 1024 micro-batches: 3.8 s when the candidate in flight ran to its end).
+ * The thread works on a copy of the config; it touches neither curses nor the explorer. Esc
+ * asks it to stop (explore.h: the tuner keeps what ran): the candidates in flight give up at
+ * their next pass, and what ran is shown within 0.3 s; when a pass takes longer, the screen
+ * is given back then and the loop takes the result when the thread is done. */
 struct screen_tuner {
     pthread_t tid;
     bool running;         /* started and not yet joined */
@@ -212,6 +213,14 @@ static void screen_tuner_run(struct explore *x, struct screen_tuner *t, bool sea
         if (key == 27 || key == 'q') {
             atomic_store(&t->stop, true);
             timeout(250);
+            /* the candidates in flight give up at their next pass (sim/tune/tune.h): what ran
+             * is shown at once; a pass longer than that finishes in the background */
+            for (int i = 0; i < 30 && !atomic_load(&t->finished); i++)
+                napms(10);
+            if (atomic_load(&t->finished)) {
+                screen_tuner_collect(x, t, false);
+                return;
+            }
             snprintf(x->status, sizeof x->status,
                      "tuner stopped by Esc after %d of %d candidates: the ones in flight finish "
                      "in the background; t shows what ran", atomic_load(&t->done),

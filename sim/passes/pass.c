@@ -319,7 +319,23 @@ static int pass_pipeline_step(struct pass_pipeline *pl, enum pass_id id, int rou
     return MT_OK;
 }
 
+/* Whether the watch lets the pipeline go on to the next step. */
+static bool pass_pipeline_go_on(struct pass_pipeline *pl, const struct pass_watch *w,
+                                enum pass_id id, int round)
+{
+    if (w == NULL || w->step == NULL || w->step(w->ctx, pl, pass_get(id)->name, round))
+        return true;
+    pl->stopped = true;
+    return false;
+}
+
 int pass_pipeline_run(const struct plan *base, struct pass_pipeline *out, struct mt_err *e)
+{
+    return pass_pipeline_run_watched(base, NULL, out, e);
+}
+
+int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *w,
+                              struct pass_pipeline *out, struct mt_err *e)
 {
     memset(out, 0, sizeof *out);
     struct pass_step *st = &out->step[0];
@@ -332,13 +348,18 @@ int pass_pipeline_run(const struct plan *base, struct pass_pipeline *out, struct
     pass_changes_init(&st->changes);
     st->changes.step_in = st->changes.step_out = st->sim.step_time;
     out->n = 1;
+    if (!pass_pipeline_go_on(out, w, PASS_CHECKPOINT, 0))
+        return MT_OK;
     rc = pass_pipeline_step(out, PASS_CHECKPOINT, 0, e);
     /* Pass 4 keeps a rewrite only when it is faster, so a round whose prepose changed nothing
      * did not improve, and another round would find the same plan. */
-    for (int round = 1; rc == MT_OK && round <= PASS_MAX_ROUNDS; round++) {
-        for (int id = PASS_OVERLAP; rc == MT_OK && id <= PASS_PREPOSE; id++)
+    for (int round = 1; rc == MT_OK && !out->stopped && round <= PASS_MAX_ROUNDS; round++) {
+        for (int id = PASS_OVERLAP; rc == MT_OK && id <= PASS_PREPOSE; id++) {
+            if (!pass_pipeline_go_on(out, w, (enum pass_id)id, round))
+                break;
             rc = pass_pipeline_step(out, (enum pass_id)id, round, e);
-        if (rc == MT_OK && out->step[out->n - 1].changes.n == 0)
+        }
+        if (rc == MT_OK && !out->stopped && out->step[out->n - 1].changes.n == 0)
             break;
     }
     if (rc != MT_OK)
@@ -357,6 +378,12 @@ const struct pass_step *pass_pipeline_row(const struct pass_pipeline *pl, enum p
         return pl->n > 0 ? &pl->step[0] : NULL;
     if ((int)row == PASS_ROW_SEARCH)
         return pl->searched ? pass_pipeline_final(pl) : NULL;
+    if (row == PASS_ROW_PREPOSE && pl->stopped) { /* its last round that ran */
+        for (int i = pl->n - 1; i >= 0; i--)
+            if (pl->step[i].pass == PASS_PREPOSE)
+                return &pl->step[i];
+        return NULL;
+    }
     if (row == PASS_ROW_PREPOSE) /* the passes' final plan */
         return pl->n > 0 ? &pl->step[pl->n - 1 - pl->searched] : NULL;
     enum pass_id id = row == PASS_ROW_CKPT      ? PASS_CHECKPOINT

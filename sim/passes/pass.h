@@ -135,6 +135,8 @@ struct pass_step {
 struct pass_pipeline {
     int n;
     struct pass_step step[3 + 3 * PASS_MAX_ROUNDS];
+    bool stopped;               /* its watch stopped it: the steps before are kept, the rest
+                                 * did not run (pass_pipeline_run_watched) */
     bool searched;              /* a search step ends it (pass_pipeline_search) */
     struct search_stats search; /* what the search did */
     double search_cap;          /* the cap it searched under (0 none) */
@@ -158,6 +160,18 @@ enum pass_row {
  * checkpoints the forwards that keep their activations. out is zeroed on failure; errors are
  * base's (it must validate) or pass 1's. */
 int pass_pipeline_run(const struct plan *base, struct pass_pipeline *out, struct mt_err *e);
+/* Who watches a pipeline run: before each step after base, step(ctx, pl, next, round) with the
+ * steps made so far, the short name of the pass about to run and its round (0 for ckpt); false
+ * stops the pipeline there. A step takes from milliseconds to a second or more (a pass and the
+ * simulation of its output: about 0.2 s at 4,096 micro-batches of GPT3-13B on 32 devices). */
+struct pass_watch {
+    bool (*step)(void *ctx, const struct pass_pipeline *pl, const char *next, int round);
+    void *ctx;
+};
+/* pass_pipeline_run, watched (w may be NULL: not watched). When w stops it, MT_OK with the steps
+ * made so far (base at least) and out->stopped; pass_pipeline_row then finds only those. */
+int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *w,
+                              struct pass_pipeline *out, struct mt_err *e);
 void pass_pipeline_fini(struct pass_pipeline *pl);
 /* Appends the search step (sim/search/search.h): the schedule search under o's cap, started from
  * every step of the pipeline (base first). Its plan is the pipeline's final one; never slower
@@ -169,7 +183,8 @@ int pass_pipeline_search(struct pass_pipeline *pl, const struct search_opts *o, 
  * compute instruction at another place among its device's compute instructions (MOVE). */
 void pass_changes_diff(const struct plan *in, const struct plan *out, struct pass_changes *ch);
 /* The step a summary row shows: the first application of passes 1-3, for prepose the final
- * plan of the passes (after the rounds), for PASS_ROW_SEARCH the search step (NULL when none). */
+ * plan of the passes (after the rounds), for PASS_ROW_SEARCH the search step (NULL when none).
+ * In a stopped pipeline, NULL for a pass that did not run; prepose is its last round that ran. */
 const struct pass_step *pass_pipeline_row(const struct pass_pipeline *pl, enum pass_row row);
 const char *pass_row_name(enum pass_row row);
 const struct pass_step *pass_pipeline_final(const struct pass_pipeline *pl);

@@ -49,6 +49,116 @@ struct prepose_move {
     bool sa_moves;
 };
 
+/* The walk back from a forward's place looks for the earliest gap that takes it; walking it one
+ * instruction at a time cost O(n) per forward (O(n^2) a pass: 42 M steps for 4,096 micro-batches
+ * of V on 32 devices, where 127 k forwards meet 4 k gaps long enough). Two max trees over the
+ * instruction ids find what the walk stops at: the rightmost gap long enough, and the rightmost
+ * instruction whose peak with the checkpoint held would pass the budget. Each compares the
+ * values the walk compared (a max passes a monotone test when one of its values does), so the
+ * decisions, and the plan, are the walk's to the bit. Leaves hold blocks of PREPOSE_BLOCK
+ * values: the tree stays small beside the per-instruction arrays. */
+#define PREPOSE_BLOCK 16
+
+struct prepose_maxtree {
+    const double *v; /* the values, v[0 .. n) */
+    int n, leaves;   /* leaves: a power of two, at least one per block */
+    double *node;    /* [2 * leaves]: node 1 the root, node k's children 2k and 2k + 1,
+                      * node leaves + b the max of block b (-inf past the end) */
+};
+
+/* The tests a value is put to, each monotone (true for every value above one that passes). */
+enum prepose_test_kind {
+    PREPOSE_TEST_FITS, /* a gap of this length takes the forward: !(v < a) */
+    PREPOSE_TEST_OVER, /* a peak that, with a added, passes the budget b: v + a > b */
+};
+
+struct prepose_test {
+    enum prepose_test_kind kind;
+    double a, b;
+};
+
+static bool prepose_test_pass(const struct prepose_test *t, double v)
+{
+    return t->kind == PREPOSE_TEST_FITS ? !(v < t->a) : v + t->a > t->b;
+}
+
+static void prepose_maxtree_block(struct prepose_maxtree *t, int b)
+{
+    double m = -INFINITY;
+    int end = (b + 1) * PREPOSE_BLOCK < t->n ? (b + 1) * PREPOSE_BLOCK : t->n;
+    for (int i = b * PREPOSE_BLOCK; i < end; i++)
+        m = t->v[i] > m ? t->v[i] : m;
+    int k = t->leaves + b;
+    t->node[k] = m;
+    for (k /= 2; k >= 1; k /= 2)
+        t->node[k] = t->node[2 * k] > t->node[2 * k + 1] ? t->node[2 * k] : t->node[2 * k + 1];
+}
+
+static void prepose_maxtree_init(struct prepose_maxtree *t, const double *v, int n)
+{
+    int blocks = (n + PREPOSE_BLOCK - 1) / PREPOSE_BLOCK;
+    t->v = v;
+    t->n = n;
+    for (t->leaves = 1; t->leaves < blocks; t->leaves *= 2)
+        ;
+    t->node = xmalloc(2 * (size_t)t->leaves * sizeof *t->node);
+    for (int k = 0; k < 2 * t->leaves; k++)
+        t->node[k] = -INFINITY;
+    for (int b = 0; b < blocks; b++) {
+        double m = -INFINITY;
+        int end = (b + 1) * PREPOSE_BLOCK < n ? (b + 1) * PREPOSE_BLOCK : n;
+        for (int i = b * PREPOSE_BLOCK; i < end; i++)
+            m = v[i] > m ? v[i] : m;
+        t->node[t->leaves + b] = m;
+    }
+    for (int k = t->leaves - 1; k >= 1; k--)
+        t->node[k] = t->node[2 * k] > t->node[2 * k + 1] ? t->node[2 * k] : t->node[2 * k + 1];
+}
+
+/* After v[lo .. hi] changed. */
+static void prepose_maxtree_update(struct prepose_maxtree *t, int lo, int hi)
+{
+    for (int b = lo / PREPOSE_BLOCK; b <= hi / PREPOSE_BLOCK; b++)
+        prepose_maxtree_block(t, b);
+}
+
+/* The rightmost block in [l, r] under node k (covering blocks [nl, nr]) whose max passes; -1. */
+static int prepose_maxtree_last_block(const struct prepose_maxtree *t, int k, int nl, int nr, int l,
+                                      int r, const struct prepose_test *q)
+{
+    if (nr < l || nl > r || !prepose_test_pass(q, t->node[k]))
+        return -1;
+    if (nl == nr)
+        return nl;
+    int mid = nl + (nr - nl) / 2;
+    int b = prepose_maxtree_last_block(t, 2 * k + 1, mid + 1, nr, l, r, q);
+    return b >= 0 ? b : prepose_maxtree_last_block(t, 2 * k, nl, mid, l, r, q);
+}
+
+/* The rightmost i in [lo, hi] whose v[i] passes q; -1 when none. */
+static int prepose_maxtree_last(const struct prepose_maxtree *t, int lo, int hi,
+                                const struct prepose_test *q)
+{
+    if (lo > hi)
+        return -1;
+    int blo = lo / PREPOSE_BLOCK, bhi = hi / PREPOSE_BLOCK;
+    int stop = bhi * PREPOSE_BLOCK > lo ? bhi * PREPOSE_BLOCK : lo;
+    for (int i = hi; i >= stop; i--)
+        if (prepose_test_pass(q, t->v[i]))
+            return i;
+    if (blo == bhi)
+        return -1;
+    int b = prepose_maxtree_last_block(t, 1, 0, t->leaves - 1, blo + 1, bhi - 1, q);
+    if (b >= 0)
+        for (int i = (b + 1) * PREPOSE_BLOCK - 1;; i--)
+            if (prepose_test_pass(q, t->v[i]))
+                return i;
+    for (int i = (blo + 1) * PREPOSE_BLOCK - 1; i >= lo; i--)
+        if (prepose_test_pass(q, t->v[i]))
+            return i;
+    return -1;
+}
+
 /* Everything is indexed by instruction id of the input; the arrays point into one arena. */
 struct prepose_ctx {
     void *arena;
@@ -69,6 +179,9 @@ struct prepose_ctx {
     int n_mv;
     int *move_of;    /* [mbs * stages]: index in mv of the preposed forward of (mb, stage), or -1 */
     double *new_end; /* [mbs * stages]: estimated end of a preposed forward */
+    int *prev_recv;  /* a receive's id -> the position of the previous receive on its device
+                      * from the same peer, -1 when none (undefined for other instructions) */
+    struct prepose_maxtree gap_tree, top_tree; /* over gap_len and top */
 };
 
 struct prepose_order {
@@ -166,23 +279,32 @@ static void prepose_one(struct prepose_ctx *c, int fid)
     double hold = c->cost->stage[f->stage].ckpt + (f->stage < c->g->stages - 1 ? msg : 0);
     double in_msg = ra >= 0 ? msg : 0;
     int limit = ra >= 0 ? ra : cf;
-    double run_max = -INFINITY;
+    double budget = c->budget * (1 + 1e-12) + 1e-12;
+    /* The walk back from limit - 1 ends after `after` and at the previous receive from the
+     * same peer (the order of messages from that peer is kept) */
+    int lo = after;
+    if (peer >= 0 && c->prev_recv[ra_id] > lo)
+        lo = c->prev_recv[ra_id];
+    /* and no gap at or before an instruction whose peak, with the checkpoint held, passes the
+     * budget can take it */
+    struct prepose_test over = {PREPOSE_TEST_OVER, hold, budget};
+    int top = prepose_maxtree_last(&c->top_tree, base + lo + 1, base + limit - 1, &over);
+    if (top >= 0)
+        lo = top - base;
+    /* the gaps long enough, latest first, until one opens before the input is ready (so does
+     * every earlier gap: gaps start in time order along a device, and a move only shortens a
+     * gap from its start); the earliest where the device's memory before it allows wins */
+    struct prepose_test fits = {PREPOSE_TEST_FITS, dur - c->eps, 0};
     int best = -1;
-    for (int j = limit - 1; j > after; j--) {
-        const struct instr *o = plan_at(in, d, j);
-        if (peer >= 0 && vpipe_is_recv(o->op) && o->peer == peer)
-            break; /* keep the order of messages from that peer */
-        int id = base + j;
-        run_max = fmax(run_max, c->top[id]);
-        if (c->gap_len[id] < dur - c->eps)
-            continue;
-        if (c->gap_t[id] < ready - c->eps)
-            break; /* so is every earlier gap: gaps start in time order along a device (a
-                    * move only shortens a gap from its start) */
+    for (int hi = limit - 1;;) {
+        int id = prepose_maxtree_last(&c->gap_tree, base + lo + 1, base + hi, &fits);
+        if (id < 0 || c->gap_t[id] < ready - c->eps)
+            break;
+        int j = id - base;
         double before = j > 0 ? c->mem[id - 1] : c->r->dev[d].static_mem;
-        if (fmax(run_max, before + in_msg) + hold > c->budget * (1 + 1e-12) + 1e-12)
-            continue;
-        best = j;
+        if (!(before + in_msg + hold > budget))
+            best = j;
+        hi = j - 1;
     }
     if (best < 0)
         return;
@@ -191,10 +313,12 @@ static void prepose_one(struct prepose_ctx *c, int fid)
     c->new_end[key] = c->gap_t[bid] + dur;
     c->gap_t[bid] += dur;
     c->gap_len[bid] -= dur;
+    prepose_maxtree_update(&c->gap_tree, bid, bid);
     for (int k = bid; k < fid; k++) {
         c->mem[k] += hold;
         c->top[k] += hold;
     }
+    prepose_maxtree_update(&c->top_tree, bid, fid - 1);
     int sa_id = vpipe_lookup(c->x, OP_SA, f->mb, f->stage), sa = -1;
     bool sa_free = false;
     if (sa_id >= 0 && c->dev_of[sa_id] == d) {
@@ -274,7 +398,7 @@ static void prepose_ctx_alloc(struct prepose_ctx *c, size_t total, size_t keys, 
 {
     size_t doubles = 5 * total + keys;
     size_t bytes = doubles * sizeof(double) + n_cfw * sizeof(struct prepose_move) +
-                   (2 * total + keys) * sizeof(int);
+                   (3 * total + keys) * sizeof(int);
     c->arena = xmalloc(bytes);
     double *dp = c->arena;
     c->free_before = dp;
@@ -287,7 +411,8 @@ static void prepose_ctx_alloc(struct prepose_ctx *c, size_t total, size_t keys, 
     int *ip = (int *)(c->mv + n_cfw);
     c->dev_of = ip;
     c->pos_of = ip + total;
-    c->move_of = ip + 2 * total;
+    c->prev_recv = ip + 2 * total;
+    c->move_of = ip + 3 * total;
     for (size_t k = 0; k < keys; k++) {
         c->move_of[k] = -1;
         c->new_end[k] = 0;
@@ -298,6 +423,27 @@ static void prepose_ctx_fini(struct prepose_ctx *c)
 {
     free(c->arena);
     c->arena = NULL;
+    free(c->gap_tree.node);
+    free(c->top_tree.node);
+    c->gap_tree.node = c->top_tree.node = NULL;
+}
+
+/* prev_recv of every receive of device d; last[peer]: -1 for every peer, and left so. */
+static void prepose_prev_recv(struct prepose_ctx *c, int d, int *last)
+{
+    int n = plan_len(c->in, d), base = plan_id(c->in, d, 0);
+    for (int i = 0; i < n; i++) {
+        const struct instr *o = plan_at(c->in, d, i);
+        if (vpipe_is_recv(o->op) && o->peer >= 0) {
+            c->prev_recv[base + i] = last[o->peer];
+            last[o->peer] = i;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        const struct instr *o = plan_at(c->in, d, i);
+        if (vpipe_is_recv(o->op) && o->peer >= 0)
+            last[o->peer] = -1;
+    }
 }
 
 int pass_prepose_run(const struct plan *in, const struct sim_result *in_sim, struct plan **out,
@@ -358,6 +504,15 @@ int pass_prepose_run(const struct plan *in, const struct sim_result *in_sim, str
         }
     }
     free(take);
+    int *last = xmalloc((size_t)c.g->devices * sizeof *last);
+    for (int d = 0; d < c.g->devices; d++)
+        last[d] = -1;
+    for (int d = 0; d < c.g->devices; d++)
+        if (plan_len(in, d) > 0)
+            prepose_prev_recv(&c, d, last);
+    free(last);
+    prepose_maxtree_init(&c.gap_tree, c.gap_len, (int)total - 1);
+    prepose_maxtree_init(&c.top_tree, c.top, (int)total - 1);
     qsort(order, (size_t)n_cfw, sizeof *order, prepose_order_cmp);
     for (int k = 0; k < n_cfw; k++)
         prepose_one(&c, order[k].id);

@@ -22,25 +22,56 @@
 #include "util/err.h"
 #include "util/xalloc.h"
 
-int tune_optimize_mario(const struct plan *in, struct plan **out, struct mt_err *e)
+/* The search's progress handed to the watch (as a step named "search"). */
+struct tune_search_watch {
+    const struct pass_watch *w;
+    const struct pass_pipeline *pl;
+};
+
+static bool tune_search_progress(void *ctx, long done, long budget)
+{
+    struct tune_search_watch *sw = ctx;
+    (void)done;
+    (void)budget;
+    return sw->w->step(sw->w->ctx, sw->pl, "search", 0);
+}
+
+int tune_optimize_mario(const struct plan *in, const struct pass_watch *w, struct plan **out,
+                        struct mt_err *e)
 {
     struct pass_pipeline pl;
     *out = NULL;
-    TRY(pass_pipeline_run(in, &pl, e));
+    TRY(pass_pipeline_run_watched(in, w, &pl, e));
+    if (pl.stopped) {
+        pass_pipeline_fini(&pl);
+        return err_set(e, MT_ETIMEOUT, "stopped");
+    }
     *out = plan_clone(pass_pipeline_final(&pl)->plan);
     pass_pipeline_fini(&pl);
     return MT_OK;
 }
 
-int tune_optimize_search(const struct plan *in, struct plan **out, struct mt_err *e)
+int tune_optimize_search(const struct plan *in, const struct pass_watch *w, struct plan **out,
+                         struct mt_err *e)
 {
     struct pass_pipeline pl;
     *out = NULL;
-    TRY(pass_pipeline_run(in, &pl, e));
+    TRY(pass_pipeline_run_watched(in, w, &pl, e));
+    if (pl.stopped) {
+        pass_pipeline_fini(&pl);
+        return err_set(e, MT_ETIMEOUT, "stopped");
+    }
     struct search_opts so;
     search_opts_default(&so, plan_config(in));
     so.quick = true; /* one search per candidate: the small ones without their boost */
+    struct tune_search_watch sw = {w, &pl};
+    if (w != NULL && w->step != NULL) {
+        so.progress = tune_search_progress;
+        so.progress_ctx = &sw;
+    }
     int rc = pass_pipeline_search(&pl, &so, e);
+    if (rc == MT_OK && pl.search.stopped)
+        rc = err_set(e, MT_ETIMEOUT, "stopped");
     if (rc == MT_OK)
         *out = plan_clone(pass_pipeline_final(&pl)->plan);
     pass_pipeline_fini(&pl);
@@ -211,8 +242,10 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
     return g.n;
 }
 
-int tune_build_plan(const struct config *base, const struct tune_candidate *c,
-                    const struct tune_opts *o, struct plan **out, struct mt_err *e)
+/* tune_build_plan, watched (w may be NULL). */
+static int tune_build_watched(const struct config *base, const struct tune_candidate *c,
+                              const struct tune_opts *o, const struct pass_watch *w,
+                              struct plan **out, struct mt_err *e)
 {
     tune_optimize_fn optimize = c->search ? o->search : o->optimize;
     struct config cfg;
@@ -222,7 +255,7 @@ int tune_build_plan(const struct config *base, const struct tune_candidate *c,
     TRY(scheme_build(&cfg, &p, e));
     if (c->ckpt && optimize) {
         struct plan *q = NULL;
-        int rc = optimize(p, &q, e);
+        int rc = optimize(p, w, &q, e);
         plan_free(p);
         if (rc != MT_OK)
             return rc;
@@ -230,6 +263,12 @@ int tune_build_plan(const struct config *base, const struct tune_candidate *c,
     }
     *out = p;
     return MT_OK;
+}
+
+int tune_build_plan(const struct config *base, const struct tune_candidate *c,
+                    const struct tune_opts *o, struct plan **out, struct mt_err *e)
+{
+    return tune_build_watched(base, c, o, NULL, out, e);
 }
 
 /* Simulates p into c (status, step, iteration time, peaks, the bound of its work: under the
@@ -284,18 +323,39 @@ static void tune_invalid(struct tune_candidate *c, const char *why)
     snprintf(c->why, sizeof c->why, "%.250s", why);
 }
 
-/* One candidate on its own: built (and optimized) as tune_build_plan builds it, simulated. */
-static void tune_evaluate(const struct config *base, const struct tune_opts *o,
-                          struct tune_candidate *c)
+/* The watch of one thread's candidates: it asks the pool whether the grid goes on (and, on the
+ * calling thread, the progress callback, so that a stop is heard inside a long candidate);
+ * stopped records that it said stop during the candidate in hand. */
+struct tune_watch {
+    struct tune_pool *pool;
+    bool caller;  /* the thread that calls the progress callback */
+    bool stopped; /* it said stop since the candidate began: the candidate is not run */
+};
+
+static bool tune_watch_step(void *ctx, const struct pass_pipeline *pl, const char *next,
+                            int round);
+
+/* One candidate on its own: built (and optimized) as tune_build_plan builds it, simulated;
+ * false (c left as it was) when w stopped it. */
+static bool tune_evaluate(const struct config *base, const struct tune_opts *o,
+                          struct tune_watch *tw, struct tune_candidate *c)
 {
     struct mt_err e = {0};
     struct plan *p = NULL;
     double bound;
-    if (tune_build_plan(base, c, o, &p, &e) != MT_OK)
+    struct pass_watch w = {tune_watch_step, tw};
+    tw->stopped = false;
+    int rc = tune_build_watched(base, c, o, &w, &p, &e);
+    if (tw->stopped) {
+        plan_free(p);
+        return false;
+    }
+    if (rc != MT_OK)
         tune_invalid(c, e.msg);
     else
         tune_measure(base, p, c, &bound);
     plan_free(p);
+    return true;
 }
 
 /* The candidates that differ in checkpointing only share the baseline plan: one group each,
@@ -336,9 +396,10 @@ static int tune_make_groups(const struct tune_candidate *cand, int n, struct tun
 }
 
 /* Phase 1 of a group: the baseline built once, simulated (off), optimized (mario); its bound.
- * Returns the candidates it decided. */
+ * Returns the candidates it decided (mario not, when tw stopped its passes). */
 static int tune_group_first(const struct config *base, const struct tune_opts *o,
-                            struct tune_candidate *cand, struct tune_group *g)
+                            struct tune_watch *tw, struct tune_candidate *cand,
+                            struct tune_group *g)
 {
     struct mt_err e = {0};
     struct plan *p = NULL;
@@ -365,7 +426,12 @@ static int tune_group_first(const struct config *base, const struct tune_opts *o
     }
     if (g->mario >= 0) {
         struct plan *q = NULL;
-        if (o->optimize(p, &q, &e) != MT_OK)
+        struct pass_watch w = {tune_watch_step, tw};
+        tw->stopped = false;
+        int rc = o->optimize(p, &w, &q, &e);
+        if (tw->stopped)
+            decided--; /* not run */
+        else if (rc != MT_OK)
             tune_invalid(&cand[g->mario], e.msg);
         else
             tune_measure(base, q, &cand[g->mario], &unused);
@@ -384,7 +450,8 @@ struct tune_pool {
     struct tune_group *groups;
     int n;     /* the grid's candidates (progress's total) */
     int items; /* this phase's items */
-    int (*run)(struct tune_pool *pl, int item); /* returns the candidates it decided */
+    /* returns the candidates it decided; w: the thread's watch */
+    int (*run)(struct tune_pool *pl, int item, struct tune_watch *w);
     /* phase 2: the groups whose search runs, by their bound ascending */
     const int *order;
     atomic_bool *finished; /* order[k]'s search simulated */
@@ -394,14 +461,31 @@ struct tune_pool {
     atomic_bool stop; /* the progress callback said stop: take no more items */
 };
 
+static bool tune_watch_step(void *ctx, const struct pass_pipeline *pl, const char *next,
+                            int round)
+{
+    struct tune_watch *w = ctx;
+    struct tune_pool *pool = w->pool;
+    (void)pl;
+    (void)next;
+    (void)round;
+    if (w->caller && pool->o->progress && !atomic_load(&pool->stop) &&
+        !pool->o->progress(pool->o->progress_ctx, atomic_load(&pool->done), pool->n))
+        atomic_store(&pool->stop, true);
+    if (atomic_load(&pool->stop))
+        w->stopped = true;
+    return !w->stopped;
+}
+
 static void *tune_pool_worker(void *arg)
 {
     struct tune_pool *pl = arg;
+    struct tune_watch w = {pl, false, false};
     while (!atomic_load(&pl->stop)) {
         int i = atomic_fetch_add(&pl->next, 1);
         if (i >= pl->items)
             break;
-        atomic_fetch_add(&pl->done, pl->run(pl, i));
+        atomic_fetch_add(&pl->done, pl->run(pl, i, &w));
     }
     return NULL;
 }
@@ -418,13 +502,16 @@ static void tune_pool_go(struct tune_pool *pl, int threads)
             started = t;
         else
             break;
-    /* a worker finishes the item it holds when told to stop */
+    /* told to stop, a worker gives up the item it holds at its next pass (its watch) */
+    struct tune_watch w = {pl, true, false};
     while (!atomic_load(&pl->stop)) {
         int i = atomic_fetch_add(&pl->next, 1);
         if (i >= pl->items)
             break;
-        int done = atomic_fetch_add(&pl->done, pl->run(pl, i)) + 1;
-        if (pl->o->progress && !pl->o->progress(pl->o->progress_ctx, done, pl->n))
+        int decided = pl->run(pl, i, &w);
+        int done = atomic_fetch_add(&pl->done, decided) + decided;
+        if (!atomic_load(&pl->stop) && pl->o->progress &&
+            !pl->o->progress(pl->o->progress_ctx, done, pl->n))
             atomic_store(&pl->stop, true);
     }
     for (int t = 1; t <= started; t++)
@@ -432,14 +519,14 @@ static void tune_pool_go(struct tune_pool *pl, int threads)
     free(tid);
 }
 
-static int tune_run_first(struct tune_pool *pl, int item)
+static int tune_run_first(struct tune_pool *pl, int item, struct tune_watch *w)
 {
-    return tune_group_first(pl->base, pl->o, pl->cand, &pl->groups[item]);
+    return tune_group_first(pl->base, pl->o, w, pl->cand, &pl->groups[item]);
 }
 
 /* Phase 2: order[k]'s search, unless a search already simulated before it in the order (or
  * phase 1) reached an iteration time its bound cannot beat. */
-static int tune_run_search(struct tune_pool *pl, int k)
+static int tune_run_search(struct tune_pool *pl, int k, struct tune_watch *w)
 {
     const struct tune_group *g = &pl->groups[pl->order[k]];
     double best = pl->best1;
@@ -453,7 +540,8 @@ static int tune_run_search(struct tune_pool *pl, int k)
         pl->skipped[k] = true;
         return 1;
     }
-    tune_evaluate(pl->base, pl->o, &pl->cand[g->search]);
+    if (!tune_evaluate(pl->base, pl->o, w, &pl->cand[g->search]))
+        return 0; /* stopped in flight: not run */
     atomic_store(&pl->finished[k], true);
     return 1;
 }

@@ -16,11 +16,17 @@
 
 struct plan;
 struct mt_err;
+struct pass_watch;
 
-/* Applies checkpointing + Mario's passes to a baseline plan (sim/passes/pass.h provides it). */
-typedef int (*tune_optimize_fn)(const struct plan *in, struct plan **out, struct mt_err *e);
-/* Progress: called from the calling thread with candidates done and the total; returns
- * whether to go on (false: the grid stops, keeping what was simulated). */
+/* Applies checkpointing + Mario's passes to a baseline plan (sim/passes/pass.h provides it). w
+ * (may be NULL) watches the passes and the search: when it says stop, the function gives up
+ * (MT_ETIMEOUT) within a pass or a slice of the search. */
+typedef int (*tune_optimize_fn)(const struct plan *in, const struct pass_watch *w,
+                                struct plan **out, struct mt_err *e);
+/* Progress: called from the calling thread with candidates done and the total, between its
+ * candidates and inside them (between passes, during a search); returns whether to go on
+ * (false: the grid stops, keeping what was simulated: the candidates in flight on every thread
+ * give up within a pass and are not run). */
 typedef bool (*tune_progress_fn)(void *ctx, int done, int total);
 
 struct tune_opts {
@@ -78,10 +84,12 @@ struct tune_result {
 };
 
 /* Mario on: the whole pass pipeline (sim/passes/pass.h), its final plan. */
-int tune_optimize_mario(const struct plan *in, struct plan **out, struct mt_err *e);
+int tune_optimize_mario(const struct plan *in, const struct pass_watch *w, struct plan **out,
+                        struct mt_err *e);
 /* The search: the pass pipeline, then the schedule search (sim/search/search.h) under the cap of in's
  * config, its plan. */
-int tune_optimize_search(const struct plan *in, struct plan **out, struct mt_err *e);
+int tune_optimize_search(const struct plan *in, const struct pass_watch *w, struct plan **out,
+                         struct mt_err *e);
 /* Whether the grid tries scheme s: the synchronous schemes of the scheme table. */
 bool tune_scheme_tried(enum scheme_id s);
 /* "V, X, W, GPipe, ..." (the schemes tune_scheme_tried accepts, in table order) into buf. */

@@ -1,7 +1,9 @@
 #!/bin/sh
 # tests/cli/test_progress.sh: long commands show progress on stderr only when it is a terminal,
 # and never with -q/--quiet (issue 27 item 2). tune's grid for GPT3-13B on 32 devices takes
-# seconds (its bar appears after half a second); export --search's bar is in test_export.sh.
+# seconds (its bar appears after half a second); optimize's passes at 2,048 micro-batches take
+# about a second (the pass running appears after 0.2 s); export --search's bar is in
+# test_export.sh.
 # A terminal is script(1)'s pseudo-terminal; without script the terminal half is skipped.
 set -u
 bin=${MT_BIN:-./mario-tui}
@@ -13,6 +15,8 @@ big="--model GPT3-13B --devices 32"
 
 "$bin" tune $big --top 1 >"$tmp/out" 2>"$tmp/err"
 check "tune into files: the table, no bar" "grep -q '^best: ' $tmp/out && ! grep -q 'tuning \\[' $tmp/err"
+"$bin" optimize $big --microbatches 2048 >"$tmp/oout" 2>"$tmp/oerr"
+check "optimize into files: the table, no progress" "grep -q '^prepose ' $tmp/oout && ! grep -q 'passes' $tmp/oerr"
 command -v script >/dev/null 2>&1 || skip "script(1) not installed: no terminal to draw on"
 script -qc "$bin tune $big --top 1" /dev/null >"$tmp/tty" 2>&1
 check "tune on a terminal: the bar" "grep -q 'tuning \\[#*\\.*\\] [0-9]*/[0-9]* candidates' $tmp/tty"
@@ -20,4 +24,10 @@ script -qc "$bin tune $big --top 1 --quiet" /dev/null >"$tmp/q" 2>&1
 check "tune --quiet on a terminal: the table, no bar" "grep -q 'best: ' $tmp/q && ! grep -q 'tuning \\[' $tmp/q"
 script -qc "$bin tune $big --top 1 -q" /dev/null >"$tmp/q1" 2>&1
 check "tune -q: the same" "grep -q 'best: ' $tmp/q1 && ! grep -q 'tuning \\[' $tmp/q1"
+script -qc "$bin optimize $big --microbatches 2048" /dev/null >"$tmp/otty" 2>&1
+check "optimize on a terminal: the pass running, then the table on a cleared line" \
+    "grep -q \"optimize: Mario's passes: [a-z]*\" $tmp/otty && grep -q '^.*prepose .*x ' $tmp/otty"
+script -qc "$bin optimize $big --microbatches 2048 --quiet" /dev/null >"$tmp/oq" 2>&1
+check "optimize --quiet on a terminal: the table, no progress" \
+    "grep -q 'prepose ' $tmp/oq && ! grep -q 'passes:' $tmp/oq"
 exit $fail

@@ -445,11 +445,74 @@ static void test_changes_index(void)
     pass_changes_fini(&ch);
 }
 
+/* The pipeline's watch (pass_pipeline_run_watched) on Figure 2: it is asked before each step
+ * after base, with the steps so far, in the pipeline's order (ckpt, then overlap, redundancy,
+ * prepose per round); never stopping, the pipeline is pass_pipeline_run's; stopped before the
+ * third step, base, ckpt and overlap are kept (21t, 28t, 25t as above) and the rest is absent. */
+struct watch_log {
+    int calls, stop_at;
+    char names[16][16];
+    int rounds[16], steps_before[16];
+};
+
+static bool watch_step(void *ctx, const struct pass_pipeline *pl, const char *next, int round)
+{
+    struct watch_log *w = ctx;
+    if (w->calls < 16) {
+        snprintf(w->names[w->calls], sizeof w->names[0], "%s", next);
+        w->rounds[w->calls] = round;
+        w->steps_before[w->calls] = pl->n;
+    }
+    return ++w->calls != w->stop_at;
+}
+
+static void test_watch(void)
+{
+    struct config c = test_unit_config(SCHEME_V, 4, 4, 1, 2, 1);
+    struct plan *base = NULL;
+    struct mt_err e = {0};
+    CHECK(scheme_build(&c, &base, &e) == MT_OK);
+    struct pass_pipeline ref, pl;
+    CHECK(pass_pipeline_run(base, &ref, &e) == MT_OK);
+    struct watch_log log = {0};
+    struct pass_watch w = {watch_step, &log};
+    CHECK(pass_pipeline_run_watched(base, &w, &pl, &e) == MT_OK);
+    CHECK(!pl.stopped && pl.n == ref.n && log.calls == ref.n - 1);
+    for (int i = 1; i < ref.n && i < pl.n; i++) {
+        CHECK(plan_equal(pl.step[i].plan, ref.step[i].plan));
+        CHECK(strcmp(log.names[i - 1], ref.step[i].name) == 0);
+        CHECK_EQ_INT(log.rounds[i - 1], ref.step[i].round);
+        CHECK_EQ_INT(log.steps_before[i - 1], i);
+    }
+    CHECK(strcmp(log.names[0], "ckpt") == 0 && strcmp(log.names[1], "overlap") == 0 &&
+          strcmp(log.names[2], "redundancy") == 0 && strcmp(log.names[3], "prepose") == 0);
+    pass_pipeline_fini(&pl);
+    log = (struct watch_log){.stop_at = 3};
+    CHECK(pass_pipeline_run_watched(base, &w, &pl, &e) == MT_OK);
+    CHECK(pl.stopped);
+    CHECK_EQ_INT(pl.n, 3);
+    const double want[3] = {21, 28, 25};
+    for (int row = 0; row < 3; row++) {
+        const struct pass_step *st = pass_pipeline_row(&pl, (enum pass_row)row);
+        CHECK(st != NULL && st->sim.step_time == want[row]);
+    }
+    CHECK(pass_pipeline_row(&pl, PASS_ROW_REDUNDANCY) == NULL);
+    CHECK(pass_pipeline_row(&pl, PASS_ROW_PREPOSE) == NULL);
+    pass_pipeline_fini(&pl);
+    log = (struct watch_log){.stop_at = 1}; /* before ckpt: base alone */
+    CHECK(pass_pipeline_run_watched(base, &w, &pl, &e) == MT_OK);
+    CHECK(pl.stopped && pl.n == 1 && pass_pipeline_row(&pl, PASS_ROW_CKPT) == NULL);
+    pass_pipeline_fini(&pl);
+    pass_pipeline_fini(&ref);
+    plan_free(base);
+}
+
 int main(void)
 {
     test_changes_index();
     test_table_and_errors();
     test_figure2();
+    test_watch();
     test_table1_mario();
     test_random_properties();
     return check_report("test_pass");

@@ -243,9 +243,10 @@ static bool tune_group_equal(const struct tune_candidate *k, const struct tune_c
     return false;
 }
 
-/* The progress callback stops the grid after `after` candidates. */
+/* The progress callback stops the grid after `after` candidates, or at its call number
+ * stop_call (1 the first; 0 never). */
 struct stop_after {
-    int after, calls, last_total;
+    int after, calls, last_total, last_done, stop_call;
 };
 
 static bool stop_after_cb(void *ctx, int done, int total)
@@ -253,7 +254,8 @@ static bool stop_after_cb(void *ctx, int done, int total)
     struct stop_after *s = ctx;
     s->calls++;
     s->last_total = total;
-    return done < s->after;
+    s->last_done = done;
+    return done < s->after && s->calls != s->stop_call;
 }
 
 /* A cancelled grid keeps what it simulated (the same figures as a whole run), marks the rest
@@ -276,8 +278,8 @@ static void test_cancel(void)
     CHECK(whole.n > 10);
 
     /* One thread works through the grid a group at a time (off and mario share the baseline:
-     * 2 candidates an item), so it stops at the first count of 5 or more: 6, after 3 calls,
-     * the first three candidates of the grid order and their mario siblings. */
+     * 2 candidates an item), so it stops at the first count of 5 or more: 6, after the third
+     * group, the first three candidates of the grid order and their mario siblings. */
     struct stop_after s = {.after = 5};
     o.progress = stop_after_cb;
     o.progress_ctx = &s;
@@ -285,7 +287,10 @@ static void test_cancel(void)
     CHECK(part.cancelled);
     CHECK_EQ_INT(part.n, whole.n);
     CHECK_EQ_INT(part.done, 6);
-    CHECK_EQ_INT(s.calls, 3); /* no final "all done" call after a stop */
+    /* asked between candidates and between the passes of each mario candidate; the call
+     * that stopped it is the last (no final "all done" call after a stop) */
+    CHECK(s.calls > 3);
+    CHECK_EQ_INT(s.last_done, 6);
     CHECK_EQ_INT(s.last_total, whole.n);
     int best = -1, ran = 0;
     for (int i = 0; i < part.n; i++) {
@@ -311,7 +316,25 @@ static void test_cancel(void)
     free(json);
     tune_result_fini(&part);
 
-    /* Two threads: a worker finishes the group it holds, so at least 5 ran, not all. */
+    /* Stopped inside a candidate: the first call comes before the first pass of the first
+     * group's mario candidate (its off sibling, grid index 0, simulated already); that
+     * candidate gives up and is not run: one candidate ran, with whole's figures. */
+    s = (struct stop_after){.after = 1 << 30, .stop_call = 1};
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &part, &e), MT_OK);
+    CHECK(part.cancelled);
+    CHECK_EQ_INT(part.done, 1);
+    CHECK_EQ_INT(s.calls, 1);
+    CHECK_EQ_INT(s.last_done, 0);
+    CHECK_EQ_INT(part.cand[0].status, whole.cand[0].status);
+    CHECK(!part.cand[0].ckpt && part.cand[0].step_time == whole.cand[0].step_time);
+    ran = 0;
+    for (int i = 0; i < part.n; i++)
+        ran += part.cand[i].status != TUNE_NOT_RUN;
+    CHECK_EQ_INT(ran, 1);
+    tune_result_fini(&part);
+
+    /* Two threads: the stop comes once 5 are done; the candidates in flight give up, so at
+     * least 5 ran, not all, and every one counted ran. */
     o.threads = 2;
     s = (struct stop_after){.after = 5};
     CHECK_EQ_INT(tune_grid_search(&c, &o, &part, &e), MT_OK);
