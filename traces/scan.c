@@ -407,20 +407,26 @@ static int scan_member(struct scan *s, int c, struct scan_item *it, bool *got, s
     return MT_OK;
 }
 
+/* The file ended inside the event array: the bare-array form may end so, without ']' (even
+ * after ','); "traceEvents" may not. */
+static int scan_array_eof(struct scan *s, struct mt_err *e)
+{
+    if (s->top_array) {
+        s->st = ST_DONE;
+        return MT_OK;
+    }
+    return scan_fail(s, MT_EPARSE, e,
+                     "the file ends inside \"traceEvents\" after %zu events: the trace is "
+                     "truncated",
+                     s->index);
+}
+
 /* scan_next in state ST_ARR_ELEM, c the next byte: an event (*got), the array's end, or the
  * end of a bare array's file (ST_DONE). */
 static int scan_element(struct scan *s, int c, struct scan_item *it, bool *got, struct mt_err *e)
 {
-    if (c == -1) {
-        if (s->top_array) { /* the array format may end without ']' (even after ',') */
-            s->st = ST_DONE;
-            return MT_OK;
-        }
-        return scan_fail(s, MT_EPARSE, e,
-                         "the file ends inside \"traceEvents\" after %zu events: the "
-                         "trace is truncated",
-                         s->index);
-    }
+    if (c == -1)
+        return scan_array_eof(s, e);
     if (c == ']' && (!s->after_comma || s->top_array)) {
         scan_adv(s);
         s->st = s->top_array ? ST_AFTER_TOP : ST_OBJ_NEXT;
@@ -514,16 +520,8 @@ int scan_next(struct scan *s, struct scan_item *it, struct mt_err *e)
                 s->st = s->top_array ? ST_AFTER_TOP : ST_OBJ_NEXT;
                 continue;
             }
-            if (c == -1) {
-                if (s->top_array) {
-                    s->st = ST_DONE;
-                    return MT_OK;
-                }
-                return scan_fail(s, MT_EPARSE, e,
-                                 "the file ends inside \"traceEvents\" after %zu events: the "
-                                 "trace is truncated",
-                                 s->index);
-            }
+            if (c == -1)
+                return scan_array_eof(s, e);
             return scan_fail_char(s, c, "',' or ']' after an event", e);
         case ST_AFTER_TOP:
             if (c == -1) {

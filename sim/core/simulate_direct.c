@@ -33,6 +33,10 @@
 
 struct direct_dev {
     const struct stage_cost *sc;
+    /* its forward's and its backward's block (vpipe_wrap), made once for micro-batch 0: stage
+     * s is on device s whatever the micro-batch, so only the micro-batch changes */
+    struct instr block[2][VPIPE_WRAP_MAX];
+    int block_n[2];
     double free_at, finish, busy, steady_work;
     double first_bw, last_fw_end; /* start of its first backward, end of its last forward */
     double act_at, grad_at;       /* arrival of the last activation (gradient) it sent */
@@ -44,7 +48,6 @@ struct direct_dev {
 };
 
 struct direct {
-    struct plan_geom g; /* the plan's geometry: one stage per device, stage s on device s */
     const struct cost_model *cost;
     int D, M, U, ring_mask;
     struct direct_dev *dev;
@@ -199,7 +202,12 @@ static void direct_mem_walk(const struct cost_model *cost, const struct instr *i
 static int direct_block(const struct direct *x, int s, int m, bool bw, bool os,
                         struct instr out[DIRECT_BLOCK_MAX])
 {
-    int n = vpipe_wrap(&x->g, s, (struct instr){bw ? OP_BW : OP_FW, m, 0, s, -1, 0, 0}, out);
+    const struct direct_dev *d = &x->dev[s];
+    int n = d->block_n[bw];
+    for (int i = 0; i < n; i++) {
+        out[i] = d->block[bw][i];
+        out[i].mb = m;
+    }
     if (os)
         out[n++] = (struct instr){OP_OS, m, 0, s, -1, 0, 0};
     return n;
@@ -259,7 +267,7 @@ int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err
     int D = g.devices, ring = 1;
     while (ring < D + 1) /* a device has at most D forwards in flight */
         ring *= 2;
-    struct direct x = {.g = g, .cost = &cost, .D = D, .M = g.mbs, .ring_mask = ring - 1,
+    struct direct x = {.cost = &cost, .D = D, .M = g.mbs, .ring_mask = ring - 1,
                        .U = c->update_interval > 0 ? c->update_interval : 1};
     x.dev = xcalloc((size_t)D, sizeof *x.dev);
     int *ver = xcalloc((size_t)D * ring, sizeof(int));
@@ -268,6 +276,9 @@ int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err
         x.dev[s].sc = &cost.stage[s];
         x.dev[s].w = D - 1 - s < x.M ? D - 1 - s : x.M;
         x.dev[s].ver = ver + (size_t)s * ring;
+        for (int bw = 0; bw < 2; bw++)
+            x.dev[s].block_n[bw] = vpipe_wrap(
+                &g, s, (struct instr){bw ? OP_BW : OP_FW, 0, 0, s, -1, 0, 0}, x.dev[s].block[bw]);
     }
     struct sim_result r = {0};
     r.unit = cost.unit;
