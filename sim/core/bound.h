@@ -10,12 +10,16 @@
  *     schedule solves that relaxation exactly (the fill and drain, and the device's work);
  *   - under a memory cap, per device, a memory-time bound: a forward that keeps its activations
  *     holds them from its start to its backward's end, at least the chain L_j between them; one
- *     checkpointed holds its checkpoint that long and the activations for its backward, and adds
- *     its recompute to the device. The integral of held memory over the window the forwards
- *     and their backwards lie in, [first head, T - least tail], is at most (cap - static) x its
- *     length, so the fraction y_j of each forward checkpointed (an LP relaxation,
- *     which also covers checkpoints of k layers) must save enough; the least recompute that does
- *     (a fractional knapsack) is added to the device's work between its first head and last tail.
+ *     checkpointed holds its checkpoint until its recompute starts and the activations from
+ *     there to its backward's end (at least RC + B), and adds its recompute to the device. The
+ *     integral of held memory over the window the forwards and their backwards lie in,
+ *     [first head, T - least tail], is at most (cap - static) x its length; counted in whole
+ *     activations (floor((cap - static) / act) of them at a time: at 1.05 M_θ one), at most
+ *     that many x its length. So the fraction y_j of each forward checkpointed (an LP
+ *     relaxation) must save enough; the least recompute that does (a fractional knapsack,
+ *     solved exactly) is added to the device's work between its first and last compute.
+ *     Checkpoints are of whole stages, or of any k layers when the plan has one of k layers
+ *     (then a weaker bound: a few layers save more per unit of recompute in the relaxation).
  * Each part is a relaxation of the simulator's semantics (sim/core/simulate.h), so the bound never
  * exceeds a simulated step; the memory part holds for schedules under the cap. */
 #ifndef MT_SIM_BOUND_H
