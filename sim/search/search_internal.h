@@ -171,6 +171,15 @@ enum { SEARCH_LIST_RC_FIRST = 1, SEARCH_LIST_RC_EARLY = 2 };
 bool search_list(const struct search_ctx *c, int extra, unsigned flags, unsigned seed,
                  struct search_sched *s);
 
+/* ---- sim/search/search_periodic.c ---- */
+
+/* Whether the periodic starts apply: one stage per device, no split backward, a cap. */
+bool search_periodic_applies(const struct search_ctx *c);
+/* A periodic schedule into s: devices of stage >= binding in blocks of `keep` kept forwards
+ * and as many checkpointed ones as fill the kept ones' wait for their gradients, the rest in
+ * one block (every forward after the first `keep` checkpointed). It may not fit the cap. */
+void search_periodic(const struct search_ctx *c, int binding, int keep, struct search_sched *s);
+
 /* ---- sim/search/search_local.c ---- */
 
 struct search_ls_stats {
