@@ -723,3 +723,10 @@ double bound_gap_pct(double step, double bound)
     double gap = (step - bound) / bound;
     return fabs(gap) < 1e-9 ? 0 : 100 * gap; /* sums in another order: the last bits differ */
 }
+
+bool bound_optimal(const struct bound_result *b, double step, bool under_cap)
+{
+    double lb = bound_value(b, under_cap);
+    return under_cap && !b->cap_infeasible && lb > 0 && isfinite(lb) &&
+           bound_gap_pct(step, lb) == 0;
+}

@@ -71,8 +71,14 @@ const char *bound_kind_name(enum bound_kind k);
  * float rounding only (1e-9 relative). */
 double bound_gap_pct(double step, double bound);
 
+/* Whether a plan of this work with that step is optimal: under the cap (or none) and at its
+ * bound (bound_gap_pct 0): no schedule of the work is faster (with the memory part binding,
+ * none that checkpoints as the bound assumes: whole stages, or k layers when the plan does). */
+bool bound_optimal(const struct bound_result *b, double step, bool under_cap);
+
 /* Adds "lower_bound" (bound_value; time in t under unit costs, else seconds),
- * "lower_bound_gap_pct" of step (us or t) over it, and "bound" (its parts) to the JSON object o
+ * "lower_bound_gap_pct" of step (us or t) over it, "optimal" (bound_optimal) and "bound" (its
+ * parts) to the JSON object o
  * (sim/core/bound_json.c); b NULL: "lower_bound": null. */
 struct cJSON;
 void bound_json_add(struct cJSON *o, const struct bound_result *b, double step, bool under_cap,
