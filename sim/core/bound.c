@@ -669,8 +669,10 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
         }
     }
     out->time = fmax(out->critical_path, out->device);
-    if (out->memory > 0 && out->memory <= out->time && !out->cap_infeasible) {
-        out->memory = 0; /* the cap forces nothing the time bound does not already cover */
+    if (out->memory > 0 && out->memory <= out->time * (1 + 1e-12) && !out->cap_infeasible) {
+        /* the cap forces nothing the time bound does not already cover (above it by rounding
+         * only: the device's work summed in another order than Jackson's) */
+        out->memory = 0;
         out->memory_at = -1;
         out->forced_rc = 0;
     }
