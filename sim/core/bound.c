@@ -399,7 +399,7 @@ static struct bound_item bound_item_of(const struct bound_phi *m, const struct b
     double pa = bound_phi(m, sc->act);
     for (int k = layers ? 1 : n; k <= n; k++) { /* k = n: the whole stage */
         double rc = k == n ? sc->rc : sc->rc * k / n;
-        double keep = mem_ckpt_keep(sc, mem_ckpt_layers(k, n));
+        double keep = sc->act - mem_ckpt_saves(sc, mem_ckpt_layers(k, n));
         double save = (pa - bound_phi(m, keep)) * fmax(f->hold - rc - f->bdur, 0);
         if (!(save > 0))
             continue;

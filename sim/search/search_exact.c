@@ -690,7 +690,7 @@ bool search_exact_ctx(const struct search_ctx *c, long limit, double ub,
         /* F's start to B's end: F, then its tail less what follows B */
         x.hold[key] = c->op[f].dur + x.q[f] - x.q[b];
         /* whole-stage checkpoints only here: the recompute holds the activations too */
-        x.save[key] = (sc->act - sc->ckpt) *
+        x.save[key] = mem_ckpt_saves(sc, 0) *
                       fmax(x.hold[key] - c->op[b].dur - c->op[SEARCH_OP(key, SK_RC)].dur, 0);
     }
     search_sched_init(c, &x.sched);
