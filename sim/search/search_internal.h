@@ -94,6 +94,10 @@ struct search_eval {
     unsigned char *queued;
     double *free_at, *fin;
     struct instr *buf; /* room for one device's expanded list */
+    /* the expansion's receive order (search_eval_peak): ops whose receive is placed, each
+     * peer's sends to the device in order (seq, by peer slot) and how far they were received */
+    unsigned char *rcvd;
+    int *seq, *peer_slot, *seq_off, *seq_end, *seq_next;
 };
 
 /* What a schedule is judged by: its step, then the sum of the devices' finishes (which moves an

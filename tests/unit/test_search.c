@@ -199,6 +199,84 @@ static void test_eval_and_diff(void)
     plan_free(q);
 }
 
+/* The compact evaluation held bit for bit to sim_run (issue 31 item 3: the search's timeline
+ * keeps its own dependency graph and p2p latencies, as simulate_fast.c keeps its own loop and
+ * test_sim_fast holds it): every synchronous scheme of the registry, unit and analytic costs
+ * (p2p latencies, message buffers), dp 1 and 2 (the replicated AR tail), the base plan and
+ * every step of Mario's passes read as schedules, and list schedules; the step, every device's
+ * peak and every device's finish equal sim_run's of the plan the schedule makes. */
+static void test_eval_bit_for_bit(void)
+{
+    struct mt_err e = {0};
+    enum scheme_id schemes[SCHEME__COUNT];
+    int n_schemes = test_sync_schemes(schemes, false), checked = 0, bad = 0, covered = 0;
+    for (int k = 0; k < n_schemes; k++) {
+        bool any = false;
+        for (int v = 0; v < 4; v++) {
+            int D = 4, N = 8;
+            struct config c = unit_config(schemes[k], D, N, 0);
+            c.unit.enabled = v % 2 == 0;
+            c.cluster.dp = 1 + v / 2;
+            test_fit_scheme(&c, &D, &N, 2);
+            c.num_device = D * c.cluster.dp;
+            c.num_microbatches = N;
+            struct plan *p = NULL;
+            struct pass_pipeline pl;
+            if (scheme_build(&c, &p, &e) != MT_OK || pass_pipeline_run(p, &pl, &e) != MT_OK) {
+                fprintf(stderr, "  %s: %s\n", config_scheme_name(schemes[k]), e.msg);
+                bad++;
+                plan_free(p);
+                continue;
+            }
+            struct search_ctx x;
+            CHECK_EQ_INT(search_ctx_init(&x, p, 0, &e), MT_OK);
+            struct search_sched s;
+            struct search_eval ev;
+            search_sched_init(&x, &s);
+            search_eval_init(&x, &ev);
+            for (int i = 0; i < pl.n + 3; i++) {
+                if (i < pl.n ? search_sched_from_plan(&x, pl.step[i].plan, &s, NULL) != MT_OK
+                             : !search_list(&x, i - pl.n, 0, (unsigned)i, &s))
+                    continue;
+                struct plan *q = search_sched_plan(&x, &s);
+                struct sim_result r;
+                bool ran = search_eval_time(&x, &s, &ev);
+                if (validate_plan_sim(q, &r, &e) != MT_OK) {
+                    CHECK(!ran);
+                    plan_free(q);
+                    continue;
+                }
+                int f = !ran || ev.makespan != r.step_time;
+                double sf = 0;
+                for (int d = 0; d < x.D; d++) {
+                    f += search_eval_peak(&x, &s, d, &ev) != r.dev[d].peak_mem;
+                    sf += r.dev[d].finish;
+                }
+                f += ev.sum_finish != sf && fabs(ev.sum_finish - sf) > 1e-12 * sf;
+                if (f) {
+                    bad++;
+                    fprintf(stderr, "  %s dp %d unit %d plan %d: step %.17g against %.17g\n",
+                            config_scheme_name(schemes[k]), c.cluster.dp, c.unit.enabled, i,
+                            ev.makespan, r.step_time);
+                }
+                checked++;
+                any = true;
+                sim_result_fini(&r);
+                plan_free(q);
+            }
+            search_eval_fini(&ev);
+            search_sched_fini(&s);
+            search_ctx_fini(&x);
+            pass_pipeline_fini(&pl);
+            plan_free(p);
+        }
+        covered += any;
+    }
+    printf("evaluation: %d schedules of %d schemes bit for bit with sim_run\n", checked, covered);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(covered, n_schemes);
+}
+
 /* The oracle. Each case: its scheme, D, N and cap; the search must be within 2 % of the exact
  * optimum (over the schedules that keep each lane's micro-batch order, the search's class). */
 struct oracle_case {
@@ -592,6 +670,7 @@ int main(void)
     test_figure2();
     test_proved_optima();
     test_eval_and_diff();
+    test_eval_bit_for_bit();
     test_exact();
     test_frame();
     test_progress();
