@@ -285,10 +285,18 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
     search_sched_init(&c, &s_p);
     if (search_periodic_applies(&c)) {
         struct search_score pbest = {INFINITY, INFINITY, INFINITY};
-        for (int keep = 1; keep <= 3; keep++)
+        /* kept forwards at once: at most what the tightest device holds, at most 3 */
+        int keeps = 3;
+        for (int d = 0; d < c.D; d++) {
+            double act = c.cost.stage[d].act; /* device d holds stage d here */
+            int k = act > 0 ? (int)((c.cap - c.stat[d]) / act) : 3;
+            keeps = k < keeps ? k : keeps;
+        }
+        for (int keep = 1; keep <= keeps; keep++)
             for (int b = 0; b < c.D; b++) {
                 search_periodic(&c, b, keep, &start);
-                bool fits = search_eval_time(&c, &start, &ev);
+                bool fits = search_eval_time(&c, &start, &ev) &&
+                            search_better(search_score_of(&ev), pbest);
                 for (int d = 0; d < c.D && fits; d++)
                     fits = search_fits(&c, search_eval_peak(&c, &start, d, &ev));
                 if (fits && search_better(search_score_of(&ev), pbest)) {

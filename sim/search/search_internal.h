@@ -60,6 +60,9 @@ struct search_ctx {
     bool replicated;       /* AR before OS (dp > 1 or Chimera) */
     double *ar, *os;       /* [stages]: tail durations */
     struct search_progress *prog; /* NULL: none (search_ctx_init; the driver sets it) */
+    bool mixed_channels;   /* a pair of devices carries messages of two lanes (a stage's
+                            * forwards or backwards) one way: receives may need reordering
+                            * (search_eval_peak; V-shaped placements, Chimera) */
 };
 
 /* Counts n evaluations towards the progress callback, calling it when due. */

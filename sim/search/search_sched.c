@@ -111,6 +111,20 @@ int search_ctx_init(struct search_ctx *c, const struct plan *p, double cap, stru
         for (int part = 0; part < g->parts; part++)
             c->stat[d] += c->cost.stage[vpipe_stage(g, d, 0, part)].static_bytes;
     }
+    /* the first lane seen on each channel (stage * 2 + forward or backward), -1 none */
+    int *lane = xmalloc((size_t)c->D * c->D * sizeof(int));
+    for (int k = 0; k < c->D * c->D; k++)
+        lane[k] = -1;
+    for (int op = 0; op < c->n_ops; op++) {
+        const struct search_op *o = &c->op[op];
+        if (o->dev < 0 || o->out_dev < 0)
+            continue;
+        int ch = o->dev * c->D + o->out_dev, id = o->stage * 2 + (SEARCH_KIND(op) == SK_B);
+        if (lane[ch] >= 0 && lane[ch] != id)
+            c->mixed_channels = true;
+        lane[ch] = id;
+    }
+    free(lane);
     c->replicated = c->cfg->cluster.dp > 1 || g->scheme == SCHEME_X;
     for (int s = 0; s < S; s++) {
         struct instr ar = {OP_AR, -1, 0, s, -1, 0, 0}, os = {OP_OS, -1, 0, s, -1, 0, 0};
@@ -428,7 +442,7 @@ static int search_expand(const struct search_ctx *c, const struct search_sched *
     const int *ord = s->ord + (size_t)d * c->stride;
     /* each peer's sends to d, in its order: seq[seq_off[slot] .. seq_end[slot]) */
     int n_seq = 0, slots = 0;
-    for (int i = 0; i < s->len[d]; i++) {
+    for (int i = 0; i < s->len[d] && c->mixed_channels; i++) {
         int p = c->op[ord[i]].in_dev;
         if (p < 0 || ev->peer_slot[p] >= 0)
             continue;
@@ -446,7 +460,9 @@ static int search_expand(const struct search_ctx *c, const struct search_sched *
         int op = ord[i];
         const struct search_op *o = &c->op[op];
         int kind = SEARCH_KIND(op);
-        if (o->in_dev >= 0 && !ev->rcvd[op]) {
+        if (o->in_dev >= 0 && !c->mixed_channels) { /* one lane a channel: in order */
+            buf[n++] = search_recv_of(c, op);
+        } else if (o->in_dev >= 0 && !ev->rcvd[op]) {
             int slot = ev->peer_slot[o->in_dev];
             /* what the peer sent up to this op's message, not received yet */
             while (ev->seq_next[slot] < ev->seq_end[slot]) {
@@ -468,7 +484,7 @@ static int search_expand(const struct search_ctx *c, const struct search_sched *
             buf[n++] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
                                       o->out_dev, 0, 0};
     }
-    for (int i = 0; i < s->len[d]; i++) {
+    for (int i = 0; i < s->len[d] && c->mixed_channels; i++) {
         ev->rcvd[ord[i]] = 0;
         if (c->op[ord[i]].in_dev >= 0)
             ev->peer_slot[c->op[ord[i]].in_dev] = -1;
