@@ -474,7 +474,45 @@ struct bound_mb {
     int *off, *ids; /* CSR by micro-batch, topological order */
     int *pos;       /* [n]: index of a node in its micro-batch's list */
     double *dist;   /* [n] scratch */
+    int *mb_of;     /* [n]: the micro-batch of a node in a list, -1 none */
+    unsigned char *same; /* [mbs]: the micro-batch's list is the one before's (durations, ops,
+                          * stages, the edges inside it): the same chains L */
 };
+
+static void bound_mb_fini(struct bound_mb *m);
+
+/* Whether micro-batch b's list repeats b - 1's: node for node the same op, stage and
+ * duration, and the same edges from inside the micro-batch (by position in the list). */
+static bool bound_mb_repeats(const struct bound_dag *G, const struct bound_mb *m, int b)
+{
+    int n = m->off[b + 1] - m->off[b];
+    if (b == 0 || n != m->off[b] - m->off[b - 1])
+        return false;
+    for (int k = 0; k < n; k++) {
+        int v = m->ids[m->off[b] + k], u = m->ids[m->off[b - 1] + k], dv, iv, du, iu;
+        plan_locate_id(G->p, v, &dv, &iv);
+        plan_locate_id(G->p, u, &du, &iu);
+        const struct instr *a = plan_at(G->p, dv, iv), *c = plan_at(G->p, du, iu);
+        if (a->op != c->op || a->stage != c->stage || dv != du || G->dur[v] != G->dur[u])
+            return false;
+        int jv = G->pred_off[v], ju = G->pred_off[u];
+        for (;; jv++, ju++) { /* preds inside the micro-batch, in the same order */
+            while (jv < G->pred_off[v + 1] && m->mb_of[G->pred[jv]] != b)
+                jv++;
+            while (ju < G->pred_off[u + 1] && m->mb_of[G->pred[ju]] != b - 1)
+                ju++;
+            bool ev = jv >= G->pred_off[v + 1], eu = ju >= G->pred_off[u + 1];
+            if (ev || eu) {
+                if (ev != eu)
+                    return false;
+                break;
+            }
+            if (m->pos[G->pred[jv]] - m->off[b] != m->pos[G->pred[ju]] - m->off[b - 1])
+                return false;
+        }
+    }
+    return true;
+}
 
 static void bound_mb_build(const struct bound_dag *G, struct bound_mb *m)
 {
@@ -483,6 +521,10 @@ static void bound_mb_build(const struct bound_dag *G, struct bound_mb *m)
     m->ids = xmalloc(((size_t)G->n_topo + 1) * sizeof(int));
     m->pos = xmalloc(((size_t)G->n + 1) * sizeof(int));
     m->dist = xmalloc(((size_t)G->n + 1) * sizeof(double));
+    m->mb_of = xmalloc(((size_t)G->n + 1) * sizeof(int));
+    m->same = xcalloc((size_t)mbs + 1, 1);
+    for (int v = 0; v < G->n; v++)
+        m->mb_of[v] = -1;
     for (int k = 0; k < G->n_topo; k++) {
         int v = G->topo[k], d, i;
         plan_locate_id(G->p, v, &d, &i);
@@ -498,10 +540,13 @@ static void bound_mb_build(const struct bound_dag *G, struct bound_mb *m)
         const struct instr *in = plan_at(G->p, d, i);
         if (in->mb >= 0 && in->mb < mbs && in->op != OP_AR && in->op != OP_OS) {
             m->pos[v] = m->off[in->mb + 1];
+            m->mb_of[v] = in->mb;
             m->ids[m->off[in->mb + 1]++] = v;
         }
         m->dist[v] = -1;
     }
+    for (int b = 1; b < mbs; b++)
+        m->same[b] = bound_mb_repeats(G, m, b);
 }
 
 static void bound_mb_fini(struct bound_mb *m)
@@ -510,6 +555,8 @@ static void bound_mb_fini(struct bound_mb *m)
     free(m->ids);
     free(m->pos);
     free(m->dist);
+    free(m->mb_of);
+    free(m->same);
 }
 
 static double bound_hold(const struct bound_dag *G, struct bound_mb *m, int fw, int bw, int mb)
@@ -564,6 +611,8 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     struct bound_job *jobs = xmalloc((size_t)maxlen * sizeof *jobs);
     struct bound_fwd *fw = xmalloc((size_t)maxlen * sizeof *fw);
     struct bound_item *items = xmalloc((size_t)maxlen * sizeof *items);
+    int *last_mb = xmalloc(((size_t)g->stages + 1) * sizeof(int)); /* per stage: the hold */
+    double *last_hold = xmalloc(((size_t)g->stages + 1) * sizeof(double));
     int *heap = xmalloc((size_t)maxlen * sizeof(int));
     struct bound_mb mbl = {0};
     bool have_mb = false;
@@ -630,6 +679,8 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
             have_mb = true;
         }
         nf = 0;
+        for (int st = 0; st < g->stages; st++)
+            last_mb[st] = -2;
         double r_f = INFINITY, q_b = INFINITY; /* the window of the forwards and backwards */
         for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
             int id = base + i;
@@ -644,7 +695,14 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
             f->bdur = bw >= 0 ? G.dur[bw] : 0;
             r_f = fmin(r_f, G.head[id]);
             q_b = fmin(q_b, bw >= 0 ? G.tail[bw] : 0);
-            f->hold = bw >= 0 ? bound_hold(&G, &mbl, id, bw, in->mb) : G.dur[id];
+            if (bw < 0)
+                f->hold = G.dur[id];
+            else if (last_mb[in->stage] == in->mb - 1 && mbl.same[in->mb])
+                f->hold = last_hold[in->stage]; /* the micro-batch before's, repeated */
+            else
+                f->hold = bound_hold(&G, &mbl, id, bw, in->mb);
+            last_mb[in->stage] = in->mb;
+            last_hold[in->stage] = f->hold;
         }
         /* the bytes as they are, and the count of whole activations the cap holds */
         /* the device's work and its recompute (between its forwards and backwards, so
@@ -681,6 +739,8 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     free(jobs);
     free(fw);
     free(items);
+    free(last_mb);
+    free(last_hold);
     free(heap);
     bound_dag_fini(&G);
     return MT_OK;
