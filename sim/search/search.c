@@ -8,7 +8,9 @@
  * far and on the best randomised list schedule (half each when they differ and it is within
  * 3 %): local search until it stalls, then a pass of large-neighbourhood moves
  * (sim/search/search_lns.c: micro-batches re-placed by the branch and bound), again while the budget
- * lasts. The winner is made a plan, validated and simulated (sim_run), and kept only if the
+ * lasts. Last, for one stage per device under a cap, the fastest periodic schedule
+ * (sim/search/search_periodic.c) with a short descent, kept when it beats that. The winner is
+ * made a plan, validated and simulated (sim_run), and kept only if the
  * simulator agrees that it fits and beats every starting plan; else the best starting plan
  * under the cap is returned (or, when none fits, the one of lowest peak). */
 #include <config.h>
