@@ -219,7 +219,8 @@ simulator (message buffers, split backward, calibrated transients) is honoured f
 **The exact search** (\`search_exact\`, \`optimize --search --exact[=NODES]\`) is branch and
 bound over the same schedules, built in order of start time (each schedule once), each lane's
 micro-batches in order, cut by the memory walk and by a lower bound on what is left (dynamic
-heads and tails, each device's remaining work, the memory-time bound) and a transposition
+heads and tails, each device's remaining work, the memory-time bound, in bytes and in whole
+activations as sim/core/bound.c counts them) and a transposition
 table. It is the test oracle: \`tests/unit/test_search.c\` asserts the search within 2 % of it
 on 39 cases where it finishes, and that it finds nothing faster than the search in 1,000,000
 nodes on two where it does not (W 3 × 6 at 1.05 and 1.55 M_θ); the two known misses below are
@@ -366,8 +367,6 @@ is a number of schedule evaluations that falls with the plan's size (\`search_bu
 - Checkpoints are whole stages; the executor also runs k-layer checkpoints (input-aware
   planner), which the search does not choose (the bound covers them when the plan has one;
   otherwise its memory part assumes whole stages).
-- The branch and bound's own memory-time bound counts bytes, not whole activations as
-  \`sim/core/bound.c\` does: it proves less than it could (the three cases it does not finish).
 - No LP/MILP solver (GLPK, CBC) certifies cases beyond the branch and bound: the optional
   dependency of issue 28 is not built.
 - Sends that block (\`--blocking-send\`) are not modelled by the fast evaluation: the search
