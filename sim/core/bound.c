@@ -710,10 +710,10 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
         double A = fmax(rmin + work + qmin, rmin_c + work_c + qmin_c);
         double span = r_f + q_b, forced, f2;
         struct bound_phi plain = {0, -1, C};
-        double k = floor(C / a_max * (1 + 1e-12));
+        double k = a_max > 0 ? floor(C / a_max * (1 + 1e-12)) : 0;
         struct bound_phi whole = {a_max, fmax(C - k * a_max, 0), k * a_max};
         double T = bound_memory_device(&plain, fw, nf, layers, items, A, span, &forced);
-        if (whole.r < a_max) {
+        if (k >= 1 && whole.r < a_max) {
             double T2 = bound_memory_device(&whole, fw, nf, layers, items, A, span, &f2);
             if (T2 > T) {
                 T = T2;
