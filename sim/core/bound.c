@@ -373,9 +373,7 @@ struct bound_phi {
 
 static double bound_phi(const struct bound_phi *m, double w)
 {
-    if (m->r < 0)
-        return w;
-    return w > m->r ? m->a * (w - m->r) / (m->a - m->r) : 0;
+    return bound_count(m->a, m->r, w);
 }
 
 /* What checkpointing a forward can save of the memory-time integral and at what recompute:

@@ -53,6 +53,16 @@ struct bound_result {
                            * them); memory is then +inf */
 };
 
+/* Held bytes w as the memory-time bound counts them in whole activations: a the largest
+ * activations a device holds, r the cap's remainder (cap - static - k a, k = floor of what
+ * fits), r < 0 the bytes as they are. Whatever a device holds at a moment sums to at most the
+ * cap, so this of its forwards' holdings sums to at most k a (sim/core/bound.c says why). The
+ * bound and the branch and bound (sim/search/search_exact.c) count with it. */
+static inline double bound_count(double a, double r, double w)
+{
+    return r < 0 ? w : w > r ? a * (w - r) / (a - r) : 0;
+}
+
 /* The bound of p's work under cost (its scheme's costs: scheme_costs) and a memory cap per
  * device (static included; 0 = none). MT_EINFEASIBLE when the plan's dependencies are
  * incomplete or circular. Uses the plan's resolution (vpipe_resolve: the simulator's when it

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/core/bound.h"
 #include "sim/core/memory.h"
 #include "sim/plan/plan.h"
 #include "sim/search/search_internal.h"
@@ -158,17 +159,6 @@ static double exact_heads(struct exact *x, double last_est, double *head)
     return chain;
 }
 
-/* The memory-time bound (sim/core/bound.h) on what device d has left: its forwards not placed yet
- * start after t0 and each holds its activations for its chain L, or its checkpoint and adds
- * its recompute; the integral over [t0, T] is at most (cap - static)(T - t0). The smallest T
- * with T >= A + the least recompute that fits, found by bisection (from below). */
-/* How held bytes are counted (sim/core/bound.c bound_phi): as they are against the cap, or in
- * whole activations (a the largest of the device's, r the cap's remainder) against k a. */
-static double exact_phi(double a, double r, double w)
-{
-    return r < 0 ? w : w > r ? a * (w - r) / (a - r) : 0;
-}
-
 /* What checkpointing key's forward saves under that count: the activations from the
  * recompute's start, the checkpoint before (x->save is the count as bytes). */
 static double exact_save(const struct exact *x, int key, double a, double r)
@@ -178,29 +168,15 @@ static double exact_save(const struct exact *x, int key, double a, double r)
     const struct search_ctx *c = x->c;
     const struct stage_cost *sc = &c->cost.stage[c->op[SEARCH_OP(key, SK_F)].stage];
     int b = SEARCH_OP(key, SK_B);
-    return (exact_phi(a, r, sc->act) - exact_phi(a, r, sc->act - mem_ckpt_saves(sc, 0))) *
+    return (bound_count(a, r, sc->act) - bound_count(a, r, sc->act - mem_ckpt_saves(sc, 0))) *
            fmax(x->hold[key] - c->op[b].dur - c->op[SEARCH_OP(key, SK_RC)].dur, 0);
 }
 
-static double exact_mem_lb_phi(const struct exact *x, int d, double t0, double A, double a,
-                               double r, double C);
-
-static double exact_mem_lb(const struct exact *x, int d, double t0, double A)
-{
-    const struct search_ctx *c = x->c;
-    double C = c->cap - c->stat[d], a = 0;
-    for (int l = 0; l < x->n_lanes; l++)
-        if (x->lane[l].dev == d && x->lane[l].n > 0)
-            a = fmax(a, x->act[x->lane[l].keys[0]]);
-    double T = exact_mem_lb_phi(x, d, t0, A, 0, -1, C);
-    if (a > 0) {
-        double k = floor(C / a * (1 + 1e-12)), r = fmax(C - k * a, 0);
-        if (k >= 1 && r < a)
-            T = fmax(T, exact_mem_lb_phi(x, d, t0, A, a, r, k * a));
-    }
-    return T;
-}
-
+/* The memory-time bound (sim/core/bound.h) on what device d has left, counted as
+ * bound_count(a, r, .) against C: its forwards not placed yet start after t0 and each holds its
+ * activations for its chain L, or its checkpoint and adds its recompute; the integral over
+ * [t0, T] is at most C (T - t0). The smallest T with T >= A + the least recompute that fits,
+ * found by bisection (from below). */
 static double exact_mem_lb_phi(const struct exact *x, int d, double t0, double A, double a,
                                double r, double C)
 {
@@ -219,12 +195,12 @@ static double exact_mem_lb_phi(const struct exact *x, int d, double t0, double A
             double pb = c->op[b].dur, until = x->eB[key] + pb - t0;
             if (x->ck[key] && !x->done[rc]) /* the checkpoint until its recompute */
                 until = c->op[rc].dur + pb;
-            total += exact_phi(a, r, x->act[key]) * fmax(until, 0);
+            total += bound_count(a, r, x->act[key]) * fmax(until, 0);
         }
         if (ln->nf >= ln->n)
             continue;
         int key = ln->keys[ln->nf], m = ln->n - ln->nf;
-        total += m * exact_phi(a, r, x->act[key]) * x->hold[key];
+        total += m * bound_count(a, r, x->act[key]) * x->hold[key];
         saves += m * exact_save(x, key, a, r);
         rcs += m * c->op[SEARCH_OP(key, SK_RC)].dur;
         lanes[nl++] = l;
@@ -266,6 +242,23 @@ static double exact_mem_lb_phi(const struct exact *x, int d, double t0, double A
             lo = T;
     }
     return lo;
+}
+
+/* The larger of the bytes and the whole-activation counts (sim/core/bound.c). */
+static double exact_mem_lb(const struct exact *x, int d, double t0, double A)
+{
+    const struct search_ctx *c = x->c;
+    double C = c->cap - c->stat[d], a = 0;
+    for (int l = 0; l < x->n_lanes; l++)
+        if (x->lane[l].dev == d && x->lane[l].n > 0)
+            a = fmax(a, x->act[x->lane[l].keys[0]]);
+    double T = exact_mem_lb_phi(x, d, t0, A, 0, -1, C);
+    if (a > 0) {
+        double k = floor(C / a * (1 + 1e-12)), r = fmax(C - k * a, 0);
+        if (k >= 1 && r < a)
+            T = fmax(T, exact_mem_lb_phi(x, d, t0, A, a, r, k * a));
+    }
+    return T;
 }
 
 static double exact_lb(struct exact *x, double chain, double last_est)
