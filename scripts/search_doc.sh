@@ -39,9 +39,23 @@ x = d["exact"]; s = p["search"]["step_time"]
 opt = x.get("optimum", x.get("best_found", s))
 state = "optimum" if x["finished"] else "stopped (%d nodes)" % x["nodes"]
 gap = 100 * (s - opt) / opt
-print("| %s | %d | %d | %s | %g | %g | %g (%s) | %.1f%%%s |" % (d["scheme"], d["pp"],
-      d["microbatches"], cap, p["prepose"]["step_time"], s, opt, state, gap,
-      "" if gap <= 2 + 1e-9 else " **over 2 %**"))
+lb = d["lower_bound"]
+print("| %s | %d | %d | %s | %g | %g | %g (%s) | %.1f%%%s | %.4g | %.1f%% |" % (d["scheme"],
+      d["pp"], d["microbatches"], cap, p["prepose"]["step_time"], s, opt, state, gap,
+      "" if gap <= 2 + 1e-9 else " **over 2 %**", lb, 100 * (opt - lb) / opt))
+PY
+}
+
+# 1F1B at 1.05 M_θ rows: D N
+proved_row() {
+    "$bin" optimize --devices "$1" --microbatches "$2" --unit-costs 1,2,1 --memory 1.05 \
+        --search --json >"$tmp/o" || true
+    python3 - "$tmp/o" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); p = {r["name"]: r for r in d["passes"]}
+print("| %d | %d | %g | %g | %g | %s | %s device %s |" % (d["pp"], d["microbatches"],
+      p["prepose"]["step_time"], p["search"]["step_time"], d["lower_bound"],
+      "yes" if d["optimal"] else "no", d["bound"]["binding"], d["bound"]["memory_at"]))
 PY
 }
 
@@ -92,15 +106,42 @@ transfer). Heads and tails are its longest paths. The bound is the largest of
   is the last device's 3t of fill, its work and the 6t of backward chain behind it;
 - **the memory-time bound** under a cap: a forward that keeps its activations holds them at
   least from its start to its backward's end (its chain L); a checkpointed one holds its
-  checkpoint instead and adds its recompute. The integral of held activations over the window
-  the device's forwards and backwards lie in is at most (cap − static) × its length; the least
-  recompute that makes it fit (an LP relaxation: a fractional knapsack, which also covers
-  checkpoints of k layers) is added to the device's work. A cap below one stage's activations
-  (plus, split, what B keeps for W) fits no schedule.
+  checkpoint until its recompute starts and its activations from there to its backward's end
+  (at least RC + B), and adds its recompute. Over the window the device's forwards and
+  backwards lie in, the held bytes integrate to at most (cap − static) × its length — and,
+  counted in whole activations, at most floor((cap − static) / act) of them at a time (a valid
+  count whatever else is held: the function a·(w − r)⁺ / (a − r) of each forward's holding w,
+  with r the cap's remainder, sums to at most that many activations). The least recompute that
+  fits either count (an LP relaxation: a fractional knapsack, solved exactly: convex and
+  piecewise linear in T) is added to the device's work between its first and last compute. A
+  cap below one stage's activations (plus, split, what B keeps for W) fits no schedule.
 
 Each part relaxes the simulator's semantics, so the bound never exceeds a simulated plan
-(\`tests/unit/test_bound.c\`: hand-worked cases and 695 random plans of nine schemes); the memory
-part holds for plans under the cap.
+(\`tests/unit/test_bound.c\`: hand-worked cases, closed forms of the memory part, and 726
+random plans of every synchronous scheme; \`tests/unit/test_search.c\`: every searched plan).
+The memory part holds for plans under the cap, over schedules that checkpoint whole stages (as
+the passes and the search do), or any k of a stage's layers when the plan itself has such a
+checkpoint (then weaker: in the relaxation a few layers save more per unit of recompute).
+
+**What it proves.** When a plan under the cap reaches its bound, \`simulate\` and \`optimize\` say
+*optimal* (JSON \`optimal: true\`): no schedule of the work on the placement is faster. With
+unit costs 1, 2, 1 and a cap of one activation (1.05 M_θ), device j = D − m of 1F1B holds a kept
+forward's activations 3m t and a checkpointed one's 3t, between head j and tail 2j, with x
+recomputes: 3N + x = 3Nm − 3(m − 1)x, so T ≥ 3j + 3N + 3N(m − 1) / (3m − 2); for N ≤ 28 device
+D − 2 binds, 3(D − 2) + 15N / 4, which the search reaches (issue 28: it stopped 3 % over
+before):
+
+| D | N | passes (t) | search (t) | lower bound (t) | optimal | binding |
+|---|---|---|---|---|---|---|
+EOF
+for c in "2 8" "4 8" "4 16" "8 16" "3 12" "6 20" "8 32"; do
+    set -- $c
+    proved_row "$1" "$2"
+done
+cat <<EOF
+
+Where it is loose: the oracle table below gives the bound beside every optimum the branch
+and bound proves (one lane's micro-batches in order).
 
 ## The search (sim/search/), and why this method
 
@@ -120,6 +161,16 @@ evaluations where a plan-level rewrite and a full simulation would afford hundre
   finish its oldest micro-batch in flight (its forwards left there as checkpoints, then its
   recomputes, backwards and Ws: on a V, ZB-V and DualPipeV, device 0 holds stages 0 and
   2D − 1 of it); a recompute waits until its backward's gradient is on its way.
+- **Periodic starts** (\`sim/search/search_periodic.c\`, one stage per device under a cap):
+  at the bound's optimum of 1F1B at 1.05 M_θ the binding device never idles and always holds
+  one activation, so each kept forward's wait for its gradient is filled with checkpointed
+  forwards and each checkpointed one's recompute runs right before its backward, whose
+  gradient then arrives; the devices before it run all their forwards early, checkpointed.
+  Each device's order in blocks of that period (each device's period divides the one before:
+  otherwise they lock), for every binding device and 1-3 kept forwards a block, the fastest
+  that fits; a short descent of its own after the final phase, kept when it wins. The one-device
+  moves and the list schedules' earliest-start rule do not reach that shape from their starts
+  (68t and 80t at 4 × 16 and 8 × 16 against 66t and 78t).
 - **Local search** from the best four starts (a sixteenth of the budget each), then a
   multi-start of randomised list schedules (each lane's warm-up varied, sometimes in two
   waves) each with a short descent (40 %, cut short when they end 5 % over the best), then the
@@ -168,7 +219,8 @@ simulator (message buffers, split backward, calibrated transients) is honoured f
 **The exact search** (\`search_exact\`, \`optimize --search --exact[=NODES]\`) is branch and
 bound over the same schedules, built in order of start time (each schedule once), each lane's
 micro-batches in order, cut by the memory walk and by a lower bound on what is left (dynamic
-heads and tails, each device's remaining work, the memory-time bound) and a transposition
+heads and tails, each device's remaining work, the memory-time bound, in bytes and in whole
+activations as sim/core/bound.c counts them) and a transposition
 table. It is the test oracle: \`tests/unit/test_search.c\` asserts the search within 2 % of it
 on 39 cases where it finishes, and that it finds nothing faster than the search in 1,000,000
 nodes on two where it does not (W 3 × 6 at 1.05 and 1.55 M_θ); the two known misses below are
@@ -194,10 +246,11 @@ cat <<EOF
 ## The exact optimum on small cases
 
 The search (default budget) against the branch and bound seeded with it: *optimum* when the
-tree was searched through (over the schedules that keep each lane's micro-batches in order).
+tree was searched through (over the schedules that keep each lane's micro-batches in order);
+the lower bound of the work under the cap, and how far under that optimum it is.
 
-| scheme | D | N | cap (M_θ) | passes (t) | search (t) | exact (t) | search over it |
-|---|---|---|---|---|---|---|---|
+| scheme | D | N | cap (M_θ) | passes (t) | search (t) | exact (t) | search over it | lower bound (t) | bound under it |
+|---|---|---|---|---|---|---|---|---|---|
 EOF
 for c in "V 2 4 1.05" "V 2 8 1.05" "V 2 8 2.05" "V 3 6 1.05" "V 3 6 2.05" "V 3 8 1.05" \
     "V 4 4 1.05" "V 4 4 2.05" "V 4 6 1.05" "V 4 6 2.05" "V 4 8 1.05" "V 4 8 2.05" \
@@ -312,7 +365,10 @@ is a number of schedule evaluations that falls with the plan's size (\`search_bu
 ## Not yet
 
 - Checkpoints are whole stages; the executor also runs k-layer checkpoints (input-aware
-  planner), which the search does not choose (the bound covers them).
+  planner), which the search does not choose (the bound covers them when the plan has one;
+  otherwise its memory part assumes whole stages).
+- No LP/MILP solver (GLPK, CBC) certifies cases beyond the branch and bound: the optional
+  dependency of issue 28 is not built.
 - Sends that block (\`--blocking-send\`) are not modelled by the fast evaluation: the search
   keeps only what \`sim_run\` confirms, so it stays valid but finds less.
 - Asynchronous schemes (Async, PipeDream) are refused: they have no flush to search within.

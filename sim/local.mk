@@ -11,6 +11,7 @@ libmt_sim_a_SOURCES += sim/core/vpipe.c sim/core/vpipe.h sim/core/simulate.c sim
 libmt_sim_a_SOURCES += sim/passes/pass.c sim/passes/pass.h sim/passes/pass_summary.c sim/passes/pass_json.c sim/passes/pass_checkpoint.c sim/passes/pass_overlap.c sim/passes/pass_redundancy.c sim/passes/pass_prepose.c
 # search/: the schedule search under a memory cap
 libmt_sim_a_SOURCES += sim/search/search.c sim/search/search.h sim/search/search_internal.h sim/search/search_sched.c sim/search/search_local.c sim/search/search_lns.c sim/search/search_list.c sim/search/search_exact.c
+libmt_sim_a_SOURCES += sim/search/search_periodic.c
 # tune/: the tuner (§5.3)
 libmt_sim_a_SOURCES += sim/tune/tune.c sim/tune/tune.h sim/tune/tune_json.c
 # inputs/: the input-aware checkpointing planner (Mimose)

@@ -161,6 +161,9 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
         else if (b->memory > 0)
             printf(", %.4g %s under the cap (device %d recomputes >= %.4g %s)", b->memory * ts, tu,
                    b->memory_at, b->forced_rc * ts, tu);
+        const struct pass_step *fin = pass_pipeline_final(pl);
+        if (bound_optimal(b, fin->sim.step_time, fin->sim.oom_device < 0))
+            printf("; the %s plan is optimal", fin->name);
         printf("\n");
     }
     if (lm->asked && lm->note[0])

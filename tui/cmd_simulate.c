@@ -107,7 +107,8 @@ static void simulate_print_async(const struct plan *p, const struct sim_result *
     printf("\n");
 }
 
-/* "lower bound 21 t (gap 4.76%): fill, drain and work of device 3". */
+/* "lower bound 21 t (gap 4.76%): fill, drain and work of device 3"; at the bound under the
+ * cap, "(gap 0.00%, optimal)". */
 static void simulate_print_bound(const struct sim_result *r, const struct bound_result *b)
 {
     if (b == NULL)
@@ -115,8 +116,9 @@ static void simulate_print_bound(const struct sim_result *r, const struct bound_
     bool under = r->oom_device < 0;
     double lb = bound_value(b, under), ts = r->unit ? 1 : 1e-3;
     enum bound_kind k = bound_binding(b, under);
-    printf("lower bound %.4g %s (gap %.2f%%): ", lb * ts, r->unit ? "t" : "ms",
-           bound_gap_pct(r->step_time, lb));
+    printf("lower bound %.4g %s (gap %.2f%%%s): ", lb * ts, r->unit ? "t" : "ms",
+           bound_gap_pct(r->step_time, lb),
+           bound_optimal(b, r->step_time, under) ? ", optimal" : "");
     if (k == BOUND_CRITICAL_PATH)
         printf("the critical path\n");
     else if (k == BOUND_DEVICE)

@@ -353,64 +353,117 @@ static double bound_jackson(struct bound_job *jobs, int n, int *heap)
 
 /* ---- the memory-time bound (one device) ----------------------------------------------------- */
 
+/* A forward of the device as the memory-time bound sees it. */
 struct bound_fwd {
-    double act, ckpt, rc; /* a forward's activations, checkpoint, recompute time */
-    double hold;          /* L_j: its start to its backward's end, at least */
-    double save;          /* what checkpointing it saves of the memory-time integral */
+    const struct stage_cost *sc;
+    double hold;  /* L_j: its start to its backward's end, at least */
+    double bdur;  /* its backward's part that still holds the activations (BW, or B when split) */
 };
 
-static int bound_fwd_cmp(const void *a, const void *b)
+/* How held bytes are counted: phi(w) = w, against the cap C; or, rounded, the count of whole
+ * activations a device can hold: with a the largest activations of the device's stages, k =
+ * floor(C / a) and r = C - k a, phi(w) = a (w - r)+ / (a - r), against k a. Whatever a device
+ * holds at a moment (each forward's activations or checkpoint, w <= a each, plus buffers) sums
+ * to at most C, so the phi of its forwards' holdings sums to at most k a: m of them above r sum
+ * to at most C - m r, so their phi to k a when m > k, and to m a <= k a when m <= k. At a cap
+ * of 1.05 activations, one forward's activations at a time: the plain count lets 1.05. */
+struct bound_phi {
+    double a, r, cap; /* r < 0: plain */
+};
+
+static double bound_phi(const struct bound_phi *m, double w)
 {
-    const struct bound_fwd *x = a, *y = b;
-    /* rc = 0 first (free), then by save / rc, largest first */
-    double kx = x->rc > 0 ? x->save / x->rc : INFINITY, ky = y->rc > 0 ? y->save / y->rc : INFINITY;
-    return (kx < ky) - (kx > ky);
+    return bound_count(m->a, m->r, w);
 }
 
-/* The least recompute (fractional) that brings the memory-time integral under cap x the
- * window [r, T - q] the forwards and their backwards lie in (span = r + q). */
-static double bound_forced_rc(const struct bound_fwd *f, int n, double total, double cap, double T,
-                              double span)
+/* What checkpointing a forward can save of the memory-time integral and at what recompute:
+ * kept, it holds phi(act) over at least L; checkpointed with k of its n layers, phi(keep_k)
+ * from its start to its recompute's, then phi(act) from the recompute's start (RC takes the
+ * activations back) to its backward's end: at least rc_k + B. So a checkpoint of k layers saves
+ * at most (phi(act) - phi(keep_k)) (L - rc_k - B)+ for rc_k of recompute. The LP over every k
+ * (a fraction of any of them) is relaxed to one item: save up to the best save of any k, at
+ * the best ratio of any k. Which k: the whole stage (k = n), or every k when the plan's own
+ * checkpoints are of k layers (layers). */
+struct bound_item {
+    double save, ratio; /* ratio: save per unit of recompute; INFINITY when free */
+};
+
+static struct bound_item bound_item_of(const struct bound_phi *m, const struct bound_fwd *f,
+                                       bool layers)
 {
-    double need = total - cap * (T - span), cost = 0;
-    for (int i = 0; i < n && need > 0; i++) {
-        if (f[i].save <= 0)
+    const struct stage_cost *sc = f->sc;
+    struct bound_item it = {0, 0};
+    int n = sc->num_layers > 1 && sc->layer_act > 0 ? sc->num_layers : 1;
+    double pa = bound_phi(m, sc->act);
+    for (int k = layers ? 1 : n; k <= n; k++) { /* k = n: the whole stage */
+        double rc = k == n ? sc->rc : sc->rc * k / n;
+        double keep = sc->act - mem_ckpt_saves(sc, mem_ckpt_layers(k, n));
+        double save = (pa - bound_phi(m, keep)) * fmax(f->hold - rc - f->bdur, 0);
+        if (!(save > 0))
             continue;
-        double frac = need >= f[i].save ? 1 : need / f[i].save;
-        cost += frac * f[i].rc;
-        need -= frac * f[i].save;
+        it.save = fmax(it.save, save);
+        it.ratio = fmax(it.ratio, rc > 0 ? save / rc : INFINITY);
     }
-    return need > 1e-12 * (total > 1 ? total : 1) ? INFINITY : cost;
+    return it;
 }
 
-/* The smallest T with T >= A + forced_rc(T), from below: the bound returned is a T known to be
- * short of it (or A when nothing is forced there). */
-static double bound_memory_solve(const struct bound_fwd *f, int n, double cap, double A,
-                                 double span, double *forced)
+static int bound_item_cmp(const void *a, const void *b)
 {
-    double total = 0, saves = 0, rcs = 0;
+    const struct bound_item *x = a, *y = b;
+    return (x->ratio < y->ratio) - (x->ratio > y->ratio); /* largest ratio first */
+}
+
+/* The smallest T with T >= A + forced(T), where forced(T) is the least recompute whose saves
+ * bring the integral `total` under cap x (T - span) (the window [r, T - q] the forwards and
+ * their backwards lie in: span = r + q), a fractional knapsack over the items (sorted by
+ * ratio). forced is convex and piecewise linear in what must be saved, which falls linearly
+ * with T, so the root is found exactly: the item whose share holds it, then one linear
+ * equation (issue 27: this replaced a bisection over T). */
+static double bound_memory_solve(const struct bound_item *it, int n, double total, double cap,
+                                 double A, double span, double *forced)
+{
+    *forced = 0;
+    if (total - cap * (A - span) <= 0)
+        return A; /* nothing forced at the time bound */
+    double S = 0, K = 0; /* saved and recomputed by the items before i */
     for (int i = 0; i < n; i++) {
-        total += f[i].act * f[i].hold;
-        saves += f[i].save;
-        rcs += f[i].rc;
+        double s = it[i].save, q = isinf(it[i].ratio) ? 0 : 1 / it[i].ratio;
+        /* where the item is used up: need = S + s */
+        double t_end = span + (total - S - s) / cap;
+        if (t_end - A - (K + s * q) <= 0) {
+            /* T = A + K + (total - cap (T - span) - S) q */
+            double T = (A + K + (total + cap * span - S) * q) / (1 + cap * q);
+            double t_start = span + (total - S) / cap;
+            T = fmin(fmax(T, t_end), t_start);
+            *forced = T - A;
+            return T;
+        }
+        S += s;
+        K += s * q;
     }
-    double fa = bound_forced_rc(f, n, total, cap, A, span);
-    if (A >= A + fa) {
-        *forced = fa;
-        return A;
-    }
-    double hi = fmax(A + rcs, span + (total - saves) / cap);
-    hi = fmax(hi, A) * (1 + 1e-12) + 1e-12;
-    double lo = A;
-    for (int it = 0; it < 200 && hi - lo > 1e-13 * hi; it++) {
-        double mid = 0.5 * (lo + hi);
-        if (mid >= A + bound_forced_rc(f, n, total, cap, mid, span))
-            hi = mid;
+    /* every save spent: nothing shorter than where they run out */
+    double T = span + (total - S) / cap;
+    *forced = K;
+    return fmax(T, A + K);
+}
+
+/* The device's memory-time bound under counting m: the smallest T, and the recompute forced. */
+static double bound_memory_device(const struct bound_phi *m, const struct bound_fwd *f, int n,
+                                  bool layers, struct bound_item *items, double A, double span,
+                                  double *forced)
+{
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        total += bound_phi(m, f[i].sc->act) * f[i].hold;
+        /* forwards of a stage mostly share L: the item of the one before */
+        if (i > 0 && f[i].sc == f[i - 1].sc && f[i].hold == f[i - 1].hold &&
+            f[i].bdur == f[i - 1].bdur)
+            items[i] = items[i - 1];
         else
-            lo = mid;
+            items[i] = bound_item_of(m, &f[i], layers);
     }
-    *forced = bound_forced_rc(f, n, total, cap, hi, span);
-    return lo;
+    qsort(items, (size_t)n, sizeof *items, bound_item_cmp);
+    return bound_memory_solve(items, n, total, m->cap, A, span, forced);
 }
 
 /* L_j of every forward on device d: the longest chain from its start to its backward's end,
@@ -419,7 +472,45 @@ struct bound_mb {
     int *off, *ids; /* CSR by micro-batch, topological order */
     int *pos;       /* [n]: index of a node in its micro-batch's list */
     double *dist;   /* [n] scratch */
+    int *mb_of;     /* [n]: the micro-batch of a node in a list, -1 none */
+    unsigned char *same; /* [mbs]: the micro-batch's list is the one before's (durations, ops,
+                          * stages, the edges inside it): the same chains L */
 };
+
+static void bound_mb_fini(struct bound_mb *m);
+
+/* Whether micro-batch b's list repeats b - 1's: node for node the same op, stage and
+ * duration, and the same edges from inside the micro-batch (by position in the list). */
+static bool bound_mb_repeats(const struct bound_dag *G, const struct bound_mb *m, int b)
+{
+    int n = m->off[b + 1] - m->off[b];
+    if (b == 0 || n != m->off[b] - m->off[b - 1])
+        return false;
+    for (int k = 0; k < n; k++) {
+        int v = m->ids[m->off[b] + k], u = m->ids[m->off[b - 1] + k], dv, iv, du, iu;
+        plan_locate_id(G->p, v, &dv, &iv);
+        plan_locate_id(G->p, u, &du, &iu);
+        const struct instr *a = plan_at(G->p, dv, iv), *c = plan_at(G->p, du, iu);
+        if (a->op != c->op || a->stage != c->stage || dv != du || G->dur[v] != G->dur[u])
+            return false;
+        int jv = G->pred_off[v], ju = G->pred_off[u];
+        for (;; jv++, ju++) { /* preds inside the micro-batch, in the same order */
+            while (jv < G->pred_off[v + 1] && m->mb_of[G->pred[jv]] != b)
+                jv++;
+            while (ju < G->pred_off[u + 1] && m->mb_of[G->pred[ju]] != b - 1)
+                ju++;
+            bool ev = jv >= G->pred_off[v + 1], eu = ju >= G->pred_off[u + 1];
+            if (ev || eu) {
+                if (ev != eu)
+                    return false;
+                break;
+            }
+            if (m->pos[G->pred[jv]] - m->off[b] != m->pos[G->pred[ju]] - m->off[b - 1])
+                return false;
+        }
+    }
+    return true;
+}
 
 static void bound_mb_build(const struct bound_dag *G, struct bound_mb *m)
 {
@@ -428,6 +519,10 @@ static void bound_mb_build(const struct bound_dag *G, struct bound_mb *m)
     m->ids = xmalloc(((size_t)G->n_topo + 1) * sizeof(int));
     m->pos = xmalloc(((size_t)G->n + 1) * sizeof(int));
     m->dist = xmalloc(((size_t)G->n + 1) * sizeof(double));
+    m->mb_of = xmalloc(((size_t)G->n + 1) * sizeof(int));
+    m->same = xcalloc((size_t)mbs + 1, 1);
+    for (int v = 0; v < G->n; v++)
+        m->mb_of[v] = -1;
     for (int k = 0; k < G->n_topo; k++) {
         int v = G->topo[k], d, i;
         plan_locate_id(G->p, v, &d, &i);
@@ -443,10 +538,13 @@ static void bound_mb_build(const struct bound_dag *G, struct bound_mb *m)
         const struct instr *in = plan_at(G->p, d, i);
         if (in->mb >= 0 && in->mb < mbs && in->op != OP_AR && in->op != OP_OS) {
             m->pos[v] = m->off[in->mb + 1];
+            m->mb_of[v] = in->mb;
             m->ids[m->off[in->mb + 1]++] = v;
         }
         m->dist[v] = -1;
     }
+    for (int b = 1; b < mbs; b++)
+        m->same[b] = bound_mb_repeats(G, m, b);
 }
 
 static void bound_mb_fini(struct bound_mb *m)
@@ -455,6 +553,8 @@ static void bound_mb_fini(struct bound_mb *m)
     free(m->ids);
     free(m->pos);
     free(m->dist);
+    free(m->mb_of);
+    free(m->same);
 }
 
 static double bound_hold(const struct bound_dag *G, struct bound_mb *m, int fw, int bw, int mb)
@@ -508,13 +608,22 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
         maxlen = plan_len(p, d) > maxlen ? plan_len(p, d) : maxlen;
     struct bound_job *jobs = xmalloc((size_t)maxlen * sizeof *jobs);
     struct bound_fwd *fw = xmalloc((size_t)maxlen * sizeof *fw);
+    struct bound_item *items = xmalloc((size_t)maxlen * sizeof *items);
+    int *last_mb = xmalloc(((size_t)g->stages + 1) * sizeof(int)); /* per stage: the hold */
+    double *last_hold = xmalloc(((size_t)g->stages + 1) * sizeof(double));
     int *heap = xmalloc((size_t)maxlen * sizeof(int));
     struct bound_mb mbl = {0};
     bool have_mb = false;
+    /* checkpoints of k layers are in the work when the plan has one (sim/core/bound.h) */
+    bool layers = false;
+    for (int d = 0; d < g->devices && !layers; d++)
+        for (int i = 0, n_d = plan_len(p, d); i < n_d && !layers; i++)
+            layers = plan_at(p, d, i)->op == OP_CFW && plan_at(p, d, i)->ckpt_layers > 0;
     out->device_at = 0;
     for (int d = 0; d < g->devices; d++) {
         int nj = 0, nf = 0;
-        double work = 0, rmin = INFINITY, qmin = INFINITY, act_sum = 0, act_max = 0;
+        double work = 0, rmin = INFINITY, qmin = INFINITY, act_sum = 0, act_max = 0, a_max = 0;
+        double work_c = 0, rmin_c = INFINITY, qmin_c = INFINITY;
         const struct instr *ins = plan_instrs(p, d);
         int base = plan_id(p, d, 0);
         for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
@@ -526,13 +635,19 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
             work += G.dur[id];
             rmin = fmin(rmin, G.head[id]);
             qmin = fmin(qmin, G.tail[id]);
+            if (in->op != OP_AR && in->op != OP_OS) { /* the recomputes lie among these */
+                work_c += G.dur[id];
+                rmin_c = fmin(rmin_c, G.head[id]);
+                qmin_c = fmin(qmin_c, G.tail[id]);
+            }
             if (plan_op_is_forward(in->op)) {
                 const struct stage_cost *sc = &cost->stage[in->stage];
                 act_sum += sc->act;
                 /* a split B takes what its W will need while the activations are still held */
                 bool split = vpipe_lookup(x, OP_W, in->mb, in->stage) >= 0;
                 act_max = fmax(act_max, sc->act + (split ? sc->w_keep : 0));
-                fw[nf++] = (struct bound_fwd){sc->act, sc->ckpt, sc->rc, 0, 0};
+                a_max = fmax(a_max, sc->act);
+                nf++;
             }
         }
         if (nj == 0)
@@ -562,6 +677,8 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
             have_mb = true;
         }
         nf = 0;
+        for (int st = 0; st < g->stages; st++)
+            last_mb[st] = -2;
         double r_f = INFINITY, q_b = INFINITY; /* the window of the forwards and backwards */
         for (int i = 0, n_d = plan_len(p, d); i < n_d; i++) {
             int id = base + i;
@@ -569,15 +686,38 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
             if (!plan_op_is_forward(in->op))
                 continue;
             int bw = vpipe_lookup(x, OP_BW, in->mb, in->stage);
+            if (bw < 0) /* split: B frees the activations */
+                bw = vpipe_lookup(x, OP_B, in->mb, in->stage);
             struct bound_fwd *f = &fw[nf++];
-            double pb = bw >= 0 ? G.dur[bw] : 0;
+            f->sc = &cost->stage[in->stage];
+            f->bdur = bw >= 0 ? G.dur[bw] : 0;
             r_f = fmin(r_f, G.head[id]);
             q_b = fmin(q_b, bw >= 0 ? G.tail[bw] : 0);
-            f->hold = bw >= 0 ? bound_hold(&G, &mbl, id, bw, in->mb) : G.dur[id];
-            f->save = (f->act - f->ckpt) * fmax(f->hold - pb, 0);
+            if (bw < 0)
+                f->hold = G.dur[id];
+            else if (last_mb[in->stage] == in->mb - 1 && mbl.same[in->mb])
+                f->hold = last_hold[in->stage]; /* the micro-batch before's, repeated */
+            else
+                f->hold = bound_hold(&G, &mbl, id, bw, in->mb);
+            last_mb[in->stage] = in->mb;
+            last_hold[in->stage] = f->hold;
         }
-        qsort(fw, (size_t)nf, sizeof *fw, bound_fwd_cmp);
-        double forced, T = bound_memory_solve(fw, nf, C, rmin + work + qmin, r_f + q_b, &forced);
+        /* the bytes as they are, and the count of whole activations the cap holds */
+        /* the device's work and its recompute (between its forwards and backwards, so
+         * after the first compute head and before the last compute tail) */
+        double A = fmax(rmin + work + qmin, rmin_c + work_c + qmin_c);
+        double span = r_f + q_b, forced, f2;
+        struct bound_phi plain = {0, -1, C};
+        double k = a_max > 0 ? floor(C / a_max * (1 + 1e-12)) : 0;
+        struct bound_phi whole = {a_max, fmax(C - k * a_max, 0), k * a_max};
+        double T = bound_memory_device(&plain, fw, nf, layers, items, A, span, &forced);
+        if (k >= 1 && whole.r < a_max) {
+            double T2 = bound_memory_device(&whole, fw, nf, layers, items, A, span, &f2);
+            if (T2 > T) {
+                T = T2;
+                forced = f2;
+            }
+        }
         if (out->memory_at < 0 || T > out->memory) {
             out->memory = T;
             out->memory_at = d;
@@ -585,8 +725,10 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
         }
     }
     out->time = fmax(out->critical_path, out->device);
-    if (out->memory > 0 && out->memory <= out->time && !out->cap_infeasible) {
-        out->memory = 0; /* the cap forces nothing the time bound does not already cover */
+    if (out->memory > 0 && out->memory <= out->time * (1 + 1e-12) && !out->cap_infeasible) {
+        /* the cap forces nothing the time bound does not already cover (above it by rounding
+         * only: the device's work summed in another order than Jackson's) */
+        out->memory = 0;
         out->memory_at = -1;
         out->forced_rc = 0;
     }
@@ -594,6 +736,9 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
         bound_mb_fini(&mbl);
     free(jobs);
     free(fw);
+    free(items);
+    free(last_mb);
+    free(last_hold);
     free(heap);
     bound_dag_fini(&G);
     return MT_OK;
@@ -637,4 +782,11 @@ double bound_gap_pct(double step, double bound)
         return 0;
     double gap = (step - bound) / bound;
     return fabs(gap) < 1e-9 ? 0 : 100 * gap; /* sums in another order: the last bits differ */
+}
+
+bool bound_optimal(const struct bound_result *b, double step, bool under_cap)
+{
+    double lb = bound_value(b, under_cap);
+    return under_cap && !b->cap_infeasible && lb > 0 && isfinite(lb) &&
+           bound_gap_pct(step, lb) == 0;
 }

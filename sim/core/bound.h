@@ -10,12 +10,16 @@
  *     schedule solves that relaxation exactly (the fill and drain, and the device's work);
  *   - under a memory cap, per device, a memory-time bound: a forward that keeps its activations
  *     holds them from its start to its backward's end, at least the chain L_j between them; one
- *     checkpointed holds its checkpoint that long and the activations for its backward, and adds
- *     its recompute to the device. The integral of held memory over the window the forwards
- *     and their backwards lie in, [first head, T - least tail], is at most (cap - static) x its
- *     length, so the fraction y_j of each forward checkpointed (an LP relaxation,
- *     which also covers checkpoints of k layers) must save enough; the least recompute that does
- *     (a fractional knapsack) is added to the device's work between its first head and last tail.
+ *     checkpointed holds its checkpoint until its recompute starts and the activations from
+ *     there to its backward's end (at least RC + B), and adds its recompute to the device. The
+ *     integral of held memory over the window the forwards and their backwards lie in,
+ *     [first head, T - least tail], is at most (cap - static) x its length; counted in whole
+ *     activations (floor((cap - static) / act) of them at a time: at 1.05 M_θ one), at most
+ *     that many x its length. So the fraction y_j of each forward checkpointed (an LP
+ *     relaxation) must save enough; the least recompute that does (a fractional knapsack,
+ *     solved exactly) is added to the device's work between its first and last compute.
+ *     Checkpoints are of whole stages, or of any k layers when the plan has one of k layers
+ *     (then a weaker bound: a few layers save more per unit of recompute in the relaxation).
  * Each part is a relaxation of the simulator's semantics (sim/core/simulate.h), so the bound never
  * exceeds a simulated step; the memory part holds for schedules under the cap. */
 #ifndef MT_SIM_BOUND_H
@@ -49,6 +53,16 @@ struct bound_result {
                            * them); memory is then +inf */
 };
 
+/* Held bytes w as the memory-time bound counts them in whole activations: a the largest
+ * activations a device holds, r the cap's remainder (cap - static - k a, k = floor of what
+ * fits), r < 0 the bytes as they are. Whatever a device holds at a moment sums to at most the
+ * cap, so this of its forwards' holdings sums to at most k a (sim/core/bound.c says why). The
+ * bound and the branch and bound (sim/search/search_exact.c) count with it. */
+static inline double bound_count(double a, double r, double w)
+{
+    return r < 0 ? w : w > r ? a * (w - r) / (a - r) : 0;
+}
+
 /* The bound of p's work under cost (its scheme's costs: scheme_costs) and a memory cap per
  * device (static included; 0 = none). MT_EINFEASIBLE when the plan's dependencies are
  * incomplete or circular. Uses the plan's resolution (vpipe_resolve: the simulator's when it
@@ -67,8 +81,14 @@ const char *bound_kind_name(enum bound_kind k);
  * float rounding only (1e-9 relative). */
 double bound_gap_pct(double step, double bound);
 
+/* Whether a plan of this work with that step is optimal: under the cap (or none) and at its
+ * bound (bound_gap_pct 0): no schedule of the work is faster (with the memory part binding,
+ * none that checkpoints as the bound assumes: whole stages, or k layers when the plan does). */
+bool bound_optimal(const struct bound_result *b, double step, bool under_cap);
+
 /* Adds "lower_bound" (bound_value; time in t under unit costs, else seconds),
- * "lower_bound_gap_pct" of step (us or t) over it, and "bound" (its parts) to the JSON object o
+ * "lower_bound_gap_pct" of step (us or t) over it, "optimal" (bound_optimal) and "bound" (its
+ * parts) to the JSON object o
  * (sim/core/bound_json.c); b NULL: "lower_bound": null. */
 struct cJSON;
 void bound_json_add(struct cJSON *o, const struct bound_result *b, double step, bool under_cap,

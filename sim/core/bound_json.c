@@ -1,5 +1,6 @@
 /* sim/core/bound_json.c: the lower bound (sim/core/bound.h) in a JSON report, beside a plan's step time:
- * "lower_bound", "lower_bound_gap_pct" and the parts in "bound". */
+ * "lower_bound", "lower_bound_gap_pct", "optimal" (the step is at the bound, under the cap) and
+ * the parts in "bound". */
 #include <config.h>
 #include "sim/core/bound.h"
 
@@ -17,6 +18,7 @@ void bound_json_add(struct cJSON *o, const struct bound_result *b, double step, 
     double lb = bound_value(b, under_cap);
     cJSON_AddNumberToObject(o, "lower_bound", lb * ts);
     cJSON_AddNumberToObject(o, "lower_bound_gap_pct", bound_gap_pct(step, lb));
+    cJSON_AddBoolToObject(o, "optimal", bound_optimal(b, step, under_cap));
     cJSON *j = cJSON_AddObjectToObject(o, "bound");
     cJSON_AddStringToObject(j, "binding", bound_kind_name(bound_binding(b, under_cap)));
     cJSON_AddNumberToObject(j, "critical_path", b->critical_path * ts);

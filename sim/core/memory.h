@@ -51,6 +51,14 @@ static inline double mem_forward_keep(const struct stage_cost *sc, int layers)
     return layers <= 0 ? sc->act : mem_ckpt_keep(sc, mem_ckpt_layers(layers, sc->num_layers));
 }
 
+/* What a checkpoint of k layers saves (the IR's ckpt_layers: 0 the whole stage): the
+ * activations its forward does not keep until its recompute (act - mem_ckpt_keep). The search's
+ * list schedules, its branch and bound and the lower bound (sim/core/bound.c) ask here. */
+static inline double mem_ckpt_saves(const struct stage_cost *sc, int k)
+{
+    return sc->act - mem_ckpt_keep(sc, k);
+}
+
 /* Dynamic memory an instruction takes at its start and gives back at its end, with the
  * message buffers an executor holds (model/cost.h msg_bytes): a forward of a stage that is
  * not the last takes the buffer of its output, a backward of a stage that is not the first the

@@ -4,7 +4,8 @@
  * iteration (V, X, W, GPipe and the split-backward family: an RC before its B, a W anywhere
  * after its B). The method is memory-aware list scheduling plus local search: starts from the
  * given plans (the base and each step of Mario's passes), a repair of the base (the fewest
- * checkpoints that bring each device under the cap) and list schedules; moves read off the
+ * checkpoints that bring each device under the cap), list schedules and, for one stage per
+ * device, periodic schedules (the shape of the memory-time bound's optimum); moves read off the
  * critical path (run an op earlier, fill a bubble with later ops, drop or add a checkpoint),
  * keep moves (a checkpointed forward kept, moved after the device's last other activation),
  * suffix moves and random kicks; a multi-start of randomised list schedules; and, when the

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/core/bound.h"
 #include "sim/core/memory.h"
 #include "sim/plan/plan.h"
 #include "sim/search/search_internal.h"
@@ -158,14 +159,29 @@ static double exact_heads(struct exact *x, double last_est, double *head)
     return chain;
 }
 
-/* The memory-time bound (sim/core/bound.h) on what device d has left: its forwards not placed yet
- * start after t0 and each holds its activations for its chain L, or its checkpoint and adds
- * its recompute; the integral over [t0, T] is at most (cap - static)(T - t0). The smallest T
- * with T >= A + the least recompute that fits, found by bisection (from below). */
-static double exact_mem_lb(const struct exact *x, int d, double t0, double A)
+/* What checkpointing key's forward saves under that count: the activations from the
+ * recompute's start, the checkpoint before (x->save is the count as bytes). */
+static double exact_save(const struct exact *x, int key, double a, double r)
+{
+    if (r < 0)
+        return x->save[key];
+    const struct search_ctx *c = x->c;
+    const struct stage_cost *sc = &c->cost.stage[c->op[SEARCH_OP(key, SK_F)].stage];
+    int b = SEARCH_OP(key, SK_B);
+    return (bound_count(a, r, sc->act) - bound_count(a, r, sc->act - mem_ckpt_saves(sc, 0))) *
+           fmax(x->hold[key] - c->op[b].dur - c->op[SEARCH_OP(key, SK_RC)].dur, 0);
+}
+
+/* The memory-time bound (sim/core/bound.h) on what device d has left, counted as
+ * bound_count(a, r, .) against C: its forwards not placed yet start after t0 and each holds its
+ * activations for its chain L, or its checkpoint and adds its recompute; the integral over
+ * [t0, T] is at most C (T - t0). The smallest T with T >= A + the least recompute that fits,
+ * found by bisection (from below). */
+static double exact_mem_lb_phi(const struct exact *x, int d, double t0, double A, double a,
+                               double r, double C)
 {
     const struct search_ctx *c = x->c;
-    double C = c->cap - c->stat[d], total = 0, saves = 0, rcs = 0, qb = INFINITY;
+    double total = 0, saves = 0, rcs = 0, qb = INFINITY;
     int lanes[64], nl = 0;
     for (int l = 0; l < x->n_lanes && nl < 64; l++) {
         const struct lane *ln = &x->lane[l];
@@ -179,13 +195,13 @@ static double exact_mem_lb(const struct exact *x, int d, double t0, double A)
             double pb = c->op[b].dur, until = x->eB[key] + pb - t0;
             if (x->ck[key] && !x->done[rc]) /* the checkpoint until its recompute */
                 until = c->op[rc].dur + pb;
-            total += x->act[key] * fmax(until, 0);
+            total += bound_count(a, r, x->act[key]) * fmax(until, 0);
         }
         if (ln->nf >= ln->n)
             continue;
         int key = ln->keys[ln->nf], m = ln->n - ln->nf;
-        total += m * x->act[key] * x->hold[key];
-        saves += m * x->save[key];
+        total += m * bound_count(a, r, x->act[key]) * x->hold[key];
+        saves += m * exact_save(x, key, a, r);
         rcs += m * c->op[SEARCH_OP(key, SK_RC)].dur;
         lanes[nl++] = l;
     }
@@ -205,9 +221,9 @@ static double exact_mem_lb(const struct exact *x, int d, double t0, double A)
                 const struct lane *ln = &x->lane[lanes[k]];
                 int key = ln->keys[ln->nf];
                 double rc = c->op[SEARCH_OP(key, SK_RC)].dur;
-                double r = rc > 0 ? x->save[key] / rc : INFINITY;
-                if (!(used & (1u << k)) && x->save[key] > 0 && r > br) {
-                    br = r;
+                double sv = exact_save(x, key, a, r), ratio = rc > 0 ? sv / rc : INFINITY;
+                if (!(used & (1u << k)) && sv > 0 && ratio > br) {
+                    br = ratio;
                     best = k;
                 }
             }
@@ -216,7 +232,7 @@ static double exact_mem_lb(const struct exact *x, int d, double t0, double A)
             used |= 1u << best;
             const struct lane *ln = &x->lane[lanes[best]];
             int key = ln->keys[ln->nf], m = ln->n - ln->nf;
-            double sv = m * x->save[key], frac = need >= sv ? 1 : need / sv;
+            double sv = m * exact_save(x, key, a, r), frac = need >= sv ? 1 : need / sv;
             cost += frac * m * c->op[SEARCH_OP(key, SK_RC)].dur;
             need -= frac * sv;
         }
@@ -226,6 +242,23 @@ static double exact_mem_lb(const struct exact *x, int d, double t0, double A)
             lo = T;
     }
     return lo;
+}
+
+/* The larger of the bytes and the whole-activation counts (sim/core/bound.c). */
+static double exact_mem_lb(const struct exact *x, int d, double t0, double A)
+{
+    const struct search_ctx *c = x->c;
+    double C = c->cap - c->stat[d], a = 0;
+    for (int l = 0; l < x->n_lanes; l++)
+        if (x->lane[l].dev == d && x->lane[l].n > 0)
+            a = fmax(a, x->act[x->lane[l].keys[0]]);
+    double T = exact_mem_lb_phi(x, d, t0, A, 0, -1, C);
+    if (a > 0) {
+        double k = floor(C / a * (1 + 1e-12)), r = fmax(C - k * a, 0);
+        if (k >= 1 && r < a)
+            T = fmax(T, exact_mem_lb_phi(x, d, t0, A, a, r, k * a));
+    }
+    return T;
 }
 
 static double exact_lb(struct exact *x, double chain, double last_est)
@@ -690,7 +723,7 @@ bool search_exact_ctx(const struct search_ctx *c, long limit, double ub,
         /* F's start to B's end: F, then its tail less what follows B */
         x.hold[key] = c->op[f].dur + x.q[f] - x.q[b];
         /* whole-stage checkpoints only here: the recompute holds the activations too */
-        x.save[key] = (sc->act - sc->ckpt) *
+        x.save[key] = mem_ckpt_saves(sc, 0) *
                       fmax(x.hold[key] - c->op[b].dur - c->op[SEARCH_OP(key, SK_RC)].dur, 0);
     }
     search_sched_init(c, &x.sched);

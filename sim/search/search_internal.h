@@ -60,6 +60,9 @@ struct search_ctx {
     bool replicated;       /* AR before OS (dp > 1 or Chimera) */
     double *ar, *os;       /* [stages]: tail durations */
     struct search_progress *prog; /* NULL: none (search_ctx_init; the driver sets it) */
+    bool mixed_channels;   /* a pair of devices carries messages of two lanes (a stage's
+                            * forwards or backwards) one way: receives may need reordering
+                            * (search_eval_peak; V-shaped placements, Chimera) */
 };
 
 /* Counts n evaluations towards the progress callback, calling it when due. */
@@ -94,6 +97,10 @@ struct search_eval {
     unsigned char *queued;
     double *free_at, *fin;
     struct instr *buf; /* room for one device's expanded list */
+    /* the expansion's receive order (search_eval_peak): ops whose receive is placed, each
+     * peer's sends to the device in order (seq, by peer slot) and how far they were received */
+    unsigned char *rcvd;
+    int *seq, *peer_slot, *seq_off, *seq_end, *seq_next;
 };
 
 /* What a schedule is judged by: its step, then the sum of the devices' finishes (which moves an
@@ -170,6 +177,15 @@ bool search_may_swap(const struct search_ctx *c, int a, int b);
 enum { SEARCH_LIST_RC_FIRST = 1, SEARCH_LIST_RC_EARLY = 2 };
 bool search_list(const struct search_ctx *c, int extra, unsigned flags, unsigned seed,
                  struct search_sched *s);
+
+/* ---- sim/search/search_periodic.c ---- */
+
+/* Whether the periodic starts apply: one stage per device, no split backward, a cap. */
+bool search_periodic_applies(const struct search_ctx *c);
+/* A periodic schedule into s: devices of stage >= binding in blocks of `keep` kept forwards
+ * and as many checkpointed ones as fill the kept ones' wait for their gradients, the rest in
+ * one block (every forward after the first `keep` checkpointed). It may not fit the cap. */
+void search_periodic(const struct search_ctx *c, int binding, int keep, struct search_sched *s);
 
 /* ---- sim/search/search_local.c ---- */
 

@@ -184,7 +184,7 @@ static void lst_lane_eval(struct lst *L, int l)
                 const struct lst_lane *m = &L->lane[L->dev_lanes[j]];
                 if (m->nb < m->nf) {
                     const struct stage_cost *sc = &c->cost.stage[m->stage];
-                    room = lst_max(room, sc->act - sc->ckpt);
+                    room = lst_max(room, mem_ckpt_saves(sc, 0));
                 }
             }
             if (!search_fits(c, pk + room) || !lst_completes(L, ln->dev, &t, op, false)) {

@@ -111,6 +111,20 @@ int search_ctx_init(struct search_ctx *c, const struct plan *p, double cap, stru
         for (int part = 0; part < g->parts; part++)
             c->stat[d] += c->cost.stage[vpipe_stage(g, d, 0, part)].static_bytes;
     }
+    /* the first lane seen on each channel (stage * 2 + forward or backward), -1 none */
+    int *lane = xmalloc((size_t)c->D * c->D * sizeof(int));
+    for (int k = 0; k < c->D * c->D; k++)
+        lane[k] = -1;
+    for (int op = 0; op < c->n_ops; op++) {
+        const struct search_op *o = &c->op[op];
+        if (o->dev < 0 || o->out_dev < 0)
+            continue;
+        int ch = o->dev * c->D + o->out_dev, id = o->stage * 2 + (SEARCH_KIND(op) == SK_B);
+        if (lane[ch] >= 0 && lane[ch] != id)
+            c->mixed_channels = true;
+        lane[ch] = id;
+    }
+    free(lane);
     c->replicated = c->cfg->cluster.dp > 1 || g->scheme == SCHEME_X;
     for (int s = 0; s < S; s++) {
         struct instr ar = {OP_AR, -1, 0, s, -1, 0, 0}, os = {OP_OS, -1, 0, s, -1, 0, 0};
@@ -245,6 +259,14 @@ void search_eval_init(const struct search_ctx *c, struct search_eval *ev)
     ev->free_at = xcalloc(D, sizeof(double));
     ev->fin = xcalloc(D, sizeof(double));
     ev->buf = xmalloc((3 * (size_t)c->stride + 1) * sizeof(struct instr));
+    ev->rcvd = xcalloc(n, 1);
+    ev->seq = xmalloc(n * sizeof(int));
+    ev->peer_slot = xmalloc(D * sizeof(int));
+    for (size_t i = 0; i < D; i++)
+        ev->peer_slot[i] = -1;
+    ev->seq_off = xcalloc(D, sizeof(int));
+    ev->seq_end = xcalloc(D, sizeof(int));
+    ev->seq_next = xcalloc(D, sizeof(int));
 }
 
 void search_eval_fini(struct search_eval *ev)
@@ -262,6 +284,12 @@ void search_eval_fini(struct search_eval *ev)
     free(ev->free_at);
     free(ev->fin);
     free(ev->buf);
+    free(ev->rcvd);
+    free(ev->seq);
+    free(ev->peer_slot);
+    free(ev->seq_off);
+    free(ev->seq_end);
+    free(ev->seq_next);
     memset(ev, 0, sizeof *ev);
 }
 
@@ -386,24 +414,80 @@ bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
     return true;
 }
 
-/* Device d's list as the plan will hold it: receives before, sends after (scheme_add_comm). */
-static int search_expand(const struct search_ctx *c, const struct search_sched *s, int d,
-                         struct instr *buf)
+/* The receive of op (which receives from another device) in the plan's terms. */
+static struct instr search_recv_of(const struct search_ctx *c, int op)
 {
-    int n = 0;
+    const struct search_op *o = &c->op[op];
+    return (struct instr){SEARCH_KIND(op) == SK_F ? OP_RA : OP_RG, o->mb, o->part, o->stage,
+                          o->in_dev, 0, 0};
+}
+
+/* The op that receives what op sends (the next stage's forward, the previous one's backward). */
+static int search_receiver(int op)
+{
+    int key = SEARCH_KEY(op);
+    return SEARCH_KIND(op) == SK_F ? SEARCH_OP(key + 1, SK_F) : SEARCH_OP(key - 1, SK_B);
+}
+
+/* Device d's list as the plan will hold it: receives before, sends after (scheme_add_comm),
+ * then each peer's messages received in the order the peer sent them (plan_match_receives,
+ * sim/core/recv_order.h): a receive met before those sent ahead of it pulls them in just
+ * before itself. That changes no time (sends do not block) but holds the pulled-in buffers
+ * longer: a V's pair of devices (ZB-V, DualPipeV, V-Half, V-Min) crosses activations and
+ * gradients on one channel. */
+static int search_expand(const struct search_ctx *c, const struct search_sched *s, int d,
+                         struct search_eval *ev)
+{
+    struct instr *buf = ev->buf;
     const int *ord = s->ord + (size_t)d * c->stride;
+    /* each peer's sends to d, in its order: seq[seq_off[slot] .. seq_end[slot]) */
+    int n_seq = 0, slots = 0;
+    for (int i = 0; i < s->len[d] && c->mixed_channels; i++) {
+        int p = c->op[ord[i]].in_dev;
+        if (p < 0 || ev->peer_slot[p] >= 0)
+            continue;
+        int slot = slots++;
+        ev->peer_slot[p] = slot;
+        ev->seq_off[slot] = ev->seq_next[slot] = n_seq;
+        const int *po = s->ord + (size_t)p * c->stride;
+        for (int j = 0; j < s->len[p]; j++)
+            if (c->op[po[j]].out_dev == d)
+                ev->seq[n_seq++] = po[j];
+        ev->seq_end[slot] = n_seq;
+    }
+    int n = 0;
     for (int i = 0; i < s->len[d]; i++) {
         int op = ord[i];
         const struct search_op *o = &c->op[op];
         int kind = SEARCH_KIND(op);
-        struct instr in = search_instr(c, s, op);
-        if (o->in_dev >= 0)
-            buf[n++] = (struct instr){kind == SK_F ? OP_RA : OP_RG, o->mb, o->part, o->stage,
-                                      o->in_dev, 0, 0};
-        buf[n++] = in;
+        if (o->in_dev >= 0 && !c->mixed_channels) { /* one lane a channel: in order */
+            buf[n++] = search_recv_of(c, op);
+        } else if (o->in_dev >= 0 && !ev->rcvd[op]) {
+            int slot = ev->peer_slot[o->in_dev];
+            /* what the peer sent up to this op's message, not received yet */
+            while (ev->seq_next[slot] < ev->seq_end[slot]) {
+                int r = search_receiver(ev->seq[ev->seq_next[slot]++]);
+                if (!ev->rcvd[r]) {
+                    buf[n++] = search_recv_of(c, r);
+                    ev->rcvd[r] = 1;
+                }
+                if (r == op)
+                    break;
+            }
+            if (!ev->rcvd[op]) { /* not among the peer's sends: where scheme_add_comm puts it */
+                buf[n++] = search_recv_of(c, op);
+                ev->rcvd[op] = 1;
+            }
+        }
+        buf[n++] = search_instr(c, s, op);
         if (o->out_dev >= 0)
             buf[n++] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
                                       o->out_dev, 0, 0};
+    }
+    for (int i = 0; i < s->len[d] && c->mixed_channels; i++) {
+        ev->rcvd[ord[i]] = 0;
+        if (c->op[ord[i]].in_dev >= 0)
+            ev->peer_slot[c->op[ord[i]].in_dev] = -1;
     }
     return n;
 }
@@ -411,7 +495,7 @@ static int search_expand(const struct search_ctx *c, const struct search_sched *
 double search_eval_peak(const struct search_ctx *c, const struct search_sched *s, int d,
                         struct search_eval *ev)
 {
-    int n = search_expand(c, s, d, ev->buf);
+    int n = search_expand(c, s, d, ev);
     return c->stat[d] + mem_device_peak(&c->cost, ev->buf, n);
 }
 

@@ -289,9 +289,12 @@ static void test_bound_search(void)
     CHECK_EQ_INT(st->pass, PASS_SEARCH);
     CHECK(st->sim.oom_device < 0);
     CHECK(st->sim.step_time <= 38 + 1e-9); /* never slower than the passes (prepose: 38 t) */
-    CHECK(st->sim.step_time >= 33 - 1e-9); /* nor than the bound */
+    /* nor than the bound under the cap: 36 t, device 2 recomputing 6 of its 8 forwards
+     * (tests/unit/test_bound.c, issue 28) */
+    CHECK(st->sim.step_time >= 36 - 1e-9);
     CHECK(explore_bound_shown(&x, &lb, &gap));
-    CHECK_NEAR(gap, 100 * (st->sim.step_time / 33 - 1), 1e-9);
+    CHECK_NEAR(lb, 36, 1e-9);
+    CHECK_NEAR(gap, 100 * (st->sim.step_time / 36 - 1), 1e-9);
     explore_key(&x, 'p');
     explore_key(&x, 'n'); /* shown again: not searched again */
     CHECK_EQ_INT(busy_calls, 1);
