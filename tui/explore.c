@@ -233,13 +233,17 @@ int explore_search(struct explore *x, struct mt_err *e)
     return rc;
 }
 
-/* An edit's build (explore_wait): the config's plan, its validation and Mario's passes. */
+/* An edit's build (explore_wait): the config's plan, its validation, Mario's passes and the
+ * lower bound of its work (on the build's thread too: a second at 16,384 micro-batches that
+ * Esc could not stop on the keys' thread). */
 struct explore_build_job {
     struct config cfg;
     const struct plan *loaded; /* built in place of the config's scheme when given */
     int rc;
     struct mt_err e;
     struct pass_pipeline pl;
+    struct bound_result bound;
+    bool have_bound;
 };
 
 static void explore_job_build(void *arg)
@@ -255,6 +259,9 @@ static void explore_job_build(void *arg)
         j->rc = pass_pipeline_run(base, &j->pl, &j->e);
     if (base != j->loaded)
         plan_free(base);
+    struct mt_err be = {0};
+    j->have_bound = j->rc == MT_OK && j->pl.n > 0 &&
+                    bound_plan(j->pl.step[0].plan, &j->bound, &be) == MT_OK;
 }
 
 /* Frees a build nobody took: stopped by Esc, or never run. */
@@ -282,6 +289,8 @@ static int explore_build(struct explore *x, const struct config *cfg, struct pla
     }
     int rc = j->rc;
     struct pass_pipeline pl = j->pl;
+    struct bound_result bound = j->bound;
+    bool have_bound = j->have_bound;
     if (rc != MT_OK)
         *e = j->e;
     free(j);
@@ -301,7 +310,11 @@ static int explore_build(struct explore *x, const struct config *cfg, struct pla
     }
     if (x->row >= explore_rows(x))
         x->row = PASS_ROW_BASE;
-    x->bound_of = NULL; /* a new pipeline: the old plans are gone */
+    /* the base's bound, made by the build (a search shown before the edit keeps it: the same
+     * work) */
+    x->bound = bound;
+    x->have_bound = have_bound;
+    x->bound_of = have_bound ? x->pl.step[0].plan : NULL;
     explore_fit(x);
     explore_refresh(x);
     return MT_OK;
