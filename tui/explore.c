@@ -234,8 +234,10 @@ int explore_search(struct explore *x, struct mt_err *e)
     return rc;
 }
 
-/* An edit's build (explore_wait_watched): the config's plan, its validation and Mario's passes,
- * which say on the status line which pass runs, and stop at the next pass after Esc. */
+/* An edit's build (explore_wait_watched): the config's plan, its validation, Mario's passes
+ * (which say on the status line which pass runs, and stop at the next pass after Esc) and
+ * the lower bound of its work (on the build's thread too: a second at 16,384 micro-batches
+ * that Esc could not stop on the keys' thread). */
 struct explore_build_job {
     struct config cfg;
     const struct plan *loaded; /* built in place of the config's scheme when given */
@@ -245,6 +247,8 @@ struct explore_build_job {
     _Atomic(const char *) next; /* the pass running (NULL: the plan and its validation) */
     atomic_int round, steps;
     atomic_bool stop; /* Esc: the passes stop at the next one */
+    struct bound_result bound;
+    bool have_bound;
 };
 
 static bool explore_job_pass(void *ctx, const struct pass_pipeline *pl, const char *next,
@@ -271,6 +275,9 @@ static void explore_job_build(void *arg)
         j->rc = pass_pipeline_run_watched(base, &w, &j->pl, &j->e);
     if (base != j->loaded)
         plan_free(base);
+    struct mt_err be = {0};
+    j->have_bound = j->rc == MT_OK && j->pl.n > 0 && !atomic_load(&j->stop) &&
+                    bound_plan(j->pl.step[0].plan, &j->bound, &be) == MT_OK;
 }
 
 static void explore_job_stop_build(void *arg)
@@ -323,6 +330,8 @@ static int explore_build(struct explore *x, const struct config *cfg, struct pla
     }
     int rc = j->rc;
     struct pass_pipeline pl = j->pl;
+    struct bound_result bound = j->bound;
+    bool have_bound = j->have_bound;
     if (rc != MT_OK)
         *e = j->e;
     free(j);
@@ -342,7 +351,11 @@ static int explore_build(struct explore *x, const struct config *cfg, struct pla
     }
     if (x->row >= explore_rows(x))
         x->row = PASS_ROW_BASE;
-    x->bound_of = NULL; /* a new pipeline: the old plans are gone */
+    /* the base's bound, made by the build (a search shown before the edit keeps it: the same
+     * work) */
+    x->bound = bound;
+    x->have_bound = have_bound;
+    x->bound_of = have_bound ? x->pl.step[0].plan : NULL;
     explore_fit(x);
     explore_refresh(x);
     return MT_OK;
