@@ -105,6 +105,23 @@ static void simulate_print_async(const struct plan *p, const struct sim_result *
     printf("\n");
 }
 
+/* "host memory (offloaded): 0.5 0.25 ..." per device, for a plan that offloads. */
+static void simulate_print_host(const struct sim_result *r)
+{
+    bool any = false;
+    for (int d = 0; d < r->devices; d++)
+        any |= r->dev[d].host_peak > 0;
+    if (!any)
+        return;
+    printf("host memory (offloaded, peak per device):");
+    for (int d = 0; d < r->devices; d++) {
+        char b[32];
+        simulate_mem(r, r->dev[d].host_peak, b, sizeof b);
+        printf(" %s%s", b, r->host_cap > 0 && r->dev[d].host_peak > r->host_cap ? " OVER" : "");
+    }
+    printf("\n");
+}
+
 /* "lower bound 21 t (gap 4.76%): fill, drain and work of device 3". */
 static void simulate_print_bound(const struct sim_result *r, const struct bound_result *b)
 {
@@ -161,6 +178,7 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
                r->step_time > 0 ? 100 * dv->bubble / r->step_time : 0, st, dyn, pk,
                r->cap > 0 && dv->peak_mem > r->cap ? "  OVER CAP" : "");
     }
+    simulate_print_host(r);
     if (r->unit)
         printf("step time %.4g t   throughput %.4f samples/t\n", r->step_time, r->throughput);
     else
@@ -365,6 +383,16 @@ static int simulate_exec(int argc, char **argv)
         simulate_mem(&r, r.cap, cap, sizeof cap);
         fprintf(stderr, "mario-tui simulate: device %d is over the %s memory cap by %s\n",
                 r.oom_device, cap, over);
+        status = 1;
+    }
+    if (r.host_oom_device >= 0) {
+        char over[32], cap[32];
+        simulate_mem(&r, r.dev[r.host_oom_device].host_peak - r.host_cap, over, sizeof over);
+        simulate_mem(&r, r.host_cap, cap, sizeof cap);
+        fprintf(stderr,
+                "mario-tui simulate: device %d's offloaded activations are over its host memory "
+                "(host_memory_per_node: %s a GPU) by %s\n",
+                r.host_oom_device, cap, over);
         status = 1;
     }
     if (o.plan_out && plan_save(p, o.plan_out, &e) != MT_OK)
