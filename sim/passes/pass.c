@@ -46,6 +46,23 @@ const struct pass *pass_find(const char *name)
     return NULL;
 }
 
+/* Mario's passes are the paper's: they rewrite plans without offload (OF/RL, issue 29), and
+ * refuse one that has it, naming its first copy. */
+static int pass_refuse_copies(const struct plan *p, struct mt_err *e)
+{
+    for (int d = 0; d < plan_devices(p); d++)
+        for (int i = 0; i < plan_len(p, d); i++)
+            if (plan_op_is_copy(plan_at(p, d, i)->op)) {
+                char what[32];
+                plan_instr_label(p, plan_at(p, d, i), what, sizeof what);
+                return err_set(e, MT_EUNSUPPORTED,
+                               "device %d, instruction %d (%s): Mario's passes take plans "
+                               "without offload (OF/RL)",
+                               d, i, what);
+            }
+    return MT_OK;
+}
+
 int pass_run(enum pass_id id, const struct plan *in, struct plan **out, struct pass_changes *ch,
              struct mt_err *e)
 {
@@ -53,6 +70,7 @@ int pass_run(enum pass_id id, const struct plan *in, struct plan **out, struct p
     *out = NULL;
     if (ps == NULL)
         return err_set(e, MT_EINVAL, "no pass %d", (int)id);
+    TRY(pass_refuse_copies(in, e));
     return ps->run(in, NULL, out, NULL, ch, e);
 }
 
@@ -325,6 +343,7 @@ int pass_pipeline_run(const struct plan *base, struct pass_pipeline *out, struct
     struct pass_step *st = &out->step[0];
     st->name = "base";
     st->pass = -1;
+    TRY(pass_refuse_copies(base, e));
     int rc = validate_plan_sim(base, &st->sim, e);
     if (rc != MT_OK)
         return err_wrap(e, "base plan");
