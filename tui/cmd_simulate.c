@@ -23,26 +23,29 @@
 #include "util/str.h"
 
 static const char simulate_usage[] =
-    "Usage: mario-tui simulate [CONFIG] [plan flags] [--search] [--json] [--plan-out FILE] "
-    "[--trace-out FILE]\n"
+    "Usage: mario-tui simulate [CONFIG] [plan flags] [--search [--offload]] [--json]\n"
+    "                          [--plan-out FILE] [--trace-out FILE]\n"
     "Simulate one training iteration of a pipeline plan (K iterations of an Async or PipeDream\n"
     "plan): per-device busy time, bubbles and peak memory, step time and throughput,\n"
     "utilization over the whole step and over the steady state, and for asynchronous plans\n"
     "each stage's weight staleness and PipeDream's stashed weight versions; beside the step,\n"
     "the lower bound of any schedule of the same work and the gap to it. --search simulates\n"
-    "the plan the schedule search makes under the memory cap (optimize --search).\n"
+    "the plan the schedule search makes under the memory cap (optimize --search); with\n"
+    "--offload it may also offload forwards to host memory (OF/RL) where that is faster.\n"
     "--scheme S,S[,...] (a list) simulates each scheme on the same config: one row each (step,\n"
     "samples/s, peak, bound, fits), the best marked (highest samples/s that fits; ties: the\n"
     "lower peak); --json: an array.\n\n";
 
 struct simulate_opts {
-    bool json, search;
+    bool json, search, offload;
     const char *plan_out, *trace_out;
 };
 
 static const struct cmd_option simulate_options[] = {
     {.name = "search", CMD_TO_BOOL(struct simulate_opts, search),
      .help = "simulate the searched plan: Mario's passes, then the search under the cap"},
+    {.name = "offload", CMD_TO_BOOL(struct simulate_opts, offload),
+     .help = "with --search: the search may offload forwards to host memory (OF/RL)"},
     {.name = "json", CMD_TO_BOOL(struct simulate_opts, json),
      .help = "print one JSON object instead of the table"},
     {.name = "plan-out", .arg = "FILE", CMD_TO_STRING(struct simulate_opts, plan_out),
@@ -193,12 +196,13 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
  * without building millions of instructions); *p then gets the plan's geometry only, which is
  * all the report reads. Anything else is built (cmd_plan_finish) and simulated. */
 /* The plan the search makes from p (the passes' steps its starts), in place of p. */
-static int simulate_search(struct plan **p, struct mt_err *e)
+static int simulate_search(struct plan **p, bool offload, struct mt_err *e)
 {
     struct pass_pipeline pl;
     TRY(pass_pipeline_run(*p, &pl, e));
     struct search_opts so;
     search_opts_default(&so, plan_config(*p));
+    so.offload = offload;
     int rc = pass_pipeline_search(&pl, &so, e);
     if (rc == MT_OK) {
         plan_free(*p);
@@ -208,7 +212,10 @@ static int simulate_search(struct plan **p, struct mt_err *e)
     return rc;
 }
 
-static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool search,
+/* How simulate makes its plan: as given, searched, or searched with offload allowed. */
+enum simulate_mode { SIMULATE_AS_GIVEN, SIMULATE_SEARCH, SIMULATE_SEARCH_OFFLOAD };
+
+static int simulate_plan(const struct cmd_plan *cp, bool figures_only, enum simulate_mode mode,
                          struct plan **p, struct sim_result *r, struct mt_err *e)
 {
     struct config c;
@@ -216,7 +223,7 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool sear
     struct plan_geom g;
     *p = NULL;
     TRY(cmd_plan_config(cp, &c, &loaded, e));
-    if (figures_only && !search && loaded == NULL && c.scheme == SCHEME_ASYNC) {
+    if (figures_only && mode == SIMULATE_AS_GIVEN && loaded == NULL && c.scheme == SCHEME_ASYNC) {
         int rc = sim_run_direct(&c, r, e);
         if (rc == MT_OK && (rc = scheme_geom(&c, &g, e)) != MT_OK)
             sim_result_fini(r);
@@ -226,20 +233,25 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool sear
             return rc;
     }
     TRY(cmd_plan_finish(cp, &c, loaded, p, e));
-    if (search)
-        TRY(simulate_search(p, e));
+    if (mode != SIMULATE_AS_GIVEN)
+        TRY(simulate_search(p, mode == SIMULATE_SEARCH_OFFLOAD, e));
     return sim_run(*p, r, e);
+}
+
+static enum simulate_mode simulate_mode_of(const struct simulate_opts *o)
+{
+    return !o->search ? SIMULATE_AS_GIVEN : o->offload ? SIMULATE_SEARCH_OFFLOAD : SIMULATE_SEARCH;
 }
 
 /* One scheme's row of `simulate --scheme A,B,...`: a tune_candidate (step, throughput, peak,
  * bound; status OK when it fits, OOM when not, INVALID with why when it could not be made). */
-static void simulate_row_run(const struct cmd_plan *cp, bool search, struct tune_candidate *k,
-                             struct config *cfg)
+static void simulate_row_run(const struct cmd_plan *cp, enum simulate_mode mode,
+                             struct tune_candidate *k, struct config *cfg)
 {
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    if (simulate_plan(cp, true, search, &p, &r, &e) != MT_OK) {
+    if (simulate_plan(cp, true, mode, &p, &r, &e) != MT_OK) {
         k->status = TUNE_INVALID;
         snprintf(k->why, sizeof k->why, "%.250s", e.msg);
         plan_free(p);
@@ -320,7 +332,7 @@ static int simulate_schemes(const struct cmd_plan *cp, int at, const struct simu
         struct cmd_plan one = *cp;
         one.over[at].arg = config_scheme_name((enum scheme_id)s);
         w[n] = (struct tune_candidate){.scheme = (enum scheme_id)s, .oom_device = -1};
-        simulate_row_run(&one, o->search, &w[n], &one_cfg);
+        simulate_row_run(&one, simulate_mode_of(o), &w[n], &one_cfg);
         if (w[n].status != TUNE_INVALID && simulated++ == 0)
             c = one_cfg;
         if (w[n].status == TUNE_OK && (best < 0 || tune_ranks_above(&w[n], &w[best])))
@@ -358,7 +370,8 @@ static int simulate_exec(int argc, char **argv)
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    int rc = simulate_plan(&cp, o.plan_out == NULL && o.trace_out == NULL, o.search, &p, &r, &e);
+    int rc = simulate_plan(&cp, o.plan_out == NULL && o.trace_out == NULL, simulate_mode_of(&o),
+                           &p, &r, &e);
     if (rc != MT_OK) {
         plan_free(p);
         return cmd_fail("simulate", &e);
@@ -370,6 +383,8 @@ static int simulate_exec(int argc, char **argv)
     if (plan_config(p)->scheme != SCHEME_ASYNC && plan_total(p) > 0 &&
         bound_plan(p, &bound, &e) == MT_OK)
         b = &bound;
+    if (b != NULL && o.search && o.offload) /* schedules that may offload: no forced recompute */
+        bound_allow_offload(b);
     if (o.json) {
         char *text = sim_report_json(p, &r, b);
         puts(text);

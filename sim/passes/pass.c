@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "sim/plan/validate.h"
+#include "sim/search/search_offload.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -466,10 +467,35 @@ int pass_pipeline_search(struct pass_pipeline *pl, const struct search_opts *o, 
         pass_changes_fini(&st->changes);
         return err_wrap(e, "search");
     }
+    int offloaded = 0;
+    if (o->offload) { /* the third lever: checkpointed forwards offloaded where faster */
+        struct plan *q = NULL;
+        struct sim_result qs;
+        struct search_offload_stats os;
+        rc = search_offload(st->plan, pl->step[0].plan, o, 0, &q, &qs, &os, e);
+        if (rc != MT_OK) {
+            pass_changes_fini(&st->changes);
+            plan_free(st->plan);
+            sim_result_fini(&st->sim);
+            st->plan = NULL;
+            return err_wrap(e, "search (offload)");
+        }
+        plan_free(st->plan);
+        sim_result_fini(&st->sim);
+        st->plan = q;
+        st->sim = qs;
+        offloaded = os.offloaded;
+        pl->offloaded = offloaded;
+        pl->search.improved |= offloaded > 0;
+    }
     pass_changes_diff(prev->plan, st->plan, &st->changes);
     st->changes.step_in = prev->sim.step_time;
     st->changes.step_out = st->sim.step_time;
-    if (!pl->search.improved)
+    if (offloaded > 0)
+        snprintf(st->changes.note, sizeof st->changes.note,
+                 "%d checkpointed forward%s offloaded to host memory instead", offloaded,
+                 offloaded == 1 ? "" : "s");
+    else if (!pl->search.improved)
         snprintf(st->changes.note, sizeof st->changes.note, "%s",
                  pl->search.fits ? "no faster schedule found; the best start kept"
                                  : "no schedule found under the cap; the lowest peak kept");

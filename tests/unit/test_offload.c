@@ -3,7 +3,8 @@
  * its end and a reload takes at its start, host memory, a copy shorter than a forward reaching
  * the no-checkpoint step under a cap where checkpointing alone does not, a slow link losing to
  * recompute, validation naming the instruction, plan files, torch CSV refusal, the fifth unit
- * cost, and the fast path bit for bit with the general loop. */
+ * cost, the fast path bit for bit with the general loop, and the search's choice of offload
+ * (search_opts.offload: chosen where it is faster, not on a slow link). */
 #include <config.h>
 
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "model/config.h"
 #include "model/cost.h"
+#include "sim/core/bound.h"
 #include "sim/core/memory.h"
 #include "sim/core/simulate.h"
 #include "sim/core/vpipe.h"
@@ -173,8 +175,9 @@ static void test_hand_worked_timeline(void)
     plan_free(p);
 }
 
-/* The best Mario's passes and the schedule search reach with checkpointing alone under cap. */
-static double checkpoint_only_step(const struct config *c)
+/* The best Mario's passes and the schedule search reach under c's cap: with checkpointing
+ * alone, or also offloading (search_opts.offload); *offloads gets the OF count of its plan. */
+static double searched_step(const struct config *c, bool offload, int *offloads)
 {
     struct plan *base = NULL;
     struct mt_err e = {0};
@@ -187,16 +190,27 @@ static double checkpoint_only_step(const struct config *c)
     }
     struct search_opts so;
     search_opts_default(&so, c);
+    so.offload = offload;
     if (pass_pipeline_search(&pl, &so, &e) == MT_OK) {
         const struct pass_step *f = pass_pipeline_final(&pl);
         if (f->sim.oom_device < 0)
             t = f->sim.step_time;
+        *offloads = 0;
+        for (int d = 0; d < plan_devices(f->plan); d++)
+            for (int i = 0; i < plan_len(f->plan, d); i++)
+                *offloads += plan_at(f->plan, d, i)->op == OP_OF;
     } else {
         fprintf(stderr, "search: %s\n", e.msg);
     }
     pass_pipeline_fini(&pl);
     plan_free(base);
     return t;
+}
+
+static double checkpoint_only_step(const struct config *c)
+{
+    int n;
+    return searched_step(c, false, &n);
 }
 
 /* A copy shorter than a forward (O = 0.5), 1F1B on 4 devices with 8 micro-batches: under a
@@ -220,11 +234,26 @@ static void test_offload_beats_checkpointing_under_cap(void)
     }
     CHECK_NEAR(r.step_time, 33.0, 1e-12);
     CHECK_EQ_INT(r.oom_device, -1);
+    /* the bound of a plan that offloads: copies are not work and the cap forces no recompute,
+     * so it is the fill, drain and work of device 3, (N + D - 1)(F + B) = 33 t */
+    struct bound_result b;
+    struct mt_err e = {0};
+    if (bound_plan(p, &b, &e) == MT_OK) {
+        CHECK_NEAR(bound_value(&b, true), 33.0, 1e-9);
+        CHECK_NEAR(b.forced_rc, 0, 0);
+    } else {
+        CHECK(0);
+    }
     for (int d = 0; d < 4; d++)
         CHECK(r.dev[d].peak_dynamic <= 2.0 + 1e-12);
     double ckpt = checkpoint_only_step(&c);
     CHECK(ckpt > 33.0 + 1e-9);
     printf("4 x 8 at 2 M_theta: offload 33 t, checkpointing alone %.4g t\n", ckpt);
+    /* the search, allowed to offload, finds the no-checkpoint step too */
+    int offloads = 0;
+    double both = searched_step(&c, true, &offloads);
+    CHECK_NEAR(both, 33.0, 1e-12);
+    CHECK(offloads > 0);
     sim_result_fini(&r);
     plan_free(p);
 }
@@ -251,6 +280,10 @@ static void test_slow_link_loses_to_recompute(void)
     double ckpt = checkpoint_only_step(&c);
     CHECK(ckpt > 0 && r.step_time > ckpt + 1e-9);
     printf("cap 2 M_theta, O = 4: offload %.4g t, checkpointing alone %.4g t\n", r.step_time, ckpt);
+    /* ... and the search, allowed to offload, does not: the same step, no copy */
+    int offloads = -1;
+    CHECK_NEAR(searched_step(&c, true, &offloads), ckpt, 1e-12);
+    CHECK_EQ_INT(offloads, 0);
     sim_result_fini(&r);
     plan_free(p);
 }
