@@ -3,9 +3,9 @@
 # costs 1,2,1,1 and O = 0.5 (a copy half a forward long): under 2 M_θ per device optimize
 # --search reaches 34 t with checkpointing alone and --offload the no-checkpoint 33 t
 # ((N + D - 1)(F + B)); its plan saved, simulated again (host memory reported), refused by
-# torch's CSV, by Mario's passes and by the executor (run); a slow link (O = 4) changes nothing; a host cap below what
-# the plan offloads is reported naming host_memory_per_node; bad --host-gbps and a sixth unit
-# cost exit 2 naming the flag.
+# torch's CSV, by Mario's passes and by the executor (run); a slow link (O = 4) changes
+# nothing; a host cap below what the plan offloads is reported naming host_memory_per_node;
+# bad --host-gbps and a sixth unit cost exit 2 naming the flag.
 set -u
 bin=${MT_BIN:-./mario-tui}
 tmp=$(mktemp -d)
