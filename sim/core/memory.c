@@ -107,10 +107,11 @@ void mem_device_walk_timed(const struct cost_model *cost, const struct instr *li
     for (int i = 0; i < len; i++) {
         const struct instr *in = &list[i];
         struct mem_step m = steps[i];
-        if (plan_op_is_copy(in->op)) { /* walked at its time; only a send's reap here */
+        if (plan_op_is_copy(in->op)) { /* walked at its time; a reap only when it is last */
             if (m.reap != 0) {
+                mem_copies_flush(&q, INFINITY, true, w, c);
                 w->cur -= m.reap;
-                c->t[c->n] = start[i];
+                c->t[c->n] = c->n > 0 && c->t[c->n - 1] > end[i] ? c->t[c->n - 1] : end[i];
                 c->mem[c->n++] = s + w->cur;
             }
             mem_after[i] = s + w->cur;

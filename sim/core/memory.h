@@ -136,11 +136,14 @@ static inline double mem_send_buffer(const struct cost_model *cost, const struct
 }
 
 /* The step of the next instruction of a device's list in program order: mem_step with the
- * buffer of the send before it (*pending) reaped after it; *pending becomes its own. */
+ * buffer of the send before it (*pending) reaped after it; *pending becomes its own. A copy
+ * (OF, RL) does not hold the device: the buffer waits for the instruction after it. */
 static inline struct mem_step mem_step_next(const struct cost_model *cost,
                                             const struct instr *in, double *pending)
 {
     struct mem_step m = mem_step(cost, in);
+    if (plan_op_is_copy(in->op))
+        return m;
     m.reap = *pending;
     *pending = mem_send_buffer(cost, in);
     return m;
