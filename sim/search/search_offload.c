@@ -280,7 +280,8 @@ static struct plan *offload_all(const struct plan *base, int back, bool ckpt_too
                 out[at].op = OP_RL;
                 n++;
             }
-            bool mine = off[(size_t)in->mb * stages + in->stage];
+            bool mine = in->mb >= 0 && in->mb < mbs && in->stage >= 0 && in->stage < stages &&
+                        off[(size_t)in->mb * stages + in->stage]; /* AR, OS have no mb */
             if (in->op == OP_RC && mine)
                 continue; /* its forward is kept and offloaded instead */
             out[n++] = *in;
