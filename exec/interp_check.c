@@ -108,6 +108,11 @@ int interp_check(const struct plan *p, int ranks, struct mt_err *e)
             const struct instr *in = plan_at(p, dv, i);
             char what[32];
             plan_instr_label(p, in, what, sizeof what);
+            if (plan_op_is_copy(in->op)) /* issue 29: the simulator's, not yet the executor's */
+                return err_set(e, MT_EUNSUPPORTED,
+                               "device %d, instruction %d (%s): the executor does not run "
+                               "offload (OF/RL) yet; simulate the plan, or run one without it",
+                               dv, i, what);
             if ((in->op == OP_B || in->op == OP_W) && async)
                 return err_set(e, MT_EUNSUPPORTED,
                                "device %d, instruction %d (%s): split backward (B/W) in an "

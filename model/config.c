@@ -44,6 +44,7 @@ void config_default(struct config *c)
     c->unit.f = 1;
     c->unit.b = 2;
     c->unit.rc = 1;
+    c->unit.o = 1;
 }
 
 int config_ffn_default(enum model_arch arch, int h, int *out)
@@ -145,6 +146,16 @@ void config_set_device(struct config *c, const struct device_spec *d)
         c->memory_per_device = d->mem_bytes;
     if (!(c->given & CONFIG_GIVEN_TP_GBPS))
         c->cluster.tp_gbps = d->nvlink_gbps;
+    if (!(c->given & CONFIG_GIVEN_HOST_GBPS))
+        c->cluster.host_gbps = d->host_gbps;
+}
+
+double config_host_cap(const struct config *c)
+{
+    double cap = c->cluster.host_mem_per_node;
+    if (!(cap > 0))
+        return 0;
+    return c->unit.enabled ? cap : cap / c->cluster.gpus_per_node;
 }
 
 int config_microbatches(const struct config *c)
@@ -266,6 +277,10 @@ static int config_validate_cluster(const struct cluster_spec *k, struct mt_err *
          k->gpus_per_node);
     NEED(isfinite(k->tp_gbps) && k->tp_gbps > 0, "cluster.tp_gbps: must be > 0 (got %g)",
          k->tp_gbps);
+    NEED(isfinite(k->host_gbps) && k->host_gbps > 0, "cluster.host_gbps: must be > 0 (got %g)",
+         k->host_gbps);
+    NEED(isfinite(k->host_mem_per_node) && k->host_mem_per_node >= 0,
+         "cluster.host_memory_per_node: must be >= 0 (got %g)", k->host_mem_per_node);
     /* A TP group fills whole nodes or sits inside one: a group split unevenly over nodes would
      * put some of its ranks' traffic on the inter-node link and not the others'. */
     NEED(k->gpus_per_node % k->tp == 0 || k->tp % k->gpus_per_node == 0,
@@ -326,6 +341,10 @@ int config_validate(const struct config *c, struct mt_err *e)
         NEED(isfinite(c->unit.w) && c->unit.w >= 0 && c->unit.w < c->unit.b,
              "unit_costs: W must be in [0, B) (B is the whole backward, B - W its input-gradient "
              "part; got W = %g, B = %g)", c->unit.w, c->unit.b);
+    if (c->unit.enabled)
+        NEED(isfinite(c->unit.o) && c->unit.o > 0,
+             "unit_costs: O must be > 0, the time to move one M_theta over the host link (got %g)",
+             c->unit.o);
 
     NEED(c->iterations >= 1 && c->iterations <= CONFIG_MAX_ITERATIONS,
          "iterations: must be in [1, %d] (got %d)", CONFIG_MAX_ITERATIONS, c->iterations);

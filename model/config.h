@@ -77,6 +77,8 @@ struct device_spec {
     double layer_overhead_us;
     double nvlink_gbps;  /* GPU-to-GPU bandwidth inside a node, GB/s per direction: the default
                           * of cluster.tp_gbps (model/presets.c says where each comes from) */
+    double host_gbps;    /* GPU-to-host (PCIe) bandwidth, GB/s per direction, effective: the
+                          * default of cluster.host_gbps (offload's OF/RL, model/cost.h) */
 };
 
 struct cluster_spec {
@@ -93,6 +95,11 @@ struct cluster_spec {
                            * wider than a node crosses the inter-node link */
     double tp_gbps;       /* TP collectives' bandwidth inside a node, GB/s (the device's
                            * nvlink_gbps unless given) */
+    double host_gbps;     /* a GPU's link to host memory, GB/s per direction: what an offload
+                           * (OF) or reload (RL) moves its activations over (the device's
+                           * host_gbps unless given) */
+    double host_mem_per_node; /* host memory offloaded activations may take on one node, bytes;
+                               * 0 = no cap (config_host_cap) */
 };
 
 /* The values a preset fills in (the device's cap and tp_gbps) unless the config or a flag gave
@@ -100,6 +107,7 @@ struct cluster_spec {
 enum config_given {
     CONFIG_GIVEN_MEMORY = 1 << 0,  /* memory_per_device, --memory */
     CONFIG_GIVEN_TP_GBPS = 1 << 1, /* cluster.tp_gbps */
+    CONFIG_GIVEN_HOST_GBPS = 1 << 2, /* cluster.host_gbps, --host-gbps */
 };
 
 /* Sequence lengths that vary from batch to batch (docs/design.md "Input-aware checkpointing",
@@ -128,6 +136,8 @@ struct unit_costs {
     bool enabled;
     double f, b, rc; /* forward, whole backward, recompute */
     double w;        /* split backward: W's share of b (B = b - w); 0 = half of b */
+    double o;        /* offload: moving one M_θ of activations over the host link, each way
+                      * (an OF or RL of a chunk keeping act M_θ lasts o x act); default 1 */
 };
 
 struct config {
@@ -193,6 +203,10 @@ double config_mem_cap(const struct config *c);
  * MT_EINVAL "<what>: 40 B is below one layer's activations (12.5 MiB): did you mean 40G?".
  * A cap of 0 (no cap) and unit costs (M_θ) pass. */
 int config_check_cap(const struct config *c, const char *what, struct mt_err *e);
+/* The host memory one GPU's offloaded activations may take: cluster.host_memory_per_node
+ * shared by the node's gpus_per_node GPUs (under unit costs the figure itself, M_θ per
+ * device); 0 = no cap. sim/ reads the host cap here and nowhere else. */
+double config_host_cap(const struct config *c);
 /* The device becomes d; the cap (memory_per_device) and cluster.tp_gbps follow it unless they
  * were given (c->given). */
 void config_set_device(struct config *c, const struct device_spec *d);

@@ -189,12 +189,15 @@ enum {
     C_LAYER_OVERHEAD,
     C_GPN,
     C_TPGBPS,
+    C_HOSTGBPS,
+    C_HOSTMEM,
     C__COUNT
 };
 static const char *const cluster_keys[C__COUNT] = {
     "device",   "device_name",    "peak_flops",     "efficiency",    "memory", "hbm_gbps",
     "p2p_gbps", "p2p_latency_us", "allreduce_gbps", "dp_efficiency", "dp",     "tp",
     "efficiency_half_tokens", "op_overhead_us", "layer_overhead_us", "gpus_per_node", "tp_gbps",
+    "host_gbps", "host_memory_per_node",
 };
 
 /* given: CONFIG_GIVEN_TP_GBPS is added when the file sets tp_gbps (a device preset's NVLink
@@ -213,6 +216,8 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
             return json_fail_from(d, &f[C_DEVICE], &pe);
         if (!(*given & CONFIG_GIVEN_TP_GBPS))
             k.tp_gbps = k.device.nvlink_gbps;
+        if (!(*given & CONFIG_GIVEN_HOST_GBPS))
+            k.host_gbps = k.device.host_gbps;
     }
     if (f[C_DEVICE_NAME].item != NULL)
         TRY(json_label(d, &f[C_DEVICE_NAME], k.device.name, sizeof k.device.name));
@@ -239,6 +244,12 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
         TRY(json_double(d, &f[C_TPGBPS], &k.tp_gbps));
         *given |= CONFIG_GIVEN_TP_GBPS;
     }
+    if (f[C_HOSTGBPS].item != NULL) {
+        TRY(json_double(d, &f[C_HOSTGBPS], &k.host_gbps));
+        *given |= CONFIG_GIVEN_HOST_GBPS;
+    }
+    if (f[C_HOSTMEM].item != NULL)
+        TRY(json_bytes(d, &f[C_HOSTMEM], &k.host_mem_per_node));
     *out = k;
     return MT_OK;
 }
@@ -249,8 +260,8 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
 
 int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err *e)
 {
-    static const char what[] = "F,B,RC or F,B,RC,W (e.g. 1,2,1 or 1,2,1,1)";
-    double v[4] = {0, 0, 0, 0};
+    static const char what[] = "F,B,RC, F,B,RC,W or F,B,RC,W,O (e.g. 1,2,1 or 1,2,1,1,0.5)";
+    double v[5] = {0, 0, 0, 0, 1};
     const char *p = s;
     int n = 0;
     for (;;) {
@@ -263,7 +274,7 @@ int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err
         size_t len = (size_t)(end - p);
         while (len > 0 && p[len - 1] == ' ')
             len--;
-        if (n == 4 || len == 0 || len >= sizeof tok)
+        if (n == 5 || len == 0 || len >= sizeof tok)
             return err_set(e, MT_EINVAL, "'%s' is not %s", s, what);
         memcpy(tok, p, len);
         tok[len] = '\0';
@@ -283,17 +294,22 @@ int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err
                        "W must be in [0, B): B is the whole backward, B - W its input-gradient "
                        "part (got B = %g, W = %g)",
                        v[1], v[3]);
+    if (!(v[4] > 0 && isfinite(v[4])))
+        return err_set(e, MT_EINVAL,
+                       "O must be > 0: the time to move one M_theta over the host link (got %g)",
+                       v[4]);
     out->enabled = true;
     out->f = v[0];
     out->b = v[1];
     out->rc = v[2];
     out->w = v[3];
+    out->o = v[4];
     return MT_OK;
 }
 
 
-enum { U_F, U_B, U_RC, U_W, U_ENABLED, U__COUNT };
-static const char *const unit_keys[U__COUNT] = {"F", "B", "RC", "W", "enabled"};
+enum { U_F, U_B, U_RC, U_W, U_O, U_ENABLED, U__COUNT };
+static const char *const unit_keys[U__COUNT] = {"F", "B", "RC", "W", "O", "enabled"};
 
 /* {"F": 1, "B": 2, "RC": 1} (optionally "W": W's share of B, "enabled": false), "1,2,1", or
  * true/false. */
@@ -315,9 +331,9 @@ static int load_unit(struct json_doc *d, const struct json_value *um, struct uni
         return json_type_fail(d, um, "an object {\"F\": 1, \"B\": 2, \"RC\": 1} or \"F,B,RC\"");
     struct json_value f[U__COUNT];
     TRY(json_fields(d, um, unit_keys, U__COUNT, f));
-    double *dst[] = {&u.f, &u.b, &u.rc, &u.w};
+    double *dst[] = {&u.f, &u.b, &u.rc, &u.w, &u.o};
     u.enabled = true;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (f[i].item != NULL)
             TRY(json_double(d, &f[i], dst[i]));
     if (f[U_ENABLED].item != NULL)

@@ -120,6 +120,8 @@ struct cJSON *config_to_cjson(const struct config *c)
             write_number(u, "RC", c->unit.rc);
             if (c->unit.w != 0)
                 write_number(u, "W", c->unit.w);
+            if (c->unit.o != 1)
+                write_number(u, "O", c->unit.o);
         }
     }
 
@@ -172,6 +174,10 @@ struct cJSON *config_to_cjson(const struct config *c)
             cJSON_AddNumberToObject(cl, "gpus_per_node", k->gpus_per_node);
         if (!is_preset || k->tp_gbps != dev.nvlink_gbps)
             write_number(cl, "tp_gbps", k->tp_gbps);
+        if (!is_preset || k->host_gbps != dev.host_gbps)
+            write_number(cl, "host_gbps", k->host_gbps);
+        if (k->host_mem_per_node > 0)
+            write_bytes(cl, "host_memory_per_node", k->host_mem_per_node);
     }
     /* The stack, where it was set (unset, the model's defaults come back on reading; a model
      * written by name reads back as one of its own, so a paper-stack one writes them out) */

@@ -242,6 +242,7 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
             st->ckpt = st->act * ckpt_bytes / act;
             st->layer_act = st->act * layer_act / act;
             st->sel_ckpt = st->ckpt;
+            st->copy = c->unit.o * st->act;
             continue;
         }
         st->fw = fw;
@@ -271,6 +272,7 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
             st->layer_act *= st->act / act_analytic;
         profile_apply_split(&c->profile, c, st); /* a measured B, W and W's bytes, if any */
         st->sel_ckpt = st->ckpt; /* the input of the checkpointed layers, measured or not */
+        st->copy = st->act / (k->host_gbps * 1e3); /* bytes / (GB/s) in us, measured act too */
     }
     return MT_OK;
 }

@@ -50,12 +50,21 @@
  *   the activations, W frees w_keep.
  *   p2p: 2sbh bytes / bandwidth + latency. Allreduce (ring): 2(n-1)/n x 2 bytes/param / bw.
  *   Optimizer step: 32 bytes/param of HBM traffic / hbm bandwidth.
+ *   Offload (OF) and reload (RL) of a forward's activations: act bytes / cluster.host_gbps
+ *   each way, on the device's copy engines (one device-to-host and one host-to-device copy
+ *   at a time, beside compute and p2p). host_gbps is the effective PCIe bandwidth per
+ *   direction: A100 PCIe Gen4 x16, 32 GB/s raw, ~25 GB/s measured by cudaMemcpyAsync from
+ *   pinned memory (NVIDIA A100 datasheet; CUDA samples bandwidthTest reports 24-26 GB/s on
+ *   DGX A100); H100 SXM and H200 PCIe Gen5 x16, 64 GB/s raw, ~50 GB/s (NVIDIA H100 and H200
+ *   datasheets; bandwidthTest ~50-55 GB/s on HGX H100). Set cluster.host_gbps (--host-gbps)
+ *   to a measured figure; nodes that share a PCIe switch between two GPUs see about half.
  *
  * Unit-cost mode (docs/design.md): F, B, RC are a device's whole share of the layers (B the whole
  * backward; split, W is the fourth number or B/2, and the input gradient B - W); a chunk
  * of a device holding v stages (W, ZB-W: chunks; ZB-V, DualPipeV: 2) costs F/v, B/v, RC/v
  * (a Chimera part is a whole replica of the share and costs F); p2p, allreduce and
- * optimizer are free; activation
+ * optimizer are free; an OF or RL of a chunk keeping act M_θ lasts O x act (O, the fifth
+ * number, moves one M_θ each way; default 1); activation
  * memory is in units of M_θ (a device share's activations): a chunk keeps 1/v, its
  * checkpoint and w_keep the analytic fractions ckpt/act and w_keep/act of that. Static
  * memory is 0. */
@@ -99,6 +108,7 @@ struct stage_cost {
     double p2p;                  /* send of this stage's output or input gradient */
     double ar;                   /* allreduce of this stage's gradients over `group` replicas */
     double os;                   /* optimizer step of this stage */
+    double copy;                 /* offload (OF) or reload (RL) of act over the host link */
 };
 
 struct cost_model {

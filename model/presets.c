@@ -67,11 +67,19 @@ static const struct model_preset model_table[] = {
  * NVLink 4, 18 links x 25 GB/s = 450 GB/s per direction (900 GB/s total, NVIDIA H100 and H200
  * datasheets). The bus bandwidth NCCL reaches is a little lower (nccl-tests all_reduce_perf
  * busbw ~230-240 GB/s on A100 DGX, ~360-370 on H100 DGX); set cluster.tp_gbps to measure. */
+/* host_gbps (after it), the GPU's link to host memory per direction, effective (model/cost.h
+ * "Offload" says where the figures come from): PCIe Gen4 x16 for the A100s (~25 GB/s of the
+ * 32 GB/s raw), PCIe Gen5 x16 for H100 SXM and H200 (~50 GB/s of 64). */
+#define HOST_GBPS_PCIE4 25.0
+#define HOST_GBPS_PCIE5 50.0
 static const struct device_spec device_table[] = {
-    {"A100-40G", 312e12, FIT_EFFICIENCY, 40.0 * (1 << 30), 1555, FIT_OP_US, FIT_LAYER_US, 300},
-    {"A100-80G", 312e12, FIT_EFFICIENCY, 80.0 * (1 << 30), 2039, FIT_OP_US, FIT_LAYER_US, 300},
-    {"H100-80G", 989e12, 0.45, 80.0 * (1 << 30), 3350, FIT_OP_US, FIT_LAYER_US, 450},
-    {"H200", 989e12, 0.45, 141e9, 4800, FIT_OP_US, FIT_LAYER_US, 450},
+    {"A100-40G", 312e12, FIT_EFFICIENCY, 40.0 * (1 << 30), 1555, FIT_OP_US, FIT_LAYER_US, 300,
+     HOST_GBPS_PCIE4},
+    {"A100-80G", 312e12, FIT_EFFICIENCY, 80.0 * (1 << 30), 2039, FIT_OP_US, FIT_LAYER_US, 300,
+     HOST_GBPS_PCIE4},
+    {"H100-80G", 989e12, 0.45, 80.0 * (1 << 30), 3350, FIT_OP_US, FIT_LAYER_US, 450,
+     HOST_GBPS_PCIE5},
+    {"H200", 989e12, 0.45, 141e9, 4800, FIT_OP_US, FIT_LAYER_US, 450, HOST_GBPS_PCIE5},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -3,6 +3,7 @@
  * mark) and the legend of what is drawn. */
 #include <config.h>
 #include "render/layout_gantt.h"
+#include "render/layout_copy.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -203,6 +204,12 @@ double layout_legend(struct layout *l, const struct geo *g, const struct layout_
                                 ops[i].text);
     if (have[OP_AR] || have[OP_OS])
         layout_legend_entry(l, g, &lg, PAL_SYNC, 0, false, "allreduce / optimizer");
+    if (layout_copy_any(panels, n)) { /* render/layout_copy.c: the lane under each device */
+        layout_legend_entry(l, g, &lg, palette_of_op(OP_OF), LAYOUT_BORDER, false,
+                            "OF offload to host");
+        layout_legend_entry(l, g, &lg, palette_of_op(OP_RL), LAYOUT_BORDER | LAYOUT_HATCH, false,
+                            "RL reload");
+    }
     if (bubbles)
         layout_legend_entry(l, g, &lg, PAL_BUBBLE, LAYOUT_HATCH, false, "idle (bubble)");
     if (x_scheme)

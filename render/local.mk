@@ -4,7 +4,8 @@
 noinst_LIBRARIES += libmt_render.a
 libmt_render_a_SOURCES = render/layout.c render/layout.h render/layout_internal.h \
 	render/layout_gantt.c render/layout_gantt.h render/layout_gantt_rows.c \
-	render/layout_gantt_text.c render/layout_gantt_mem.c render/palette.c render/palette.h \
+	render/layout_gantt_text.c render/layout_gantt_mem.c render/layout_copy.c render/layout_copy.h \
+	render/palette.c render/palette.h \
 	render/paint_svg.c render/paint_svg.h render/paint_cairo.c render/paint_cairo.h \
 	render/paint_cells.c render/paint_cells.h render/chart.c render/chart.h \
 	render/chart_json.c
@@ -22,3 +23,8 @@ tests_unit_test_chart_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_uti
 # `mario-tui export` end to end (needs the binary; python3 reads PNG/PDF headers).
 EXTRA_DIST += tests/cli/test_export.sh
 TESTS += tests/cli/test_export.sh
+# Offload's copy lane under each device (render/layout_copy.c, issue 29).
+check_PROGRAMS += tests/unit/test_layout_copy
+TESTS += tests/unit/test_layout_copy
+tests_unit_test_layout_copy_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_util.a \
+	$(CAIRO_LIBS) $(CJSON_LIBS) -lm

@@ -356,9 +356,14 @@ static void paint_svg_header(struct paint_svg_buf *b, const struct layout *l)
                    palette_hex(PAL_BUBBLE, hex));
     paint_svg_put(
         b, "<rect width=\"1\" height=\"5\" fill=\"#c0c0c0\"/></pattern>\n</defs>\n<style>\n");
+    /* the copies' classes only where a plan offloads (the others' pictures stay as they were) */
+    bool copies = false;
+    for (int i = 0; i < layout_count(l) && !copies; i++)
+        copies = layout_items(l)[i].kind == LAYOUT_BOX && plan_op_is_copy(layout_items(l)[i].op);
     for (int op = 0; op < OP__COUNT; op++)
-        paint_svg_putf(b, ".op-%s{fill:%s}\n", plan_op_name((enum op)op),
-                       palette_hex(palette_of_op((enum op)op), hex));
+        if (!plan_op_is_copy((enum op)op) || copies)
+            paint_svg_putf(b, ".op-%s{fill:%s}\n", plan_op_name((enum op)op),
+                           palette_hex(palette_of_op((enum op)op), hex));
     paint_svg_put(b, ".b{stroke:#ffffff;stroke-width:0.6}\n"
                      ".hatch{fill:url(#hatch)}\n"
                      ".bubble{fill:url(#idle)}\n"

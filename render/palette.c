@@ -69,6 +69,8 @@ enum pal palette_of_op(enum op op)
     case OP_RA:
     case OP_SG:
     case OP_RG: return PAL_COMM;
+    case OP_OF:
+    case OP_RL: return PAL_COMM; /* transfers, as the send -> receive marks */
     default: return PAL_SYNC;
     }
 }

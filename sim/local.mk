@@ -49,3 +49,12 @@ tests_unit_test_sim_fast_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_
 check_PROGRAMS += tests/unit/test_validate
 TESTS += tests/unit/test_validate
 tests_unit_test_validate_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# Offload (issue 29): OF/RL on the copy lanes, worked by hand under unit costs; the search's
+# third lever (keep, checkpoint, offload).
+libmt_sim_a_SOURCES += sim/search/search_offload.c sim/search/search_offload.h \
+	sim/core/bound_offload.c
+check_PROGRAMS += tests/unit/test_offload
+TESTS += tests/unit/test_offload
+tests_unit_test_offload_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+TESTS += tests/cli/test_offload.sh
+EXTRA_DIST += tests/cli/test_offload.sh

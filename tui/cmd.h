@@ -115,6 +115,8 @@ enum cmd_plan_flag {
     CMD_PLAN_SEQ_PARALLEL,
     CMD_PLAN_DIST_OPT,
     CMD_PLAN_RESERVE,
+    CMD_PLAN_HOST_GBPS,
+    CMD_PLAN_HOST_MEMORY,
 };
 
 extern const struct cmd_option cmd_plan_options[];

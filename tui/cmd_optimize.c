@@ -24,8 +24,8 @@
 #include "util/str.h"
 
 static const char optimize_usage[] =
-    "Usage: mario-tui optimize [CONFIG] [plan flags] [--search [--search-budget N] [--exact[=N]]]\n"
-    "                          [--lmbs] [--json] [--plan-out FILE] [--quiet]\n"
+    "Usage: mario-tui optimize [CONFIG] [plan flags] [--search [--search-budget N] [--exact[=N]]\n"
+    "                          [--offload]] [--lmbs] [--json] [--plan-out FILE] [--quiet]\n"
     "Apply Mario's four graph passes (PPoPP'25 §5.1) to a pipeline plan and show each step:\n"
     "  base        the scheme as given, no checkpointing\n"
     "  ckpt        pass 1, apply-checkpoint: every forward checkpointed, RC before each BW\n"
@@ -35,14 +35,16 @@ static const char optimize_usage[] =
     "              repeat while the step time improves. This is the optimized plan.\n"
     "  search      (--search) the schedule search under the memory cap (--memory; M_theta\n"
     "              under --unit-costs): which forwards to checkpoint and each device's order,\n"
-    "              from every step above; never slower than the best of them under the cap\n"
+    "              from every step above; never slower than the best of them under the cap;\n"
+    "              with --offload a checkpointed forward may be offloaded to host memory\n"
+    "              instead (OF after it, RL before its backward) where that is faster\n"
     "  lmbs        (--lmbs) the optimized plan with twice the micro-batch size and half the\n"
     "              micro-batches (same global batch), if the memory cap allows\n"
     "Each row's gap is its step over the lower bound of any schedule of the same work.\n"
     "\n";
 
 struct optimize_opts {
-    bool json, search, quiet;
+    bool json, search, offload, quiet;
     int search_budget, exact;
     const char *plan_out;
     struct pass_lmbs lm;
@@ -54,6 +56,8 @@ static const struct cmd_option optimize_options[] = {
     {.name = "search-budget", .arg = "N",
      CMD_TO_INT(struct optimize_opts, search_budget, 1, 100000000),
      .help = "schedules the search evaluates (default: by the plan's size)"},
+    {.name = "offload", CMD_TO_BOOL(struct optimize_opts, offload),
+     .help = "with --search: offload forwards to host memory where faster (OF/RL)"},
     {.name = "exact", .arg = "N", .optional = true, .dflt = 2000000,
      CMD_TO_INT(struct optimize_opts, exact, 1, 2000000000),
      .help = "with --search: branch and bound for the optimum (small cases), at most N\n"
@@ -144,6 +148,9 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
         printf("; search: %s, from %s (%ld schedules evaluated)",
                !st->fits ? "nothing fits the cap" : st->improved ? "faster" : "no faster schedule",
                st->seed_name, st->evals);
+        if (pl->offloaded > 0)
+            printf("; %d forward%s offloaded to host memory (OF/RL)", pl->offloaded,
+                   pl->offloaded == 1 ? "" : "s");
     }
     if (c->memory_per_device > 0) {
         char cap[32];
@@ -212,6 +219,7 @@ static int optimize_exec(int argc, char **argv)
         so.budget = o.search_budget;
         so.progress = cmd_progress_search;
         so.progress_ctx = &pr;
+        so.offload = o.offload;
         if ((rc = pass_pipeline_search(&pl, &so, &e)) != MT_OK)
             pass_pipeline_fini(&pl);
     }
@@ -223,6 +231,8 @@ static int optimize_exec(int argc, char **argv)
     struct bound_result bound, *b = NULL;
     if (bound_plan(p, &bound, &e) == MT_OK)
         b = &bound;
+    if (b != NULL && o.search && o.offload) /* schedules that may offload: no forced recompute */
+        bound_allow_offload(b);
     struct search_exact_result xr = {0};
     if (o.exact > 0 && pl.searched) {
         struct search_opts so;

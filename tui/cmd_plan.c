@@ -61,6 +61,12 @@ const struct cmd_option cmd_plan_options[] = {
              "off the cap (default 1G; 0 for the paper's presets)"},
     {.name = "device", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_DEVICE,
      .help = "device preset: A100-40G A100-80G H100-80G H200"},
+    {.name = "host-gbps", .arg = "GBPS", .type = CMD_PLAN, .value = CMD_PLAN_HOST_GBPS,
+     .help = "a GPU's link to host memory, GB/s each way, for offload (OF/RL;\n"
+             "default the device's: 25 A100 PCIe Gen4, 50 H100/H200 Gen5)"},
+    {.name = "host-memory", .arg = "SIZE", .type = CMD_PLAN, .value = CMD_PLAN_HOST_MEMORY,
+     .help = "host memory per node offloaded activations may take, shared\n"
+             "by its GPUs (M_theta per device under --unit-costs); 0 = no cap"},
     {.name = "attention", .arg = "K", .type = CMD_PLAN, .value = CMD_PLAN_ATTENTION,
      .help = "flash (the default: no s x s scores kept) | eager (the\n"
              "paper's presets' default)"},
@@ -69,9 +75,11 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "distributed-optimizer", .type = CMD_PLAN, .value = CMD_PLAN_DIST_OPT,
      .help = "fp32 master weights and Adam state sharded over dp\n"
              "(6 + 12/dp bytes a parameter)"},
-    {.name = "unit-costs", .arg = "F,B,RC[,W]", .type = CMD_PLAN, .value = CMD_PLAN_UNIT_COSTS,
+    {.name = "unit-costs", .arg = "F,B,RC[,W[,O]]", .type = CMD_PLAN,
+     .value = CMD_PLAN_UNIT_COSTS,
      .help = "unit costs: times in t, memory in units of M_theta; B is the\n"
-             "whole backward, W its weight-gradient part (default B/2)"},
+             "whole backward, W its weight-gradient part (default B/2), O the\n"
+             "time to move one M_theta to or from host memory (default 1)"},
     {.name = "blocking-send", .type = CMD_PLAN, .value = CMD_PLAN_BLOCKING,
      .help = "rendezvous p2p: a send waits for its receive"},
     {.name = "iterations", .arg = "K", .type = CMD_PLAN, .value = CMD_PLAN_ITERATIONS,
@@ -156,6 +164,15 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         config_set_device(c, &dev);
         return MT_OK;
     }
+    case CMD_PLAN_HOST_GBPS:
+        if (str_parse_double(arg, &c->cluster.host_gbps, e) != MT_OK || !(c->cluster.host_gbps > 0))
+            return err_set(e, MT_EINVAL, "--host-gbps: '%s' is not a bandwidth > 0 in GB/s", arg);
+        c->given |= CONFIG_GIVEN_HOST_GBPS;
+        return MT_OK;
+    case CMD_PLAN_HOST_MEMORY:
+        if (str_parse_bytes(arg, &c->cluster.host_mem_per_node, e) != MT_OK)
+            return err_wrap(e, "--host-memory");
+        return MT_OK;
     case CMD_PLAN_RESERVE:
         if (str_parse_bytes(arg, &c->reserve, e) != MT_OK)
             return err_wrap(e, "--reserve");

@@ -23,26 +23,29 @@
 #include "util/str.h"
 
 static const char simulate_usage[] =
-    "Usage: mario-tui simulate [CONFIG] [plan flags] [--search] [--json] [--plan-out FILE] "
-    "[--trace-out FILE] [--quiet]\n"
+    "Usage: mario-tui simulate [CONFIG] [plan flags] [--search [--offload]] [--json]\n"
+    "                          [--plan-out FILE] [--trace-out FILE] [--quiet]\n"
     "Simulate one training iteration of a pipeline plan (K iterations of an Async or PipeDream\n"
     "plan): per-device busy time, bubbles and peak memory, step time and throughput,\n"
     "utilization over the whole step and over the steady state, and for asynchronous plans\n"
     "each stage's weight staleness and PipeDream's stashed weight versions; beside the step,\n"
     "the lower bound of any schedule of the same work and the gap to it. --search simulates\n"
-    "the plan the schedule search makes under the memory cap (optimize --search).\n"
+    "the plan the schedule search makes under the memory cap (optimize --search); with\n"
+    "--offload it may also offload forwards to host memory (OF/RL) where that is faster.\n"
     "--scheme S,S[,...] (a list) simulates each scheme on the same config: one row each (step,\n"
     "samples/s, peak, bound, fits), the best marked (highest samples/s that fits; ties: the\n"
     "lower peak); --json: an array.\n\n";
 
 struct simulate_opts {
-    bool json, search, quiet;
+    bool json, search, offload, quiet;
     const char *plan_out, *trace_out;
 };
 
 static const struct cmd_option simulate_options[] = {
     {.name = "search", CMD_TO_BOOL(struct simulate_opts, search),
      .help = "simulate the searched plan: Mario's passes, then the search under the cap"},
+    {.name = "offload", CMD_TO_BOOL(struct simulate_opts, offload),
+     .help = "with --search: the search may offload forwards to host memory (OF/RL)"},
     {.name = "json", CMD_TO_BOOL(struct simulate_opts, json),
      .help = "print one JSON object instead of the table"},
     {.name = "plan-out", .arg = "FILE", CMD_TO_STRING(struct simulate_opts, plan_out),
@@ -107,6 +110,23 @@ static void simulate_print_async(const struct plan *p, const struct sim_result *
     printf("\n");
 }
 
+/* "host memory (offloaded): 0.5 0.25 ..." per device, for a plan that offloads. */
+static void simulate_print_host(const struct sim_result *r)
+{
+    bool any = false;
+    for (int d = 0; d < r->devices; d++)
+        any |= r->dev[d].host_peak > 0;
+    if (!any)
+        return;
+    printf("host memory (offloaded, peak per device):");
+    for (int d = 0; d < r->devices; d++) {
+        char b[32];
+        simulate_mem(r, r->dev[d].host_peak, b, sizeof b);
+        printf(" %s%s", b, r->host_cap > 0 && r->dev[d].host_peak > r->host_cap ? " OVER" : "");
+    }
+    printf("\n");
+}
+
 /* "lower bound 21 t (gap 4.76%): fill, drain and work of device 3"; at the bound under the
  * cap, "(gap 0.00%, optimal)". */
 static void simulate_print_bound(const struct sim_result *r, const struct bound_result *b)
@@ -165,6 +185,7 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
                r->step_time > 0 ? 100 * dv->bubble / r->step_time : 0, st, dyn, pk,
                r->cap > 0 && dv->peak_mem > r->cap ? "  OVER CAP" : "");
     }
+    simulate_print_host(r);
     if (r->unit)
         printf("step time %.4g t   throughput %.4f samples/t\n", r->step_time, r->throughput);
     else
@@ -174,13 +195,9 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
     simulate_print_async(p, r);
 }
 
-/* The plan's figures into *r. An Async config whose figures alone are asked for (no plan or
- * trace to write) is simulated straight from the config (sim_run_direct: the same figures,
- * without building millions of instructions); *p then gets the plan's geometry only, which is
- * all the report reads. Anything else is built (cmd_plan_finish) and simulated. */
 /* The plan the search makes from p (the passes' steps its starts), in place of p; its progress
  * on stderr unless quiet (cmd_progress). */
-static int simulate_search(struct plan **p, bool quiet, struct mt_err *e)
+static int simulate_search(struct plan **p, bool offload, bool quiet, struct mt_err *e)
 {
     struct pass_pipeline pl;
     struct cmd_progress pr;
@@ -195,6 +212,7 @@ static int simulate_search(struct plan **p, bool quiet, struct mt_err *e)
     search_opts_default(&so, plan_config(*p));
     so.progress = cmd_progress_search;
     so.progress_ctx = &pr;
+    so.offload = offload;
     rc = pass_pipeline_search(&pl, &so, e);
     cmd_progress_end(&pr);
     if (rc == MT_OK) {
@@ -205,15 +223,22 @@ static int simulate_search(struct plan **p, bool quiet, struct mt_err *e)
     return rc;
 }
 
-static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool search, bool quiet,
-                         struct plan **p, struct sim_result *r, struct mt_err *e)
+/* How simulate makes its plan: as given, searched, or searched with offload allowed. */
+enum simulate_mode { SIMULATE_AS_GIVEN, SIMULATE_SEARCH, SIMULATE_SEARCH_OFFLOAD };
+
+/* The plan's figures into *r. An Async config whose figures alone are asked for (no plan or
+ * trace to write) is simulated straight from the config (sim_run_direct: the same figures,
+ * without building millions of instructions); *p then gets the plan's geometry only, which is
+ * all the report reads. Anything else is built (cmd_plan_finish) and simulated. */
+static int simulate_plan(const struct cmd_plan *cp, bool figures_only, enum simulate_mode mode,
+                         bool quiet, struct plan **p, struct sim_result *r, struct mt_err *e)
 {
     struct config c;
     struct plan *loaded = NULL;
     struct plan_geom g;
     *p = NULL;
     TRY(cmd_plan_config(cp, &c, &loaded, e));
-    if (figures_only && !search && loaded == NULL && c.scheme == SCHEME_ASYNC) {
+    if (figures_only && mode == SIMULATE_AS_GIVEN && loaded == NULL && c.scheme == SCHEME_ASYNC) {
         int rc = sim_run_direct(&c, r, e);
         if (rc == MT_OK && (rc = scheme_geom(&c, &g, e)) != MT_OK)
             sim_result_fini(r);
@@ -223,20 +248,25 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, bool sear
             return rc;
     }
     TRY(cmd_plan_finish(cp, &c, loaded, p, e));
-    if (search)
-        TRY(simulate_search(p, quiet, e));
+    if (mode != SIMULATE_AS_GIVEN)
+        TRY(simulate_search(p, mode == SIMULATE_SEARCH_OFFLOAD, quiet, e));
     return sim_run(*p, r, e);
+}
+
+static enum simulate_mode simulate_mode_of(const struct simulate_opts *o)
+{
+    return !o->search ? SIMULATE_AS_GIVEN : o->offload ? SIMULATE_SEARCH_OFFLOAD : SIMULATE_SEARCH;
 }
 
 /* One scheme's row of `simulate --scheme A,B,...`: a tune_candidate (step, throughput, peak,
  * bound; status OK when it fits, OOM when not, INVALID with why when it could not be made). */
-static void simulate_row_run(const struct cmd_plan *cp, bool search, struct tune_candidate *k,
-                             struct config *cfg)
+static void simulate_row_run(const struct cmd_plan *cp, enum simulate_mode mode,
+                             struct tune_candidate *k, struct config *cfg)
 {
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    if (simulate_plan(cp, true, search, true, &p, &r, &e) != MT_OK) {
+    if (simulate_plan(cp, true, mode, true, &p, &r, &e) != MT_OK) {
         k->status = TUNE_INVALID;
         snprintf(k->why, sizeof k->why, "%.250s", e.msg);
         plan_free(p);
@@ -317,7 +347,7 @@ static int simulate_schemes(const struct cmd_plan *cp, int at, const struct simu
         struct cmd_plan one = *cp;
         one.over[at].arg = config_scheme_name((enum scheme_id)s);
         w[n] = (struct tune_candidate){.scheme = (enum scheme_id)s, .oom_device = -1};
-        simulate_row_run(&one, o->search, &w[n], &one_cfg);
+        simulate_row_run(&one, simulate_mode_of(o), &w[n], &one_cfg);
         if (w[n].status != TUNE_INVALID && simulated++ == 0)
             c = one_cfg;
         if (w[n].status == TUNE_OK && (best < 0 || tune_ranks_above(&w[n], &w[best])))
@@ -355,8 +385,8 @@ static int simulate_exec(int argc, char **argv)
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
-    int rc = simulate_plan(&cp, o.plan_out == NULL && o.trace_out == NULL, o.search, o.quiet, &p,
-                           &r, &e);
+    int rc = simulate_plan(&cp, o.plan_out == NULL && o.trace_out == NULL, simulate_mode_of(&o),
+                           o.quiet, &p, &r, &e);
     if (rc != MT_OK) {
         plan_free(p);
         return cmd_fail("simulate", &e);
@@ -368,6 +398,8 @@ static int simulate_exec(int argc, char **argv)
     if (plan_config(p)->scheme != SCHEME_ASYNC && plan_total(p) > 0 &&
         bound_plan(p, &bound, &e) == MT_OK)
         b = &bound;
+    if (b != NULL && o.search && o.offload) /* schedules that may offload: no forced recompute */
+        bound_allow_offload(b);
     if (o.json) {
         char *text = sim_report_json(p, &r, b);
         puts(text);
@@ -381,6 +413,16 @@ static int simulate_exec(int argc, char **argv)
         simulate_mem(&r, r.cap, cap, sizeof cap);
         fprintf(stderr, "mario-tui simulate: device %d is over the %s memory cap by %s\n",
                 r.oom_device, cap, over);
+        status = 1;
+    }
+    if (r.host_oom_device >= 0) {
+        char over[32], cap[32];
+        simulate_mem(&r, r.dev[r.host_oom_device].host_peak - r.host_cap, over, sizeof over);
+        simulate_mem(&r, r.host_cap, cap, sizeof cap);
+        fprintf(stderr,
+                "mario-tui simulate: device %d's offloaded activations are over its host memory "
+                "(host_memory_per_node: %s a GPU) by %s\n",
+                r.host_oom_device, cap, over);
         status = 1;
     }
     if (o.plan_out && plan_save(p, o.plan_out, &e) != MT_OK)

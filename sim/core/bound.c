@@ -176,7 +176,7 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
         const struct instr *ins = plan_instrs(p, d);
         for (int i = 0, base = plan_id(p, d, 0), n_d = plan_len(p, d); i < n_d; i++) {
             G->dev_of[base + i] = d;
-            G->skip[base + i] = ins[i].op == OP_RC;
+            G->skip[base + i] = ins[i].op == OP_RC || plan_op_is_copy(ins[i].op); /* optional */
         }
     }
     struct bound_edges l = {0};
@@ -751,6 +751,8 @@ int bound_plan(const struct plan *p, struct bound_result *out, struct mt_err *e)
     TRY(scheme_costs(plan_config(p), &cost, e));
     int rc = bound_compute(p, &cost, config_mem_cap(plan_config(p)), out, e);
     cost_model_fini(&cost);
+    if (rc == MT_OK && bound_plan_offloads(p)) /* sim/core/bound_offload.c */
+        bound_allow_offload(out);
     return rc;
 }
 

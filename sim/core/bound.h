@@ -71,6 +71,13 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
                   struct bound_result *out, struct mt_err *e);
 /* bound_compute with the plan's own costs and cap (its config's memory_per_device). */
 int bound_plan(const struct plan *p, struct bound_result *out, struct mt_err *e);
+/* Offload (sim/core/bound_offload.c, issue 29). A forward's activations may leave the device
+ * without any recompute (OF/RL on the copy lanes), so under a cap the memory part forces none:
+ * b keeps its time part only (cap_infeasible stays: a forward still holds its activations while
+ * it runs). bound_plan applies it to a plan that offloads; callers that let the search offload
+ * apply it to their bound. Copies, like recomputes, are not part of the work. */
+void bound_allow_offload(struct bound_result *b);
+bool bound_plan_offloads(const struct plan *p);
 /* The bound that holds for a plan: with the memory part when the plan is under the cap. */
 double bound_value(const struct bound_result *b, bool under_cap);
 /* Which part gives bound_value: BOUND_*. */

@@ -68,7 +68,12 @@ static inline double mem_ckpt_saves(const struct stage_cost *sc, int k)
  * itself: the executor frees a finished send's buffer between instructions, so it goes right
  * after the end of the instruction after the send (mem_device_steps). Split backward: B takes
  * what its W will need (the weight GEMMs' inputs and output gradients, w_keep) and frees the
- * activations at its end; W frees w_keep.
+ * activations at its end; W frees w_keep. Offload: OF gives its FW's activations back at its
+ * end (they stay on the device while the copy runs), RL takes them again at its start. A
+ * copy runs on its lane beside the device's list, so its end (start) falls between later
+ * instructions': the simulator walks them at their times (mem_device_walk_timed); the walks
+ * in program order (mem_device_peak, the passes and the search) count them at their place in
+ * the list, as if each copy were done when the device reaches it.
  *
  * The rule itself is mem_rule, in counts of its stage's byte figures, so that a walk can
  * carry counts (the input-aware planner's profile, sim/inputs/ckpt_plan.c, whose keep varies with
@@ -93,6 +98,8 @@ static inline struct mem_rule mem_rule(enum op op, bool first, bool last)
     case OP_BW: return (struct mem_rule){{0, 0, in, 0}, {0, 1, out, 0}};
     case OP_B: return (struct mem_rule){{0, 0, in, 1}, {0, 1, out, 0}};
     case OP_W: return (struct mem_rule){{0, 0, 0, 0}, {0, 0, 0, 1}};
+    case OP_OF: return (struct mem_rule){{0, 0, 0, 0}, {0, 1, 0, 0}};
+    case OP_RL: return (struct mem_rule){{0, 1, 0, 0}, {0, 0, 0, 0}};
     case OP_RA:
     case OP_RG: return (struct mem_rule){{0, 0, 1, 0}, {0, 0, 0, 0}};
     default: return (struct mem_rule){{0, 0, 0, 0}, {0, 0, 0, 0}};
@@ -137,11 +144,14 @@ static inline double mem_send_buffer(const struct cost_model *cost, const struct
 }
 
 /* The step of the next instruction of a device's list in program order: mem_step with the
- * buffer of the send before it (*pending) reaped after it; *pending becomes its own. */
+ * buffer of the send before it (*pending) reaped after it; *pending becomes its own. A copy
+ * (OF, RL) does not hold the device: the buffer waits for the instruction after it. */
 static inline struct mem_step mem_step_next(const struct cost_model *cost,
                                             const struct instr *in, double *pending)
 {
     struct mem_step m = mem_step(cost, in);
+    if (plan_op_is_copy(in->op))
+        return m;
     m.reap = *pending;
     *pending = mem_send_buffer(cost, in);
     return m;
@@ -267,5 +277,27 @@ void mem_device_take_give(const struct cost_model *cost, const struct instr *lis
  * versions of asynchronous plans left out): it depends on the order of the list, not on
  * times. */
 double mem_device_peak(const struct cost_model *cost, const struct instr *list, int len);
+
+/* Offload (OF/RL, sim/plan/plan.h) on a device's copy lanes. Whether the list holds a copy. */
+bool mem_list_has_copy(const struct instr *list, int len);
+/* A device's memory curve as the simulator reports it (struct sim_device). */
+struct mem_curve {
+    double static_mem;
+    double *t, *mem; /* room for 3 len + 2 points */
+    int n;           /* points written (the first, static_mem at 0, by the caller) */
+};
+/* The walk of a list holding copies, at the times of a run (start[i], end[i] of list[i]):
+ * every other instruction as mem_walk_step in program order, each OF's release at its end and
+ * each RL's take at its start merged in by time (an event at an instruction's start goes
+ * before it; one inside it between its take and its give). steps: mem_device_steps (stashed
+ * versions added). Writes w, the curve and mem_after[i] (held after list[i] in program order,
+ * static_mem included). */
+void mem_device_walk_timed(const struct cost_model *cost, const struct instr *list, int len,
+                           const double *start, const double *end, const struct mem_step *steps,
+                           struct mem_walk *w, struct mem_curve *c, double *mem_after);
+/* The most host memory the device's offloaded activations hold at once: each OF takes its
+ * FW's act at its start, its RL gives it back at its end (an OF without an RL keeps it). */
+double mem_device_host_peak(const struct cost_model *cost, const struct instr *list, int len,
+                            const double *start, const double *end);
 
 #endif

@@ -62,6 +62,7 @@ struct sim_state {
     double *dur;
     unsigned char *done;
     double *free_at;      /* [devices] */
+    double *lane_free;    /* [2 devices]: when each device's D2H (OF) and H2D (RL) lane is free */
     int *pc;              /* [devices] */
     int *wait_head;       /* [total]: first device waiting on the instruction, -1 none */
     int *wait_next;       /* [devices]: next device waiting on the same instruction */
@@ -167,6 +168,14 @@ static bool sim_step(struct sim_state *st, struct sim_result *r, int d)
         r->end[id] = ready + st->dur[id];
         st->free_at[d] = st->blocking ? r->end[id] : ready;
         break;
+    case OP_OF:
+    case OP_RL: { /* on its copy lane, one copy at a time in list order; the device goes on */
+        double *lane = &st->lane_free[2 * d + (in->op == OP_RL)];
+        r->start[id] = ready > *lane ? ready : *lane;
+        r->end[id] = r->start[id] + st->dur[id];
+        *lane = r->end[id];
+        break;
+    }
     case OP_AR: {
         int group[64];
         int n = vpipe_ar_group(p, st->x, id, group, 64);
@@ -254,6 +263,19 @@ static void sim_memory(struct sim_state *st, struct sim_result *r)
         int n = 0;
         dv->curve_t[n] = 0;
         dv->curve_mem[n++] = dv->static_mem;
+        bool copies = mem_list_has_copy(st->ins[d], len);
+        for (int i = 0; i < len && copies; i++) /* offload: walked at the copies' times */
+            mem_step_add_stash(&steps[i], async_walk_step(w, &st->ins[d][i]));
+        if (copies) {
+            int b = st->base[d];
+            struct mem_curve cv = {dv->static_mem, dv->curve_t, dv->curve_mem, n};
+            mem_device_walk_timed(st->cost, st->ins[d], len, r->start + b, r->end + b, steps,
+                                  &mw, &cv, r->mem_after + b);
+            n = cv.n;
+            dv->host_peak = mem_device_host_peak(st->cost, st->ins[d], len, r->start + b,
+                                                 r->end + b);
+            len = 0; /* done */
+        }
         for (int i = 0; i < len; i++) {
             int id = st->base[d] + i;
             const struct instr *in = &st->ins[d][i];
@@ -282,6 +304,8 @@ static void sim_memory(struct sim_state *st, struct sim_result *r)
         dv->peak_mem = dv->static_mem + dv->peak_dynamic;
         if (r->cap > 0 && dv->peak_mem > r->cap && r->oom_device < 0)
             r->oom_device = d;
+        if (r->host_cap > 0 && dv->host_peak > r->host_cap && r->host_oom_device < 0)
+            r->host_oom_device = d;
     }
     async_walk_finish(w, r);
     async_walk_free(w);
@@ -324,6 +348,8 @@ int sim_run_general(const struct plan *p, const struct cost_model *cost, const d
     r.total = plan_total(p);
     r.cap = config_mem_cap(c); /* M_θ under unit costs; less the reserve */
     r.oom_device = -1;
+    r.host_cap = config_host_cap(c);
+    r.host_oom_device = -1;
     r.start = xcalloc((size_t)r.total + 1, sizeof(double));
     r.end = xcalloc((size_t)r.total + 1, sizeof(double));
     r.mem_after = xcalloc((size_t)r.total + 1, sizeof(double));
@@ -341,6 +367,7 @@ int sim_run_general(const struct plan *p, const struct cost_model *cost, const d
         st.posted[i] = -1;
     st.done = xcalloc((size_t)r.total + 1, 1);
     st.free_at = xcalloc((size_t)r.devices, sizeof(double));
+    st.lane_free = xcalloc((size_t)r.devices * 2, sizeof(double));
     st.pc = xcalloc((size_t)r.devices, sizeof(int));
     st.wait_head = xmalloc(((size_t)r.total + 1) * sizeof(int));
     for (int i = 0; i < r.total; i++)
@@ -407,6 +434,7 @@ fail:
     free(st.dur);
     free(st.done);
     free(st.free_at);
+    free(st.lane_free);
     free(st.pc);
     free(st.wait_head);
     free(st.wait_next);

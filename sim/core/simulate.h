@@ -33,6 +33,8 @@ struct sim_device {
     double peak_stash;    /* most bytes of stashed weight copies held at once (PipeDream; in
                            * peak_dynamic's curve), 0 for every other scheme */
     int max_stashed;      /* most stashed weight versions held at once */
+    double host_peak;     /* most host memory its offloaded activations (OF .. RL) hold at
+                           * once, bytes (M_θ under unit costs); 0 without OF */
 };
 
 struct sim_result {
@@ -42,6 +44,9 @@ struct sim_result {
     double throughput;    /* samples/s (samples per t in unit mode), dp included */
     double cap;           /* memory cap per device (bytes, M_θ under unit costs; 0 = none) */
     int oom_device;       /* first device over the cap, or -1 */
+    double host_cap;      /* host memory per device for offloaded activations (config_host_cap;
+                           * 0 = none) */
+    int host_oom_device;  /* first device whose host_peak is over host_cap, or -1 */
     double *start, *end;  /* [total], by plan_id; for SA/SG the transfer interval */
     double *mem_after;    /* [total]: device memory after the instruction */
     struct sim_device *dev; /* [devices] */

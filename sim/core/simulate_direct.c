@@ -285,6 +285,7 @@ int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err
     r.devices = D;
     r.cap = config_mem_cap(c); /* M_θ under unit costs; less the reserve */
     r.oom_device = -1;
+    r.host_oom_device = -1;
     r.stages = D;
     int rc = MT_OK;
     if (!direct_timeline(&x)) {

@@ -61,6 +61,9 @@ struct fast_dev {
     bool os_seen;         /* an OS has run */
     bool stale;           /* ... and a forward or backward after it */
     double free_at;
+    double lane[2];       /* when its D2H (OF) and H2D (RL) copy lanes are free */
+    bool copies;          /* its list holds an OF or RL: memory walked at the copies' times */
+    double host_peak;
     double static_mem, pending; /* pending: the last send's buffer (sim/core/memory.h) */
     struct mem_walk mw;
     double *ct, *cm;      /* the memory curve */
@@ -316,6 +319,16 @@ static bool fast_run_device(struct fast *f, int d)
             ok = false;
             break;
         }
+        if (plan_op_is_copy(in->op)) { /* its lane, in list order; the device goes on */
+            double *lane = &dv->lane[in->op == OP_RL];
+            start[id] = ready > *lane ? ready : *lane;
+            end[id] = start[id] + t;
+            *lane = end[id];
+            dv->copies = true;
+            state[id] |= FAST_DONE;
+            fast_wake(f, id);
+            continue;
+        }
         start[id] = ready;
         end[id] = ready + t;
         free_at = vpipe_is_send(in->op) ? ready : end[id]; /* a send holds the link */
@@ -339,6 +352,17 @@ static void fast_account_device(struct fast *f, int d)
         struct fast_row tmp;
         const struct fast_row *row = fast_row(f, &ins[pc], &tmp);
         fast_account(f, &v, &ins[pc], row, base + pc, pc == len - 1);
+    }
+    if (dv->copies) { /* offload: the walk again, the copies at their times (as sim_memory) */
+        struct mem_step *steps = xmalloc(((size_t)len + 1) * sizeof *steps);
+        mem_device_steps(f->cost, ins, len, steps);
+        struct mem_curve cv = {v.static_mem, v.ct, v.cm, 1};
+        v.mw = (struct mem_walk){0};
+        mem_device_walk_timed(f->cost, ins, len, f->start + base, f->end + base, steps, &v.mw,
+                              &cv, f->mem_after + base);
+        v.cn = cv.n;
+        dv->host_peak = mem_device_host_peak(f->cost, ins, len, f->start + base, f->end + base);
+        free(steps);
     }
     fast_store(dv, &v);
 }
@@ -407,6 +431,8 @@ bool sim_fast_run(const struct plan *p, const struct cost_model *cost, const dou
     r.total = total;
     r.cap = config_mem_cap(c); /* M_θ under unit costs; less the reserve */
     r.oom_device = -1;
+    r.host_cap = config_host_cap(c);
+    r.host_oom_device = -1;
     /* Every entry is written before the run succeeds; the spare one stays 0 as sim_run's. */
     f.start = r.start = xmalloc(((size_t)total + 1) * sizeof(double));
     f.end = r.end = xmalloc(((size_t)total + 1) * sizeof(double));
@@ -467,6 +493,9 @@ bool sim_fast_run(const struct plan *p, const struct cost_model *cost, const dou
         dv->peak_mem = dv->static_mem + dv->peak_dynamic;
         if (r.cap > 0 && dv->peak_mem > r.cap && r.oom_device < 0)
             r.oom_device = d;
+        dv->host_peak = f.dev[d].host_peak;
+        if (r.host_cap > 0 && dv->host_peak > r.host_cap && r.host_oom_device < 0)
+            r.host_oom_device = d;
     }
     async_utilization_totals(&r);
     fast_staleness(&f, &r);

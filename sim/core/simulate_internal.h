@@ -26,6 +26,7 @@ static inline double sim_latency(const struct cost_model *cost, const struct ins
     case OP_SA: case OP_SG: return sc->p2p;
     case OP_AR: return sc->ar;
     case OP_OS: return sc->os;
+    case OP_OF: case OP_RL: return sc->copy;
     default: return 0;
     }
 }

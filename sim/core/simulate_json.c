@@ -52,6 +52,8 @@ char *sim_report_json(const struct plan *p, const struct sim_result *r,
             r->steady_t1 > r->steady_t0 ? dv->steady_work / (r->steady_t1 - r->steady_t0) : 0);
         cJSON_AddNumberToObject(j, "stashed_weight_memory", dv->peak_stash);
         cJSON_AddNumberToObject(j, "stashed_versions", dv->max_stashed);
+        if (dv->host_peak > 0) /* offload (OF/RL): written only for a plan that offloads */
+            cJSON_AddNumberToObject(j, "host_memory", dv->host_peak);
         cJSON_AddItemToArray(devs, j);
     }
     char *text = cJSON_Print(o);

@@ -114,11 +114,12 @@ int vpipe_wrap(const struct plan_geom *g, int dev, struct instr in, struct instr
     return n;
 }
 
-/* Index slots. The eight kinds keyed by (mb, stage) sit side by side in one record per
+/* Index slots. The ten kinds keyed by (mb, stage) sit side by side in one record per
  * (mb, stage), so the lookups of one instruction's dependencies (its forward, recompute,
  * receive: the same record; the partner: the next or previous stage's) touch one or two cache
  * lines; AR and OS have a table each. */
-enum { K_FWD, K_BWD, K_RC, K_W, K_SA, K_RA, K_SG, K_RG, K__MB, K_AR = K__MB, K_OS, K__COUNT };
+enum { K_FWD, K_BWD, K_RC, K_W, K_SA, K_RA, K_SG, K_RG, K_OF, K_RL, K__MB, K_AR = K__MB, K_OS,
+       K__COUNT };
 
 struct vpipe_rec {
     int id[K__MB];
@@ -142,7 +143,7 @@ struct vpipe_index {
 static const signed char vpipe_kind_of[OP__COUNT] = {
     [OP_FW] = K_FWD, [OP_CFW] = K_FWD, [OP_RC] = K_RC, [OP_BW] = K_BWD, [OP_B] = K_BWD,
     [OP_W] = K_W, [OP_SA] = K_SA, [OP_RA] = K_RA, [OP_SG] = K_SG, [OP_RG] = K_RG,
-    [OP_AR] = K_AR, [OP_OS] = K_OS,
+    [OP_AR] = K_AR, [OP_OS] = K_OS, [OP_OF] = K_OF, [OP_RL] = K_RL,
 };
 
 static inline int vpipe_kind(enum op op)
@@ -404,6 +405,8 @@ static inline VPIPE_HOT int vpipe_deps_in(const struct plan_geom *g, const struc
         ok = vpipe_need(x, OP_FW, mb, s, dev, deps, &n, miss);
         if (ok && x->ckpt[(size_t)mb * x->stages + s])
             ok = vpipe_need(x, OP_RC, mb, s, dev, deps, &n, miss);
+        else if (ok && vpipe_get(x, OP_OF, mb, s) >= 0) /* offloaded: back first */
+            ok = vpipe_need(x, OP_RL, mb, s, dev, deps, &n, miss);
         if (ok && s < g->stages - 1) {
             int od = vpipe_dev_of(x, mb, s + 1);
             ok = od != dev ? vpipe_need(x, OP_RG, mb, s, dev, deps, &n, miss)
@@ -413,6 +416,12 @@ static inline VPIPE_HOT int vpipe_deps_in(const struct plan_geom *g, const struc
     }
     case OP_W:
         ok = vpipe_need(x, OP_B, mb, s, dev, deps, &n, miss);
+        break;
+    case OP_OF:
+        ok = vpipe_need(x, OP_FW, mb, s, dev, deps, &n, miss);
+        break;
+    case OP_RL:
+        ok = vpipe_need(x, OP_OF, mb, s, dev, deps, &n, miss);
         break;
     case OP_SG:
         ok = vpipe_need(x, OP_BW, mb, s, dev, deps, &n, miss);

@@ -79,8 +79,10 @@ struct vpipe_missing {
  *   RC(mb,s): CFW(mb,s);  BW/B(mb,s): the forward, RC when checkpointed, and RG(mb,s) or
  *   the backward of s+1;  W: B;  SG(mb,s): the backward;  RG(mb,s): SG(mb,s+1);
  *   OS: the AR of its stage when there is one; async: also the backward (W) of its mb.
+ *   OF(mb,s): its FW;  RL(mb,s): OF(mb,s);  BW/B(mb,s) of an offloaded forward: RL(mb,s).
  *   AR also waits for its replicas (a collective, see vpipe_ar_group). Program order on a
- *   device is implied, not listed.
+ *   device is implied, not listed, and so is the order of each copy lane (a device's OFs
+ *   run one at a time in list order, its RLs likewise: sim/core/simulate.c).
  * Returns the count written to deps; -1 when a required instruction is absent (*miss says
  * which) or a checkpointed forward has no recompute. */
 int vpipe_deps(const struct plan *p, const struct vpipe_index *x, int id,

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "sim/plan/validate.h"
+#include "sim/search/search_offload.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -46,6 +47,23 @@ const struct pass *pass_find(const char *name)
     return NULL;
 }
 
+/* Mario's passes are the paper's: they rewrite plans without offload (OF/RL, issue 29), and
+ * refuse one that has it, naming its first copy. */
+static int pass_refuse_copies(const struct plan *p, struct mt_err *e)
+{
+    for (int d = 0; d < plan_devices(p); d++)
+        for (int i = 0; i < plan_len(p, d); i++)
+            if (plan_op_is_copy(plan_at(p, d, i)->op)) {
+                char what[32];
+                plan_instr_label(p, plan_at(p, d, i), what, sizeof what);
+                return err_set(e, MT_EUNSUPPORTED,
+                               "device %d, instruction %d (%s): Mario's passes take plans "
+                               "without offload (OF/RL)",
+                               d, i, what);
+            }
+    return MT_OK;
+}
+
 int pass_run(enum pass_id id, const struct plan *in, struct plan **out, struct pass_changes *ch,
              struct mt_err *e)
 {
@@ -53,6 +71,7 @@ int pass_run(enum pass_id id, const struct plan *in, struct plan **out, struct p
     *out = NULL;
     if (ps == NULL)
         return err_set(e, MT_EINVAL, "no pass %d", (int)id);
+    TRY(pass_refuse_copies(in, e));
     return ps->run(in, NULL, out, NULL, ch, e);
 }
 
@@ -341,6 +360,7 @@ int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *
     struct pass_step *st = &out->step[0];
     st->name = "base";
     st->pass = -1;
+    TRY(pass_refuse_copies(base, e));
     int rc = validate_plan_sim(base, &st->sim, e);
     if (rc != MT_OK)
         return err_wrap(e, "base plan");
@@ -474,10 +494,35 @@ int pass_pipeline_search(struct pass_pipeline *pl, const struct search_opts *o, 
         pass_changes_fini(&st->changes);
         return err_wrap(e, "search");
     }
+    int offloaded = 0;
+    if (o->offload) { /* the third lever: checkpointed forwards offloaded where faster */
+        struct plan *q = NULL;
+        struct sim_result qs;
+        struct search_offload_stats os;
+        rc = search_offload(st->plan, pl->step[0].plan, o, 0, &q, &qs, &os, e);
+        if (rc != MT_OK) {
+            pass_changes_fini(&st->changes);
+            plan_free(st->plan);
+            sim_result_fini(&st->sim);
+            st->plan = NULL;
+            return err_wrap(e, "search (offload)");
+        }
+        plan_free(st->plan);
+        sim_result_fini(&st->sim);
+        st->plan = q;
+        st->sim = qs;
+        offloaded = os.offloaded;
+        pl->offloaded = offloaded;
+        pl->search.improved |= offloaded > 0;
+    }
     pass_changes_diff(prev->plan, st->plan, &st->changes);
     st->changes.step_in = prev->sim.step_time;
     st->changes.step_out = st->sim.step_time;
-    if (!pl->search.improved)
+    if (offloaded > 0)
+        snprintf(st->changes.note, sizeof st->changes.note,
+                 "%d checkpointed forward%s offloaded to host memory instead", offloaded,
+                 offloaded == 1 ? "" : "s");
+    else if (!pl->search.improved)
         snprintf(st->changes.note, sizeof st->changes.note, "%s",
                  pl->search.fits ? "no faster schedule found; the best start kept"
                                  : "no schedule found under the cap; the lowest peak kept");

@@ -140,6 +140,7 @@ struct pass_pipeline {
     bool searched;              /* a search step ends it (pass_pipeline_search) */
     struct search_stats search; /* what the search did */
     double search_cap;          /* the cap it searched under (0 none) */
+    int offloaded;              /* forwards its plan offloads to host memory (--offload) */
 };
 
 /* The summary rows of `mario-tui optimize`, in order. */

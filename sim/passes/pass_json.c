@@ -59,6 +59,8 @@ char *pass_report_json(const struct plan *p, const struct pass_pipeline *pl,
         const struct search_stats *st = &pl->search;
         cJSON *j = cJSON_AddObjectToObject(o, "search");
         cJSON_AddNumberToObject(j, "memory_cap", pl->search_cap);
+        if (pl->offloaded > 0) /* --offload: forwards the plan offloads (OF/RL) */
+            cJSON_AddNumberToObject(j, "offloaded", pl->offloaded);
         cJSON_AddBoolToObject(j, "fits", st->fits);
         cJSON_AddBoolToObject(j, "improved", st->improved);
         cJSON_AddStringToObject(j, "from", st->seed_name);

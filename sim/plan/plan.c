@@ -244,7 +244,8 @@ int plan_find(const struct plan *p, int dev, enum op op, int mb, int stage)
 }
 
 static const char *const op_names[OP__COUNT] = {"FW", "CFW", "RC", "BW", "B",  "W",
-                                                "SA", "RA",  "SG", "RG", "AR", "OS"};
+                                                "SA", "RA",  "SG", "RG", "AR", "OS",
+                                                "OF", "RL"};
 
 const char *plan_op_name(enum op op)
 {
@@ -272,6 +273,11 @@ bool plan_op_is_forward(enum op op)
 bool plan_op_is_backward(enum op op)
 {
     return op == OP_BW || op == OP_B;
+}
+
+bool plan_op_is_copy(enum op op)
+{
+    return op == OP_OF || op == OP_RL;
 }
 
 int plan_instr_label(const struct plan *p, const struct instr *in, char *buf, int n)

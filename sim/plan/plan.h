@@ -24,6 +24,8 @@ enum op {
     OP_RG,  /* receive gradient from the next stage's device */
     OP_AR,  /* allreduce of a stage's gradients across its replicas */
     OP_OS,  /* optimizer step of a stage */
+    OP_OF,  /* offload a FW's activations to host memory (the device's D2H copy lane) */
+    OP_RL,  /* reload them before its backward (the H2D copy lane) */
     OP__COUNT
 };
 
@@ -105,6 +107,8 @@ int plan_op_parse(const char *s);
 bool plan_op_is_compute(enum op op);
 bool plan_op_is_forward(enum op op);  /* FW or CFW */
 bool plan_op_is_backward(enum op op); /* BW or B */
+/* OF or RL: a copy over the host link, run on the device's copy lanes beside its compute. */
+bool plan_op_is_copy(enum op op);
 /* "CFW3.1" style label: op, mb, and part when the device holds several. */
 int plan_instr_label(const struct plan *p, const struct instr *in, char *buf, int n);
 
@@ -122,7 +126,7 @@ int plan_load_string(const char *text, size_t len, const char *name, struct plan
                      struct mt_err *e);
 
 /* torch.distributed.pipelining's schedule CSV (sim/plan/plan_csv.c): one row per rank of actions
- * "0F1" (stage, F | I | W | B, micro-batch). Writing refuses CFW/RC, naming the first. Loading
+ * "0F1" (stage, F | I | W | B, micro-batch). Writing refuses CFW/RC and OF/RL, naming the first. Loading
  * takes the model, cluster and costs from base and the geometry from the file, names
  * file:line:column of a bad cell, and returns a validated plan. */
 char *plan_to_torch_csv(const struct plan *p, struct mt_err *e);

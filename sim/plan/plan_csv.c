@@ -11,8 +11,8 @@
  * The scheme names the placement; the order is the file's. Sends, receives and the optimizer
  * step are added as for a generated plan (scheme_add_comm), and the plan must validate.
  * Which scheme names a placement and its backwards is the scheme records' torch_csv.
- * Writing refuses checkpointing (CFW, RC): torch has no spelling for it; and a scheme whose
- * record says torch cannot hold its plans (Chimera: a stage on two ranks). */
+ * Writing refuses checkpointing (CFW, RC) and offload (OF, RL): torch has no spelling for them;
+ * and a scheme whose record says torch cannot hold its plans (Chimera: a stage on two ranks). */
 #include <config.h>
 #include "sim/plan/plan.h"
 
@@ -55,14 +55,15 @@ char *plan_to_torch_csv(const struct plan *p, struct mt_err *e)
         int cells = 0;
         for (int i = 0; i < plan_len(p, d); i++) {
             const struct instr *in = plan_at(p, d, i);
-            if (in->op == OP_CFW || in->op == OP_RC) {
+            if (in->op == OP_CFW || in->op == OP_RC || plan_op_is_copy(in->op)) {
                 char what[32];
                 plan_instr_label(p, in, what, sizeof what);
                 free(out);
                 err_set(e, MT_EUNSUPPORTED,
                         "device %d, instruction %d (%s, stage %d): torch's schedule CSV has no "
-                        "spelling for checkpointing (CFW/RC); save the plan as JSON",
-                        d, i, what, in->stage);
+                        "spelling for %s; save the plan as JSON",
+                        d, i, what, in->stage,
+                        plan_op_is_copy(in->op) ? "offload (OF/RL)" : "checkpointing (CFW/RC)");
                 return NULL;
             }
             char c = plan_csv_letter(in->op);

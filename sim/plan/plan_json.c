@@ -107,7 +107,8 @@ static int plan_json_instr(struct json_doc *d, const struct json_value *o,
     const cJSON *op = k[I_OP].item;
     int opv = cJSON_IsString(op) ? plan_op_parse(op->valuestring) : -1;
     if (opv < 0)
-        return json_fail(d, &k[I_OP], "expected one of FW CFW RC BW B W SA RA SG RG AR OS");
+        return json_fail(d, &k[I_OP],
+                         "expected one of FW CFW RC BW B W SA RA SG RG AR OS OF RL");
     struct instr in = {.op = (enum op)opv, .peer = -1};
     int *dst[I__COUNT] = {NULL, &in.mb, &in.part, &in.stage, &in.peer, &in.step, &in.ckpt_layers};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {

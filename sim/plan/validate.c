@@ -56,6 +56,42 @@ static int validate_first_unpaired(const struct plan *p, const struct vpipe_inde
     return MT_OK; /* not reached: the counts said one fails */
 }
 
+/* Offload of (mb, s), whose forward is at fi and backward at bi on device dev: an OF and an RL
+ * together or neither, the OF of a FW (a CFW kept only its checkpoint) after it, the RL after
+ * the OF and before the backward. Each error names the instruction at fault. */
+static int validate_copies(const struct plan *p, const struct vpipe_index *x, const int *base,
+                           int dev, int mb, int s, int fi, int bi, bool ckpt, struct mt_err *e)
+{
+    int of = vpipe_lookup(x, OP_OF, mb, s), rl = vpipe_lookup(x, OP_RL, mb, s);
+    if (of < 0 && rl < 0)
+        return MT_OK;
+    int oi = of - base[dev], li = rl - base[dev];
+    char what[32], other[32];
+    const char *why = NULL;
+    int at = -1, ref = -1;
+    if (of < 0)
+        why = "reload without an offload (OF) of its forward", at = li;
+    else if (ckpt)
+        why = "offload of a checkpointed forward (it keeps only its checkpoint: offload a FW)",
+        at = oi;
+    else if (oi < fi)
+        why = "offload before its forward", at = oi, ref = fi;
+    else if (rl < 0)
+        why = "offload without a reload (RL) before its backward", at = oi;
+    else if (li < oi)
+        why = "reload before its offload", at = li, ref = oi;
+    else if (bi < li)
+        why = "backward before the reload of its activations", at = bi, ref = li;
+    if (why == NULL)
+        return MT_OK;
+    validate_label(p, dev, at, what, sizeof what);
+    if (ref < 0)
+        return err_set(e, MT_EINFEASIBLE, "device %d, instruction %d (%s): %s", dev, at, what,
+                       why);
+    return err_set(e, MT_EINFEASIBLE, "device %d, instruction %d (%s): %s (%s at %d)", dev, at,
+                   what, why, validate_label(p, dev, ref, other, sizeof other), ref);
+}
+
 /* Positions come from the index's ids less each device's first id: the index has checked
  * that every instruction sits on the device the virtual pipeline places it on, so a
  * forward, its recompute and its backward are on vpipe_locate's device (no search per id). */
@@ -108,6 +144,9 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
                     break;
                 }
             }
+            rc = validate_copies(p, x, base, dev, mb, s, fi, bi, ckpt, e);
+            if (rc != MT_OK)
+                break;
             bool split = ins[bi].op == OP_B;
             int w = vpipe_lookup(x, OP_W, mb, s);
             if (split != (w >= 0)) {

@@ -41,6 +41,9 @@ struct search_opts {
      * does not depend on it unless it stops the search. */
     bool (*progress)(void *ctx, long done, long budget);
     void *progress_ctx;
+    /* Offload (issue 29): the pipeline's search step then also offloads checkpointed
+     * forwards where that is faster (sim/search/search_offload.h, pass_pipeline_search). */
+    bool offload;
 };
 
 #define SEARCH_PROGRESS_EVERY 256
