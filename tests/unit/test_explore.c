@@ -397,7 +397,7 @@ static void test_help_schemes(void)
     config_default(&c);
     c.num_device = 4;
     c.num_microbatches = 8;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
     struct explore x;
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
@@ -440,7 +440,7 @@ static void test_frames_kept(void)
     c.scheme = SCHEME_W;
     c.num_device = 4;
     c.num_microbatches = 8;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
     struct explore a;
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&a, &c, NULL, true, &e), MT_OK);
