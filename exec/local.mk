@@ -4,8 +4,9 @@
 noinst_LIBRARIES += libmt_exec.a
 libmt_exec_a_SOURCES = exec/xformer.h exec/xformer_cpu.c exec/memcount.h exec/memcount.c \
 	exec/dataset.h exec/dataset.c exec/check.h exec/check.c exec/backend.h exec/backend_cpu.c \
+	exec/copy_cpu.h exec/copy_cpu.c \
 	exec/comm.h exec/comm_mpi.c exec/capture.h exec/capture.c exec/interp.h exec/interp.c exec/fault.h exec/fault.c exec/interp_check.c \
-	exec/interp_internal.h exec/interp_weights.c exec/run_json.c \
+	exec/interp_internal.h exec/interp_weights.c exec/interp_offload.c exec/run_json.c \
 	exec/launch.h exec/launch.c exec/input_aware.h exec/input_aware.c exec/postmortem.h \
 	exec/postmortem.c
 libmt_exec_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS) $(MPI_CFLAGS) \

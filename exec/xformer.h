@@ -163,6 +163,12 @@ void xformer_wgrad_free(struct xformer_wgrad *w);
 /* Drops a handle without backward (error paths). NULL is a no-op. */
 void xformer_act_free(struct xformer_act *a);
 int xformer_act_is_full(const struct xformer_act *a);
+/* Offload (OF/RL, exec/copy_cpu.c): the slots of the handle's memory blocks (kept input,
+ * embedding output, each layer's block, head, selective boundary), each a memcount block or
+ * NULL, written to slots[0..n), n = xformer_act_nblocks(a). A copy moves a block by replacing
+ * what a slot points to; the values, and so every later result, stay the same. */
+int xformer_act_nblocks(const struct xformer_act *a);
+void xformer_act_blocks(struct xformer_act *a, void ***slots);
 /* The mean loss computed by the last stage's FW/CFW (and RC) of this handle; 0 elsewhere. */
 float xformer_act_loss(const struct xformer_act *a);
 
