@@ -5,7 +5,12 @@
  * a time in the order they were started, as the simulator's copy lanes do (docs/design.md
  * "Offload"), while the rank's thread computes. The threads only copy and take host blocks:
  * every change of the device's count happens on the rank's thread (copy_start, copy_end), so
- * the memory hook and the per-instruction peaks see them in program order. */
+ * the memory hook and the per-instruction peaks see them in program order.
+ * Unlike a GPU's copy engines the lanes compete with compute for the cores: where ranks
+ * oversubscribe them (CI runs 4 ranks on 2), a lane's thread may not run for a whole
+ * instruction, and its copy would end (and free its device blocks) late, by the scheduler's
+ * whim. So a rank waiting for a copy, or about to compute, runs on its own thread the copies
+ * its lanes have not started (copy_test, copy_help; exec/interp_offload.c says when). */
 #include <config.h>
 #include "exec/copy_cpu.h"
 
@@ -32,6 +37,7 @@ struct copy_rec {
 struct copy_lane {
     pthread_t thread;
     bool started, stop;
+    bool busy; /* a copy of its queue is running (on its thread, or on a rank's: copy_help) */
     pthread_mutex_t lock;
     pthread_cond_t work, finished;
     struct copy_rec *head, *tail;
@@ -67,25 +73,43 @@ static void copy_run(struct copy_rec *r)
     }
 }
 
+/* Under the lane's lock: its next copy, now running, or NULL while one runs or none waits. */
+static struct copy_rec *copy_lane_take(struct copy_lane *l)
+{
+    if (l->head == NULL || l->busy)
+        return NULL;
+    l->busy = true;
+    return l->head;
+}
+
+/* Under the lane's lock: runs r (taken), the lock released meanwhile; nothing else touches r
+ * or its blocks until it is done. */
+static void copy_lane_run(struct copy_lane *l, struct copy_rec *r)
+{
+    pthread_mutex_unlock(&l->lock);
+    copy_run(r);
+    pthread_mutex_lock(&l->lock);
+    l->head = r->next;
+    if (l->head == NULL)
+        l->tail = NULL;
+    r->next = NULL;
+    r->done = true;
+    l->busy = false;
+    pthread_cond_broadcast(&l->finished);
+    pthread_cond_signal(&l->work);
+}
+
 static void *copy_lane_main(void *arg)
 {
     struct copy_lane *l = arg;
     pthread_mutex_lock(&l->lock);
     for (;;) {
-        while (l->head == NULL && !l->stop)
+        struct copy_rec *r;
+        while ((r = copy_lane_take(l)) == NULL && !l->stop)
             pthread_cond_wait(&l->work, &l->lock);
-        if (l->head == NULL)
+        if (r == NULL)
             break;
-        struct copy_rec *r = l->head;
-        pthread_mutex_unlock(&l->lock);
-        copy_run(r); /* the rank's thread does not touch r or its blocks until done */
-        pthread_mutex_lock(&l->lock);
-        l->head = r->next;
-        if (l->head == NULL)
-            l->tail = NULL;
-        r->next = NULL;
-        r->done = true;
-        pthread_cond_broadcast(&l->finished);
+        copy_lane_run(l, r);
     }
     pthread_mutex_unlock(&l->lock);
     return NULL;
@@ -140,11 +164,27 @@ int copy_cpu_test(void *rec, bool wait, bool *done, struct mt_err *e)
     struct copy_rec *r = rec;
     struct copy_lane *l = copy_lane_of(r);
     pthread_mutex_lock(&l->lock);
-    while (wait && !r->done)
-        pthread_cond_wait(&l->finished, &l->lock);
+    while (wait && !r->done) {
+        struct copy_rec *next = copy_lane_take(l); /* the lane idle: run its copies here */
+        if (next != NULL)
+            copy_lane_run(l, next);
+        else
+            pthread_cond_wait(&l->finished, &l->lock);
+    }
     *done = r->done;
     pthread_mutex_unlock(&l->lock);
     return MT_OK;
+}
+
+void copy_cpu_help(void *rec)
+{
+    struct copy_rec *r = rec;
+    struct copy_lane *l = copy_lane_of(r);
+    pthread_mutex_lock(&l->lock);
+    struct copy_rec *next;
+    while (!r->done && (next = copy_lane_take(l)) != NULL)
+        copy_lane_run(l, next);
+    pthread_mutex_unlock(&l->lock);
 }
 
 void copy_cpu_drop(void *rec)

@@ -9,6 +9,7 @@ struct mt_err;
 
 int copy_cpu_start(void *act, void **rec, struct mt_err *e);
 int copy_cpu_test(void *rec, bool wait, bool *done, struct mt_err *e);
+void copy_cpu_help(void *rec);
 void copy_cpu_end(void *rec);
 void copy_cpu_drop(void *rec);
 void copy_cpu_close(void);

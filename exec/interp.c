@@ -680,6 +680,9 @@ int interp_run(const struct plan *p, const struct backend_ops *b, struct comm *c
         x.p2p_max = x.p2p_now;
         for (int i = 0; rc == MT_OK && i < len; i++) {
             fault_inject(&x.o->fault, x.rank, x.step, i, len);
+            if (x.ncopies > 0 && plan_op_is_compute(list[i].op) &&
+                (rc = interp_copies_before_compute(&x, e)) != MT_OK)
+                break;
             double t0 = cap ? capture_now_us(cap) : 0.0;
             if (b->mem_reset_peak)
                 b->mem_reset_peak();
@@ -762,6 +765,7 @@ int interp_run(const struct plan *p, const struct backend_ops *b, struct comm *c
     me.peak_stash_bytes = x.stash_peak;
     me.max_stashed = x.max_stashed;
     me.correction_bytes = x.correction_bytes;
+    me.peak_host_bytes = b->mem_host_peak && x.copy ? (double)b->mem_host_peak() : 0;
     /* Gathering the per-rank figures is collective: only when every rank got here. */
     if (rc == MT_OK || all_know) {
         struct mt_err ge = {0};

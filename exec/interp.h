@@ -110,6 +110,7 @@ struct interp_device {
     double peak_stash_bytes;
     int max_stashed; /* most stashed versions held at once */
     double correction_bytes;
+    double peak_host_bytes; /* offload (OF/RL): the most its copies held in host memory */
 };
 
 struct interp_result {

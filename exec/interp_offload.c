@@ -8,7 +8,13 @@
  * frees them). RL(mb, s) takes the device blocks at its start and queues the copy back on the
  * host-to-device lane; an RL whose OF is still copying first waits for it (the simulator's
  * dependency RL after OF). The backward (or recompute) of an offloaded forward waits for its
- * RL to end, which frees the host copies. A copy moves bytes and changes no value, so a run
+ * RL to end, which frees the host copies. Before a compute instruction the rank ends its OFs (waiting for a
+ * running one, running itself one its lane has not started) and runs the RLs its lanes have
+ * not started (exec/backend.h copy_help): an OF overlaps the sends, receives and copies after
+ * its forward, an RL compute as well, and the memory an OF gives back is given back before the
+ * compute after it, as the simulator has it for a copy shorter than the gap, rather than when
+ * the OS scheduler lets a lagging lane run (exec/copy_cpu.c: the lanes share the cores). A copy
+ * moves bytes and changes no value, so a run
  * computes what it would without offload, bit for bit. Each (mb, s) goes
  *     NONE --OF--> OUT --copy ends--> AWAY --RL--> IN --copy ends--> NONE. */
 #include <config.h>
@@ -127,6 +133,19 @@ int interp_copy_ready(struct interp *x, size_t k, const char **why, struct mt_er
         return MT_EINFEASIBLE;
     }
     return interp_copy_poll(x, k, true, e);
+}
+
+int interp_copies_before_compute(struct interp *x, struct mt_err *e)
+{
+    size_t n = (size_t)x->N * x->S;
+    for (size_t k = 0; k < n; k++) {
+        struct interp_copy *c = &x->copy[k];
+        if (c->state == INTERP_COPY_OUT)
+            TRY(interp_copy_poll(x, k, true, e));
+        else if (c->state == INTERP_COPY_IN && x->b->copy_help)
+            x->b->copy_help(c->rec);
+    }
+    return interp_reap(x, false, e);
 }
 
 void interp_copies_fini(struct interp *x)

@@ -58,7 +58,7 @@ MPI_TESTS = tests/mpi/test_run_cli.sh tests/mpi/test_train.sh tests/mpi/test_fau
 	tests/mpi/test_equivalence_zbv.sh tests/mpi/test_equivalence_zbh2.sh \
 	tests/mpi/test_equivalence_zbw.sh tests/mpi/test_equivalence_dualpipev.sh \
 	tests/mpi/test_equivalence_zbvtorch.sh tests/mpi/test_equivalence_vhalf.sh \
-	tests/mpi/test_equivalence_vmin.sh
+	tests/mpi/test_equivalence_vmin.sh tests/mpi/test_offload_run.sh
 TESTS += $(MPI_TESTS)
 EXTRA_DIST += $(MPI_TESTS) tests/mpi/equivalence.sh tests/mpi/async_equivalence.sh
 
