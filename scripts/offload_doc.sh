@@ -98,8 +98,15 @@ behind, and where the copy lanes are free.
   device at once) where the simulated step does not grow; and every forward is offloaded from
   the base. The result is kept when faster under the memory and host caps, the offloads that
   do not pay dropped (sim/search/search_offload.c). The lower bound then forces no recompute.
-  Mario's passes stay as the paper has them and refuse a plan that offloads; so do torch's
-  schedule CSV and, for now, the executor (\`run\`).
+  Mario's passes stay as the paper has them and refuse a plan that offloads; so does torch's
+  schedule CSV.
+- \`run\` runs an offloading plan on the CPU backend: two copy-lane threads per rank (one each
+  way) copy the activations into a host pool counted apart from the device's bytes
+  (\`peak_host_memory\` in \`run --json\`), and the backward waits for its RL. On the CPU an OF
+  ends before the next compute instruction and an RL overlaps compute (exec/interp_offload.c
+  says why). The run trains bit for bit as without offload; tests/mpi/test_offload_run.sh holds
+  its device and host peaks to the simulator's. The CUDA backend does not run copies yet: \`run
+  --backend cuda\` refuses such a plan before launching.
 
 ## Copy against forward, by config
 
