@@ -129,8 +129,8 @@ int interp_copy(struct interp *x, const struct instr *in, const char **why, stru
 /* Before an RC or backward of slot k: its RL ended (waits for it); an offloaded forward
  * without one is a plan error (*why). */
 int interp_copy_ready(struct interp *x, size_t k, const char **why, struct mt_err *e);
-/* Before a compute instruction: every OF ends (waited for, or run here), the RLs the lanes
- * have not started run here (copy_help), those done end. */
+/* Before a compute instruction: with lanes that share the cores (copy_help), every OF ends
+ * (waited for, or run here) and the RLs the lanes have not started run here; those done end. */
 int interp_copies_before_compute(struct interp *x, struct mt_err *e);
 /* Error paths and the end of a run: waits for copies in flight, frees the host copies. */
 void interp_copies_fini(struct interp *x);

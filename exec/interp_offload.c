@@ -8,8 +8,9 @@
  * frees them). RL(mb, s) takes the device blocks at its start and queues the copy back on the
  * host-to-device lane; an RL whose OF is still copying first waits for it (the simulator's
  * dependency RL after OF). The backward (or recompute) of an offloaded forward waits for its
- * RL to end, which frees the host copies. Before a compute instruction the rank ends its OFs (waiting for a
- * running one, running itself one its lane has not started) and runs the RLs its lanes have
+ * RL to end, which frees the host copies. Lanes that share the rank's cores (the CPU backend's threads; CUDA's
+ * copy engines are its own): before a compute instruction the rank ends its OFs (waiting for
+ * a running one, running itself one its lane has not started) and runs the RLs its lanes have
  * not started (exec/backend.h copy_help): an OF overlaps the sends, receives and copies after
  * its forward, an RL compute as well, and the memory an OF gives back is given back before the
  * compute after it, as the simulator has it for a copy shorter than the gap, rather than when
@@ -140,9 +141,11 @@ int interp_copies_before_compute(struct interp *x, struct mt_err *e)
     size_t n = (size_t)x->N * x->S;
     for (size_t k = 0; k < n; k++) {
         struct interp_copy *c = &x->copy[k];
+        if (x->b->copy_help == NULL) /* lanes of their own (CUDA's copy engines) */
+            break;
         if (c->state == INTERP_COPY_OUT)
             TRY(interp_copy_poll(x, k, true, e));
-        else if (c->state == INTERP_COPY_IN && x->b->copy_help)
+        else if (c->state == INTERP_COPY_IN)
             x->b->copy_help(c->rec);
     }
     return interp_reap(x, false, e);

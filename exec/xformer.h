@@ -234,6 +234,12 @@ int xformer_cuda_backward_weight(struct xformer_cuda_wgrad **w, struct mt_err *e
 void xformer_cuda_wgrad_free(struct xformer_cuda_wgrad *w);
 void xformer_cuda_act_free(struct xformer_cuda_act *a);
 int xformer_cuda_act_is_full(const struct xformer_cuda_act *a);
+/* Offload (exec/copy_cuda.cu): as xformer_act_nblocks / xformer_act_blocks; the bytes a live
+ * block of xformer_cuda_alloc was asked for; the model's stream (a cudaStream_t). */
+int xformer_cuda_act_nblocks(const struct xformer_cuda_act *a);
+void xformer_cuda_act_blocks(struct xformer_cuda_act *a, void ***slots);
+size_t xformer_cuda_block_bytes(const void *p);
+void *xformer_cuda_stream(void);
 #ifdef __cplusplus
 }
 #endif

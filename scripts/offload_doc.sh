@@ -105,8 +105,9 @@ behind, and where the copy lanes are free.
   (\`peak_host_memory\` in \`run --json\`), and the backward waits for its RL. On the CPU an OF
   ends before the next compute instruction and an RL overlaps compute (exec/interp_offload.c
   says why). The run trains bit for bit as without offload; tests/mpi/test_offload_run.sh holds
-  its device and host peaks to the simulator's. The CUDA backend does not run copies yet: \`run
-  --backend cuda\` refuses such a plan before launching.
+  its device and host peaks to the simulator's. The CUDA backend copies into pinned host
+  buffers on one copy stream per direction, with events for the backward to wait on
+  (exec/copy_cuda.cu): compiled, not yet run on a GPU (tests/gpu/test_run_gpu.sh has the case).
 
 ## Copy against forward, by config
 

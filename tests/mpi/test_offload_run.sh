@@ -2,8 +2,8 @@
 # tests/mpi/test_offload_run.sh: the executor runs offload (OF/RL, issue 29) on the CPU backend.
 # 1F1B on the tiny model, 2 and 4 ranks, 8 micro-batches: the baseline plan (exec_ref plans)
 # and the same with an OF after every forward of every device but the last and an RL before
-# the RG that precedes its backward (written here from the baseline; one copy 0.01 of a
-# forward under the plan's unit costs, about as fast beside compute as a memcpy is on a CPU).
+# the RG that precedes its backward (tests/mpi/offload_plan.py; a copy 0.01 of a forward under
+# the plan's unit costs, about as fast beside compute as a memcpy is on a CPU).
 # A copy changes no value: after two steps the offloading run's losses and every gradient and
 # parameter are byte-identical to the baseline's and to the single-process replay of its plan
 # (exec_ref replay: one step). Memory, against the simulator run with the executor's byte
@@ -25,24 +25,8 @@ fail=0
 for D in 2 4; do
     mkdir "$tmp/p$D"
     "$helper" plans 1F1B $D 8 1 "$tmp/p$D" || { echo "FAIL: plans 1F1B $D"; exit 1; }
-    python3 - "$tmp/p$D/base.json" "$tmp/p$D/of.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d["config"]["unit_costs"]["O"] = 0.01
-last = len(d["devices"]) - 1
-for dv, lst in enumerate(d["devices"][:last]):
-    out = []
-    for i, ins in enumerate(lst):
-        same = {k: ins[k] for k in ("mb", "part", "stage")}
-        if ins["op"] == "RG" and i + 1 < len(lst) and lst[i + 1]["op"] == "BW":
-            out.append(dict(op="RL", **same))
-        out.append(ins)
-        if ins["op"] == "FW":
-            out.append(dict(op="OF", **same))
-    assert sum(x["op"] == "OF" for x in out) == sum(x["op"] == "RL" for x in out) == 8
-    d["devices"][dv] = out
-json.dump(d, open(sys.argv[2], "w"))
-PY
+    python3 "${top_srcdir:-.}/tests/mpi/offload_plan.py" "$tmp/p$D/base.json" "$tmp/p$D/of.json" ||
+        { echo "FAIL: offload_plan.py"; exit 1; }
     for k in base of; do
         mkdir "$tmp/d$D$k"
         "$bin" run "$tmp/p$D/$k.json" --steps 2 --dump "$tmp/d$D$k" --json >"$tmp/j$D$k.json" \
