@@ -122,6 +122,7 @@ static int copy_queue(struct copy_rec *r, struct mt_err *e)
     if (!l->started) {
         l->stop = false;
         if (pthread_create(&l->thread, NULL, copy_lane_main, l) != 0) {
+            r->done = true; /* never queued: nothing to wait for */
             pthread_mutex_unlock(&l->lock);
             return err_set(e, MT_EIO, "cannot start a copy lane thread");
         }
@@ -154,9 +155,8 @@ int copy_cpu_start(void *act, void **rec, struct mt_err *e)
                 *r->slots[i] = memcount_alloc(memcount_size(r->host[i]));
         r->to_host = false;
     }
-    TRY(copy_queue(r, e));
-    *rec = r;
-    return MT_OK;
+    *rec = r; /* the caller's, even if the lane does not start (copy_drop frees it) */
+    return copy_queue(r, e);
 }
 
 int copy_cpu_test(void *rec, bool wait, bool *done, struct mt_err *e)
