@@ -8,15 +8,15 @@
  * frees them). RL(mb, s) takes the device blocks at its start and queues the copy back on the
  * host-to-device lane; an RL whose OF is still copying first waits for it (the simulator's
  * dependency RL after OF). The backward (or recompute) of an offloaded forward waits for its
- * RL to end, which frees the host copies. Lanes that share the rank's cores (the CPU backend's threads; CUDA's
- * copy engines are its own): before a compute instruction the rank ends its OFs (waiting for
- * a running one, running itself one its lane has not started) and runs the RLs its lanes have
- * not started (exec/backend.h copy_help): an OF overlaps the sends, receives and copies after
- * its forward, an RL compute as well, and the memory an OF gives back is given back before the
- * compute after it, as the simulator has it for a copy shorter than the gap, rather than when
- * the OS scheduler lets a lagging lane run (exec/copy_cpu.c: the lanes share the cores). A copy
- * moves bytes and changes no value, so a run
- * computes what it would without offload, bit for bit. Each (mb, s) goes
+ * RL to end, which frees the host copies. Where the lanes share the rank's cores (the CPU
+ * backend's threads; a GPU's copy engines are its own), before a compute instruction the rank
+ * ends its OFs (waiting for a running one, running itself one its lane has not started) and
+ * runs the RLs its lanes have not started (exec/backend.h copy_help): an OF then overlaps the
+ * sends, receives and copies after its forward, an RL compute as well, and what an OF gives
+ * back is given back before the compute after it, as the simulator has it for a copy shorter
+ * than that gap, not whenever the OS scheduler lets a lagging lane run (exec/copy_cpu.c). A
+ * copy moves bytes and changes no value, so a run computes what it would without offload, bit
+ * for bit. Each (mb, s) goes
  *     NONE --OF--> OUT --copy ends--> AWAY --RL--> IN --copy ends--> NONE. */
 #include <config.h>
 #include "exec/interp_internal.h"
