@@ -59,7 +59,8 @@ base, of = (json.load(open(f))["devices"] for f in sys.argv[1:3])
 ok = True
 for b, o in zip(base, of):
     last = o["device"] == len(of) - 1
-    meas, sim = o["peak_memory"], o["simulated_static_memory"] + o["simulated_peak_activation_memory"]
+    meas = o["peak_memory"]
+    sim = o["simulated_static_memory"] + o["simulated_peak_activation_memory"]
     drop_m = b["peak_activation_memory"] - o["peak_activation_memory"]
     drop_s = b["simulated_peak_activation_memory"] - o["simulated_peak_activation_memory"]
     host, host_s = o["peak_host_memory"], o["simulated_host_memory"]
