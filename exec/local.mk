@@ -44,6 +44,9 @@ endif
 check_PROGRAMS += tests/unit/test_xformer
 TESTS += tests/unit/test_xformer
 tests_unit_test_xformer_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
+check_PROGRAMS += tests/unit/test_copy_cpu
+TESTS += tests/unit/test_copy_cpu
+tests_unit_test_copy_cpu_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
 
 # tests/mpi/: the executor end to end under mpirun (the scripts use $(MT_BIN) and exec_ref).
 check_PROGRAMS += tests/mpi/exec_ref
