@@ -66,6 +66,27 @@ struct backend_ops {
     void (*mem_reset_peak)(void);
     /* Called with the bytes held after every change (a trace counter); NULL removes it. */
     void (*mem_watch)(void (*fn)(size_t bytes, void *ctx), void *ctx);
+    /* Offload (OF/RL; exec/interp_offload.c) on the backend's copy lanes, one device-to-host
+     * and one host-to-device, each running its copies one at a time in the order they were
+     * started, beside compute. NULL: the backend does not run copies (interp_run refuses).
+     * copy_start with *rec NULL (OF) queues a copy of the handle's blocks to host memory and
+     * makes *rec, the device blocks staying; with the *rec of an ended OF (RL) it takes the
+     * device blocks now and queues the copy back. copy_test says whether the record's copy is
+     * done (wait: until it is, running it here if its lane has not started it). copy_end,
+     * once done, frees the source: the device blocks after OF, the host copies and the record
+     * after RL. copy_drop frees a record whose copy is done and leaves the handle alone (error
+     * paths); copy_close stops the lanes (the end of a run). */
+    int (*copy_start)(void *act, void **rec, struct mt_err *e);
+    int (*copy_test)(void *rec, bool wait, bool *done, struct mt_err *e);
+    /* Runs on the calling thread, in order, the copies of rec's lane up to rec that the lane
+     * has not started while it is idle (a lane starved of cores by compute); may be NULL. */
+    void (*copy_help)(void *rec);
+    void (*copy_end)(void *rec);
+    void (*copy_drop)(void *rec);
+    void (*copy_close)(void);
+    /* The most bytes the copies held in host memory at once since the start (the host's own
+     * count, apart from mem_peak's). */
+    size_t (*mem_host_peak)(void);
     /* Asynchronous pipelines only (exec/interp.c; synchronous plans never call these):
      * weight versions (PipeDream's stash) and PipeMare's discrepancy correction. */
     float *(*stage_params)(void *stage); /* backend memory, stage_nparams floats */

@@ -9,6 +9,7 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "exec/copy_cpu.h"
 #include "exec/memcount.h"
 #include "util/err.h"
 
@@ -213,6 +214,13 @@ const struct backend_ops backend_cpu_ops = {
     .mem_peak = memcount_peak,
     .mem_reset_peak = memcount_reset_peak,
     .mem_watch = cpu_mem_watch,
+    .copy_start = copy_cpu_start,
+    .copy_test = copy_cpu_test,
+    .copy_help = copy_cpu_help,
+    .copy_end = copy_cpu_end,
+    .copy_drop = copy_cpu_drop,
+    .copy_close = copy_cpu_close,
+    .mem_host_peak = memcount_host_peak,
     .stage_params = cpu_stage_params,
     .stage_swap_params = cpu_stage_swap_params,
     .buf_copy = cpu_buf_copy,

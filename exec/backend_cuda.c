@@ -7,6 +7,8 @@
 #include <config.h>
 #include "exec/backend.h"
 
+#include "exec/copy_cuda.h"
+
 #include "util/err.h"
 
 static int cuda_open(int local_rank, struct mt_err *e)
@@ -193,6 +195,12 @@ const struct backend_ops backend_cuda_ops = {
     .mem_peak = xformer_cuda_mem_peak,
     .mem_reset_peak = xformer_cuda_mem_reset_peak,
     .mem_watch = xformer_cuda_mem_set_hook,
+    .copy_start = copy_cuda_start,
+    .copy_test = copy_cuda_test,
+    .copy_end = copy_cuda_end,
+    .copy_drop = copy_cuda_drop,
+    .copy_close = copy_cuda_close,
+    .mem_host_peak = copy_cuda_host_peak,
     .stage_params = cuda_stage_params,
     .stage_swap_params = cuda_stage_swap_params,
     .buf_copy = cuda_buf_copy,

@@ -11,7 +11,8 @@
  *     din[mb,s]   input gradient made by BW(mb,s): consumed by SG(mb,s) or a local BW(mb,s-1)
  * and act[mb,s] the activation handle from FW/CFW until BW. A send takes its buffer along
  * and frees it when MPI reports completion (polled after every instruction, waited for at
- * the end of the step), so a buffer is never changed while in flight. The dependency rules
+ * the end of the step), so a buffer is never changed while in flight; offload's copies (OF/RL)
+ * are polled alike (exec/interp_offload.c). The dependency rules
  * are sim/core/vpipe.h's: a validated plan lists every cross-device dependency as a send/receive
  * pair and every local one in program order, so running each list in order with blocking
  * receives obeys them; a buffer that is missing when an instruction needs it is a plan
@@ -98,9 +99,9 @@
 #include "exec/xformer.h"
 #include "model/config.h"
 #include "model/cost.h"
+#include "sim/core/vpipe.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
-#include "sim/core/vpipe.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/xalloc.h"
@@ -108,26 +109,6 @@
 /* ---------------------------------------------------------------------------------------- */
 /* setup and teardown                                                                         */
 /* ---------------------------------------------------------------------------------------- */
-
-/* A buffer between instructions (an activation or gradient of B x T x C floats), counted. */
-static float *interp_p2p_alloc(struct interp *x)
-{
-    size_t before = x->b->mem_current();
-    float *buf = x->b->buf_alloc(x->nc);
-    x->hidden_bytes = (double)(x->b->mem_current() - before);
-    if (++x->p2p_now > x->p2p_max)
-        x->p2p_max = x->p2p_now;
-    return buf;
-}
-
-static void interp_free_buf(struct interp *x, float **slot)
-{
-    if (*slot != NULL) {
-        x->b->buf_free(*slot);
-        x->p2p_now--;
-        *slot = NULL;
-    }
-}
 
 /* The backend's memory hook: records the allocations of a running forward or recompute (the
  * header's "Measuring") and feeds the trace's memory counter. */
@@ -174,6 +155,7 @@ static void interp_note_blocks(struct interp *x, const struct interp_part *ip, i
 
 static void interp_fini(struct interp *x)
 {
+    interp_copies_fini(x); /* before the handles whose blocks the copies move */
     for (int i = 0; i < x->nsends; i++) {
         /* only on error paths: the job is ending, the request is abandoned */
         free(x->sends[i].req);
@@ -265,6 +247,9 @@ static int interp_setup(struct interp *x, struct mt_err *e)
     x->in = xcalloc(n, sizeof *x->in);
     x->dout = xcalloc(n, sizeof *x->dout);
     x->din = xcalloc(n, sizeof *x->din);
+    TRY(interp_check_backend(x->p, x->b, e));
+    if (interp_plan_has_copy(x->p))
+        x->copy = xcalloc(n, sizeof *x->copy);
     /* token and staging buffers for the longest step */
     int maxT = x->o->stream && x->o->stream->max_T > x->T ? x->o->stream->max_T : x->T;
     if (maxT > d.max_seq)
@@ -311,61 +296,6 @@ static int interp_tag(const struct interp *x, const struct instr *in)
     if (vpipe_is_send(in->op))
         vpipe_peer(in->op, in->stage, &recv_op, &stage);
     return ((recv_op == OP_RG ? x->S : 0) + stage) * x->N + in->mb;
-}
-
-static int interp_send(struct interp *x, float **slot, int peer, int tag, struct mt_err *e)
-{
-    if (x->nsends == x->cap_sends) {
-        x->cap_sends = x->cap_sends ? 2 * x->cap_sends : 8;
-        x->sends = xreallocarray(x->sends, (size_t)x->cap_sends, sizeof *x->sends);
-    }
-    struct interp_send *s = &x->sends[x->nsends];
-    s->buf = *slot;
-    s->host = NULL;
-    const float *wire = s->buf;
-    if (x->staged) {
-        s->host = xmalloc(x->nc * sizeof(float));
-        TRY(x->b->buf_to_host(s->host, s->buf, x->nc, e));
-        wire = s->host;
-    }
-    TRY(comm_send(x->cm, wire, x->nc, peer, tag, &s->req, e));
-    *slot = NULL;
-    x->nsends++;
-    return MT_OK;
-}
-
-static int interp_recv(struct interp *x, float **slot, int peer, int tag, const char *what,
-                       struct mt_err *e)
-{
-    *slot = interp_p2p_alloc(x);
-    float *wire = x->staged ? x->stage_host : *slot;
-    TRY(comm_recv(x->cm, wire, x->nc, peer, tag, what, e));
-    if (x->staged)
-        TRY(x->b->buf_from_host(*slot, wire, x->nc, e));
-    return MT_OK;
-}
-
-/* Completes finished sends and frees their buffers; with `wait`, all of them. */
-static int interp_reap(struct interp *x, bool wait, struct mt_err *e)
-{
-    int kept = 0;
-    for (int i = 0; i < x->nsends; i++) {
-        struct interp_send *s = &x->sends[i];
-        bool done = true;
-        if (wait)
-            TRY(comm_wait(x->cm, &s->req, e));
-        else
-            TRY(comm_test(x->cm, &s->req, &done, e));
-        if (done) {
-            x->b->buf_free(s->buf);
-            x->p2p_now--;
-            free(s->host);
-        } else {
-            x->sends[kept++] = *s;
-        }
-    }
-    x->nsends = kept;
-    return MT_OK;
 }
 
 /* The step (iteration) micro-batch mb of the current run belongs to. */
@@ -458,6 +388,10 @@ static int interp_backward(struct interp *x, const struct instr *in, int pos,
     size_t k = interp_slot(x, mb, s);
     if (x->act[k] == NULL)
         return interp_fail(x, in, pos, e, MT_EINFEASIBLE, "no activations (forward missing)");
+    const char *why = NULL;
+    int ready = x->copy ? interp_copy_ready(x, k, &why, e) : MT_OK;
+    if (ready != MT_OK)
+        return interp_fail(x, in, pos, e, ready, why ? why : e->msg);
     float **src = NULL;
     if (!ip->is_last) {
         src = x->dout[k] ? &x->dout[k] : &x->din[interp_slot(x, mb, s + 1)];
@@ -500,6 +434,7 @@ static int interp_exec(struct interp *x, const struct instr *in, int pos, struct
     struct interp_part *ip = &x->part[pi];
     int mb = in->mb, s = in->stage;
     char what[96];
+    const char *why = NULL;
     int rc = MT_OK;
     switch (in->op) {
     case OP_FW:
@@ -509,6 +444,8 @@ static int interp_exec(struct interp *x, const struct instr *in, int pos, struct
         void *a = x->act[k];
         if (a == NULL)
             return interp_fail(x, in, pos, e, MT_EINFEASIBLE, "no checkpoint to recompute from");
+        if (x->copy && (rc = interp_copy_ready(x, k, &why, e)) != MT_OK)
+            return interp_fail(x, in, pos, e, rc, why ? why : e->msg);
         double before = interp_measure_begin(x);
         rc = interp_on_weights(x, ip, ip->t - x->ver[k], x->ver[k], interp_run_recompute, a, e);
         x->rec_on = false;
@@ -582,6 +519,11 @@ static int interp_exec(struct interp *x, const struct instr *in, int pos, struct
         break;
     }
     case OP_OS: rc = interp_update(x, ip, in, e); break;
+    case OP_OF:
+    case OP_RL:
+        if (x->copy && (rc = interp_copy(x, in, &why, e)) != MT_OK)
+            return interp_fail(x, in, pos, e, rc, why ? why : e->msg);
+        break;
     default:
         return interp_fail(x, in, pos, e, MT_EUNSUPPORTED, "instruction not run by the executor");
     }
@@ -738,6 +680,9 @@ int interp_run(const struct plan *p, const struct backend_ops *b, struct comm *c
         x.p2p_max = x.p2p_now;
         for (int i = 0; rc == MT_OK && i < len; i++) {
             fault_inject(&x.o->fault, x.rank, x.step, i, len);
+            if (x.ncopies > 0 && plan_op_is_compute(list[i].op) &&
+                (rc = interp_copies_before_compute(&x, e)) != MT_OK)
+                break;
             double t0 = cap ? capture_now_us(cap) : 0.0;
             if (b->mem_reset_peak)
                 b->mem_reset_peak();
@@ -748,7 +693,7 @@ int interp_run(const struct plan *p, const struct backend_ops *b, struct comm *c
             if (rc == MT_OK && cap)
                 capture_instr(cap, &list[i], x.step * x.K + list[i].step, t0, capture_now_us(cap),
                               b->mem_current());
-            if (rc == MT_OK && x.nsends > 0)
+            if (rc == MT_OK && (x.nsends > 0 || x.ncopies > 0))
                 rc = interp_reap(&x, false, e);
         }
         if (rc == MT_OK && (rc = interp_reap(&x, true, e)) != MT_OK)
@@ -820,6 +765,7 @@ int interp_run(const struct plan *p, const struct backend_ops *b, struct comm *c
     me.peak_stash_bytes = x.stash_peak;
     me.max_stashed = x.max_stashed;
     me.correction_bytes = x.correction_bytes;
+    me.peak_host_bytes = b->mem_host_peak && x.copy ? (double)b->mem_host_peak() : 0;
     /* Gathering the per-rank figures is collective: only when every rank got here. */
     if (rc == MT_OK || all_know) {
         struct mt_err ge = {0};

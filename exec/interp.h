@@ -110,6 +110,7 @@ struct interp_device {
     double peak_stash_bytes;
     int max_stashed; /* most stashed versions held at once */
     double correction_bytes;
+    double peak_host_bytes; /* offload (OF/RL): the most its copies held in host memory */
 };
 
 struct interp_result {
@@ -146,6 +147,11 @@ int interp_check_opts(const struct plan *p, const struct interp_opts *o, struct 
 uint64_t interp_fingerprint(const struct plan *p, const struct interp_opts *o, const char *backend);
 /* Iterations the plan spans: K for an asynchronous plan, 1 otherwise. */
 int interp_plan_iterations(const struct plan *p);
+/* Whether any device's list holds an offload copy (OF/RL). */
+bool interp_plan_has_copy(const struct plan *p);
+/* What the backend must run beyond interp_check: copies (OF/RL) need its copy lanes
+ * (exec/backend.h copy_*). MT_EUNSUPPORTED naming the backend where it has none. */
+int interp_check_backend(const struct plan *p, const struct backend_ops *b, struct mt_err *e);
 /* What the NCCL data plane (exec/comm_nccl.c) needs beyond interp_check: every device
  * receives the messages of each sender in the order they were sent (NCCL has no tags).
  * MT_EUNSUPPORTED naming the pair where not. */

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/backend.h"
 #include "exec/dataset.h"
 #include "exec/xformer.h"
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/scheme_registry.h"
+#include "sim/core/memory.h"
 #include "sim/schemes/scheme.h"
 #include "sim/plan/validate.h"
 #include "sim/core/recv_order.h"
@@ -108,11 +110,6 @@ int interp_check(const struct plan *p, int ranks, struct mt_err *e)
             const struct instr *in = plan_at(p, dv, i);
             char what[32];
             plan_instr_label(p, in, what, sizeof what);
-            if (plan_op_is_copy(in->op)) /* issue 29: the simulator's, not yet the executor's */
-                return err_set(e, MT_EUNSUPPORTED,
-                               "device %d, instruction %d (%s): the executor does not run "
-                               "offload (OF/RL) yet; simulate the plan, or run one without it",
-                               dv, i, what);
             if ((in->op == OP_B || in->op == OP_W) && async)
                 return err_set(e, MT_EUNSUPPORTED,
                                "device %d, instruction %d (%s): split backward (B/W) in an "
@@ -236,6 +233,24 @@ uint64_t interp_fingerprint(const struct plan *p, const struct interp_opts *o, c
                      (double)o->weight_decay, (unsigned long long)o->seed, o->lr_warmup,
                      o->correction_decay, backend ? backend : "");
     return interp_fnv(h, opts, (size_t)n < sizeof opts ? (size_t)n : sizeof opts - 1);
+}
+
+bool interp_plan_has_copy(const struct plan *p)
+{
+    for (int dv = 0; dv < plan_devices(p); dv++)
+        if (mem_list_has_copy(plan_instrs(p, dv), plan_len(p, dv)))
+            return true;
+    return false;
+}
+
+int interp_check_backend(const struct plan *p, const struct backend_ops *b, struct mt_err *e)
+{
+    if (b->copy_start == NULL && interp_plan_has_copy(p))
+        return err_set(e, MT_EUNSUPPORTED,
+                       "the plan offloads activations (OF/RL) and the %s backend does not run "
+                       "copies yet; run it with --backend cpu, or a plan without offload",
+                       b->name);
+    return MT_OK;
 }
 
 int interp_check_nccl(const struct plan *p, struct mt_err *e)

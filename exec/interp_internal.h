@@ -44,6 +44,19 @@ struct interp_send {
     float *host; /* host staging copy (device backends over MPI), or NULL */
 };
 
+/* Offload's state of one (mb, stage) (exec/interp_offload.c). */
+enum interp_copy_state {
+    INTERP_COPY_NONE, /* on the device, no copy */
+    INTERP_COPY_OUT,  /* OF copying to host; the device blocks still held */
+    INTERP_COPY_AWAY, /* on the host only */
+    INTERP_COPY_IN    /* RL copying back into device blocks taken at its start */
+};
+
+struct interp_copy {
+    enum interp_copy_state state;
+    void *rec; /* the backend's record (exec/backend.h copy_*) from OF until RL ends */
+};
+
 struct interp {
     const struct plan *p;
     const struct plan_geom *g;
@@ -66,6 +79,8 @@ struct interp {
     int *ver;                         /* [N * S]: weight version FW/CFW read */
     struct interp_send *sends;
     int nsends, cap_sends;
+    struct interp_copy *copy; /* [N * S] offload (OF/RL); NULL when the plan has no copy */
+    int ncopies;              /* copies in flight */
     int *tokens, *targets; /* host, B * T */
     float *stage_host;     /* host staging for one message (device backends over MPI) */
     bool staged;
@@ -96,6 +111,29 @@ static inline long interp_iteration(const struct interp *x, int mb)
 {
     return (long)x->step * x->K + mb / x->Nit;
 }
+
+/* ---- exec/interp_offload.c: buffers and transfers in flight (its header) */
+
+/* A buffer between instructions (B x T x C floats), counted; and its release. */
+float *interp_p2p_alloc(struct interp *x);
+void interp_free_buf(struct interp *x, float **slot);
+/* SA/SG: sends *slot's buffer without blocking (it is freed when the send completes). */
+int interp_send(struct interp *x, float **slot, int peer, int tag, struct mt_err *e);
+/* RA/RG: receives into a new buffer at *slot. */
+int interp_recv(struct interp *x, float **slot, int peer, int tag, const char *what,
+                struct mt_err *e);
+/* Completes finished sends and copies; with `wait`, all of them. */
+int interp_reap(struct interp *x, bool wait, struct mt_err *e);
+/* OF or RL. A plan error sets *why (the caller names the instruction) and returns its code. */
+int interp_copy(struct interp *x, const struct instr *in, const char **why, struct mt_err *e);
+/* Before an RC or backward of slot k: its RL ended (waits for it); an offloaded forward
+ * without one is a plan error (*why). */
+int interp_copy_ready(struct interp *x, size_t k, const char **why, struct mt_err *e);
+/* Before a compute instruction: with lanes that share the cores (copy_help), every OF ends
+ * (waited for, or run here) and the RLs the lanes have not started run here; those done end. */
+int interp_copies_before_compute(struct interp *x, struct mt_err *e);
+/* Error paths and the end of a run: waits for copies in flight, frees the host copies. */
+void interp_copies_fini(struct interp *x);
 
 /* ---- exec/interp_weights.c: weight versions, PipeMare's T1 and T2 (exec/interp.c's header) */
 

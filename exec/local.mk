@@ -4,9 +4,10 @@
 noinst_LIBRARIES += libmt_exec.a
 libmt_exec_a_SOURCES = exec/xformer.h exec/xformer_cpu.c exec/memcount.h exec/memcount.c \
 	exec/dataset.h exec/dataset.c exec/check.h exec/check.c exec/backend.h exec/backend_cpu.c \
+	exec/copy_cpu.h exec/copy_cpu.c \
 	exec/comm.h exec/comm_mpi.c exec/capture.h exec/capture.c exec/interp.h exec/interp.c exec/fault.h exec/fault.c exec/interp_check.c \
-	exec/interp_internal.h exec/interp_weights.c exec/run_json.c \
-	exec/launch.h exec/launch.c exec/input_aware.h exec/input_aware.c exec/postmortem.h \
+	exec/interp_internal.h exec/interp_weights.c exec/interp_offload.c exec/run_json.c \
+	exec/copy_cuda.h exec/launch.h exec/launch.c exec/input_aware.h exec/input_aware.c exec/postmortem.h \
 	exec/postmortem.c
 libmt_exec_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS) $(MPI_CFLAGS) \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDATADIR='"$(abs_top_srcdir)/data"' \
@@ -27,7 +28,7 @@ SUFFIXES = .cu
 if HAVE_CUDA
 libmt_exec_a_SOURCES += exec/backend_cuda.c
 noinst_LIBRARIES += libmt_exec_cuda.a
-libmt_exec_cuda_a_SOURCES = exec/xformer_cuda.cu
+libmt_exec_cuda_a_SOURCES = exec/xformer_cuda.cu exec/copy_cuda.cu
 if HAVE_NCCL
 libmt_exec_a_SOURCES += exec/comm_nccl.c
 EXEC_CUDA_LIBS = libmt_exec_cuda.a libmt_exec.a libmt_util.a $(CUDA_LIBS) $(NCCL_LIBS) \
@@ -43,6 +44,9 @@ endif
 check_PROGRAMS += tests/unit/test_xformer
 TESTS += tests/unit/test_xformer
 tests_unit_test_xformer_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
+check_PROGRAMS += tests/unit/test_copy_cpu
+TESTS += tests/unit/test_copy_cpu
+tests_unit_test_copy_cpu_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
 
 # tests/mpi/: the executor end to end under mpirun (the scripts use $(MT_BIN) and exec_ref).
 check_PROGRAMS += tests/mpi/exec_ref
@@ -57,9 +61,10 @@ MPI_TESTS = tests/mpi/test_run_cli.sh tests/mpi/test_train.sh tests/mpi/test_fau
 	tests/mpi/test_equivalence_zbv.sh tests/mpi/test_equivalence_zbh2.sh \
 	tests/mpi/test_equivalence_zbw.sh tests/mpi/test_equivalence_dualpipev.sh \
 	tests/mpi/test_equivalence_zbvtorch.sh tests/mpi/test_equivalence_vhalf.sh \
-	tests/mpi/test_equivalence_vmin.sh
+	tests/mpi/test_equivalence_vmin.sh tests/mpi/test_offload_run.sh
 TESTS += $(MPI_TESTS)
-EXTRA_DIST += $(MPI_TESTS) tests/mpi/equivalence.sh tests/mpi/async_equivalence.sh
+EXTRA_DIST += $(MPI_TESTS) tests/mpi/equivalence.sh tests/mpi/async_equivalence.sh \
+	tests/mpi/offload_plan.py
 
 # tests/gpu/: the CUDA backend where a GPU is present; SKIP (77) otherwise.
 check_PROGRAMS += tests/gpu/test_xformer_cuda

@@ -23,6 +23,14 @@ size_t memcount_current(void);
 size_t memcount_peak(void);
 /* Sets the peak to the current count, to measure the peak of one phase. */
 void memcount_reset_peak(void);
+/* The size a live block was asked for (either pool). */
+size_t memcount_size(const void *p);
+/* The host pool: offloaded activations (OF, exec/copy_cpu.c), counted apart from the device's
+ * count above and never reported to the hook. Thread-safe like the rest. */
+void *memcount_host_alloc(size_t bytes) __attribute__((malloc));
+void memcount_host_free(void *p);
+size_t memcount_host_current(void);
+size_t memcount_host_peak(void);
 /* Installs (or with NULL removes) the hook. */
 void memcount_set_hook(memcount_hook_fn fn, void *ctx);
 

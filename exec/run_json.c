@@ -126,6 +126,7 @@ char *interp_report_json(const struct interp_report *rep)
         cJSON_AddNumberToObject(j, "stashed_weight_memory", d->peak_stash_bytes);
         cJSON_AddNumberToObject(j, "stashed_versions", d->max_stashed);
         cJSON_AddNumberToObject(j, "correction_memory", d->correction_bytes);
+        cJSON_AddNumberToObject(j, "peak_host_memory", d->peak_host_bytes);
         if (sim) {
             cJSON_AddNumberToObject(j, "simulated_peak_activation_memory",
                                     sim->dev[d->dev].peak_dynamic);
@@ -133,6 +134,7 @@ char *interp_report_json(const struct interp_report *rep)
             cJSON_AddNumberToObject(j, "simulated_stashed_weight_memory",
                                     sim->dev[d->dev].peak_stash);
             cJSON_AddNumberToObject(j, "simulated_stashed_versions", sim->dev[d->dev].max_stashed);
+            cJSON_AddNumberToObject(j, "simulated_host_memory", sim->dev[d->dev].host_peak);
         }
         cJSON_AddItemToArray(devs, j);
     }

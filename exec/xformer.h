@@ -163,6 +163,12 @@ void xformer_wgrad_free(struct xformer_wgrad *w);
 /* Drops a handle without backward (error paths). NULL is a no-op. */
 void xformer_act_free(struct xformer_act *a);
 int xformer_act_is_full(const struct xformer_act *a);
+/* Offload (OF/RL, exec/copy_cpu.c): the slots of the handle's memory blocks (kept input,
+ * embedding output, each layer's block, head, selective boundary), each a memcount block or
+ * NULL, written to slots[0..n), n = xformer_act_nblocks(a). A copy moves a block by replacing
+ * what a slot points to; the values, and so every later result, stay the same. */
+int xformer_act_nblocks(const struct xformer_act *a);
+void xformer_act_blocks(struct xformer_act *a, void ***slots);
 /* The mean loss computed by the last stage's FW/CFW (and RC) of this handle; 0 elsewhere. */
 float xformer_act_loss(const struct xformer_act *a);
 
@@ -228,6 +234,12 @@ int xformer_cuda_backward_weight(struct xformer_cuda_wgrad **w, struct mt_err *e
 void xformer_cuda_wgrad_free(struct xformer_cuda_wgrad *w);
 void xformer_cuda_act_free(struct xformer_cuda_act *a);
 int xformer_cuda_act_is_full(const struct xformer_cuda_act *a);
+/* Offload (exec/copy_cuda.cu): as xformer_act_nblocks / xformer_act_blocks; the bytes a live
+ * block of xformer_cuda_alloc was asked for; the model's stream (a cudaStream_t). */
+int xformer_cuda_act_nblocks(const struct xformer_cuda_act *a);
+void xformer_cuda_act_blocks(struct xformer_cuda_act *a, void ***slots);
+size_t xformer_cuda_block_bytes(const void *p);
+void *xformer_cuda_stream(void);
 #ifdef __cplusplus
 }
 #endif

@@ -1260,6 +1260,22 @@ void xformer_act_free(struct xformer_act *a)
     free(a);
 }
 
+int xformer_act_nblocks(const struct xformer_act *a)
+{
+    return a->s->n + 4;
+}
+
+void xformer_act_blocks(struct xformer_act *a, void ***slots)
+{
+    int at = 0;
+    slots[at++] = (void **)&a->kept;
+    slots[at++] = (void **)&a->enc;
+    for (int l = 0; l < a->s->n; l++)
+        slots[at++] = (void **)&a->layer[l];
+    slots[at++] = (void **)&a->head;
+    slots[at++] = (void **)&a->bnd;
+}
+
 int xformer_act_is_full(const struct xformer_act *a)
 {
     return a->full;

@@ -965,6 +965,35 @@ extern "C" void xformer_cuda_act_free(struct xformer_cuda_act *a)
     free(a);
 }
 
+extern "C" int xformer_cuda_act_nblocks(const struct xformer_cuda_act *a)
+{
+    return a->s->n + 4;
+}
+
+extern "C" void xformer_cuda_act_blocks(struct xformer_cuda_act *a, void ***slots)
+{
+    int at = 0;
+    slots[at++] = &a->kept;
+    slots[at++] = (void **)&a->enc;
+    for (int l = 0; l < a->s->n; l++)
+        slots[at++] = (void **)&a->layer[l];
+    slots[at++] = (void **)&a->head;
+    slots[at++] = (void **)&a->bnd;
+}
+
+extern "C" size_t xformer_cuda_block_bytes(const void *p)
+{
+    for (size_t i = 0; i < xc_nlive; i++)
+        if (xc_live[i].p == p)
+            return xc_live[i].bytes;
+    return 0;
+}
+
+extern "C" void *xformer_cuda_stream(void)
+{
+    return (void *)xc_stream;
+}
+
 extern "C" int xformer_cuda_act_is_full(const struct xformer_cuda_act *a)
 {
     return a->full;

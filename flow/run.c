@@ -257,6 +257,10 @@ int flow_run_launch(const struct plan *p, int np, const char *backend,
     }
     const struct backend_ops *b = NULL;
     TRY(backend_find(backend, &b, e));
+    if (interp_check_backend(p, b, e) != MT_OK) {
+        *status = 2;
+        return e->code;
+    }
     char *spool = NULL;
     TRY(launch_spool_make(&spool, e));
     int rc = launch_mpirun(np, argc, argv, spool, tty, status, e);

@@ -98,8 +98,16 @@ behind, and where the copy lanes are free.
   device at once) where the simulated step does not grow; and every forward is offloaded from
   the base. The result is kept when faster under the memory and host caps, the offloads that
   do not pay dropped (sim/search/search_offload.c). The lower bound then forces no recompute.
-  Mario's passes stay as the paper has them and refuse a plan that offloads; so do torch's
-  schedule CSV and, for now, the executor (\`run\`).
+  Mario's passes stay as the paper has them and refuse a plan that offloads; so does torch's
+  schedule CSV.
+- \`run\` runs an offloading plan on the CPU backend: two copy-lane threads per rank (one each
+  way) copy the activations into a host pool counted apart from the device's bytes
+  (\`peak_host_memory\` in \`run --json\`), and the backward waits for its RL. On the CPU an OF
+  ends before the next compute instruction and an RL overlaps compute (exec/interp_offload.c
+  says why). The run trains bit for bit as without offload; tests/mpi/test_offload_run.sh holds
+  its device and host peaks to the simulator's. The CUDA backend copies into pinned host
+  buffers on one copy stream per direction, with events for the backward to wait on
+  (exec/copy_cuda.cu): compiled, not yet run on a GPU (tests/gpu/test_run_gpu.sh has the case).
 
 ## Copy against forward, by config
 

@@ -55,7 +55,7 @@ cairo|render/paint_cairo.c
 # MPI: the transport, the launcher's MPI_Init and the ranks' agreement on the plan
 mpi\.h|exec/comm_mpi.c exec/launch.c exec/check.c
 nccl\.h|exec/comm_nccl.c
-cuda|exec/comm_nccl.c exec/xformer_cuda.cu
+cuda|exec/comm_nccl.c exec/copy_cuda.cu exec/xformer_cuda.cu
 cublas|exec/xformer_cuda.cu
 cblas\.h|exec/backend_cpu.c exec/xformer_cpu.c
 zlib\.h|traces/scan.c

@@ -2,7 +2,8 @@
 # tests/gpu/test_run_gpu.sh: `mario-tui run` on a GPU: the CUDA backend (cuBLAS model, MPI
 # with host staging) with 1, 2 and 4 ranks sharing the machine's GPUs (several pipeline
 # devices on one GPU run as several ranks on it), V, X and W plans against the sequential
-# CPU reference within 1e-4 per tensor (fp32, other summation orders), and NCCL with one
+# CPU reference within 1e-4 per tensor (fp32, other summation orders), an offloading V plan
+# (OF/RL on the copy streams) on 2 and 4 ranks the same way, and NCCL with one
 # rank and, when there are at least 2 GPUs, with 2. Exits 77 (SKIP) without CUDA or a GPU.
 set -u
 bin=${MT_BIN:-./mario-tui}
@@ -53,6 +54,16 @@ for s in V X W; do
         run "cuda-$s-$D-base" cuda "$tmp/p$s$D/base.json"
         run "cuda-$s-$D-opt" cuda "$tmp/p$s$D/opt.json"
     done
+done
+# offload (OF/RL, issue 29): pinned host copies on the copy streams; the gradients as above,
+# and the devices that offload report the pinned host bytes they held
+for D in 2 4; do
+    python3 "${top_srcdir:-.}/tests/mpi/offload_plan.py" "$tmp/pV$D/base.json" "$tmp/of$D.json" &&
+        run "cuda-V-$D-offload" cuda "$tmp/of$D.json"
+    [ -f "$tmp/cuda-V-$D-offload.json" ] && python3 -c "import json, sys
+d = json.load(open('$tmp/cuda-V-$D-offload.json'))['devices']
+sys.exit(0 if all((x['peak_host_memory'] > 0) == (x['device'] < $D - 1) for x in d) else 1)" ||
+        { echo "FAIL: cuda-V-$D-offload: host memory of the offloading devices"; fail=1; }
 done
 mkdir -p "$tmp/pn1" "$tmp/pn2"
 "$helper" plans V 1 8 1 "$tmp/pn1" && run nccl-V-1 nccl "$tmp/pn1/base.json"
