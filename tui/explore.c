@@ -167,6 +167,13 @@ bool explore_bound_shown(const struct explore *x, double *lb, double *gap_pct)
     return *lb > 0 && *lb < 1e300;
 }
 
+bool explore_bound_optimal(const struct explore *x)
+{
+    const struct pass_step *st = explore_step(x);
+    return x->have_bound && st != NULL &&
+           bound_optimal(&x->bound, st->sim.step_time, st->sim.oom_device < 0);
+}
+
 static bool explore_async(const struct explore *x)
 {
     return x->have_pl && x->pl.n > 0 && config_scheme_async(plan_geom(x->pl.step[0].plan)->scheme);

@@ -199,6 +199,9 @@ int explore_rows(const struct explore *x);
 /* The lower bound that holds for the shown plan (with the memory part when it is under the
  * cap) and its gap in %; false when there is none. */
 bool explore_bound_shown(const struct explore *x, double *lb, double *gap_pct);
+/* The shown step fits its cap and its step equals the bound: no schedule of its work is faster
+ * (bound_optimal, sim/core/bound.h); the title says "optimal" in place of the gap. */
+bool explore_bound_optimal(const struct explore *x);
 void explore_toggle_critical(struct explore *x);
 /* Whether the shown step's change marks (*) are drawn: as the '*' key set them, or, left
  * automatic, unless the step changed more than half of its boxes (after the search nearly all:

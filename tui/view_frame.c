@@ -69,11 +69,14 @@ static void frame_title(struct explore *x, struct cells *g)
     snprintf(f[6], sizeof f[6], "step %s", t);
     snprintf(f[7], sizeof f[7], "%s %s", rate, c->unit.enabled ? "samples/t" : "samples/s");
     double lb = 0, gap = 0;
-    bool bound = explore_bound_shown(x, &lb, &gap);
+    bool bound = explore_bound_shown(x, &lb, &gap), optimal = bound && explore_bound_optimal(x);
     char lbt[32] = "", rpt[32] = "";
     if (bound)
         explore_fmt_time(x, lb, lbt, sizeof lbt);
-    snprintf(f[8], sizeof f[8], "bound %s gap %.1f%%", lbt, gap);
+    if (optimal) /* at the bound under the cap: nothing is faster */
+        snprintf(f[8], sizeof f[8], "bound %s optimal", lbt);
+    else
+        snprintf(f[8], sizeof f[8], "bound %s gap %.1f%%", lbt, gap);
     bool replay = x->have_rep && x->have_meas;
     if (replay)
         explore_fmt_time(x, x->rep.step_us * (st->sim.unit ? 1e-3 : 1.0), rpt, sizeof rpt);
@@ -102,13 +105,17 @@ static void frame_title(struct explore *x, struct cells *g)
             break;
         switch (stage) {
         case 0: keep[0] = false; break;
-        case 1: snprintf(f[8], sizeof f[8], "bound %s +%.1f%%", lbt, gap);
+        case 1: if (!optimal)
+                    snprintf(f[8], sizeof f[8], "bound %s +%.1f%%", lbt, gap);
                 snprintf(f[9], sizeof f[9], "rep %s %+.1f%%", rpt, replay ? x->rep.err_pct : 0.0);
                 break;
         case 2: snprintf(f[3], sizeof f[3], "pp %d dp %d", geo->devices, c->cluster.dp);
                 snprintf(f[4], sizeof f[4], "N %d mbs %d", n_mb, c->micro_batch_size); break;
         case 3: snprintf(f[7], sizeof f[7], "%s/%s", rate, c->unit.enabled ? "t" : "s"); break;
-        case 4: snprintf(f[8], sizeof f[8], "gap %.1f%%", gap);
+        case 4: if (optimal)
+                    snprintf(f[8], sizeof f[8], "optimal");
+                else
+                    snprintf(f[8], sizeof f[8], "gap %.1f%%", gap);
                 snprintf(f[9], sizeof f[9], "rep %+.1f%%", replay ? x->rep.err_pct : 0.0);
                 break;
         case 5: /* the worst device alone */

@@ -37,7 +37,7 @@ opt_search() {
 
 # Figure 2 (no cap): the bound is 21 t; each pass step's gap against it.
 frame f0 '' $unit --devices 4 --microbatches 4
-check "base: bound 21t, gap 0" "title f0 | grep -q 'step 21t .* bound 21t gap 0.0%'"
+check "base: bound 21t, optimal (at the bound, under no cap)" "title f0 | grep -q 'step 21t .* bound 21t optimal'"
 frame f1 'n' $unit --devices 4 --microbatches 4
 check "ckpt: 28t, 33.3 % over 21t" "title f1 | grep -q 'step 28t .* bound 21t gap 33.3%'"
 frame f4 'nnnn' $unit --devices 4 --microbatches 4
@@ -54,7 +54,7 @@ check "120 columns with OOM: the gap kept, the bound's value gone" "title v0n | 
 frame v5 'nnnnn' $v48
 want=$(opt_search --devices 4 --microbatches 8 --memory 1.05)
 check "optimize --search gives 36t (docs/search.md)" "[ '$want' = 36 ]"
-check "n x 5: the search step, optimize --search's step, at its bound" "title v5 | grep -q ' step ${want}t .* bound 36t gap 0.0%'"
+check "n x 5: the search step, optimize --search's step, at its bound" "title v5 | grep -q ' step ${want}t .* bound 36t optimal'"
 check "pass bar: search ${want}t, shown" "bar v5 | grep -q 'search ${want}t +9.1%'"
 check "status: what the search did, under the cap shown" "status v5 | grep -q '^search: step 36t (+9.1% against base), [0-9]* schedules in [0-9]* ms under the 1.05 M_θ cap: found from '"
 frame v5p 'nnnnnp' $v48
@@ -63,7 +63,7 @@ check "p: back to prepose (38t)" "title v5p | grep -q ' step 38t ' && bar v5p | 
 # the bound, the no-checkpoint step (docs/search.md)
 frame v9 'nnnnn]]]]' $v48
 want=$(opt_search --devices 4 --microbatches 8 --memory 2.05)
-check "]]]]: 2.05 M_θ, the search again: ${want}t = 33t" "[ '$want' = 33 ] && title v9 | grep -q 'unit costs cap 2.05  step 33t .* bound 33t gap 0.0%' && status v9 | grep -q '^cap 1.8 M_θ -> 2.05 M_θ'"
+check "]]]]: 2.05 M_θ, the search again: ${want}t = 33t" "[ '$want' = 33 ] && title v9 | grep -q 'unit costs cap 2.05  step 33t .* bound 33t optimal' && status v9 | grep -q '^cap 1.8 M_θ -> 2.05 M_θ'"
 frame nocap ']' $unit --devices 4 --microbatches 4
 check "[/] without a cap under unit costs says why" "status nocap | grep -q '^\[/\]: no cap to change'"
 
@@ -72,7 +72,7 @@ check "[/] without a cap under unit costs says why" "status nocap | grep -q '^\[
 frame v16 'nnnnn' $unit --devices 4 --microbatches 16 --memory 1.05
 want=$(opt_search --devices 4 --microbatches 16 --memory 1.05)
 lb=$("$bin" optimize $unit --devices 4 --microbatches 16 --memory 1.05 --search --json | python3 -c "import json,sys; d=json.load(sys.stdin); print('%.4g' % [r for r in d['passes'] if r['name'] == 'search'][0]['lower_bound'])")
-check "V 4x16 1.05: search ${want}t, bound ${lb}t (the cap's recompute) as optimize says" "[ '$lb' = 66 ] && [ '$want' = 66 ] && title v16 | grep -q ' step ${want}t .* bound ${lb}t gap 0.0%'"
+check "V 4x16 1.05: search ${want}t, bound ${lb}t (the cap's recompute) as optimize says" "[ '$lb' = 66 ] && [ '$want' = 66 ] && title v16 | grep -q ' step ${want}t .* bound ${lb}t optimal'"
 frame x4 'nnnnn' $unit --scheme X --devices 4 --microbatches 4 --memory 2.05
 want=$(opt_search --scheme X --devices 4 --microbatches 4 --memory 2.05)
 check "X 4x4 2.05: search ${want}t over 16t" "[ '$want' = 18 ] && title x4 | grep -q ' step 18t .* bound 16t gap 12.5%'"
@@ -85,7 +85,7 @@ check "Async: n past prepose says why" "status a5 | grep -q '^n: prepose is the 
 # A click on the pass bar's search item runs it (the mouse, headless).
 col=$(bar f4 | python3 -c "import sys; print(sys.stdin.read().index('search') + 1)")
 frame click "\\Mc$col,1;" $unit --devices 4 --microbatches 4
-check "a click on 'search' shows the search (21t: no faster schedule than base)" "title click | grep -q ' step 21t .* gap 0.0%' && status click | grep -q '^search: step 21t'"
+check "a click on 'search' shows the search (21t: no faster schedule than base)" "title click | grep -q ' step 21t .* optimal' && status click | grep -q '^search: step 21t'"
 
 # The tuner: S adds the search as a third checkpointing mode; a search row loads the search
 # step, at the step the tuner ranked it by.
@@ -105,7 +105,7 @@ if command -v tmux >/dev/null 2>&1; then
     tmux -L "$sock" send-keys n n n n n
     sleep 1
     tmux -L "$sock" capture-pane -p >"$tmp/t"
-    check "tmux: five n, the search step" "sed -n 1p $tmp/t | grep -q ' step 36t .* gap 0.0%' && tail -n 1 $tmp/t | grep -q '^search: step 36t'"
+    check "tmux: five n, the search step" "sed -n 1p $tmp/t | grep -q ' step 36t .* optimal' && tail -n 1 $tmp/t | grep -q '^search: step 36t'"
     tmux -L "$sock" send-keys q
     # A long search (Chimera 64 x 256, about a second): its progress bar on the status line
     # while it runs, and Esc stops it with the best found so far.
