@@ -450,11 +450,9 @@ static void exact_dfs(struct exact *x, double last_est, int last_dev, double cha
             if (!x->ck[key] || x->done[SEARCH_OP(key, SK_RC)])
                 ops[k++] = SEARCH_OP(key, SK_B);
         }
-        int w = ln->nw;
-        while (w < ln->nb && !c->split[ln->keys[w]])
-            w++;
-        if (w < ln->nb)
-            ops[k++] = SEARCH_OP(ln->keys[w], SK_W);
+        int w = search_next_w(c, ln->keys, ln->nw, ln->nb);
+        if (w >= 0)
+            ops[k++] = w;
         for (int i = 0; i < k; i++) {
             const struct search_op *o = &c->op[ops[i]];
             if (o->pred >= 0 && !x->done[o->pred])

@@ -152,6 +152,9 @@ double search_eval_peak(const struct search_ctx *c, const struct search_sched *s
                         struct search_eval *ev);
 /* Whether a peak fits the cap (the simulator's test, with a little room for rounding). */
 bool search_fits(const struct search_ctx *c, double peak);
+/* The W a device may run next: that of its oldest backward (keys[nw .. nb)) whose backward is
+ * split; -1 when none is (the list schedules and the branch and bound both ask). */
+int search_next_w(const struct search_ctx *c, const int *keys, int nw, int nb);
 /* Walks op's instructions (its receive, itself — a CFW when ck —, its send) through a device's
  * memory walk w, pending the send buffer to reap; the device's peak so far, static included.
  * The list schedules and the branch and bound place ops one at a time with it. */

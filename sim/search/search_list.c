@@ -155,11 +155,9 @@ static void lst_lane_eval(struct lst *L, int l)
                    (c->op[f].in_dev >= 0 && L->done[c->op[f].pred] && lst_in_order(L, f) &&
                     lst_gradient_behind(L, f))))
         ops[k++] = f;
-    int w = ln->nw;
-    while (w < ln->nb && !c->split[ln->keys[w]])
-        w++;
-    if (w < ln->nb)
-        ops[k++] = SEARCH_OP(ln->keys[w], SK_W);
+    int w = search_next_w(c, ln->keys, ln->nw, ln->nb);
+    if (w >= 0)
+        ops[k++] = w;
     for (int i = 0; i < k; i++) {
         int op = ops[i], kind = SEARCH_KIND(op);
         const struct search_op *o = &c->op[op];

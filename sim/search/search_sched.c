@@ -499,6 +499,14 @@ double search_eval_peak(const struct search_ctx *c, const struct search_sched *s
     return c->stat[d] + mem_device_peak(&c->cost, ev->buf, n);
 }
 
+int search_next_w(const struct search_ctx *c, const int *keys, int nw, int nb)
+{
+    int w = nw;
+    while (w < nb && !c->split[keys[w]])
+        w++;
+    return w < nb ? SEARCH_OP(keys[w], SK_W) : -1;
+}
+
 bool search_fits(const struct search_ctx *c, double peak)
 {
     return !(c->cap > 0) || peak <= c->cap * (1 + 1e-12);

@@ -36,16 +36,24 @@ static bool tune_search_progress(void *ctx, long done, long budget)
     return sw->w->step(sw->w->ctx, sw->pl, "search", 0);
 }
 
+/* Mario's passes on a candidate's plan; MT_ETIMEOUT (and nothing kept) when Esc stopped them. */
+static int tune_run_passes(const struct plan *in, const struct pass_watch *w,
+                           struct pass_pipeline *pl, struct mt_err *e)
+{
+    TRY(pass_pipeline_run_watched(in, w, pl, e));
+    if (pl->stopped) {
+        pass_pipeline_fini(pl);
+        return err_set(e, MT_ETIMEOUT, "stopped");
+    }
+    return MT_OK;
+}
+
 int tune_optimize_mario(const struct plan *in, const struct pass_watch *w, struct plan **out,
                         struct mt_err *e)
 {
     struct pass_pipeline pl;
     *out = NULL;
-    TRY(pass_pipeline_run_watched(in, w, &pl, e));
-    if (pl.stopped) {
-        pass_pipeline_fini(&pl);
-        return err_set(e, MT_ETIMEOUT, "stopped");
-    }
+    TRY(tune_run_passes(in, w, &pl, e));
     *out = plan_clone(pass_pipeline_final(&pl)->plan);
     pass_pipeline_fini(&pl);
     return MT_OK;
@@ -56,11 +64,7 @@ int tune_optimize_search(const struct plan *in, const struct pass_watch *w, stru
 {
     struct pass_pipeline pl;
     *out = NULL;
-    TRY(pass_pipeline_run_watched(in, w, &pl, e));
-    if (pl.stopped) {
-        pass_pipeline_fini(&pl);
-        return err_set(e, MT_ETIMEOUT, "stopped");
-    }
+    TRY(tune_run_passes(in, w, &pl, e));
     struct search_opts so;
     search_opts_default(&so, plan_config(in));
     so.quick = true; /* one search per candidate: the small ones without their boost */
