@@ -30,7 +30,7 @@ __attribute__((constructor)) static void tune_usage_fill(void)
         tune_usage, sizeof tune_usage,
         "Usage: mario-tui tune [CONFIG] [plan flags] [--top K] [--json] [--plan-out FILE]\n"
         "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--threads N]\n"
-        "                      [--ckpt-only] [--search]\n"
+        "                      [--ckpt-only] [--search [--offload]]\n"
         "Grid search (paper §5.3, Equation 1) over checkpointing (off; 'mario', Mario's four\n"
         "passes; with --search 'search', the schedule search under the cap), the scheme, tp in\n"
         "1, 2, 4, 8 dividing cluster.gpus_per_node and the GPUs (--tp T: T only), pp over the\n"
@@ -42,6 +42,8 @@ __attribute__((constructor)) static void tune_usage_fill(void)
         "compares across dp. With --search, the searches run best bound first, and one whose\n"
         "lower bound (sim/core/bound.h, under the cap) is no better than a step already found cannot\n"
         "win: it is pruned, not searched (the Pareto front is then among those simulated).\n"
+        "--offload lets the searches offload forwards to host memory (OF/RL) too; their bounds\n"
+        "then drop the memory part.\n"
         "Schemes: %s;\n--scheme S[,S...] keeps those.\n\n",
         schemes);
 }
@@ -49,7 +51,7 @@ __attribute__((constructor)) static void tune_usage_fill(void)
 struct tune_cmd_opts {
     struct tune_opts o;
     int top;
-    bool json, ckpt_only, search;
+    bool json, ckpt_only, search, offload;
     const char *plan_out;
     bool quiet; /* no progress bar on stderr */
 };
@@ -77,6 +79,8 @@ static const struct cmd_option tune_options[] = {
     {.name = "search", CMD_TO_BOOL(struct tune_cmd_opts, search),
      .help = "also the schedule search under the cap, beside off and mario\n"
              "(pruned where its lower bound cannot beat a step found)"},
+    {.name = "offload", CMD_TO_BOOL(struct tune_cmd_opts, offload),
+     .help = "with --search: the searches may offload forwards to host memory (OF/RL)"},
     {0},
 };
 
@@ -246,8 +250,11 @@ static int tune_exec(int argc, char **argv)
     if (st != CMD_OPTIONS_RUN)
         return st;
     t.o.with_ckpt_off = !t.ckpt_only;
+    if (t.offload && !t.search)
+        return cmd_usage_error("tune", "--offload: the searches offload; give --search too");
     if (t.search)
-        t.o.search = tune_optimize_search;
+        t.o.search = t.offload ? tune_optimize_search_offload : tune_optimize_search;
+    t.o.offload = t.offload;
 
     /* --scheme is the grid's filter here, not the config's scheme: taken out of the plan
      * flags (the last one given wins, as for every plan flag) */

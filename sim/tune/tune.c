@@ -59,8 +59,8 @@ int tune_optimize_mario(const struct plan *in, const struct pass_watch *w, struc
     return MT_OK;
 }
 
-int tune_optimize_search(const struct plan *in, const struct pass_watch *w, struct plan **out,
-                         struct mt_err *e)
+static int tune_search_run(const struct plan *in, const struct pass_watch *w, bool offload,
+                           struct plan **out, struct mt_err *e)
 {
     struct pass_pipeline pl;
     *out = NULL;
@@ -68,6 +68,7 @@ int tune_optimize_search(const struct plan *in, const struct pass_watch *w, stru
     struct search_opts so;
     search_opts_default(&so, plan_config(in));
     so.quick = true; /* one search per candidate: the small ones without their boost */
+    so.offload = offload;
     struct tune_search_watch sw = {w, &pl};
     if (w != NULL && w->step != NULL) {
         so.progress = tune_search_progress;
@@ -80,6 +81,18 @@ int tune_optimize_search(const struct plan *in, const struct pass_watch *w, stru
         *out = plan_clone(pass_pipeline_final(&pl)->plan);
     pass_pipeline_fini(&pl);
     return rc;
+}
+
+int tune_optimize_search(const struct plan *in, const struct pass_watch *w, struct plan **out,
+                         struct mt_err *e)
+{
+    return tune_search_run(in, w, false, out, e);
+}
+
+int tune_optimize_search_offload(const struct plan *in, const struct pass_watch *w,
+                                 struct plan **out, struct mt_err *e)
+{
+    return tune_search_run(in, w, true, out, e);
 }
 
 const char *tune_ckpt_name(const struct tune_candidate *c)
@@ -277,8 +290,10 @@ int tune_build_plan(const struct config *base, const struct tune_candidate *c,
 
 /* Simulates p into c (status, step, iteration time, peaks, the bound of its work: under the
  * cap when it fits); *bound gets the bound under the cap whatever the plan's peak (0 when it
- * could not be computed). */
-static void tune_measure(const struct config *base, const struct plan *p,
+ * could not be computed). With offload (the searches may offload) *bound, and c's own bound
+ * when a search made c, drop the memory part (bound_allow_offload): an offload may avoid the
+ * recompute the cap would otherwise force, so pruning must not count on it. */
+static void tune_measure(const struct config *base, const struct plan *p, bool offload,
                          struct tune_candidate *c, double *bound)
 {
     struct mt_err e = {0};
@@ -294,7 +309,11 @@ static void tune_measure(const struct config *base, const struct plan *p,
     c->iter_time = r.throughput > 0 ? config_global_batch(base) / r.throughput : 0;
     struct bound_result b;
     if (bound_plan(p, &b, &e) == MT_OK) {
+        if (offload && c->search)
+            bound_allow_offload(&b);
         c->lower_bound = bound_value(&b, r.oom_device < 0) * ts;
+        if (offload)
+            bound_allow_offload(&b);
         *bound = bound_value(&b, true) * ts;
     }
     c->peak_mem = 0;
@@ -357,7 +376,7 @@ static bool tune_evaluate(const struct config *base, const struct tune_opts *o,
     if (rc != MT_OK)
         tune_invalid(c, e.msg);
     else
-        tune_measure(base, p, c, &bound);
+        tune_measure(base, p, o->offload, c, &bound);
     plan_free(p);
     return true;
 }
@@ -421,7 +440,7 @@ static int tune_group_first(const struct config *base, const struct tune_opts *o
         return decided;
     }
     double bound = 0, unused;
-    tune_measure(base, p, &off, &bound);
+    tune_measure(base, p, o->offload, &off, &bound);
     if (g->off >= 0)
         cand[g->off] = off;
     if (off.status != TUNE_INVALID && off.step_time > 0 && off.iter_time > 0) {
@@ -438,7 +457,7 @@ static int tune_group_first(const struct config *base, const struct tune_opts *o
         else if (rc != MT_OK)
             tune_invalid(&cand[g->mario], e.msg);
         else
-            tune_measure(base, q, &cand[g->mario], &unused);
+            tune_measure(base, q, o->offload, &cand[g->mario], &unused);
         plan_free(q);
     }
     plan_free(p);

@@ -43,6 +43,8 @@ struct tune_opts {
     bool exhaustive;       /* search every search candidate: no pruning by the bound */
     tune_optimize_fn optimize; /* a = on (Mario's passes); NULL skips it */
     tune_optimize_fn search;   /* a = search (the schedule search under the cap); NULL skips it */
+    bool offload;              /* the search may offload forwards (tune_optimize_search_offload):
+                                * the bounds that prune it drop their memory part */
     tune_progress_fn progress;
     void *progress_ctx;
 };
@@ -90,6 +92,9 @@ int tune_optimize_mario(const struct plan *in, const struct pass_watch *w, struc
  * config, its plan. */
 int tune_optimize_search(const struct plan *in, const struct pass_watch *w, struct plan **out,
                          struct mt_err *e);
+/* The same search, allowed to offload forwards to host memory (OF/RL, sim/search/search.h). */
+int tune_optimize_search_offload(const struct plan *in, const struct pass_watch *w,
+                                 struct plan **out, struct mt_err *e);
 /* Whether the grid tries scheme s: the synchronous schemes of the scheme table. */
 bool tune_scheme_tried(enum scheme_id s);
 /* "V, X, W, GPipe, ..." (the schemes tune_scheme_tried accepts, in table order) into buf. */

@@ -95,4 +95,14 @@ check "GPT3-13B x 32: candidates with tp > 1, each pp x dp x tp = 32" \
 "$bin" tune --devices 8 --global-batch 32 --tp 2 --json >"$tmp/tp2.json" 2>&1
 check "--tp 2 keeps tp 2 only" "json $tmp/tp2.json 'set(c[\"tp\"] for c in d[\"candidates\"]) == {2}'"
 check "the table's tp column" "grep -Eq '^rank  config +ckpt +dp +tp ' $tmp/all"
+# --offload (issue 29): the searches may offload. 1F1B 4 x 8, unit costs F 1, B 2, RC 1, O 0.5
+# (moving one M_θ each way), cap 2 M_θ: the search alone reaches 34 t, with offload 33 t, the
+# step of no checkpointing at all ((8 + 4 - 1) x 3); optimize --search --offload says the same.
+off="--unit-costs 1,2,1,0,0.5 --devices 4 --microbatches 8 --memory 2 --scheme V --search --json"
+"$bin" tune $off >"$tmp/s.json" 2>&1
+"$bin" tune $off --offload >"$tmp/o.json" 2>&1
+check "tune --search --offload: 33 t against 34 t without offload" \
+    "json $tmp/s.json 'abs(d[\"best\"][\"iteration_time\"] - 34) < 1e-9' && json $tmp/o.json 'abs(d[\"best\"][\"iteration_time\"] - 33) < 1e-9'"
+"$bin" tune --offload >"$tmp/e" 2>&1
+check "--offload without --search: exit 2 naming it" "[ $? -eq 2 ] && grep -q -- '--offload: .*--search' $tmp/e"
 exit $fail
