@@ -6,7 +6,8 @@
  * Cases: 1F1B (V) 8 x 16 with unit costs at 1.05 and 2.05 M_θ; GPT3-13B Chimera (X) 32 x 64
  * (the paper's §5.2 case, analytic costs) at the passes' own peak; 1F1B 32 x 64 with unit costs
  * at 2.05 M_θ (at 32 devices the passes' checkpoints alone take 1.14 M_θ on device 0). Usage:
- * bench_search [RUNS] (default 5). */
+ * bench_search [RUNS [CASE]] (RUNS default 5; CASE 1-4 runs that case alone, e.g. under
+ * callgrind). */
 #include <config.h>
 
 #include <stdio.h>
@@ -105,7 +106,7 @@ static int bench_one(const struct bench_case *k, int runs)
 
 int main(int argc, char **argv)
 {
-    int runs = argc > 1 ? atoi(argv[1]) : 5;
+    int runs = argc > 1 ? atoi(argv[1]) : 5, only = argc > 2 ? atoi(argv[2]) : 0;
     if (runs < 1)
         runs = 1;
     xalloc_keep_heap(); /* as mario-tui's main() does */
@@ -116,8 +117,13 @@ int main(int argc, char **argv)
         {"V 32 x 64, unit costs, cap 2.05 M_θ", NULL, SCHEME_V, 32, 64, 2.05, 1000},
     };
     printf("search (median of %d; steps in t under unit costs, else ms)\n", runs);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (bench_one(&cases[i], runs) != 0)
+    int n_cases = (int)(sizeof cases / sizeof cases[0]);
+    if (only < 0 || only > n_cases) {
+        fprintf(stderr, "bench_search: CASE %d: there are cases 1 to %d\n", only, n_cases);
+        return 2;
+    }
+    for (int i = 0; i < n_cases; i++)
+        if ((only == 0 || only == i + 1) && bench_one(&cases[i], runs) != 0)
             return 1;
     return 0;
 }

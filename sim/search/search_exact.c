@@ -178,7 +178,7 @@ static double exact_save(const struct exact *x, int key, double a, double r)
  * [t0, T] is at most C (T - t0). The smallest T with T >= A + the least recompute that fits,
  * found by bisection (from below). */
 static double exact_mem_lb_phi(const struct exact *x, int d, double t0, double A, double a,
-                               double r, double C)
+                               double r, double C, double thr)
 {
     const struct search_ctx *c = x->c;
     double total = 0, saves = 0, rcs = 0, qb = INFINITY;
@@ -209,64 +209,78 @@ static double exact_mem_lb_phi(const struct exact *x, int d, double t0, double A
         qb = 0;
     if (total <= C * (A - qb - t0))
         return A;
+    /* The greedy below takes the lanes by save per recompute, best first (ties: the first
+     * lane); that order does not depend on T, so it is made once, with each lane's save and
+     * recompute, and the bisection only walks it. */
+    struct {
+        double sv, m, rc, ratio; /* the whole lane's save, its forwards left, one recompute,
+                                  * save per recompute */
+    } order[64];
+    int n_order = 0;
+    for (int k = 0; k < nl; k++) {
+        const struct lane *ln = &x->lane[lanes[k]];
+        int key = ln->keys[ln->nf], m = ln->n - ln->nf;
+        double rc = c->op[SEARCH_OP(key, SK_RC)].dur;
+        double sv = exact_save(x, key, a, r), ratio = rc > 0 ? sv / rc : INFINITY;
+        if (!(sv > 0) || !(ratio > -1))
+            continue;
+        int at = n_order;
+        while (at > 0 && order[at - 1].ratio < ratio)
+            at--;
+        memmove(&order[at + 1], &order[at], (size_t)(n_order - at) * sizeof order[0]);
+        order[at].sv = m * sv;
+        order[at].m = m;
+        order[at].rc = rc;
+        order[at].ratio = ratio;
+        n_order++;
+    }
     double lo = A, hi = fmax(A + rcs, t0 + qb + (total - saves) / C) * (1 + 1e-12) + 1e-12;
+    if (hi < thr) /* the bisection stays between A and hi: it cannot cut the branch */
+        return A;
     for (int it = 0; it < 60; it++) {
         double T = 0.5 * (lo + hi), need = total - C * (T - qb - t0), cost = 0;
-        /* the lanes by save per recompute, best first (few lanes: a selection each time) */
-        unsigned used = 0;
-        while (need > 0) {
-            int best = -1;
-            double br = -1;
-            for (int k = 0; k < nl; k++) {
-                const struct lane *ln = &x->lane[lanes[k]];
-                int key = ln->keys[ln->nf];
-                double rc = c->op[SEARCH_OP(key, SK_RC)].dur;
-                double sv = exact_save(x, key, a, r), ratio = rc > 0 ? sv / rc : INFINITY;
-                if (!(used & (1u << k)) && sv > 0 && ratio > br) {
-                    br = ratio;
-                    best = k;
-                }
-            }
-            if (best < 0)
-                break;
-            used |= 1u << best;
-            const struct lane *ln = &x->lane[lanes[best]];
-            int key = ln->keys[ln->nf], m = ln->n - ln->nf;
-            double sv = m * exact_save(x, key, a, r), frac = need >= sv ? 1 : need / sv;
-            cost += frac * m * c->op[SEARCH_OP(key, SK_RC)].dur;
-            need -= frac * sv;
+        for (int k = 0; k < n_order && need > 0; k++) {
+            double frac = need >= order[k].sv ? 1 : need / order[k].sv;
+            cost += frac * order[k].m * order[k].rc;
+            need -= frac * order[k].sv;
         }
+        bool at_end = T == lo || T == hi; /* nothing left to halve: later rounds change nothing */
         if (need <= 1e-12 * (total > 1 ? total : 1) && T >= A + cost)
             hi = T;
         else
             lo = T;
+        if (at_end)
+            break;
     }
     return lo;
 }
 
 /* The larger of the bytes and the whole-activation counts (sim/core/bound.c). */
-static double exact_mem_lb(const struct exact *x, int d, double t0, double A)
+static double exact_mem_lb(const struct exact *x, int d, double t0, double A, double thr)
 {
     const struct search_ctx *c = x->c;
     double C = c->cap - c->stat[d], a = 0;
     for (int l = 0; l < x->n_lanes; l++)
         if (x->lane[l].dev == d && x->lane[l].n > 0)
             a = fmax(a, x->act[x->lane[l].keys[0]]);
-    double T = exact_mem_lb_phi(x, d, t0, A, 0, -1, C);
+    double T = exact_mem_lb_phi(x, d, t0, A, 0, -1, C, thr);
     if (a > 0) {
         double k = floor(C / a * (1 + 1e-12)), r = fmax(C - k * a, 0);
         if (k >= 1 && r < a)
-            T = fmax(T, exact_mem_lb_phi(x, d, t0, A, a, r, k * a));
+            T = fmax(T, exact_mem_lb_phi(x, d, t0, A, a, r, k * a, thr));
     }
     return T;
 }
 
-static double exact_lb(struct exact *x, double chain, double last_est)
+/* A lower bound on the step of every schedule below this node; only whether it reaches thr
+ * matters (the branch is cut then), so once it does the devices left are not looked at, and a
+ * device's memory-time bound is skipped where it cannot reach thr. */
+static double exact_lb(struct exact *x, double chain, double last_est, double thr)
 {
     const struct search_ctx *c = x->c;
     double *head = x->head;
     double lb = fmax(chain, exact_heads(x, last_est, head));
-    for (int d = 0; d < c->D; d++) {
+    for (int d = 0; d < c->D && lb < thr; d++) {
         double qmin = INFINITY;
         bool pending = false; /* a recompute or a W that may run as soon as the device is free */
         for (int l = 0; l < x->n_lanes; l++) {
@@ -288,8 +302,8 @@ static double exact_lb(struct exact *x, double chain, double last_est)
             double h = pending ? fmin(head[d], fmax(x->dev[d].free_at, last_est)) : head[d];
             double A = fmax(h, x->dev[d].free_at) + x->dev[d].work_left + qmin;
             lb = fmax(lb, A);
-            if (x->ckpt_useful[d] && lb < x->best)
-                lb = fmax(lb, exact_mem_lb(x, d, fmax(last_est, 0), A));
+            if (x->ckpt_useful[d] && lb < thr)
+                lb = fmax(lb, exact_mem_lb(x, d, fmax(last_est, 0), A, thr));
         }
     }
     return lb;
@@ -426,7 +440,8 @@ static void exact_dfs(struct exact *x, double last_est, int last_dev, double cha
         exact_leaf(x);
         return;
     }
-    if (exact_lb(x, chain, last_est) >= x->best * (1 - 1e-12))
+    double cut = x->best * (1 - 1e-12);
+    if (exact_lb(x, chain, last_est, cut) >= cut)
         return;
     if (x->fr && exact_frame_lb(x, last_est) >= x->best * (1 - 1e-12))
         return;
