@@ -34,7 +34,9 @@ struct search_opts {
     unsigned seed;  /* the kicks' random stream (the result depends on it, not on the clock) */
     bool quick;     /* budget 0: search_budget_default without its small-case boost (6e6 / n,
                      * at most 40,000): for callers that run many searches (the tuner) */
-    /* Called every SEARCH_PROGRESS_EVERY evaluations or so, and once at the end with done =
+    /* Called about every SEARCH_PROGRESS_EVERY evaluations of a plan of 512 ops, as often
+     * for the same work on larger plans (each evaluation at 400,000 ops: a plan's evaluation
+     * costs in proportion to its ops), and once at the end with done =
      * budget: how far the search is (evaluations so far, of budget: the one it runs to).
      * Returns false to stop it: it then ends as if its budget were spent, with the best
      * schedule found so far, checked like any result (st->stopped). NULL: none. The result

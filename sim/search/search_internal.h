@@ -43,6 +43,8 @@ struct search_progress {
     void *ctx;
     long done, next, budget;
     bool stop;
+    long every; /* evaluations between calls */
+    long work;  /* ops of other work since the last call (search_progress_work) */
 };
 
 /* What a search of one plan's work holds fixed. */
@@ -67,6 +69,11 @@ struct search_ctx {
 
 /* Counts n evaluations towards the progress callback, calling it when due. */
 void search_progress_add(const struct search_ctx *c, long n);
+
+/* Work that is not an evaluation (the starts: a list schedule, a repair's memory walks), as
+ * ops looked at: the callback is called with the evaluations so far after about as much work
+ * as between two reports, so that the set-up of a large search reports and can be stopped. */
+void search_progress_work(const struct search_ctx *c, long ops);
 
 /* Whether the progress callback stopped the search: every loop that runs to a budget ends. */
 static inline bool search_stopped(const struct search_ctx *c)

@@ -155,6 +155,10 @@ static void lst_lane_eval(struct lst *L, int l)
                    (c->op[f].in_dev >= 0 && L->done[c->op[f].pred] && lst_in_order(L, f) &&
                     lst_gradient_behind(L, f))))
         ops[k++] = f;
+    /* the keys before the lane's first split one need no W: skip them for good (a scan from
+     * the last W placed made the list schedule quadratic where no backward is split) */
+    while (ln->nw < ln->nb && !c->split[ln->keys[ln->nw]])
+        ln->nw++;
     int w = search_next_w(c, ln->keys, ln->nw, ln->nb);
     if (w >= 0)
         ops[k++] = w;
@@ -289,6 +293,11 @@ bool search_list(const struct search_ctx *c, int extra, unsigned flags, unsigned
         lst_lane_eval(&L, l);
     bool ok = true;
     while (left > 0) {
+        search_progress_work(c, 1); /* a list schedule of 400,000 ops takes ~0.3 s */
+        if (search_stopped(c)) {
+            ok = false;
+            break;
+        }
         int bl = -1;
         for (int l = 0; l < n_lanes; l++)
             if (L.best_op[l] >= 0 &&

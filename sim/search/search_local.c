@@ -207,8 +207,11 @@ bool search_repair(const struct search_ctx *c, struct search_sched *s, struct se
     for (int d = 0; d < c->D; d++) {
         if (!search_fits(c, search_eval_peak(c, s, d, ev)))
             ls_w_after_b(c, s, d);
+        /* one checkpoint at a time, each followed by a walk of the device's list: O(n) per
+         * checkpoint (seconds at 2,048 micro-batches), so it reports and stops as it goes */
         while (!search_fits(c, search_eval_peak(c, s, d, ev))) {
-            int key = ls_longest_kept(c, s, d, -1);
+            search_progress_work(c, s->len[d]);
+            int key = search_stopped(c) ? -1 : ls_longest_kept(c, s, d, -1);
             if (key < 0)
                 return false;
             ls_ckpt(c, s, key);

@@ -332,7 +332,20 @@ void search_progress_add(const struct search_ctx *c, long n)
     p->done += n;
     if (p->done < p->next || p->stop)
         return;
-    p->next = p->done + SEARCH_PROGRESS_EVERY;
+    p->next = p->done + p->every;
+    if (!p->fn(p->ctx, p->done < p->budget ? p->done : p->budget, p->budget))
+        p->stop = true;
+}
+
+void search_progress_work(const struct search_ctx *c, long ops)
+{
+    struct search_progress *p = c->prog;
+    if (p == NULL || p->stop)
+        return;
+    p->work += ops;
+    if (p->work < SEARCH_PROGRESS_EVERY * 512L)
+        return;
+    p->work = 0;
     if (!p->fn(p->ctx, p->done < p->budget ? p->done : p->budget, p->budget))
         p->stop = true;
 }

@@ -650,6 +650,34 @@ static void test_progress(void)
     plan_free(base);
 }
 
+/* A large plan reports as often for the same work (search_opts.progress): 1F1B 8 x 512 has
+ * 8 x 512 x 3 = 12,288 ops, so a report every 256 x 512 / 12,288 = 10 evaluations (256 at 512
+ * ops), from the set-up on (its repair of the base and list schedules report their work too);
+ * a stop at the first report ends the search there with a plan that validates and fits. */
+static void test_progress_large(void)
+{
+    struct mt_err e = {0};
+    struct config c = unit_config(SCHEME_V, 8, 512, 2.05);
+    struct plan *base = NULL;
+    struct pass_pipeline pl;
+    CHECK_EQ_INT(scheme_build(&c, &base, &e), MT_OK);
+    CHECK_EQ_INT(pass_pipeline_run(base, &pl, &e), MT_OK);
+    struct progress_log g = {0, 1, 0, 0, false};
+    struct search_opts o;
+    search_opts_default(&o, &c);
+    o.progress = progress_cb;
+    o.progress_ctx = &g;
+    CHECK_EQ_INT(pass_pipeline_search(&pl, &o, &e), MT_OK);
+    CHECK(pl.search.stopped && g.calls == 1 && !g.backwards);
+    CHECK(g.last_done <= 10);    /* at the first report, 10 evaluations or fewer were made */
+    CHECK(pl.search.evals < 400); /* of 4,000: the budget's floor */
+    const struct pass_step *ss = pass_pipeline_final(&pl);
+    CHECK_EQ_INT(validate_plan(ss->plan, &e), MT_OK);
+    CHECK(pass_sim_peak_max(&ss->sim) <= 2.05 * (1 + 1e-12));
+    pass_pipeline_fini(&pl);
+    plan_free(base);
+}
+
 /* The proved optima of 1F1B at 1.05 M_θ, unit costs 1,2,1 (issue 28): 66t at 4 x 16, 78t at
  * 8 x 16, 36t at 4 x 8. The lower bound proves them (tests/unit/test_bound.c works them out by
  * hand: 3(D - 2) + 15N / 4, device D - 2 recomputing 3N / 4); the search reaches each, at
@@ -697,6 +725,7 @@ int main(void)
     test_frame();
     test_ends_at_the_bound();
     test_progress();
+    test_progress_large();
     test_random();
     test_refusals();
     return check_report("test_search");
