@@ -512,19 +512,20 @@ void explore_status_shown(struct explore *x)
         }
         char off[96] = "";
         if (x->offload) /* O, --offload: what offload did */
-            snprintf(off, sizeof off, "; offload: %d forward%s to host memory (OF/RL)",
-                     x->pl.offloaded, x->pl.offloaded == 1 ? "" : "s");
+            snprintf(off, sizeof off, ", %d forward%s offloaded (OF/RL)", x->pl.offloaded,
+                     x->pl.offloaded == 1 ? "" : "s");
         snprintf(what, sizeof what,
-                 "search%s: step %s (%+.1f%% against base), %ld schedules in %.0f ms under %s: "
-                 "%s %s%s; %d changed (%s)",
+                 "search%s: step %s (%+.1f%% against base)%s, %ld schedules in %.0f ms under %s: "
+                 "%s %s; %d changed (%s)",
                  ss->stopped ? " (stopped by a key: the best so far)" : "", t,
-                 100 * (st->sim.step_time / base->sim.step_time - 1), ss->evals, x->search_ms, cap,
+                 100 * (st->sim.step_time / base->sim.step_time - 1), off, ss->evals,
+                 x->search_ms, cap,
                  !ss->fits ? "nothing fits; the lowest peak,"
                  : ss->improved ? "found from" : "no faster schedule than",
-                 ss->seed_name, off, st->changes.n, explore_marks_note(x));
+                 ss->seed_name, st->changes.n, explore_marks_note(x));
     } else if (x->pl.as_given && !x->bucket_on) /* a plan with copies: no passes ran on it */
-        snprintf(what, sizeof what, "plan as given: step %s; it offloads (OF/RL), so Mario's "
-                 "passes and the search were not run (they take plans without copies)", t);
+        snprintf(what, sizeof what, "plan as given, step %s: it offloads (OF/RL), which Mario's "
+                 "passes and the search refuse", t);
     else if (x->bucket_on || st == base || base->sim.step_time <= 0)
         snprintf(what, sizeof what, "%s: step %s", x->bucket_on ? "bucket" : st->name, t);
     else if (st->changes.kept_input)
