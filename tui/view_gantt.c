@@ -373,7 +373,7 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
         double longest = explore_longest(x);
         x->tpc = longest > 0 ? longest / gw : 1;
     }
-    if (x->lane_top > lanes - rows)
+    if (!copy && x->lane_top > lanes - rows)
         x->lane_top = lanes - rows > 0 ? lanes - rows : 0;
     if (copy) { /* rows of their own: fewer lanes, as many as the lanes from lane_top allow */
         while (x->lane_top > 0 &&
