@@ -100,6 +100,12 @@ behind, and where the copy lanes are free.
   do not pay dropped (sim/search/search_offload.c). The lower bound then forces no recompute.
   Mario's passes stay as the paper has them and refuse a plan that offloads; so does torch's
   schedule CSV.
+- In the explorer, \`explore --search --offload\` (or \`O\` inside) makes the search step this
+  plan, and the tuner's \`S\` searches as \`tune --search --offload\`. A plan with copies gets a
+  copy row under each device, \`host\`: ▀ where an OF runs, ▄ an RL, █ both (the exports'
+  copy lane, OF in its top half, RL in its bottom half), with the device's host memory beside
+  it; the legend lists OF and RL, the inspect panel says what a copy moves. A plan file with
+  OF/RL is shown as given: the passes and the search are not run on it.
 - \`run\` runs an offloading plan on the CPU backend: two copy-lane threads per rank (one each
   way) copy the activations into a host pool counted apart from the device's bytes
   (\`peak_host_memory\` in \`run --json\`), and the backward waits for its RL. On the CPU an OF

@@ -117,8 +117,8 @@ TESTS += tests/tui/test_edits.sh tests/tui/test_oom.sh tests/tui/test_small.sh t
 EXTRA_DIST += tests/tui/sgr.py tests/tui/test_edits.sh tests/tui/test_oom.sh tests/tui/test_small.sh tests/tui/test_layout.sh \
 	tests/tui/test_dark.sh tests/tui/test_traces.sh tests/tui/test_mouse.sh
 # issues 18 and 19 in the explorer: the bound and the search step; the replayed row.
-TESTS += tests/tui/test_search.sh tests/tui/test_replay.sh
-EXTRA_DIST += tests/tui/test_search.sh tests/tui/test_replay.sh
+TESTS += tests/tui/test_search.sh tests/tui/test_replay.sh tests/tui/test_offload.sh
+EXTRA_DIST += tests/tui/test_search.sh tests/tui/test_replay.sh tests/tui/test_offload.sh
 # issue 27: the explorer's screen in priority order at 80x24, 120x40 and 200x50; Esc stops a
 # long tuner run or build within 0.5 s and keeps what ran; CLI progress only on a terminal.
 TESTS += tests/tui/test_screen.sh tests/tui/test_cancel.sh tests/cli/test_progress.sh

@@ -24,11 +24,12 @@
 static const char explore_usage[] =
     "Usage: mario-tui explore [CONFIG | PLAN] [plan flags] [--ascii]\n"
     "       mario-tui explore ... --dump-screen [--size WxH] [--keys KEYS]\n"
+    "       mario-tui explore ... [--search] [--offload]\n"
     "The interactive explorer: the Gantt chart of every device, per-device memory, Mario's\n"
     "passes step by step (n/p), live edits, the tuner (t), exports (e). Press ? inside.\n\n";
 
 struct explore_opts {
-    bool ascii, dump, light;
+    bool ascii, dump, light, search, offload;
     int w, h, max_iter;
     const char *keys, *lengths, *trace, *png;
 };
@@ -41,6 +42,11 @@ static const struct cmd_option explore_options[] = {
      .help = "ASCII only (no Unicode block elements)"},
     {.name = "trace", .arg = "FILE", CMD_TO_STRING(struct explore_opts, trace),
      .help = "lay a measured trace beside the simulation (T inside)"},
+    {.name = "search", CMD_TO_BOOL(struct explore_opts, search),
+     .help = "open on the search step: the schedule search under the cap (n x 5)"},
+    {.name = "offload", CMD_TO_BOOL(struct explore_opts, offload),
+     .help = "the search step (and the tuner's S) may offload forwards to host memory\n"
+             "(OF/RL) where faster, as optimize --search --offload (O inside)"},
     {.name = "lengths", .arg = "FILE", CMD_TO_STRING(struct explore_opts, lengths),
      .help = "per-batch sequence lengths for the input-aware buckets (a)"},
     {.name = "dump-screen", CMD_TO_BOOL(struct explore_opts, dump),
@@ -189,6 +195,10 @@ static int explore_exec(int argc, char **argv)
     if (o.trace && explore_load_trace(&x, o.trace, &e) != MT_OK) {
         explore_fini(&x);
         return cmd_fail("explore", &e);
+    }
+    if (explore_open_search(&x, o.search, o.offload, &e) != MT_OK) {
+        explore_fini(&x);
+        return cmd_usage_error("explore", "%s", e.msg);
     }
     int status = 0;
     if (o.dump) {

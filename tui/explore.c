@@ -140,6 +140,14 @@ static void explore_clamp_cursor(struct explore *x)
     }
 }
 
+/* With offload on (O, --offload) the search's schedules may offload: the bound drops its
+ * memory part, as `optimize --search --offload` has it (sim/core/bound.h). */
+static void explore_bound_offload(struct explore *x)
+{
+    if (x->offload && x->have_bound)
+        bound_allow_offload(&x->bound);
+}
+
 /* The lower bound of the shown plan's work: the pipeline's base (every pass step and the
  * search are plans of the same work, `optimize` bounds it once), or the bucket's plan; made
  * again only for another plan (bound_of is cleared when a plan is replaced). */
@@ -155,6 +163,7 @@ static void explore_bound_update(struct explore *x)
     struct mt_err e = {0};
     if (p != NULL && bound_plan(p, &x->bound, &e) == MT_OK)
         x->have_bound = true;
+    explore_bound_offload(x);
 }
 
 bool explore_bound_shown(const struct explore *x, double *lb, double *gap_pct)
@@ -181,6 +190,8 @@ static bool explore_async(const struct explore *x)
 
 int explore_rows(const struct explore *x)
 {
+    if (x->have_pl && x->pl.as_given) /* a plan that offloads: shown as given, base alone */
+        return 1;
     return PASS_ROW__COUNT + !explore_async(x);
 }
 
@@ -219,14 +230,16 @@ int explore_search(struct explore *x, struct mt_err *e)
     const struct config *c = plan_config(x->pl.step[0].plan);
     struct search_opts so;
     search_opts_default(&so, c); /* as `optimize --search`: the config's cap, seed, budget */
+    so.offload = x->offload;     /* --offload, O: checkpointed forwards may go to host memory */
     if (x->busy != NULL) {
-        char cap[32], what[160];
+        char cap[32], what[200];
         explore_fmt_cap(x, so.cap, cap, sizeof cap);
         snprintf(what, sizeof what,
-                 "search: looking for a faster schedule %s%s%s (large plans take a second "
+                 "search: looking for a faster schedule %s%s%s%s (large plans take a second "
                  "or more; Esc stops it)...",
                  so.cap > 0 ? "under the " : "with no memory cap", so.cap > 0 ? cap : "",
-                 so.cap > 0 ? (c->unit.enabled ? " M_θ cap" : " cap") : "");
+                 so.cap > 0 ? (c->unit.enabled ? " M_θ cap" : " cap") : "",
+                 so.offload ? ", offload allowed" : "");
         x->busy(x->busy_ctx, what);
     }
     so.progress = explore_search_progress;
@@ -278,7 +291,9 @@ static void explore_job_build(void *arg)
     if (j->rc == MT_OK)
         j->rc = validate_plan(base, &j->e);
     struct pass_watch w = {explore_job_pass, j};
-    if (j->rc == MT_OK)
+    if (j->rc == MT_OK && bound_plan_offloads(base)) /* the passes refuse copies: as given */
+        j->rc = pass_pipeline_as_given(base, &j->pl, &j->e);
+    else if (j->rc == MT_OK)
         j->rc = pass_pipeline_run_watched(base, &w, &j->pl, &j->e);
     if (base != j->loaded)
         plan_free(base);
@@ -363,6 +378,7 @@ static int explore_build(struct explore *x, const struct config *cfg, struct pla
     x->bound = bound;
     x->have_bound = have_bound;
     x->bound_of = have_bound ? x->pl.step[0].plan : NULL;
+    explore_bound_offload(x);
     explore_fit(x);
     explore_refresh(x);
     return MT_OK;
@@ -401,6 +417,7 @@ void explore_fini(struct explore *x)
     free(x->on_path);
     explore_buckets_fini(x);
     view_gantt_cache_free(x);
+    view_copy_cache_free(x);
     memset(x, 0, sizeof *x);
 }
 
@@ -493,15 +510,23 @@ void explore_status_shown(struct explore *x)
             explore_fmt_cap(x, x->pl.search_cap, c, sizeof c);
             snprintf(cap, sizeof cap, "the %s%s cap", c, x->cfg.unit.enabled ? " M_θ" : "");
         }
+        char off[96] = "";
+        if (x->offload) /* O, --offload: what offload did */
+            snprintf(off, sizeof off, ", %d forward%s offloaded (OF/RL)", x->pl.offloaded,
+                     x->pl.offloaded == 1 ? "" : "s");
         snprintf(what, sizeof what,
-                 "search%s: step %s (%+.1f%% against base), %ld schedules in %.0f ms under %s: "
+                 "search%s: step %s (%+.1f%% against base)%s, %ld schedules in %.0f ms under %s: "
                  "%s %s; %d changed (%s)",
                  ss->stopped ? " (stopped by a key: the best so far)" : "", t,
-                 100 * (st->sim.step_time / base->sim.step_time - 1), ss->evals, x->search_ms, cap,
+                 100 * (st->sim.step_time / base->sim.step_time - 1), off, ss->evals,
+                 x->search_ms, cap,
                  !ss->fits ? "nothing fits; the lowest peak,"
                  : ss->improved ? "found from" : "no faster schedule than",
                  ss->seed_name, st->changes.n, explore_marks_note(x));
-    } else if (x->bucket_on || st == base || base->sim.step_time <= 0)
+    } else if (x->pl.as_given && !x->bucket_on) /* a plan with copies: no passes ran on it */
+        snprintf(what, sizeof what, "plan as given, step %s: it offloads (OF/RL), which Mario's "
+                 "passes and the search refuse", t);
+    else if (x->bucket_on || st == base || base->sim.step_time <= 0)
         snprintf(what, sizeof what, "%s: step %s", x->bucket_on ? "bucket" : st->name, t);
     else if (st->changes.kept_input)
         snprintf(what, sizeof what, "%s: step %s (%+.1f%% against base), nothing changed: %s",
@@ -594,13 +619,15 @@ void explore_toggle_critical(struct explore *x)
 
 static void explore_tune_status(struct explore *x);
 
-int explore_tune_compute(const struct config *cfg, bool search, tune_progress_fn progress,
-                         void *ctx, struct tune_result *r, struct mt_err *e)
+int explore_tune_compute(const struct config *cfg, bool search, bool offload,
+                         tune_progress_fn progress, void *ctx, struct tune_result *r,
+                         struct mt_err *e)
 {
     struct tune_opts o;
     tune_opts_default(&o);
-    if (search)
-        o.search = tune_optimize_search;
+    if (search) /* as `tune --search [--offload]` */
+        o.search = offload ? tune_optimize_search_offload : tune_optimize_search;
+    o.offload = search && offload;
     o.progress = progress;
     o.progress_ctx = ctx;
     if (o.min_pp > cfg->num_device)
@@ -621,6 +648,7 @@ void explore_tune_show(struct explore *x, struct tune_result *r, bool search, un
     x->have_tune = true;
     x->tune_gen = gen;
     x->tune_search = search && !x->tune.cancelled; /* a stopped S may run again */
+    x->tune_offload = search && x->offload;
     x->tune_sel = 0;
     x->tune_scheme = 0; /* a new result shows every scheme (f filters) */
     x->status_err = false;
@@ -638,7 +666,7 @@ void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress
 {
     struct tune_result r;
     struct mt_err e = {0};
-    if (explore_tune_compute(&x->cfg, search, progress, ctx, &r, &e) != MT_OK) {
+    if (explore_tune_compute(&x->cfg, search, x->offload, progress, ctx, &r, &e) != MT_OK) {
         snprintf(x->status, sizeof x->status, "%s", e.msg);
         x->status_err = true;
         return;
@@ -657,10 +685,15 @@ static void explore_tune_status(struct explore *x)
                  r->done, r->n);
     else
         snprintf(what, sizeof what, "tuner: %d candidates%s", r->n,
-                 x->tune_search ? " (checkpointing off, Mario's passes, the search)" : "");
+                 !x->tune_search ? ""
+                 : x->tune_offload
+                     ? " (checkpointing off, Mario's passes, the search with offload)"
+                     : " (checkpointing off, Mario's passes, the search)");
     snprintf(x->status, sizeof x->status, "%s; up/down: select   Enter: load   %s%sEsc: back",
              what, r->cancelled ? "t: run again   " : "",
-             x->tune_search ? "" : "S: add the search (seconds)   ");
+             x->tune_search ? ""
+             : x->offload   ? "S: add the search with offload (seconds)   "
+                            : "S: add the search (seconds)   ");
 }
 
 bool explore_tune_reopen(struct explore *x)

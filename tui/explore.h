@@ -18,6 +18,7 @@
 
 struct cells;
 struct gantt_cache;
+struct copy_cache;
 struct explore_job;
 struct mt_err;
 struct ckpt_plan;
@@ -83,6 +84,7 @@ struct explore {
     int summary_boxes;
     bool summary_ops[OP__COUNT];
     struct gantt_cache *gantt_cache; /* owned (view_gantt_cache_free) */
+    struct copy_cache *copy_cache;   /* owned (view_copy_cache_free) */
     enum explore_mode mode;
     enum explore_prompt prompt;
     char input[128];          /* prompt text */
@@ -103,6 +105,10 @@ struct explore {
     bool wait_stopped;
     struct explore_job *orphan;
     bool tune_search;         /* ... with the search as a third checkpointing mode (S) */
+    bool tune_offload;        /* ... whose searches may offload (x->offload when it ran) */
+    /* Offload (issue 29; --offload, O): the search step, and the tuner's search mode, may
+     * offload forwards to host memory (OF/RL), as `optimize --search --offload` does. */
+    bool offload;
     int tune_sel;
     int tune_scheme;          /* the tuner view shows this scheme only: its id + 1; 0 all (f) */
     bool utf8;
@@ -130,6 +136,9 @@ struct explore {
     /* Where the last draw put the Gantt (tui/view_gantt.c), for the mouse and paging. */
     int gantt_top;            /* screen row of the first lane */
     int lane_rows, lane_h;    /* rows of a lane's boxes; rows from one lane to the next */
+    int lanes_shown;          /* lanes the Gantt had room for */
+    int copy_rows, copy_parts; /* 1: a copy row under each device's parts lanes (a plan that
+                                * offloads, tui/view_copy.c), else 0 */
     int sel_col;              /* screen column of the selection's caret, or -1 */
     int pass_col[8];          /* the pass bar: screen column where each step's item starts */
     int list_first;           /* the tuner's (or buckets') first row shown */
@@ -225,15 +234,16 @@ void explore_realign(struct explore *x);
 /* Writes the shown step: .json plan, .trace.json Chrome trace, .svg/.pdf/.png picture. */
 int explore_export(struct explore *x, const char *path, struct mt_err *e);
 /* Runs the tuner on the current config, with the search as a third checkpointing mode when
- * search (seconds: `tune --search`); progress calls back (may be NULL) and may stop it: the
+ * search (seconds: `tune --search`, with --offload when x->offload); progress calls back (may be NULL) and may stop it: the
  * candidates that ran are kept and ranked, the status line says how many. */
 void explore_run_tuner(struct explore *x, bool search, tune_progress_fn progress, void *ctx);
 /* The same in two halves, for a tuner on a thread of its own (tui/screen.c): compute touches
  * no explorer state (cfg is a copy; e says why it failed); show takes ownership of *r (made on
  * config generation gen, x->cfg_gen then) and opens the tuner view, or when !open (Esc
  * stopped it and the user went on) keeps it for t and says so. */
-int explore_tune_compute(const struct config *cfg, bool search, tune_progress_fn progress,
-                         void *ctx, struct tune_result *r, struct mt_err *e);
+int explore_tune_compute(const struct config *cfg, bool search, bool offload,
+                         tune_progress_fn progress, void *ctx, struct tune_result *r,
+                         struct mt_err *e);
 void explore_tune_show(struct explore *x, struct tune_result *r, bool search, unsigned gen,
                        bool open);
 /* t: the last tuner run again when it ran on the shown config, whole or as far as it got
@@ -241,6 +251,16 @@ void explore_tune_show(struct explore *x, struct tune_result *r, bool search, un
 bool explore_tune_reopen(struct explore *x);
 /* r: the row under each lane shows the replay instead of the measured run, or back. */
 int explore_toggle_replay(struct explore *x);
+/* Offload for the search step and the tuner's search mode (tui/explore_offload.c): on or off
+ * (O toggles it). The search step is made again when shown (else when next stepped to), and
+ * the bound drops its memory part while it is on. A plan that offloads, shown as given, and
+ * an asynchronous scheme have no search: the status line says so. Returns reaction flags. */
+int explore_set_offload(struct explore *x, bool on);
+/* --search, --offload (tui/cmd_explore.c): the first frame on the search step, offload on.
+ * MT_EINVAL naming the flag when the shown pipeline has no search (asynchronous, or a plan
+ * that offloads shown as given) or the search fails. */
+int explore_open_search(struct explore *x, bool search, bool offload, struct mt_err *e);
+int explore_toggle_offload(struct explore *x);
 
 /* Lowers the calling thread's priority (Linux: nice is per thread, and threads it starts
  * inherit it): background work (the tuner, a build, a trace) yields the CPU to the thread that
@@ -289,6 +309,23 @@ int explore_shown_boxes(struct explore *x);
 const bool *explore_shown_ops(struct explore *x);
 /* What the Gantt view keeps between frames, released (explore_fini). */
 void view_gantt_cache_free(struct explore *x);
+/* The copy rows of a plan that offloads (tui/view_copy.c): whether the shown step has them (1)
+ * or not (0); screen rows from the Gantt's top of lane's first row and of device dev's copy row
+ * (as the last draw placed them: lane_top, lane_h, copy_rows); the lane under a screen row, or
+ * -1 with *copy_dev the device whose copy row it is (else -1); how many lanes from lane_top fit
+ * avail rows; the rows drawn (their copies, the host memory beside them), over the lanes'
+ * [top, bottom), sel_id the selected instruction, mem_scale the memory bars'; what the rows
+ * keep between frames, released. */
+int view_copy_rows(struct explore *x);
+int explore_lane_y(const struct explore *x, int lane);
+int explore_copy_y(const struct explore *x, int dev);
+int explore_row_lane(const struct explore *x, int row, int *copy_dev);
+int view_copy_fit(const struct explore *x, int lane_top, int lanes, int avail);
+void view_copy_draw(struct explore *x, struct cells *g, int top, int bottom, int sel_id,
+                    double mem_scale);
+void view_copy_cache_free(struct explore *x);
+/* The legend's swatch of op (OF or RL): its glyph on the copy row. */
+void view_copy_swatch(struct explore *x, struct cells *g, int col, int y, enum op op);
 
 /* Numbers in units that fit them (tui/view_units.c); unit-cost plans in t and M_θ. */
 void explore_fmt_bytes(const struct explore *x, double v, char *buf, size_t n); /* "2.78M" */

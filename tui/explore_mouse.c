@@ -44,17 +44,19 @@ static int mouse_lane(const struct explore *x, int row)
     return lane;
 }
 
-/* Selects the box of lane under time t: the one covering it, else the nearest within a cell. */
-static int mouse_select(struct explore *x, int lane, double t)
+/* Selects the box of lane under time t: the one covering it, else the nearest within a cell.
+ * copy_dev >= 0: the copy (OF, RL) of that device's copy row, of any of its lanes. */
+static int mouse_select(struct explore *x, int lane, int copy_dev, double t)
 {
     const struct pass_step *st = explore_step(x);
     const struct plan_geom *g = plan_geom(st->plan);
-    int dev = lane / g->parts, part = lane % g->parts, best = -1;
+    int dev = copy_dev >= 0 ? copy_dev : lane / g->parts, part = lane % g->parts, best = -1;
     double best_d = 0;
     for (int i = 0; i < plan_len(st->plan, dev); i++) {
         const struct instr *in = plan_at(st->plan, dev, i);
-        if (in->part != part ||
-            !(plan_op_is_compute(in->op) || in->op == OP_AR || in->op == OP_OS))
+        if (copy_dev >= 0 ? !plan_op_is_copy(in->op)
+                          : in->part != part || !(plan_op_is_compute(in->op) ||
+                                                  in->op == OP_AR || in->op == OP_OS))
             continue;
         int id = plan_id(st->plan, dev, i);
         double s = st->sim.start[id], e = st->sim.end[id];
@@ -62,6 +64,10 @@ static int mouse_select(struct explore *x, int lane, double t)
         if (best < 0 || d < best_d)
             best = i, best_d = d;
     }
+    if (copy_dev >= 0 && best >= 0) /* the lane of the copy's forward */
+        lane = dev * g->parts + plan_at(st->plan, dev, best)->part;
+    else if (copy_dev >= 0)
+        lane = dev * g->parts;
     x->sel_lane = lane;
     if (best < 0 || best_d > x->tpc) {
         snprintf(x->status, sizeof x->status, "lane %d: nothing there (idle)", lane);
@@ -104,7 +110,10 @@ static int mouse_click(struct explore *x, int col, int row)
             }
         return R_NONE;
     }
-    int lane = mouse_lane(x, row);
+    int copy_dev = -1; /* copy rows (tui/view_copy.c) place lanes unevenly */
+    int lane = x->copy_rows ? explore_row_lane(x, row, &copy_dev) : mouse_lane(x, row);
+    if (copy_dev >= 0 && mouse_in_gantt(x, col, row)) /* a copy row: its copies */
+        return mouse_select(x, -1, copy_dev, mouse_time(x, col));
     if (lane < 0)
         return R_NONE;
     if (col < EXPLORE_GUTTER) { /* a lane's name: the lane, at the time of the cursor */
@@ -115,7 +124,7 @@ static int mouse_click(struct explore *x, int col, int row)
     }
     if (!mouse_in_gantt(x, col, row))
         return R_NONE;
-    return mouse_select(x, lane, mouse_time(x, col));
+    return mouse_select(x, lane, -1, mouse_time(x, col));
 }
 
 int explore_mouse(struct explore *x, enum explore_mouse ev, int col, int row)

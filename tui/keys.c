@@ -44,17 +44,20 @@ static void key_follow(struct explore *x)
         x->t0 = e - width * 0.9;
     if (x->t0 < 0)
         x->t0 = 0;
-    int rows = ((x->h > 0 ? x->h : 40) - 3 - EXPLORE_BOTTOM - 2) / (x->lane_h > 0 ? x->lane_h : 1);
+    int rows = x->lanes_shown > 0 ? x->lanes_shown /* as the last draw had room (copy rows) */
+               : ((x->h > 0 ? x->h : 40) - 3 - EXPLORE_BOTTOM - 2) / (x->lane_h > 0 ? x->lane_h : 1);
     if (x->sel_lane < x->lane_top)
         x->lane_top = x->sel_lane;
     else if (rows > 0 && x->sel_lane >= x->lane_top + rows)
         x->lane_top = x->sel_lane - rows + 1;
 }
 
-static bool key_is_box(const struct instr *in, int part)
+/* What the cursor stops on in a lane: its boxes, and with copies (h/l, /) the offloads and
+ * reloads of its forwards, drawn on the device's copy row (tui/view_copy.c). */
+static bool key_is_box(const struct instr *in, int part, bool copies)
 {
-    return in->part == part &&
-           (plan_op_is_compute(in->op) || in->op == OP_AR || in->op == OP_OS);
+    return in->part == part && (plan_op_is_compute(in->op) || in->op == OP_AR ||
+                                in->op == OP_OS || (copies && plan_op_is_copy(in->op)));
 }
 
 static int key_move_instr(struct explore *x, int dir)
@@ -64,7 +67,7 @@ static int key_move_instr(struct explore *x, int dir)
     if (st == NULL)
         return R_NONE;
     for (int i = x->sel_idx + dir; i >= 0 && i < plan_len(st->plan, dev); i += dir)
-        if (key_is_box(plan_at(st->plan, dev, i), part)) {
+        if (key_is_box(plan_at(st->plan, dev, i), part, true)) {
             x->sel_idx = i;
             break;
         }
@@ -90,7 +93,7 @@ static int key_move_lane(struct explore *x, int dir)
     int best = -1;
     double best_d = 0;
     for (int i = 0; i < plan_len(st->plan, dev); i++) {
-        if (!key_is_box(plan_at(st->plan, dev, i), part))
+        if (!key_is_box(plan_at(st->plan, dev, i), part, false))
             continue;
         double d = st->sim.start[plan_id(st->plan, dev, i)] - t;
         d = d < 0 ? -d : d;
@@ -300,6 +303,7 @@ static int a_cap_plus(struct explore *x) { return explore_edit(x, EDIT_CAP, +1);
 
 static int a_buckets(struct explore *x) { return explore_buckets_open(x); }
 static int a_marks(struct explore *x) { return explore_toggle_marks(x); }
+static int a_offload(struct explore *x) { return explore_toggle_offload(x); }
 
 static const struct {
     int key;
@@ -316,7 +320,7 @@ static const struct {
     {'b', a_mbs_minus}, {'B', a_mbs_plus}, {'v', a_chunks_minus}, {'V', a_chunks_plus},
     {'[', a_cap_minus}, {']', a_cap_plus},
     {'i', a_iter_minus}, {'I', a_iter_plus}, {'u', a_update_minus}, {'U', a_update_plus},
-    {'a', a_buckets}, {'r', a_replay}, {'*', a_marks},
+    {'a', a_buckets}, {'r', a_replay}, {'*', a_marks}, {'O', a_offload},
 };
 
 /* "/" search: "12" (micro-batch), "BW" (op), "BW12" (op and micro-batch); the next match
@@ -360,7 +364,7 @@ static void key_search(struct explore *x, const char *q)
             dev = (dev + 1) % plan_devices(p);
         }
         const struct instr *in = plan_at(p, dev, idx);
-        bool box = plan_op_is_compute(in->op) || in->op == OP_AR || in->op == OP_OS;
+        bool box = key_is_box(in, in->part, true);
         if (box && (op < 0 || (int)in->op == op) && (mb < 0 || in->mb == mb)) {
             x->sel_lane = dev * parts + in->part;
             if (x->sel_lane >= lanes)
@@ -438,10 +442,20 @@ static int key_tune_view(struct explore *x, int key)
                                                             : view_tune_shown(x) - 1;
         return R_REDRAW;
     case 'f': return view_tune_filter_next(x);
+    case 'O': /* offload for the search mode: S runs it again with the other setting */
+        if (explore_toggle_offload(x) && x->status_err)
+            return R_REDRAW; /* refused: the status says why */
+        if (x->tune_search && x->tune_offload != x->offload)
+            x->tune_search = false;
+        snprintf(x->status, sizeof x->status, "offload %s: S runs the tuner's search %s",
+                 x->offload ? "on" : "off", x->offload ? "with offload" : "without offload");
+        x->status_err = false;
+        return R_REDRAW;
     case '\n': case '\r': case KEY_ENTER: explore_tune_load(x); return R_REDRAW;
     case 'S': /* the search as a third checkpointing mode (tui/screen.c shows its progress) */
         if (x->tune_search) {
-            snprintf(x->status, sizeof x->status, "S: the tuner has the search already");
+            snprintf(x->status, sizeof x->status, "S: the tuner has the search%s already",
+                     x->tune_offload ? " with offload" : "");
             x->status_err = false;
             return R_REDRAW;
         }

@@ -125,6 +125,7 @@ struct screen_tuner {
     pthread_t tid;
     bool running;         /* started and not yet joined */
     bool search;
+    bool offload;         /* its searches may offload (the explorer's O) */
     unsigned gen;         /* the explorer's cfg_gen it runs on */
     struct config cfg;
     atomic_int done, total;
@@ -146,7 +147,8 @@ static void *screen_tuner_main(void *arg)
 {
     struct screen_tuner *t = arg;
     explore_background_thread(); /* and the tuner's workers, which inherit it */
-    t->rc = explore_tune_compute(&t->cfg, t->search, screen_tuner_progress, t, &t->r, &t->e);
+    t->rc = explore_tune_compute(&t->cfg, t->search, t->offload, screen_tuner_progress, t,
+                                 &t->r, &t->e);
     atomic_store(&t->finished, true);
     return NULL;
 }
@@ -193,6 +195,7 @@ static void screen_tuner_run(struct explore *x, struct screen_tuner *t, bool sea
         return;
     }
     t->search = search;
+    t->offload = x->offload;
     t->gen = x->cfg_gen;
     t->cfg = x->cfg;
     t->rc = MT_OK;

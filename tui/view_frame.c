@@ -159,6 +159,11 @@ static void frame_pass_item(struct explore *x, int row, int level, char *item, s
     const struct pass_step *st = pass_pipeline_row(&x->pl, (enum pass_row)row);
     bool shown = row == x->row;
     const char *name = frame_row_name(row, level, shown);
+    char with_of[16];
+    if (row == PASS_ROW_SEARCH && x->offload) { /* O, --offload: the search may offload */
+        snprintf(with_of, sizeof with_of, "%s+OF", name);
+        name = with_of;
+    }
     if (st == NULL) {
         snprintf(item, n, " %s %s ", name, x->utf8 ? "…" : "...");
         return;

@@ -360,19 +360,28 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     int rpl = x->show_meas && x->have_meas ? 2 : 1;
     int parts = geo->parts > 0 ? geo->parts : 1;
     int lanes = geo->devices * parts;
-    int pitch = gantt_pitch(height - 2, lanes, rpl);
+    int copy = view_copy_rows(x); /* a copy row under each device (tui/view_copy.c) */
+    int pitch = gantt_pitch(height - 2 - copy * geo->devices, lanes, rpl);
     int box_rows = pitch > 1 ? pitch - 1 : 1;          /* rows of a lane's boxes */
     int lane_h = box_rows + rpl - 1 + (pitch > 1);     /* + measured row, + blank row */
     int rows = (height - 2) / lane_h;           /* lanes shown */
     x->lane_rows = box_rows;
     x->lane_h = lane_h;
+    x->copy_rows = copy, x->copy_parts = parts;
     x->sel_col = -1;
     if (x->fitted) { /* the width may have changed since the fit */
         double longest = explore_longest(x);
         x->tpc = longest > 0 ? longest / gw : 1;
     }
-    if (x->lane_top > lanes - rows)
+    if (!copy && x->lane_top > lanes - rows)
         x->lane_top = lanes - rows > 0 ? lanes - rows : 0;
+    if (copy) { /* rows of their own: fewer lanes, as many as the lanes from lane_top allow */
+        while (x->lane_top > 0 &&
+               view_copy_fit(x, x->lane_top - 1, lanes, height - 2) >= lanes - x->lane_top + 1)
+            x->lane_top--;
+        rows = view_copy_fit(x, x->lane_top, lanes, height - 2);
+    }
+    x->lanes_shown = rows;
     double scale = r->cap;
     for (int d = 0; d < r->devices; d++)
         if (r->dev[d].peak_mem > scale)
@@ -402,7 +411,7 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
         owner[i] = -1;
     for (int i = 0; i < nrows; i++) {
         int lane = lr[i].dev * parts + lr[i].lane - x->lane_top;
-        int y = top + lane * lane_h + (lr[i].sub == 1 ? box_rows : 0);
+        int y = top + explore_lane_y(x, lane + x->lane_top) + (lr[i].sub == 1 ? box_rows : 0);
         row_y[i] = lane >= 0 && lane < rows && y < top + height - 2 ? y : -1;
     }
     struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
@@ -461,6 +470,11 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
 
     int shown = rows < lanes ? rows : lanes;
     int used = shown * lane_h - (pitch > 1 ? 1 : 0);
+    if (copy && shown > 0) { /* the copy rows, and the last one shown */
+        int last = x->lane_top + shown - 1;
+        used = explore_lane_y(x, last) + lane_h + (last % parts == parts - 1) - (pitch > 1);
+        view_copy_draw(x, g, top, top + used, sel_id, scale);
+    }
     gantt_axis(x, g, top + used, gx, gw);
     if (x->sel_col >= gx && x->sel_col < gx + gw) /* the caret under the selection */
         cells_put(g, x->sel_col, top + used, x->utf8 ? 0x25B2 : '^', PAL_TEXT, PAL_BG,
@@ -496,7 +510,8 @@ void view_gantt_legend(struct explore *x, struct cells *g, int y)
     } ops[] = {{OP_FW, {"forward", "fwd"}},         {OP_CFW, {"ckpt forward", "ckpt"}},
                {OP_RC, {"recompute", "recomp"}},    {OP_BW, {"backward", "bwd"}},
                {OP_B, {"input grad", "in-grad"}},   {OP_W, {"weight grad", "w-grad"}},
-               {OP_AR, {"allreduce", "allred"}},    {OP_OS, {"optimizer", "optim"}}};
+               {OP_AR, {"allreduce", "allred"}},    {OP_OS, {"optimizer", "optim"}},
+               {OP_OF, {"offload", "offl"}},        {OP_RL, {"reload", "reld"}}};
     const bool *has = explore_shown_ops(x);
     int end = g->w - 1, level = 0;
     for (; level < 2; level++) { /* the longest words with which every op fits */
@@ -517,7 +532,10 @@ void view_gantt_legend(struct explore *x, struct cells *g, int y)
             snprintf(t, sizeof t, " %s %s  ", plan_op_name(ops[k].op), ops[k].what[level]);
         else
             snprintf(t, sizeof t, " %s ", plan_op_name(ops[k].op));
-        cells_put(g, cx, y, ' ', PAL_TEXT, palette_of_op(ops[k].op), 0);
+        if (plan_op_is_copy(ops[k].op)) /* the copy row's half blocks (tui/view_copy.c) */
+            view_copy_swatch(x, g, cx, y, ops[k].op);
+        else
+            cells_put(g, cx, y, ' ', PAL_TEXT, palette_of_op(ops[k].op), 0);
         cx++;
         cx += cells_text(g, cx, y, end - cx, t, PAL_TEXT_DIM, PAL_BG, 0);
     }

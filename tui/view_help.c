@@ -23,6 +23,7 @@ static const char *const help_lines[] = {
     "  H / L, PgUp/PgDn    pan half a screen",
     "  n / p               next / previous step: base ckpt overlap redundancy prepose search"
     " (run when first shown; Esc stops it)",
+    "  O                   offload (OF/RL) on / off in the search and the tuner's S",
     "  c                   critical path on / off (a black thread through its boxes)",
     "  *                   change marks on / off (off at first where most boxes changed)",
     "  /                   search: 12 (micro-batch), BW (op), RC3 (op and micro-batch)",
@@ -52,6 +53,7 @@ static const char *const help_lines[] = {
     "and weight-gradient halves (split backward), AR allreduce, OS optimizer step; RA/RG/SA/SG",
     "receive/send activations/gradients. d0.1 = device 0, chunk 1. * = changed by the shown",
     "pass; underlined with a caret on the axis = selected; · = idle; ░▒ = ops finer than a cell.",
+    "Offload: a host row per device, ▀ OF, ▄ RL, █ both; its bar host memory.",
     "Bars: grey static, blue activations, orange-red over the cap, │ the cap. Header: bound = the lower",
     "bound of any schedule of the drawn plan's work, gap = its step over it; replay = the replayed",
     "step and its error against the measured one; OOM = over the cap.",

@@ -11,8 +11,11 @@
 
 #include "render/paint_cells.h"
 #include "sim/plan/plan.h"
+#include "model/cost.h"
+#include "sim/core/memory.h"
 #include "sim/core/simulate.h"
 #include "sim/core/vpipe.h"
+#include "sim/schemes/scheme.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -29,6 +32,35 @@ static void inspect_time(const struct explore *x, double v, char *buf, size_t n)
     explore_fmt_time(x, v, buf, n);
 }
 
+/* An offload or reload (issue 29): the bytes it moves over the host link and which way (the
+ * memory model's: what OF gives back at its end, RL takes at its start, sim/core/memory.h),
+ * and the device's host memory, its peak against the host cap. */
+static int inspect_copy(const struct explore *x, struct cells *g, int y, int w,
+                        const struct plan *p, const struct sim_result *r, int dev,
+                        const struct instr *in)
+{
+    struct cost_model cost;
+    struct mt_err e = {0};
+    if (scheme_costs(plan_config(p), &cost, &e) != MT_OK || in->stage >= cost.num_stages)
+        return y;
+    struct mem_step m = mem_step(&cost, in);
+    cost_model_fini(&cost);
+    char bytes[32], host[32], cap[48] = "no host cap";
+    inspect_mem(x, in->op == OP_OF ? m.give : m.take, bytes, sizeof bytes);
+    inspect_mem(x, r->dev[dev].host_peak, host, sizeof host);
+    if (r->host_cap > 0) {
+        char c[24];
+        inspect_mem(x, r->host_cap, c, sizeof c);
+        snprintf(cap, sizeof cap, "host cap %s", c);
+    }
+    cells_printf(g, 1, y++, w, PAL_TEXT, PAL_BG, 0, "%s %s %s host memory (%s lane)",
+                 in->op == OP_OF ? "offloads" : "reloads", bytes,
+                 in->op == OP_OF ? "to" : "from", in->op == OP_OF ? "D2H" : "H2D");
+    cells_printf(g, 1, y++, w, r->host_oom_device == dev ? PAL_MEM_OVER : PAL_TEXT, PAL_BG, 0,
+                 "host memory of device %d: peak %s (%s)", dev, host, cap);
+    return y;
+}
+
 /* Memory of device dev over time, one column per time slice, 8 levels per cell. */
 static void inspect_curve(struct explore *x, struct cells *g, int x0, int top, int w, int h,
                           const struct sim_result *r, int dev)
@@ -39,10 +71,15 @@ static void inspect_curve(struct explore *x, struct cells *g, int x0, int top, i
     double max = r->cap > dv->peak_mem ? r->cap : dv->peak_mem;
     if (max <= 0 || w < 4 || h < 2 || r->step_time <= 0)
         return;
-    char peak[32];
+    char peak[32], host[48] = "";
     inspect_mem(x, dv->peak_mem, peak, sizeof peak);
-    cells_printf(g, x0, top, w, PAL_TEXT, PAL_BG, CELL_BOLD, "device %d memory over time (peak %s)",
-                 dev, peak);
+    if (dv->host_peak > 0) { /* offloaded activations wait in host memory meanwhile */
+        char hp[32];
+        inspect_mem(x, dv->host_peak, hp, sizeof hp);
+        snprintf(host, sizeof host, "; host %s", hp);
+    }
+    cells_printf(g, x0, top, w, PAL_TEXT, PAL_BG, CELL_BOLD,
+                 "device %d memory over time (peak %s%s)", dev, peak, host);
     int ph = h - 1, k = 0;
     double cur = dv->curve_len > 0 ? dv->curve_mem[0] : 0;
     for (int col = 0; col < w; col++) {
@@ -108,8 +145,11 @@ void view_inspect_draw(struct explore *x, struct cells *g, int top, int height)
                                    : r->dev[dev].static_mem;
     char delta[32];
     inspect_mem(x, r->mem_after[id] - before, delta, sizeof delta);
-    cells_printf(g, 1, y++, half - 2, PAL_TEXT, PAL_BG, 0, "memory after %s (%s%s)", mem,
-                 r->mem_after[id] >= before ? "+" : "", delta);
+    if (plan_op_is_copy(in->op)) /* its bytes and host memory in place of a device change */
+        y = inspect_copy(x, g, y, half - 2, p, r, dev, in);
+    else
+        cells_printf(g, 1, y++, half - 2, PAL_TEXT, PAL_BG, 0, "memory after %s (%s%s)", mem,
+                     r->mem_after[id] >= before ? "+" : "", delta);
     const struct vpipe_resolved *vr = NULL; /* kept with the plan: no index per frame */
     if (vpipe_resolve(p, &vr, NULL) == MT_OK) {
         int deps[VPIPE_MAX_DEPS], n = vpipe_deps(p, vr->x, id, deps, NULL);

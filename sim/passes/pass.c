@@ -348,6 +348,46 @@ static bool pass_pipeline_go_on(struct pass_pipeline *pl, const struct pass_watc
     return false;
 }
 
+/* The pipeline's first step: base as given, validated and simulated. */
+static int pass_pipeline_base(const struct plan *base, struct pass_pipeline *out,
+                              struct mt_err *e)
+{
+    struct pass_step *st = &out->step[0];
+    st->name = "base";
+    st->pass = -1;
+    int rc = validate_plan_sim(base, &st->sim, e);
+    if (rc != MT_OK)
+        return err_wrap(e, "base plan");
+    st->plan = plan_clone(base);
+    pass_changes_init(&st->changes);
+    st->changes.step_in = st->changes.step_out = st->sim.step_time;
+    out->n = 1;
+    return MT_OK;
+}
+
+int pass_pipeline_as_given(const struct plan *base, struct pass_pipeline *out, struct mt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    TRY(pass_pipeline_base(base, out, e));
+    out->as_given = true;
+    return MT_OK;
+}
+
+void pass_pipeline_unsearch(struct pass_pipeline *pl)
+{
+    if (!pl->searched)
+        return;
+    struct pass_step *st = &pl->step[--pl->n];
+    plan_free(st->plan);
+    sim_result_fini(&st->sim);
+    pass_changes_fini(&st->changes);
+    memset(st, 0, sizeof *st);
+    pl->searched = false;
+    memset(&pl->search, 0, sizeof pl->search);
+    pl->search_cap = 0;
+    pl->offloaded = 0;
+}
+
 int pass_pipeline_run(const struct plan *base, struct pass_pipeline *out, struct mt_err *e)
 {
     return pass_pipeline_run_watched(base, NULL, out, e);
@@ -357,20 +397,11 @@ int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *
                               struct pass_pipeline *out, struct mt_err *e)
 {
     memset(out, 0, sizeof *out);
-    struct pass_step *st = &out->step[0];
-    st->name = "base";
-    st->pass = -1;
     TRY(pass_refuse_copies(base, e));
-    int rc = validate_plan_sim(base, &st->sim, e);
-    if (rc != MT_OK)
-        return err_wrap(e, "base plan");
-    st->plan = plan_clone(base);
-    pass_changes_init(&st->changes);
-    st->changes.step_in = st->changes.step_out = st->sim.step_time;
-    out->n = 1;
+    TRY(pass_pipeline_base(base, out, e));
     if (!pass_pipeline_go_on(out, w, PASS_CHECKPOINT, 0))
         return MT_OK;
-    rc = pass_pipeline_step(out, PASS_CHECKPOINT, 0, e);
+    int rc = pass_pipeline_step(out, PASS_CHECKPOINT, 0, e);
     /* Pass 4 keeps a rewrite only when it is faster, so a round whose prepose changed nothing
      * did not improve, and another round would find the same plan. */
     for (int round = 1; rc == MT_OK && !out->stopped && round <= PASS_MAX_ROUNDS; round++) {
@@ -404,6 +435,8 @@ const struct pass_step *pass_pipeline_row(const struct pass_pipeline *pl, enum p
                 return &pl->step[i];
         return NULL;
     }
+    if (pl->as_given) /* only base: the passes did not run */
+        return NULL;
     if (row == PASS_ROW_PREPOSE) /* the passes' final plan */
         return pl->n > 0 ? &pl->step[pl->n - 1 - pl->searched] : NULL;
     enum pass_id id = row == PASS_ROW_CKPT      ? PASS_CHECKPOINT
@@ -477,6 +510,10 @@ int pass_pipeline_search(struct pass_pipeline *pl, const struct search_opts *o, 
 {
     if (pl->n < 1 || pl->searched || pl->n >= (int)(sizeof pl->step / sizeof pl->step[0]))
         return err_set(e, MT_EINVAL, "search: no pipeline to search from");
+    if (pl->as_given)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "search: the plan offloads (OF/RL); the search starts from plans "
+                       "without copies");
     const struct plan *seeds[sizeof pl->step / sizeof pl->step[0]];
     const char *names[sizeof pl->step / sizeof pl->step[0]];
     for (int i = 0; i < pl->n; i++) {

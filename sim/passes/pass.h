@@ -141,6 +141,8 @@ struct pass_pipeline {
     struct search_stats search; /* what the search did */
     double search_cap;          /* the cap it searched under (0 none) */
     int offloaded;              /* forwards its plan offloads to host memory (--offload) */
+    bool as_given;              /* base alone: a plan with copies (OF/RL), which the passes
+                                 * and the search refuse (pass_pipeline_as_given) */
 };
 
 /* The summary rows of `mario-tui optimize`, in order. */
@@ -174,6 +176,12 @@ struct pass_watch {
 int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *w,
                               struct pass_pipeline *out, struct mt_err *e);
 void pass_pipeline_fini(struct pass_pipeline *pl);
+/* A pipeline of base alone, validated and simulated, with out->as_given: for a plan the passes
+ * refuse (one that offloads, OF/RL), shown as it is. pass_pipeline_row finds only base. */
+int pass_pipeline_as_given(const struct plan *base, struct pass_pipeline *out, struct mt_err *e);
+/* Drops the search step (pass_pipeline_search), so that it can be made again with other
+ * options (the explorer's offload on or off); nothing when there is none. */
+void pass_pipeline_unsearch(struct pass_pipeline *pl);
 /* Appends the search step (sim/search/search.h): the schedule search under o's cap, started from
  * every step of the pipeline (base first). Its plan is the pipeline's final one; never slower
  * than the best step that fits the cap. Errors: the search's (MT_EUNSUPPORTED for asynchronous

@@ -64,7 +64,7 @@ done
 "$bin" explore --dump-screen --size 80x24 --keys '?' >"$tmp/h" 2>&1
 check "help at 80x24: within 80 columns" "[ \$(maxlen $tmp/h) -le 80 ]"
 check "help at 80x24: says it scrolls" "sed -n 2p $tmp/h | grep -q '^  lines 1-21 of [0-9]*   j/k, PgDn/PgUp: scroll'"
-"$bin" explore --dump-screen --size 80x24 --keys '?jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj' >"$tmp/h2" 2>&1
+"$bin" explore --dump-screen --size 80x24 --keys '?jjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjjj' >"$tmp/h2" 2>&1
 check "help at 80x24: j reaches its end" "grep -q 'OOM = over the cap.\$' $tmp/h2 && ! grep -q 'OOM = over the cap.\$' $tmp/h"
 "$bin" explore --dump-screen --size 80x24 --keys '?jq' >"$tmp/h3" 2>&1
 check "help: another key goes back" "! grep -q 'j/k, PgDn/PgUp' $tmp/h3 && grep -q '^dev 0 ' $tmp/h3"
