@@ -290,7 +290,9 @@ static bool paint_cairo_block(cairo_t *cr, uint32_t ch, double x, double y, stru
         bx = x + w / 2, bw = w / 2;
     else if (ch == 0x2595) /* ▕ */
         bx = x + w * 7 / 8, bw = w / 8;
-    else if (ch >= 0x2581 && ch <= 0x2587) /* ▁..▇ lower eighths */
+    else if (ch == 0x2580) /* ▀ upper half (the explorer's copy row: an offload) */
+        bw = w, bh = h / 2;
+    else if (ch >= 0x2581 && ch <= 0x2587) /* ▁..▇ lower eighths (▄: a reload) */
         bw = w, bh = h * (ch - 0x2580) / 8.0, by = y + h - bh;
     else if (ch == 0x2591 || ch == 0x2592) /* ░ ▒: the ink over a quarter, a half */
         bw = w, alpha = ch == 0x2591 ? 0.25 : 0.5;
