@@ -69,5 +69,5 @@ EXTRA_DIST += $(MPI_TESTS) tests/mpi/equivalence.sh tests/mpi/async_equivalence.
 # tests/gpu/: the CUDA backend where a GPU is present; SKIP (77) otherwise.
 check_PROGRAMS += tests/gpu/test_xformer_cuda
 tests_gpu_test_xformer_cuda_LDADD = libmt_exec.a libmt_util.a $(EXEC_CUDA_LIBS) $(BLAS_LIBS) -lm
-TESTS += tests/gpu/test_xformer_cuda tests/gpu/test_run_gpu.sh
-EXTRA_DIST += tests/gpu/test_run_gpu.sh
+TESTS += tests/gpu/test_xformer_cuda tests/gpu/test_run_gpu.sh tests/gpu/test_offload_gpu.sh
+EXTRA_DIST += tests/gpu/test_run_gpu.sh tests/gpu/test_offload_gpu.sh

@@ -3,7 +3,12 @@
  * and reloaded (RL). What is known without the code: OF gives back exactly the bytes the
  * forward kept and the host pool takes exactly those (counted apart); RL takes them back and
  * the host pool returns to 0; a copy changes no value, so both backwards give byte-identical
- * gradients. Under ASan this also checks that the lanes free what they take. */
+ * gradients. Under ASan this also checks that the lanes free what they take.
+ * Many small copies in flight (test_many_copies), as a rank with offload keeps them: each
+ * handle's blocks hold after OF and RL exactly the bytes the forward left (a copy changes no
+ * value) and the counts return to the forward's; under ThreadSanitizer (./configure
+ * --enable-tsan) this is the lanes' race check, with the rank's thread allocating, polling and
+ * helping while both lanes copy. */
 #include <config.h>
 
 #include <stdbool.h>
@@ -27,6 +32,81 @@ static struct xformer_act *forward(struct xformer_stage *s, const int *tokens, c
     CHECK(xformer_forward(s, tokens, NULL, targets, B, T, XFORMER_KEEP_FULL, 0, NULL, &loss, &a,
                           &e) == MT_OK);
     return a;
+}
+
+/* The bytes of a's blocks, one after another (a snapshot to compare with). */
+static unsigned char *act_bytes(struct xformer_act *a, size_t *len)
+{
+    int n = xformer_act_nblocks(a);
+    void ***slots = xcalloc((size_t)n, sizeof *slots);
+    xformer_act_blocks(a, slots);
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += *slots[i] ? memcount_size(*slots[i]) : 0;
+    unsigned char *out = xmalloc(total ? total : 1), *at = out;
+    for (int i = 0; i < n; i++)
+        if (*slots[i] != NULL) {
+            memcpy(at, *slots[i], memcount_size(*slots[i]));
+            at += memcount_size(*slots[i]);
+        }
+    free(slots);
+    *len = total;
+    return out;
+}
+
+/* 64 forwards, each offloaded right after it; from the 8th on, the RL of the one 8 before
+ * (its OF may still be queued: the RL waits for it, as interp_copy does); between
+ * instructions, copies polled without waiting and the RLs helped, as exec/interp_offload.c
+ * does before compute. */
+static void test_many_copies(const struct xformer_dims *d, const int *tokens, const int *targets,
+                             int B, int T)
+{
+    enum { NACT = 64, LAG = 8 };
+    struct mt_err e = {0};
+    struct xformer_stage *s = NULL;
+    CHECK(xformer_stage_create(d, 0, 2, 7, &s, &e) == MT_OK);
+    struct xformer_act *act[NACT];
+    void *rec[NACT] = {0};
+    unsigned char *snap[NACT];
+    size_t len[NACT], base = memcount_current(), per = 0;
+    bool ended[NACT] = {0}, done = false;
+    for (int i = 0; i < NACT + LAG; i++) {
+        if (i < NACT) {
+            size_t before = memcount_current();
+            act[i] = forward(s, tokens, targets, B, T);
+            per = memcount_current() - before;
+            snap[i] = act_bytes(act[i], &len[i]);
+            CHECK(copy_cpu_start(act[i], &rec[i], &e) == MT_OK); /* OF */
+        }
+        int j = i - LAG;
+        if (j >= 0) {
+            CHECK(copy_cpu_test(rec[j], true, &done, &e) == MT_OK && done); /* RL after OF */
+            if (!ended[j])
+                copy_cpu_end(rec[j]);
+            CHECK(copy_cpu_start(act[j], &rec[j], &e) == MT_OK); /* RL */
+            copy_cpu_help(rec[j]);
+            CHECK(copy_cpu_test(rec[j], true, &done, &e) == MT_OK && done);
+            copy_cpu_end(rec[j]);
+            size_t n = 0;
+            unsigned char *now = act_bytes(act[j], &n);
+            CHECK(n == len[j] && memcmp(now, snap[j], n) == 0);
+            free(now);
+            free(snap[j]);
+            xformer_act_free(act[j]);
+        }
+        for (int k = j + 1; k < i && k < NACT; k++) /* OFs in flight: end those done */
+            if (k >= 0 && !ended[k] && copy_cpu_test(rec[k], false, &done, &e) == MT_OK && done) {
+                copy_cpu_end(rec[k]);
+                ended[k] = true;
+            }
+    }
+    CHECK(per > 0);
+    CHECK_EQ_INT(memcount_current(), base);
+    CHECK_EQ_INT(memcount_host_current(), 0);
+    /* at most LAG + 1 handles were offloaded at once, each holding its forward's bytes */
+    CHECK(memcount_host_peak() >= per && memcount_host_peak() <= (LAG + 1) * per);
+    copy_cpu_close();
+    xformer_stage_free(s);
 }
 
 int main(void)
@@ -86,6 +166,8 @@ int main(void)
     CHECK_EQ_INT(memcount_host_current(), 0);
     xformer_act_free(c);
     copy_cpu_close();
+
+    test_many_copies(&d, tokens, targets, B, T);
 
     xformer_stage_free(kept);
     xformer_stage_free(moved);
