@@ -556,6 +556,8 @@ void explore_status_oom(struct explore *x, bool first)
     x->status_err = true;
 }
 
+static void explore_refresh_shown(struct explore *x, bool keep_layouts);
+
 int explore_set_row(struct explore *x, int row)
 {
     if (row < 0 || row >= explore_rows(x))
@@ -570,19 +572,29 @@ int explore_set_row(struct explore *x, int row)
     }
     x->row = row;
     x->bucket_on = false;
-    explore_refresh(x);
+    explore_refresh_shown(x, true);
     return MT_OK;
 }
 
-void explore_refresh(struct explore *x)
+/* explore_refresh; keep_layouts: only the step shown changed, the plans are those of before,
+ * so the Gantt's layouts of the steps shown before stay (tui/view_gantt.c keeps a few). */
+static void explore_refresh_shown(struct explore *x, bool keep_layouts)
 {
     x->shown_gen++; /* what frames kept of the shown step is of another plan now */
-    view_gantt_cache_free(x); /* at once, not beside the next one: ~100 MB at 4,096 x 32 */
+    if (keep_layouts)
+        view_gantt_cache_forget_measured(x); /* aligned to the step shown before */
+    else
+        view_gantt_cache_free(x); /* at once, not beside the next one: ~100 MB at 4,096 x 32 */
     explore_bound_update(x);
     explore_clamp_cursor(x);
     if (x->critical)
         explore_critical_path(x);
     explore_realign(x);
+}
+
+void explore_refresh(struct explore *x)
+{
+    explore_refresh_shown(x, false);
 }
 
 void explore_toggle_critical(struct explore *x)

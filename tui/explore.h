@@ -76,13 +76,15 @@ struct explore {
      * redrew everything from the plan): every change of a shown plan, simulation or measured
      * row goes through explore_refresh or explore_realign, which count it in shown_gen. The
      * boxes and op kinds of the shown step (explore_shown_*) and the Gantt view's layout of
-     * it with its row index (tui/view_gantt.c) are kept for (step, shown_gen). */
+     * it with its row index (tui/view_gantt.c) are kept for (step, shown_gen); the layouts
+     * of the last few steps shown stay while their plans do (n then p). */
     unsigned shown_gen;
     const struct pass_step *summary_of;
     unsigned summary_gen;
     int summary_boxes;
     bool summary_ops[OP__COUNT];
-    struct gantt_cache *gantt_cache; /* owned (view_gantt_cache_free) */
+    struct gantt_cache *gantt_cache; /* owned (view_gantt_cache_free): the layouts of the
+                                      * last steps shown, the shown one first */
     enum explore_mode mode;
     enum explore_prompt prompt;
     char input[128];          /* prompt text */
@@ -287,8 +289,11 @@ void explore_refresh(struct explore *x);
  * whether it holds each op kind, counted once per shown step. */
 int explore_shown_boxes(struct explore *x);
 const bool *explore_shown_ops(struct explore *x);
-/* What the Gantt view keeps between frames, released (explore_fini). */
+/* What the Gantt view keeps between frames (the layouts of the last steps shown), released
+ * (explore_fini, a new pipeline); or only the layouts with a measured row (aligned to the
+ * step that was shown). */
 void view_gantt_cache_free(struct explore *x);
+void view_gantt_cache_forget_measured(struct explore *x);
 
 /* Numbers in units that fit them (tui/view_units.c); unit-cost plans in t and M_θ. */
 void explore_fmt_bytes(const struct explore *x, double v, char *buf, size_t n); /* "2.78M" */

@@ -430,9 +430,11 @@ static void test_help_schemes(void)
     explore_fini(&x);
 }
 
-/* What frames keep of the shown step (its layout, its boxes) is never stale: after every key
- * of n p m M + 0 (m and M: a new pipeline in the same step slots), every row but the status
- * line is the frame of an explorer opened on that config and shown that step and window. */
+/* What frames keep of the shown step (its layout, its boxes; the layouts of the steps shown
+ * before it) is never stale: after every key of n p m M + 0 (m and M: a new pipeline in the
+ * same step slots; n and p back and forth: a kept layout shown again), every row but the
+ * status line is the frame of an explorer opened on that config and shown that step and
+ * window. */
 static void test_frames_kept(void)
 {
     struct config c;
@@ -445,7 +447,7 @@ static void test_frames_kept(void)
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&a, &c, NULL, true, &e), MT_OK);
     struct cells *ga = cells_new(120, 40, true), *gb = cells_new(120, 40, true);
-    const char *keys = "npmM+0nm";
+    const char *keys = "npmM+0nmnnpnppnnnpppmnp";
     for (const char *k = keys; *k; k++) {
         explore_draw(&a, ga);
         explore_key(&a, *k);
