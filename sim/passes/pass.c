@@ -353,8 +353,9 @@ int pass_pipeline_run(const struct plan *base, struct pass_pipeline *out, struct
     return pass_pipeline_run_watched(base, NULL, out, e);
 }
 
-int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *w,
-                              struct pass_pipeline *out, struct mt_err *e)
+/* The pipeline; keep: a failed pass leaves the steps before it (pass_pipeline_run_shown). */
+static int pass_pipeline_run_keep(const struct plan *base, const struct pass_watch *w, bool keep,
+                                  struct pass_pipeline *out, struct mt_err *e)
 {
     memset(out, 0, sizeof *out);
     struct pass_step *st = &out->step[0];
@@ -382,9 +383,23 @@ int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *
         if (rc == MT_OK && !out->stopped && out->step[out->n - 1].changes.n == 0)
             break;
     }
-    if (rc != MT_OK)
+    if (rc != MT_OK && keep)
+        out->stopped = true; /* base and the steps after it stay */
+    else if (rc != MT_OK)
         pass_pipeline_fini(out);
     return rc;
+}
+
+int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *w,
+                              struct pass_pipeline *out, struct mt_err *e)
+{
+    return pass_pipeline_run_keep(base, w, false, out, e);
+}
+
+int pass_pipeline_run_shown(const struct plan *base, const struct pass_watch *w,
+                            struct pass_pipeline *out, struct mt_err *e)
+{
+    return pass_pipeline_run_keep(base, w, true, out, e);
 }
 
 const struct pass_step *pass_pipeline_final(const struct pass_pipeline *pl)
