@@ -273,7 +273,8 @@ bool explore_wait_watched(struct explore *x, explore_work_fn work, explore_work_
 /* explore_wait_watched that ends once ready(arg) holds (or work has ended), work going on
  * behind: *behind is then its thread (NULL when it ran here), to be asked explore_job_ended,
  * joined (explore_job_join: the thread, not arg), or left to end unseen (explore_job_orphan:
- * then dropped). Headless work runs here to its end. */
+ * then dropped). The keys wait for what work makes first: its thread keeps their priority
+ * until work calls explore_background_thread, once ready. Headless work runs here to its end. */
 bool explore_wait_ready(struct explore *x, explore_work_fn work, explore_work_fn drop,
                         explore_work_fn stop, void (*describe)(void *arg, char *buf, size_t n),
                         bool (*ready)(void *arg), void *arg, const char *what,

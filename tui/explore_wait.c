@@ -27,6 +27,7 @@ struct explore_job {
     explore_work_fn work, drop;
     void *arg;
     atomic_bool finished;
+    bool waited_for; /* the keys wait for what it makes first: its priority is lowered after */
     struct explore_job *next; /* x->orphan: the next stopped one */
 };
 
@@ -47,7 +48,8 @@ static double wait_now_ms(void)
 static void *wait_job_main(void *arg)
 {
     struct explore_job *j = arg;
-    explore_background_thread();
+    if (!j->waited_for)
+        explore_background_thread();
     j->work(j->arg);
     atomic_store(&j->finished, true);
     return NULL;
@@ -188,6 +190,7 @@ bool explore_wait_ready(struct explore *x, explore_work_fn work, explore_work_fn
     j->work = work;
     j->drop = drop;
     j->arg = arg;
+    j->waited_for = ready != NULL; /* work lowers itself once ready (explore_wait_ready) */
     atomic_init(&j->finished, false);
     if (pthread_create(&j->tid, NULL, wait_job_main, j) != 0) {
         free(j);
