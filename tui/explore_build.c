@@ -123,16 +123,16 @@ static void build_run(void *arg)
 {
     struct explore_build *b = arg;
     double cpu0 = build_thread_cpu_ms();
-    struct plan *base = (struct plan *)b->loaded;
+    struct plan *base = NULL;
     b->rc = MT_OK;
-    if (base == NULL) /* the pipeline validates it as it simulates it */
+    if (b->loaded == NULL) /* the pipeline validates it as it simulates it */
         b->rc = scheme_build(&b->cfg, &base, &b->e);
-    else
-        b->rc = validate_plan(base, &b->e); /* a saved plan: its own words */
+    else if ((b->rc = validate_plan(b->loaded, &b->e)) == MT_OK) /* a saved plan: its words */
+        base = plan_clone(b->loaded);
     struct pass_watch w = {build_watch, b};
-    if (b->rc == MT_OK) /* a failed pass leaves the steps shown before it */
+    if (b->rc == MT_OK) /* takes base; a failed pass leaves the steps shown before it */
         b->rc = pass_pipeline_run_shown(base, &w, &b->pl, &b->e);
-    if (base != b->loaded)
+    else
         plan_free(base);
     build_bound(b); /* when no pass ran */
     if (b->rc == MT_OK && !b->pl.stopped && atomic_load(&b->want_search) &&

@@ -353,7 +353,8 @@ int pass_pipeline_run(const struct plan *base, struct pass_pipeline *out, struct
     return pass_pipeline_run_watched(base, NULL, out, e);
 }
 
-/* The pipeline; keep: a failed pass leaves the steps before it (pass_pipeline_run_shown). */
+/* The pipeline; keep: a failed pass leaves the steps before it, and base is the first step's
+ * plan, not a copy (pass_pipeline_run_shown: it takes base). */
 static int pass_pipeline_run_keep(const struct plan *base, const struct pass_watch *w, bool keep,
                                   struct pass_pipeline *out, struct mt_err *e)
 {
@@ -365,7 +366,8 @@ static int pass_pipeline_run_keep(const struct plan *base, const struct pass_wat
     int rc = validate_plan_sim(base, &st->sim, e);
     if (rc != MT_OK)
         return err_wrap(e, "base plan");
-    st->plan = plan_clone(base);
+    /* taken, with what was resolved of it as it was validated (sim/core/vpipe.h) */
+    st->plan = keep ? (struct plan *)base : plan_clone(base);
     pass_changes_init(&st->changes);
     st->changes.step_in = st->changes.step_out = st->sim.step_time;
     out->n = 1;
@@ -396,10 +398,13 @@ int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *
     return pass_pipeline_run_keep(base, w, false, out, e);
 }
 
-int pass_pipeline_run_shown(const struct plan *base, const struct pass_watch *w,
+int pass_pipeline_run_shown(struct plan *base, const struct pass_watch *w,
                             struct pass_pipeline *out, struct mt_err *e)
 {
-    return pass_pipeline_run_keep(base, w, true, out, e);
+    int rc = pass_pipeline_run_keep(base, w, true, out, e);
+    if (out->n == 0) /* not taken: it failed before its step */
+        plan_free(base);
+    return rc;
 }
 
 const struct pass_step *pass_pipeline_final(const struct pass_pipeline *pl)
