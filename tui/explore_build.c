@@ -228,6 +228,17 @@ static void build_show_wanted(struct explore *x)
         explore_status_shown(x);
 }
 
+/* The base's bound once the build has made it, unless another plan's is shown (a bucket's). */
+static bool build_take_bound(struct explore *x, struct explore_build *b)
+{
+    if (x->have_bound || !atomic_load(&b->bound_ready) || !b->have_bound || /* base made */
+        x->bound_of != b->pl.step[0].plan)
+        return false;
+    x->bound = b->bound;
+    x->have_bound = true;
+    return true;
+}
+
 /* The build has ended: its pipeline is x->pl's, owned (what came after Esc dropped). */
 static void build_adopt_end(struct explore *x, struct explore_build *b)
 {
@@ -236,10 +247,7 @@ static void build_adopt_end(struct explore *x, struct explore_build *b)
     x->search_ms = b->search_ms;
     x->build_cpu_base_ms = b->cpu_base_ms;
     x->build_cpu_ms = b->cpu_ms;
-    if (!x->have_bound && atomic_load(&b->bound_ready) && b->have_bound) {
-        x->bound = b->bound;
-        x->have_bound = true;
-    }
+    build_take_bound(x, b);
     if (b->rc != MT_OK && b->keep < 0) {
         snprintf(x->status, sizeof x->status,
                  "passes stopped: %.900s; the %d step%s made before are shown", b->e.msg,
@@ -360,11 +368,7 @@ int explore_build_poll(struct explore *x)
     bool ended = explore_job_ended(b->job);
     build_mirror(x, b);
     r |= x->pl.n > n ? R_REDRAW : R_NONE;
-    if (!x->have_bound && atomic_load(&b->bound_ready) && b->have_bound) {
-        x->bound = b->bound;
-        x->have_bound = true;
-        r |= R_REDRAW;
-    }
+    r |= build_take_bound(x, b) ? R_REDRAW : R_NONE;
     if (ended) {
         explore_job_join(b->job);
         b->job = NULL;
