@@ -28,12 +28,12 @@ struct explore_build {
     const struct plan *loaded; /* built in place of the config's scheme when given */
     int rc;                    /* the build's: MT_EINVAL until it ran */
     struct mt_err e;
-    struct pass_pipeline pl;   /* the thread's; x->pl mirrors its steps [0, published) */
+    struct pass_pipeline pl;    /* the thread's; x->pl mirrors its steps [0, published) */
     _Atomic(const char *) next; /* the pass about to run (NULL: the plan and its validation) */
     atomic_int round, steps;
-    atomic_int published;      /* steps made that the keys' thread may show */
-    atomic_bool stop;          /* Esc or a new edit: the passes stop at the next one */
-    atomic_bool want_search;   /* the search step after the passes (it was shown, or n to it) */
+    atomic_int published;    /* steps made that the keys' thread may show */
+    atomic_bool stop;        /* Esc or a new edit: the passes stop at the next one */
+    atomic_bool want_search; /* the search step after the passes (it was shown, or n to it) */
     atomic_bool bounding, searching;
     atomic_long search_done, search_budget;
     struct bound_result bound; /* have_bound written before bound_ready */
@@ -43,8 +43,8 @@ struct explore_build {
     double search_ms;
     double cpu_base_ms, cpu_ms; /* the thread's CPU time: base made, and all of it */
     /* the keys' thread's */
-    struct explore_job *job;   /* the thread; NULL once joined */
-    int keep;                  /* Esc: the steps kept (those shown then); -1 all */
+    struct explore_job *job; /* the thread; NULL once joined */
+    int keep;                /* Esc: the steps kept (those shown then); -1 all */
     double t0_ms;
     bool behind; /* on a thread of its own that the keys wait for until the base is made */
 };
@@ -135,8 +135,7 @@ static void build_run(void *arg)
     else
         plan_free(base);
     build_bound(b); /* when no pass ran */
-    if (b->rc == MT_OK && !b->pl.stopped && atomic_load(&b->want_search) &&
-        !atomic_load(&b->stop))
+    if (b->rc == MT_OK && !b->pl.stopped && atomic_load(&b->want_search) && !atomic_load(&b->stop))
         build_search(b);
     if (b->cpu_base_ms == 0)
         b->cpu_base_ms = build_thread_cpu_ms();
@@ -250,8 +249,8 @@ static void build_adopt_end(struct explore *x, struct explore_build *b)
     build_take_bound(x, b);
     if (b->rc != MT_OK && b->keep < 0) {
         snprintf(x->status, sizeof x->status,
-                 "passes stopped: %.900s; the %d step%s made before are shown", b->e.msg,
-                 x->pl.n, x->pl.n == 1 ? "" : "s");
+                 "passes stopped: %.900s; the %d step%s made before are shown", b->e.msg, x->pl.n,
+                 x->pl.n == 1 ? "" : "s");
         x->status_err = true;
     }
     x->build = NULL;
@@ -283,7 +282,7 @@ void explore_build_fini(struct explore *x)
 int explore_build(struct explore *x, const struct config *cfg, struct plan *loaded,
                   struct mt_err *e)
 {
-    explore_build_stop(x); /* a new config: the passes of the last stop (it stays shown) */
+    explore_build_stop(x);    /* a new config: the passes of the last stop (it stays shown) */
     view_gantt_cache_free(x); /* the shown plan's layout is not kept through the build: memory */
     struct explore_build *b = xcalloc(1, sizeof *b);
     b->cfg = *cfg;
@@ -306,9 +305,8 @@ int explore_build(struct explore *x, const struct config *cfg, struct plan *load
     atomic_init(&b->bound_ready, false);
     x->wait_stopped = false;
     struct explore_job *job = NULL;
-    if (!explore_wait_ready(x, build_run, build_drop, build_stop, build_describe,
-                            build_base_ready, b,
-                            "building: the scheme's plan, its validation and simulation",
+    if (!explore_wait_ready(x, build_run, build_drop, build_stop, build_describe, build_base_ready,
+                            b, "building: the scheme's plan, its validation and simulation",
                             &job)) {
         x->wait_stopped = true;
         return err_set(e, MT_EINVAL, "stopped by Esc: the plan shown stays");
@@ -346,8 +344,7 @@ int explore_build(struct explore *x, const struct config *cfg, struct plan *load
         struct mt_err se = {0};
         if (want == PASS_ROW_SEARCH && !x->pl.searched && explore_search(x, &se) != MT_OK)
             x->row = PASS_ROW_PREPOSE;
-        if (x->row >= explore_rows(x) ||
-            pass_pipeline_row(&x->pl, (enum pass_row)x->row) == NULL)
+        if (x->row >= explore_rows(x) || pass_pipeline_row(&x->pl, (enum pass_row)x->row) == NULL)
             x->row = PASS_ROW_BASE;
     }
     explore_buckets_fini(x); /* made for the previous config */
@@ -417,8 +414,7 @@ int explore_build_wait_row(struct explore *x, int row)
     x->row_wanted = row;
     char note[200];
     explore_build_note(x, note, sizeof note);
-    snprintf(x->status, sizeof x->status, "%s is not built yet: shown when it is (%s)", name,
-             note);
+    snprintf(x->status, sizeof x->status, "%s is not built yet: shown when it is (%s)", name, note);
     x->status_err = false;
     return R_REDRAW;
 }
