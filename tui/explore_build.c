@@ -10,6 +10,7 @@
 #include <config.h>
 #include "tui/explore.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,7 @@ struct explore_build {
     struct explore_job *job; /* the thread; NULL once joined */
     int keep;                /* Esc: the steps kept (those shown then); -1 all */
     double t0_ms;
-    bool behind; /* on a thread of its own that the keys wait for until the base is made */
+    pthread_t keys;              /* the keys' thread, which made it */
 };
 
 static double build_now_ms(void)
@@ -87,7 +88,7 @@ static bool build_watch(void *ctx, const struct pass_pipeline *pl, const char *n
     if (pl->n == 1)
         b->cpu_base_ms = build_thread_cpu_ms();
     atomic_store_explicit(&b->published, pl->n, memory_order_release);
-    if (pl->n == 1 && b->behind) /* the base shown: the rest yields to the keys */
+    if (pl->n == 1 && !pthread_equal(pthread_self(), b->keys)) /* the rest yields to the keys */
         explore_background_thread();
     build_bound(b);
     return !atomic_load(&b->stop);
@@ -290,7 +291,7 @@ int explore_build(struct explore *x, const struct config *cfg, struct plan *load
     b->rc = MT_EINVAL; /* until it ran */
     b->keep = -1;
     b->t0_ms = build_now_ms();
-    b->behind = x->tick != NULL;
+    b->keys = pthread_self();
     atomic_init(&b->next, NULL);
     atomic_init(&b->round, 0);
     atomic_init(&b->steps, 0);
