@@ -177,7 +177,7 @@ static int bench_explore_at(int mbs, bool quick, bool edit, int runs)
         status |= med > 200;
     }
     if (!edit)
-        printf("  the Gantt view keeps the layouts of the last 3 steps shown: %.0f MB each "
+        printf("  the Gantt view keeps the layouts of the last 2 steps shown: %.0f MB each "
                "(heap)\n", bench_layout_mb(&x, g));
     if (!quick) {
         explore_key(&x, 'p'); /* base shown, as after an edit */

@@ -238,10 +238,10 @@ struct gantt_cache {
     struct gantt_cache *next; /* the layout shown before this one */
 };
 
-/* Layouts kept: the shown step's and the two shown before it (n then p shows a kept one).
- * Each with its index about 20 MB of heap at 4,096 micro-batches of GPT3-13B on 32 devices,
- * 82 MB at 16,384 (bench/bench_explore). */
-#define GANTT_KEEP 3
+/* Layouts kept: the shown step's and the one shown before it (n then p, p then n: a kept
+ * one). Each with its index about 92 MB of heap at 4,096 micro-batches of GPT3-13B on 32
+ * devices, ~4x that at 16,384 (bench/bench_explore): a third would cost as much again. */
+#define GANTT_KEEP 2
 
 static void gantt_cache_free_one(struct gantt_cache *c)
 {
