@@ -122,6 +122,8 @@ EXTRA_DIST += tests/tui/test_search.sh tests/tui/test_replay.sh tests/tui/test_o
 # issue 27: the explorer's screen in priority order at 80x24, 120x40 and 200x50; Esc stops a
 # long tuner run or build within 0.5 s and keeps what ran; CLI progress only on a terminal.
 TESTS += tests/tui/test_screen.sh tests/tui/test_cancel.sh tests/cli/test_progress.sh
+TESTS += tests/tui/test_edit_behind.sh
+EXTRA_DIST += tests/tui/test_edit_behind.sh
 EXTRA_DIST += tests/tui/test_screen.sh tests/tui/test_cancel.sh tests/cli/test_progress.sh
 # ... and the explorer's Gantt drawn by it (what --dump-screen prints), cell by cell.
 check_PROGRAMS += tests/unit/test_view_gantt

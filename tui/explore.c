@@ -142,7 +142,7 @@ static void explore_clamp_cursor(struct explore *x)
 
 /* With offload on (O, --offload) the search's schedules may offload: the bound drops its
  * memory part, as `optimize --search --offload` has it (sim/core/bound.h). */
-static void explore_bound_offload(struct explore *x)
+void explore_bound_offload(struct explore *x)
 {
     if (x->offload && x->have_bound)
         bound_allow_offload(&x->bound);
@@ -254,136 +254,6 @@ int explore_search(struct explore *x, struct mt_err *e)
     return rc;
 }
 
-/* An edit's build (explore_wait_watched): the config's plan, its validation, Mario's passes
- * (which say on the status line which pass runs, and stop at the next pass after Esc) and
- * the lower bound of its work (on the build's thread too: a second at 16,384 micro-batches
- * that Esc could not stop on the keys' thread). */
-struct explore_build_job {
-    struct config cfg;
-    const struct plan *loaded; /* built in place of the config's scheme when given */
-    int rc;
-    struct mt_err e;
-    struct pass_pipeline pl;
-    _Atomic(const char *) next; /* the pass running (NULL: the plan and its validation) */
-    atomic_int round, steps;
-    atomic_bool stop; /* Esc: the passes stop at the next one */
-    struct bound_result bound;
-    bool have_bound;
-};
-
-static bool explore_job_pass(void *ctx, const struct pass_pipeline *pl, const char *next,
-                             int round)
-{
-    struct explore_build_job *j = ctx;
-    atomic_store(&j->round, round);
-    atomic_store(&j->steps, pl->n);
-    atomic_store(&j->next, next);
-    return !atomic_load(&j->stop);
-}
-
-static void explore_job_build(void *arg)
-{
-    struct explore_build_job *j = arg;
-    struct plan *base = (struct plan *)j->loaded;
-    j->rc = MT_OK;
-    if (base == NULL)
-        j->rc = scheme_build(&j->cfg, &base, &j->e);
-    if (j->rc == MT_OK)
-        j->rc = validate_plan(base, &j->e);
-    struct pass_watch w = {explore_job_pass, j};
-    if (j->rc == MT_OK && bound_plan_offloads(base)) /* the passes refuse copies: as given */
-        j->rc = pass_pipeline_as_given(base, &j->pl, &j->e);
-    else if (j->rc == MT_OK)
-        j->rc = pass_pipeline_run_watched(base, &w, &j->pl, &j->e);
-    if (base != j->loaded)
-        plan_free(base);
-    struct mt_err be = {0};
-    j->have_bound = j->rc == MT_OK && j->pl.n > 0 && !atomic_load(&j->stop) &&
-                    bound_plan(j->pl.step[0].plan, &j->bound, &be) == MT_OK;
-}
-
-static void explore_job_stop_build(void *arg)
-{
-    atomic_store(&((struct explore_build_job *)arg)->stop, true);
-}
-
-static void explore_job_describe_build(void *arg, char *buf, size_t n)
-{
-    struct explore_build_job *j = arg;
-    const char *next = atomic_load(&j->next);
-    int round = atomic_load(&j->round), steps = atomic_load(&j->steps);
-    if (next == NULL)
-        snprintf(buf, n, "building: the scheme's plan and its validation");
-    else if (round > 0)
-        snprintf(buf, n, "building: Mario's passes: %s, round %d (%d steps done)", next, round,
-                 steps);
-    else
-        snprintf(buf, n, "building: Mario's passes: %s (%d step%s done)", next, steps,
-                 steps == 1 ? "" : "s");
-}
-
-/* Frees a build nobody took: stopped by Esc, or never run. */
-static void explore_job_drop_build(void *arg)
-{
-    struct explore_build_job *j = arg;
-    if (j->rc == MT_OK)
-        pass_pipeline_fini(&j->pl);
-    free(j);
-}
-
-static int explore_build(struct explore *x, const struct config *cfg, struct plan *loaded,
-                         struct mt_err *e)
-{
-    view_gantt_cache_free(x); /* the shown plan's layout is not kept through the build: memory */
-    struct explore_build_job *j = xcalloc(1, sizeof *j);
-    j->cfg = *cfg;
-    j->loaded = loaded;
-    j->rc = MT_EINVAL; /* until it ran */
-    atomic_init(&j->next, NULL);
-    atomic_init(&j->round, 0);
-    atomic_init(&j->steps, 0);
-    atomic_init(&j->stop, false);
-    x->wait_stopped = false;
-    if (!explore_wait_watched(x, explore_job_build, explore_job_drop_build,
-                              explore_job_stop_build, explore_job_describe_build, j,
-                              "building: the scheme's plan, Mario's passes, their simulations")) {
-        x->wait_stopped = true;
-        return err_set(e, MT_EINVAL, "stopped by Esc: the plan shown stays");
-    }
-    int rc = j->rc;
-    struct pass_pipeline pl = j->pl;
-    struct bound_result bound = j->bound;
-    bool have_bound = j->have_bound;
-    if (rc != MT_OK)
-        *e = j->e;
-    free(j);
-    if (rc != MT_OK)
-        return rc;
-    if (x->have_pl)
-        pass_pipeline_fini(&x->pl);
-    x->pl = pl;
-    x->have_pl = true;
-    explore_buckets_fini(x); /* made for the previous config */
-    x->cfg = *cfg;
-    x->cfg_gen++;
-    if (x->row == PASS_ROW_SEARCH) { /* shown before the edit: search the new config too */
-        struct mt_err se = {0};
-        if (explore_search(x, &se) != MT_OK)
-            x->row = PASS_ROW_PREPOSE;
-    }
-    if (x->row >= explore_rows(x))
-        x->row = PASS_ROW_BASE;
-    /* the base's bound, made by the build (a search shown before the edit keeps it: the same
-     * work) */
-    x->bound = bound;
-    x->have_bound = have_bound;
-    x->bound_of = have_bound ? x->pl.step[0].plan : NULL;
-    explore_bound_offload(x);
-    explore_fit(x);
-    explore_refresh(x);
-    return MT_OK;
-}
-
 int explore_init(struct explore *x, const struct config *cfg, struct plan *loaded, bool utf8,
                  struct mt_err *e)
 {
@@ -392,6 +262,7 @@ int explore_init(struct explore *x, const struct config *cfg, struct plan *loade
     x->loaded = loaded;
     x->tick_every_ms = EXPLORE_TICK_MS;
     x->row = PASS_ROW_BASE;
+    x->row_wanted = -1;
     int rc = explore_build(x, loaded ? plan_config(loaded) : cfg, loaded, e);
     if (rc != MT_OK) {
         plan_free(x->loaded);
@@ -404,6 +275,7 @@ int explore_init(struct explore *x, const struct config *cfg, struct plan *loade
 
 void explore_fini(struct explore *x)
 {
+    explore_build_fini(x); /* a build's passes stopped, joined, dropped; x->pl with them */
     explore_wait_reap(x);
     if (x->have_meas)
         align_result_fini(&x->meas);
@@ -581,10 +453,22 @@ void explore_status_oom(struct explore *x, bool first)
     x->status_err = true;
 }
 
+static void explore_refresh_shown(struct explore *x, bool keep_layouts);
+
 int explore_set_row(struct explore *x, int row)
 {
     if (row < 0 || row >= explore_rows(x))
         return MT_EINVAL;
+    x->row_wanted = -1; /* the user's choice from now on */
+    if (x->build != NULL && (row == PASS_ROW_SEARCH || row == PASS_ROW_PREPOSE ||
+                             pass_pipeline_row(&x->pl, (enum pass_row)row) == NULL)) {
+        explore_build_wait_row(x, row); /* not made yet: says so, shows it when it is */
+        return MT_EINVAL;
+    }
+    if (row != PASS_ROW_SEARCH && pass_pipeline_row(&x->pl, (enum pass_row)row) == NULL) {
+        explore_build_wait_row(x, row); /* the passes were stopped */
+        return MT_EINVAL;
+    }
     if (row == PASS_ROW_SEARCH && !x->pl.searched) {
         struct mt_err e = {0};
         if (explore_search(x, &e) != MT_OK) {
@@ -595,19 +479,29 @@ int explore_set_row(struct explore *x, int row)
     }
     x->row = row;
     x->bucket_on = false;
-    explore_refresh(x);
+    explore_refresh_shown(x, true);
     return MT_OK;
 }
 
-void explore_refresh(struct explore *x)
+/* explore_refresh; keep_layouts: only the step shown changed, the plans are those of before,
+ * so the Gantt's layouts of the steps shown before stay (tui/view_gantt.c keeps a few). */
+static void explore_refresh_shown(struct explore *x, bool keep_layouts)
 {
     x->shown_gen++; /* what frames kept of the shown step is of another plan now */
-    view_gantt_cache_free(x); /* at once, not beside the next one: ~100 MB at 4,096 x 32 */
+    if (keep_layouts)
+        view_gantt_cache_forget_measured(x); /* aligned to the step shown before */
+    else
+        view_gantt_cache_free(x); /* at once, not beside the next one: ~100 MB at 4,096 x 32 */
     explore_bound_update(x);
     explore_clamp_cursor(x);
     if (x->critical)
         explore_critical_path(x);
     explore_realign(x);
+}
+
+void explore_refresh(struct explore *x)
+{
+    explore_refresh_shown(x, false);
 }
 
 void explore_toggle_critical(struct explore *x)
@@ -751,8 +645,10 @@ void explore_tune_load(struct explore *x)
         x->status_err = true;
         return;
     }
-    if (explore_set_row(x, row) != MT_OK)
+    if (x->build == NULL && explore_set_row(x, row) != MT_OK)
         return;
+    if (x->build != NULL && row != x->row)
+        x->row_wanted = row; /* shown once its passes have made it */
     snprintf(x->status, sizeof x->status, "loaded %s (%s), shown at %s", label,
              k->search ? "the search's schedule"
              : k->ckpt ? "Mario's checkpointing"

@@ -20,6 +20,7 @@ struct cells;
 struct gantt_cache;
 struct copy_cache;
 struct explore_job;
+struct explore_build;
 struct mt_err;
 struct ckpt_plan;
 struct ckpt_plan_report;
@@ -77,13 +78,15 @@ struct explore {
      * redrew everything from the plan): every change of a shown plan, simulation or measured
      * row goes through explore_refresh or explore_realign, which count it in shown_gen. The
      * boxes and op kinds of the shown step (explore_shown_*) and the Gantt view's layout of
-     * it with its row index (tui/view_gantt.c) are kept for (step, shown_gen). */
+     * it with its row index (tui/view_gantt.c) are kept for (step, shown_gen); the layouts
+     * of the last few steps shown stay while their plans do (n then p). */
     unsigned shown_gen;
     const struct pass_step *summary_of;
     unsigned summary_gen;
     int summary_boxes;
     bool summary_ops[OP__COUNT];
-    struct gantt_cache *gantt_cache; /* owned (view_gantt_cache_free) */
+    struct gantt_cache *gantt_cache; /* owned (view_gantt_cache_free): the layouts of the
+                                      * last steps shown, the shown one first */
     struct copy_cache *copy_cache;   /* owned (view_copy_cache_free) */
     enum explore_mode mode;
     enum explore_prompt prompt;
@@ -103,7 +106,13 @@ struct explore {
     const char *waiting;
     double wait_t0;
     bool wait_stopped;
-    struct explore_job *orphan;
+    struct explore_job *orphan; /* a list of them */
+    /* An edit's passes going on behind its base plan (tui/explore_build.c): while build is
+     * not NULL, pl mirrors the steps it has made (pl is then not owned) and row_wanted (-1
+     * none) is the row shown before the edit, shown again once it is made. */
+    struct explore_build *build;
+    int row_wanted;
+    double build_cpu_base_ms, build_cpu_ms; /* the last build's thread: base, all (bench) */
     bool tune_search;         /* ... with the search as a third checkpointing mode (S) */
     bool tune_offload;        /* ... whose searches may offload (x->offload when it ran) */
     /* Offload (issue 29; --offload, O): the search step, and the tuner's search mode, may
@@ -281,8 +290,49 @@ bool explore_wait(struct explore *x, explore_work_fn work, explore_work_fn drop,
 bool explore_wait_watched(struct explore *x, explore_work_fn work, explore_work_fn drop,
                           explore_work_fn stop, void (*describe)(void *arg, char *buf, size_t n),
                           void *arg, const char *what);
-/* Joins a stopped piece of work and drops it (explore_fini, and before the next wait). */
+/* explore_wait_watched that ends once ready(arg) holds (or work has ended), work going on
+ * behind: *behind is then its thread (NULL when it ran here), to be asked explore_job_ended,
+ * joined (explore_job_join: the thread, not arg), or left to end unseen (explore_job_orphan:
+ * then dropped). The keys wait for what work makes first: its thread keeps their priority
+ * until work calls explore_background_thread, once ready. Headless work runs here to its end. */
+bool explore_wait_ready(struct explore *x, explore_work_fn work, explore_work_fn drop,
+                        explore_work_fn stop, void (*describe)(void *arg, char *buf, size_t n),
+                        bool (*ready)(void *arg), void *arg, const char *what,
+                        struct explore_job **behind);
+bool explore_job_ended(const struct explore_job *j);
+void explore_job_join(struct explore_job *j);
+void explore_job_orphan(struct explore *x, struct explore_job *j);
+/* Joins the stopped pieces of work and drops them (explore_fini); or only those that have
+ * ended (as the loop goes). The next wait waits for them first. */
 void explore_wait_reap(struct explore *x);
+void explore_wait_reap_ended(struct explore *x);
+
+/* An edit's build (tui/explore_build.c). Shows config cfg (or the plan loaded, when given)
+ * once its base plan is made: headless, once every step is; on a terminal (x->tick) the
+ * bound, the passes and the search step (when it was shown) go on behind it, and the pass
+ * bar fills in as explore_build_poll finds their steps. On failure nothing changes and e
+ * says why. */
+int explore_build(struct explore *x, const struct config *cfg, struct plan *loaded,
+                  struct mt_err *e);
+/* Takes the steps made since the last call, and the whole pipeline once the build has ended;
+ * the row asked for before it was made is then shown. R_REDRAW when the frame changed,
+ * R_STATUS (the status line's progress) while it runs, R_NONE when no build runs. The
+ * loop calls it every ~100 ms while explore_build_running. */
+int explore_build_poll(struct explore *x);
+bool explore_build_running(const struct explore *x);
+/* Esc while the passes run: they stop at the next one, the steps made are kept and the status
+ * line says so. R_NONE when none run. */
+int explore_build_stop(struct explore *x);
+/* A row not made (yet): the status line says so; shown when it comes (the search is then run
+ * after the passes). R_REDRAW. */
+int explore_build_wait_row(struct explore *x, int row);
+/* What the running passes do, for the status line ("passes 2/4: overlap (2 steps made),
+ * 1.2 s"); false when none run. */
+bool explore_build_note(const struct explore *x, char *buf, size_t n);
+/* The shown pipeline released: a build going on is stopped and dropped once it ends
+ * (explore_build_fini: joined now). */
+void explore_build_release(struct explore *x);
+void explore_build_fini(struct explore *x);
 
 /* Views (tui/view_*.c). */
 void view_gantt_draw(struct explore *x, struct cells *g, int top, int height);
@@ -307,7 +357,9 @@ void explore_refresh(struct explore *x);
  * whether it holds each op kind, counted once per shown step. */
 int explore_shown_boxes(struct explore *x);
 const bool *explore_shown_ops(struct explore *x);
-/* What the Gantt view keeps between frames, released (explore_fini). */
+/* What the Gantt view keeps between frames (the layouts of the last steps shown), released
+ * (explore_fini, a new pipeline); or only the layouts with a measured row (aligned to the
+ * step that was shown). */
 void view_gantt_cache_free(struct explore *x);
 /* The copy rows of a plan that offloads (tui/view_copy.c): whether the shown step has them (1)
  * or not (0); screen rows from the Gantt's top of lane's first row and of device dev's copy row
@@ -326,6 +378,11 @@ void view_copy_draw(struct explore *x, struct cells *g, int top, int bottom, int
 void view_copy_cache_free(struct explore *x);
 /* The legend's swatch of op (OF or RL): its glyph on the copy row. */
 void view_copy_swatch(struct explore *x, struct cells *g, int col, int y, enum op op);
+void view_gantt_cache_forget_measured(struct explore *x);
+
+/* With offload on (O, --offload) the search's schedules may offload: the shown bound drops its
+ * memory part, as `optimize --search --offload` has it (sim/core/bound.h). */
+void explore_bound_offload(struct explore *x);
 
 /* Numbers in units that fit them (tui/view_units.c); unit-cost plans in t and M_θ. */
 void explore_fmt_bytes(const struct explore *x, double v, char *buf, size_t n); /* "2.78M" */

@@ -302,6 +302,8 @@ static int a_cap_minus(struct explore *x) { return explore_edit(x, EDIT_CAP, -1)
 static int a_cap_plus(struct explore *x) { return explore_edit(x, EDIT_CAP, +1); }
 
 static int a_buckets(struct explore *x) { return explore_buckets_open(x); }
+/* Esc: an edit's passes that run behind its base plan stop, keeping the steps made. */
+static int a_stop(struct explore *x) { return explore_build_stop(x); }
 static int a_marks(struct explore *x) { return explore_toggle_marks(x); }
 static int a_offload(struct explore *x) { return explore_toggle_offload(x); }
 
@@ -320,7 +322,7 @@ static const struct {
     {'b', a_mbs_minus}, {'B', a_mbs_plus}, {'v', a_chunks_minus}, {'V', a_chunks_plus},
     {'[', a_cap_minus}, {']', a_cap_plus},
     {'i', a_iter_minus}, {'I', a_iter_plus}, {'u', a_update_minus}, {'U', a_update_plus},
-    {'a', a_buckets}, {'r', a_replay}, {'*', a_marks}, {'O', a_offload},
+    {'a', a_buckets}, {'r', a_replay}, {'*', a_marks}, {'O', a_offload}, {27, a_stop},
 };
 
 /* "/" search: "12" (micro-batch), "BW" (op), "BW12" (op and micro-batch); the next match

@@ -313,7 +313,18 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
             refresh();
             redraw = false;
         }
+        /* an edit's passes behind its base plan: their steps as they come, their progress */
+        timeout(explore_build_running(x) ? 100 : 250);
         int key = getch();
+        int built = explore_build_poll(x);
+        if (built & R_REDRAW) {
+            redraw = true;
+        } else if (built == R_STATUS && key == ERR && g != NULL && g->w == COLS &&
+                   g->h == LINES) {
+            explore_draw_status(x, g);
+            screen_blit_rows(g, LINES - 1, LINES);
+            refresh();
+        }
         if (tuner.running && atomic_load(&tuner.finished)) { /* stopped earlier: now done */
             screen_tuner_collect(x, &tuner, false);
             redraw = true;

@@ -309,7 +309,14 @@ static void frame_status(struct explore *x, struct cells *g)
                      (int)(100 * done / budget), done, x->search_budget);
         return;
     }
-    char line[sizeof x->status + 8];
+    char line[sizeof x->status + 8], note[200];
+    if (explore_build_note(x, note, sizeof note)) { /* an edit's passes, behind its base */
+        int cx = cells_printf(g, 0, y, g->w, PAL_TEXT, PAL_BG, CELL_BOLD,
+                              "%s   Esc: stop (keeps the steps made)", note);
+        if (cx + 3 < g->w)
+            cells_printf(g, cx, y, g->w - cx, PAL_TEXT_DIM, PAL_BG, 0, "   %s", x->status);
+        return;
+    }
     frame_status_fit(x, g->w, line, sizeof line);
     cells_text(g, 0, y, g->w, line, x->status_err ? PAL_MEM_OVER : PAL_TEXT_DIM, PAL_BG,
                x->status_err ? CELL_BOLD : 0);

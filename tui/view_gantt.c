@@ -215,10 +215,14 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
 
 /* What frames keep of the shown step (tui/explore.h): render/'s layout of it as the terminal
  * draws it (no labels, no legend; its measured or replayed row when shown) and the index of
- * its rows, for (step, shown_gen, measured row shown, replayed). Zoom, pan, the cursor, the
- * critical path and the change marks are drawn over it and never make it again. */
+ * its rows, for (step, its plan, measured row shown, replayed; shown_gen when a measured row
+ * is shown, as it is aligned to the shown step). Zoom, pan, the cursor, the critical path and
+ * the change marks are drawn over it and never make it again. The layouts of the last
+ * GANTT_KEEP steps shown are kept (issue 27: n/p at 16,384 micro-batches made ~3 M items
+ * again at each step), most recent first, in a list from x->gantt_cache. */
 struct gantt_cache {
     const struct pass_step *step;
+    const struct plan *plan;
     unsigned gen;
     int rpl;
     bool replayed;
@@ -231,13 +235,16 @@ struct gantt_cache {
     double *end_max;
     bool *by_time;
     bool iterations; /* the layout marks where iterations start (async plans) */
+    struct gantt_cache *next; /* the layout shown before this one */
 };
 
-void view_gantt_cache_free(struct explore *x)
+/* Layouts kept: the shown step's and the one shown before it (n then p, p then n: a kept
+ * one). Each with its index about 92 MB of heap at 4,096 micro-batches of GPT3-13B on 32
+ * devices, ~4x that at 16,384 (bench/bench_explore): a third would cost as much again. */
+#define GANTT_KEEP 2
+
+static void gantt_cache_free_one(struct gantt_cache *c)
 {
-    struct gantt_cache *c = x->gantt_cache;
-    if (c == NULL)
-        return;
     layout_free(c->l);
     cells_gantt_index_free(c->ix);
     free(c->off);
@@ -245,7 +252,59 @@ void view_gantt_cache_free(struct explore *x)
     free(c->end_max);
     free(c->by_time);
     free(c);
-    x->gantt_cache = NULL;
+}
+
+void view_gantt_cache_free(struct explore *x)
+{
+    while (x->gantt_cache != NULL) {
+        struct gantt_cache *c = x->gantt_cache;
+        x->gantt_cache = c->next;
+        gantt_cache_free_one(c);
+    }
+}
+
+void view_gantt_cache_forget_measured(struct explore *x)
+{
+    for (struct gantt_cache **pc = &x->gantt_cache; *pc != NULL;) {
+        struct gantt_cache *c = *pc;
+        if (c->rpl == 2) {
+            *pc = c->next;
+            gantt_cache_free_one(c);
+        } else {
+            pc = &c->next;
+        }
+    }
+}
+
+/* The kept layout of what is shown, moved to the front of the list; NULL when none. Keeps
+ * GANTT_KEEP - 1 others at most (room for one to be made). */
+static struct gantt_cache *gantt_cache_find(struct explore *x, const struct pass_step *st,
+                                            int rpl, bool replayed)
+{
+    struct gantt_cache **pc = &x->gantt_cache, *hit = NULL;
+    for (; *pc != NULL; pc = &(*pc)->next) {
+        struct gantt_cache *c = *pc;
+        if (c->step == st && c->plan == st->plan && c->rpl == rpl && c->replayed == replayed &&
+            (rpl == 1 || c->gen == x->shown_gen)) {
+            *pc = c->next;
+            hit = c;
+            break;
+        }
+    }
+    if (hit != NULL) {
+        hit->next = x->gantt_cache;
+        x->gantt_cache = hit;
+        return hit;
+    }
+    int kept = 0;
+    for (pc = &x->gantt_cache; *pc != NULL && kept < GANTT_KEEP - 1; pc = &(*pc)->next)
+        kept++;
+    while (*pc != NULL) { /* the oldest go first: memory */
+        struct gantt_cache *c = *pc;
+        *pc = c->next;
+        gantt_cache_free_one(c);
+    }
+    return NULL;
 }
 
 /* The simulated rows' boxes of c's layout, row by row (struct gantt_cache). */
@@ -293,11 +352,9 @@ static const struct gantt_cache *gantt_cached(struct explore *x, int rpl, struct
 {
     const struct pass_step *st = explore_step(x);
     bool replayed = rpl == 2 && gantt_replayed(x);
-    struct gantt_cache *c = x->gantt_cache;
-    if (c != NULL && c->step == st && c->gen == x->shown_gen && c->rpl == rpl &&
-        c->replayed == replayed)
+    struct gantt_cache *c = gantt_cache_find(x, st, rpl, replayed);
+    if (c != NULL)
         return c;
-    view_gantt_cache_free(x);
     const struct plan *p = st->plan;
     double *ms = NULL, *me = NULL;
     if (rpl == 2)
@@ -311,9 +368,10 @@ static const struct gantt_cache *gantt_cached(struct explore *x, int rpl, struct
     if (rc != MT_OK)
         return NULL;
     c = xcalloc(1, sizeof *c);
-    c->step = st, c->gen = x->shown_gen, c->rpl = rpl, c->replayed = replayed;
+    c->step = st, c->plan = p, c->gen = x->shown_gen, c->rpl = rpl, c->replayed = replayed;
     c->l = l, c->ix = cells_gantt_index_new(l, 0);
     gantt_cache_rows(c);
+    c->next = x->gantt_cache;
     x->gantt_cache = c;
     return c;
 }

@@ -348,8 +348,9 @@ static bool pass_pipeline_go_on(struct pass_pipeline *pl, const struct pass_watc
     return false;
 }
 
-/* The pipeline's first step: base as given, validated and simulated. */
-static int pass_pipeline_base(const struct plan *base, struct pass_pipeline *out,
+/* The pipeline's first step: base as given, validated and simulated; keep: base is the step's
+ * plan, taken with what was resolved of it as it was validated (sim/core/vpipe.h), not a copy. */
+static int pass_pipeline_base(const struct plan *base, bool keep, struct pass_pipeline *out,
                               struct mt_err *e)
 {
     struct pass_step *st = &out->step[0];
@@ -358,7 +359,7 @@ static int pass_pipeline_base(const struct plan *base, struct pass_pipeline *out
     int rc = validate_plan_sim(base, &st->sim, e);
     if (rc != MT_OK)
         return err_wrap(e, "base plan");
-    st->plan = plan_clone(base);
+    st->plan = keep ? (struct plan *)base : plan_clone(base);
     pass_changes_init(&st->changes);
     st->changes.step_in = st->changes.step_out = st->sim.step_time;
     out->n = 1;
@@ -368,7 +369,7 @@ static int pass_pipeline_base(const struct plan *base, struct pass_pipeline *out
 int pass_pipeline_as_given(const struct plan *base, struct pass_pipeline *out, struct mt_err *e)
 {
     memset(out, 0, sizeof *out);
-    TRY(pass_pipeline_base(base, out, e));
+    TRY(pass_pipeline_base(base, false, out, e));
     out->as_given = true;
     return MT_OK;
 }
@@ -393,12 +394,14 @@ int pass_pipeline_run(const struct plan *base, struct pass_pipeline *out, struct
     return pass_pipeline_run_watched(base, NULL, out, e);
 }
 
-int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *w,
-                              struct pass_pipeline *out, struct mt_err *e)
+/* The pipeline; keep: a failed pass leaves the steps before it, and base is the first step's
+ * plan, not a copy (pass_pipeline_run_shown: it takes base). */
+static int pass_pipeline_run_keep(const struct plan *base, const struct pass_watch *w, bool keep,
+                                  struct pass_pipeline *out, struct mt_err *e)
 {
     memset(out, 0, sizeof *out);
     TRY(pass_refuse_copies(base, e));
-    TRY(pass_pipeline_base(base, out, e));
+    TRY(pass_pipeline_base(base, keep, out, e));
     if (!pass_pipeline_go_on(out, w, PASS_CHECKPOINT, 0))
         return MT_OK;
     int rc = pass_pipeline_step(out, PASS_CHECKPOINT, 0, e);
@@ -413,8 +416,25 @@ int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *
         if (rc == MT_OK && !out->stopped && out->step[out->n - 1].changes.n == 0)
             break;
     }
-    if (rc != MT_OK)
+    if (rc != MT_OK && keep)
+        out->stopped = true; /* base and the steps after it stay */
+    else if (rc != MT_OK)
         pass_pipeline_fini(out);
+    return rc;
+}
+
+int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *w,
+                              struct pass_pipeline *out, struct mt_err *e)
+{
+    return pass_pipeline_run_keep(base, w, false, out, e);
+}
+
+int pass_pipeline_run_shown(struct plan *base, const struct pass_watch *w,
+                            struct pass_pipeline *out, struct mt_err *e)
+{
+    int rc = pass_pipeline_run_keep(base, w, true, out, e);
+    if (out->n == 0) /* not taken: it failed before its step */
+        plan_free(base);
     return rc;
 }
 

@@ -175,6 +175,13 @@ struct pass_watch {
  * made so far (base at least) and out->stopped; pass_pipeline_row then finds only those. */
 int pass_pipeline_run_watched(const struct plan *base, const struct pass_watch *w,
                               struct pass_pipeline *out, struct mt_err *e);
+/* pass_pipeline_run_watched for a watcher that shows the steps while the pipeline runs on
+ * (the explorer): when a pass fails, the steps made before it (base at least) stay in out,
+ * out->stopped, and its error is returned; nothing shown is freed under the watcher. Takes
+ * ownership of base (freed when it fails before its step): the base step's plan is base itself
+ * with what validating it resolved, not a copy to resolve again. */
+int pass_pipeline_run_shown(struct plan *base, const struct pass_watch *w,
+                            struct pass_pipeline *out, struct mt_err *e);
 void pass_pipeline_fini(struct pass_pipeline *pl);
 /* A pipeline of base alone, validated and simulated, with out->as_given: for a plan the passes
  * refuse (one that offloads, OF/RL), shown as it is. pass_pipeline_row finds only base. */

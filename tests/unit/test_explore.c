@@ -9,12 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/config.h"
+#include "model/presets.h"
 #include "model/scheme_registry.h"
 #include "render/paint_cells.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
+#include "sim/schemes/scheme.h"
 #include "tests/check.h"
 #include "tui/explore.h"
 #include "util/err.h"
@@ -430,9 +433,11 @@ static void test_help_schemes(void)
     explore_fini(&x);
 }
 
-/* What frames keep of the shown step (its layout, its boxes) is never stale: after every key
- * of n p m M + 0 (m and M: a new pipeline in the same step slots), every row but the status
- * line is the frame of an explorer opened on that config and shown that step and window. */
+/* What frames keep of the shown step (its layout, its boxes; the layouts of the steps shown
+ * before it) is never stale: after every key of n p m M + 0 (m and M: a new pipeline in the
+ * same step slots; n and p back and forth: a kept layout shown again), every row but the
+ * status line is the frame of an explorer opened on that config and shown that step and
+ * window. */
 static void test_frames_kept(void)
 {
     struct config c;
@@ -445,7 +450,7 @@ static void test_frames_kept(void)
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&a, &c, NULL, true, &e), MT_OK);
     struct cells *ga = cells_new(120, 40, true), *gb = cells_new(120, 40, true);
-    const char *keys = "npmM+0nm";
+    const char *keys = "npmM+0nmnnpnppnnnpppmnp";
     for (const char *k = keys; *k; k++) {
         explore_draw(&a, ga);
         explore_key(&a, *k);
@@ -470,8 +475,147 @@ static void test_frames_kept(void)
     explore_fini(&a);
 }
 
+
+/* Edits on a terminal (x->tick set): the base plan is shown when the edit returns, the passes
+ * go on behind it (issue 27 item 1). Waited for, they make the steps a pipeline run on the new
+ * config makes (what `optimize` prints: pass_pipeline_run), the pass bar filling in; a row
+ * asked for before it is made says so and is shown once it is; Esc stops them and keeps the
+ * steps made, the base shown and the frame whole; a second edit while they run starts over
+ * from its config. GPT3-13B, V on 8 devices x 256 micro-batches (passes of some ms each). */
+static bool tick_go_on(void *ctx)
+{
+    (void)ctx;
+    return true;
+}
+
+static void wait_build(struct explore *x)
+{
+    for (int i = 0; i < 600000 && explore_build_running(x); i++) {
+        explore_build_poll(x);
+        struct timespec nap = {0, 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    explore_build_poll(x);
+}
+
+/* The steps of x's pipeline against pass_pipeline_run on its config: names, times, plans. */
+static void check_same_as_run(struct explore *x)
+{
+    struct plan *base = NULL;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(scheme_build(&x->cfg, &base, &e), MT_OK);
+    struct pass_pipeline want;
+    CHECK_EQ_INT(pass_pipeline_run(base, &want, &e), MT_OK);
+    CHECK_EQ_INT(x->pl.n, want.n);
+    CHECK(!x->pl.stopped);
+    for (int i = 0; i < want.n && i < x->pl.n; i++) {
+        CHECK(strcmp(x->pl.step[i].name, want.step[i].name) == 0);
+        CHECK(x->pl.step[i].sim.step_time == want.step[i].sim.step_time);
+        CHECK(x->pl.step[i].sim.dev[0].peak_mem == want.step[i].sim.dev[0].peak_mem);
+        CHECK_EQ_INT(x->pl.step[i].changes.n, want.step[i].changes.n);
+        CHECK_EQ_INT(plan_total(x->pl.step[i].plan), plan_total(want.step[i].plan));
+    }
+    pass_pipeline_fini(&want);
+    plan_free(base);
+}
+
+static void test_edit_behind(void)
+{
+    struct config c;
+    config_default(&c);
+    struct mt_err e = {0};
+    CHECK_EQ_INT(presets_model("GPT3-13B", &c.model, &e), MT_OK);
+    c.scheme = SCHEME_V;
+    c.num_device = 8;
+    c.num_microbatches = 256;
+    c.global_batch_size = 256 * c.micro_batch_size;
+    struct explore x;
+    CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
+    struct cells *g = cells_new(120, 40, true);
+    x.w = 120, x.h = 40;
+    x.tick = tick_go_on;
+    explore_draw(&x, g);
+
+    /* m, waited for: the steps of a pipeline run on 255 micro-batches, and the bound */
+    explore_key(&x, 'm');
+    CHECK_EQ_INT(x.cfg.num_microbatches, 255);
+    CHECK(x.pl.n >= 1 && x.row == PASS_ROW_BASE);
+    CHECK(strncmp(x.status, "micro-batches 256 -> 255", 24) == 0);
+    char line[512];
+    if (explore_build_running(&x)) { /* the status line says what runs and how to stop it */
+        explore_draw(&x, g);
+        row_text(g, 39, line, sizeof line);
+        CHECK(strstr(line, "Esc: stop (keeps the steps made)") != NULL);
+        CHECK(strncmp(line, "passes ", 7) == 0 || strncmp(line, "search", 6) == 0);
+        /* n to a step not made yet: said, then shown when made */
+        if (pass_pipeline_row(&x.pl, PASS_ROW_CKPT) == NULL) {
+            explore_key(&x, 'n');
+            CHECK_EQ_INT(x.row, PASS_ROW_BASE);
+            CHECK_STR_CONTAINS(x.status, "ckpt is not built yet: shown when it is");
+        }
+    }
+    wait_build(&x);
+    CHECK(!explore_build_running(&x));
+    check_same_as_run(&x);
+    CHECK(x.have_bound);
+    explore_draw(&x, g);
+
+    /* Esc at once: the base (and what was made before the Esc) kept, said, usable */
+    explore_set_row(&x, PASS_ROW_BASE);
+    explore_key(&x, 'm');
+    CHECK_EQ_INT(x.cfg.num_microbatches, 254);
+    bool ran = explore_build_running(&x);
+    CHECK(ran); /* 4 passes of some ms each: still running */
+    if (ran) {
+        int kept = x.pl.n;
+        CHECK_EQ_INT(explore_key(&x, 27), R_REDRAW);
+        CHECK(strncmp(x.status, "passes stopped by Esc: base", 27) == 0);
+        wait_build(&x);
+        CHECK_EQ_INT(x.pl.n, kept);
+        CHECK(x.pl.stopped);
+        CHECK_EQ_INT(x.row, PASS_ROW_BASE);
+        CHECK(strncmp(x.status, "passes stopped by Esc: base", 27) == 0);
+        explore_draw(&x, g);
+        row_text(g, 39, line, sizeof line);
+        CHECK(strncmp(line, "passes stopped by Esc: base", 27) == 0);
+        row_text(g, 0, line, sizeof line);
+        CHECK(strstr(line, "N 254 ") != NULL);
+        CHECK(strstr(line, "GPT3-13B") != NULL);
+        /* a step not made: says so, and keys go on */
+        for (int i = 0; i < PASS_ROW__COUNT; i++)
+            explore_key(&x, 'n');
+        CHECK(x.pl.n == PASS_ROW__COUNT || strstr(x.status, "was not built: the passes were "
+                                                            "stopped") != NULL);
+        explore_key(&x, 'l');
+        explore_draw(&x, g);
+    }
+
+    /* two edits in a row: the second starts over; waited for, the steps of 252 */
+    explore_key(&x, 'm');
+    explore_key(&x, 'm');
+    CHECK_EQ_INT(x.cfg.num_microbatches, 252);
+    wait_build(&x);
+    check_same_as_run(&x);
+
+    /* an edit from prepose shows base, then prepose once the passes are done */
+    explore_set_row(&x, PASS_ROW_PREPOSE);
+    explore_key(&x, 'M');
+    if (explore_build_running(&x))
+        CHECK_EQ_INT(x.row, PASS_ROW_BASE);
+    wait_build(&x);
+    CHECK_EQ_INT(x.row, PASS_ROW_PREPOSE);
+    check_same_as_run(&x);
+    explore_draw(&x, g);
+
+    /* q while the passes run: explore_fini stops and drops them (no leak, no wait for all) */
+    explore_key(&x, 'M');
+    cells_free(g);
+    explore_fini(&x);
+}
+
 int main(void)
 {
+    test_edit_behind();
     test_frames_kept();
     test_help_schemes();
     test_bound_search();
