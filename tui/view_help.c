@@ -48,6 +48,7 @@ static const char *const help_lines[] = {
     "                      load it);  wheel: zoom around the pointer;  drag: pan",
     "  ?, F1               this help;  q, F10  quit",
     "Edits are all or nothing: a value the scheme refuses is stepped over to the nearest it allows.",
+    "An edit shows its base at once, the passes behind it (Esc stops them, keeping the steps made).",
     "",
     "Ops: FW forward, CFW checkpointed forward, RC recompute, BW backward, B and W its input-",
     "and weight-gradient halves (split backward), AR allreduce, OS optimizer step; RA/RG/SA/SG",
