@@ -51,6 +51,16 @@ long search_budget_default(int n_ops)
     return b < 4000 ? 4000 : b > 400000 ? 400000 : (long)b;
 }
 
+long search_budget(const struct search_opts *o, int n_ops)
+{
+    if (o->budget > 0)
+        return o->budget;
+    if (!o->quick)
+        return search_budget_default(n_ops);
+    long q = 6000000L / (n_ops > 1 ? n_ops : 1);
+    return q < 4000 ? 4000 : q > 40000 ? 40000 : q;
+}
+
 /* The share of the budget the multi-start of randomised list schedules gets. */
 enum { MULTI_PCT = 40 };
 
@@ -186,11 +196,7 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
     }
     if (rc != MT_OK)
         goto done;
-    long budget = o->budget > 0 ? o->budget : search_budget_default(c.n_ops);
-    if (o->budget <= 0 && o->quick) {
-        long q = 6000000L / (c.n_ops > 1 ? c.n_ops : 1);
-        budget = q < 4000 ? 4000 : q > 40000 ? 40000 : q;
-    }
+    long budget = search_budget(o, c.n_ops);
     struct search_progress prog = {o->progress, o->progress_ctx, 0, SEARCH_PROGRESS_EVERY,
                                    budget, false};
     if (o->progress != NULL)
