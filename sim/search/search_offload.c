@@ -117,20 +117,34 @@ static int offload_count(const struct plan *p)
 /* The starts: the searched schedule, the same with every checkpoint offloaded (each RL at
  * its recompute's place), and every forward offloaded from the base and from the searched
  * plan (offload_all, each RL 0 .. OFFLOAD_ALL_BACK compute instructions early). */
-enum { OFFLOAD_ALL_BACK = 3, OFFLOAD_STARTS = 2 + 2 * (OFFLOAD_ALL_BACK + 1) };
+enum { OFFLOAD_ALL_BACK = 3, OFFLOAD_LISTS = 12, OFFLOAD_RUNS = 4,
+       OFFLOAD_STARTS = 2 + 2 * (OFFLOAD_ALL_BACK + 1) + 2 * OFFLOAD_LISTS };
+
+/* s[0]'s checkpoints offloaded into s[1]. */
+static void offload_every_ckpt(const struct search_ctx *c, struct search_sched *s)
+{
+    search_sched_copy(c, &s[1], &s[0]);
+    for (int key = 0; key < c->keys; key++)
+        if (s[1].ck[key] == SEARCH_CK_CKPT)
+            s[1].ck[key] = SEARCH_CK_OFFLOAD;
+}
 
 static int offload_starts(const struct search_ctx *c, const struct plan *in,
                           const struct plan *base, struct search_sched *st)
 {
     int n = 0;
     if (search_sched_from_plan(c, in, &st[n], NULL) == MT_OK) {
-        n++;
-        search_sched_copy(c, &st[n], &st[n - 1]);
-        for (int key = 0; key < c->keys; key++)
-            if (st[n].ck[key] == SEARCH_CK_CKPT)
-                st[n].ck[key] = SEARCH_CK_OFFLOAD;
-        n++;
+        offload_every_ckpt(c, &st[n]);
+        n += 2;
     }
+    /* the schedule search's list schedules (search.c's twelve) and the same offloaded */
+    static const int extras[] = {0, 1, 2, 1 << 20};
+    static const unsigned flags[] = {0, SEARCH_LIST_RC_FIRST, SEARCH_LIST_RC_EARLY};
+    for (int k = 0; k < OFFLOAD_LISTS; k++)
+        if (search_list(c, extras[k / 3], flags[k % 3], 0, &st[n])) {
+            offload_every_ckpt(c, &st[n]);
+            n += 2;
+        }
     const struct plan *from[2] = {base, in};
     for (int k = 0; k < 2; k++)
         for (int back = 0; back <= OFFLOAD_ALL_BACK && from[k] != NULL; back++) {
@@ -181,10 +195,11 @@ static bool offload_search(struct search_ctx *c, const struct plan *in, const st
         }
         score[j] = sc;
     }
-    /* the two best starts, half the budget each (the second's descent often ends elsewhere) */
+    /* the OFFLOAD_RUNS best starts, an equal share of the budget each (one descent's end
+     * depends on where it starts) */
     struct search_ls_stats ls = {0};
     struct search_score found = {INFINITY, INFINITY, INFINITY};
-    int runs = ok < 2 ? ok : 2;
+    int runs = ok < OFFLOAD_RUNS ? ok : OFFLOAD_RUNS;
     for (int i = 0; i < runs && !search_stopped(c); i++) {
         long share = (budget - ls.evals) / (runs - i);
         search_local(c, &starts[i], share, 0, seed + (unsigned)i, &ls);

@@ -1,6 +1,7 @@
 /* tests/unit/test_offload_search.c: the search that chooses offload (issue 29 item 2): its
  * evaluator bit for bit with sim_run on plans with OF/RL, the issue's own check worked by
- * hand, and its budget, progress and stop. */
+ * hand (V 4 x 8 at 1.05 M_theta: 36 t with checkpointing, 35.5 t with offload), a slow link
+ * that offloads nothing, and its budget, progress and stop. */
 #include <config.h>
 
 #include <math.h>
@@ -156,8 +157,180 @@ static void test_eval_bit_for_bit(void)
     CHECK_EQ_INT(bad, 0);
 }
 
+/* 1F1B (V) on 4 devices, 8 micro-batches, unit costs F = 1, B = 2, RC = 1, W = 1, O (a copy of
+ * one M_theta each way), cap in M_theta. */
+static struct config issue_config(double o, double cap)
+{
+    struct config c = test_unit_config(SCHEME_V, 4, 8, 1, 2, 1);
+    c.unit.w = 1;
+    c.unit.o = o;
+    c.memory_per_device = cap;
+    c.given |= CONFIG_GIVEN_MEMORY;
+    return c;
+}
+
+/* Mario's passes and the search (offload allowed or not) on c; the final step's simulation
+ * into *r (the caller finis it), its plan's OF count into *offloads; -1 on failure. */
+static double searched(const struct config *c, bool offload, long budget, int *offloads,
+                       struct pass_pipeline *pl)
+{
+    struct plan *base = NULL;
+    struct mt_err e = {0};
+    if (scheme_build(c, &base, &e) != MT_OK || pass_pipeline_run(base, pl, &e) != MT_OK) {
+        fprintf(stderr, "passes: %s\n", e.msg);
+        plan_free(base);
+        return -1;
+    }
+    plan_free(base);
+    struct search_opts so;
+    search_opts_default(&so, c);
+    so.offload = offload;
+    so.budget = budget;
+    if (pass_pipeline_search(pl, &so, &e) != MT_OK) {
+        fprintf(stderr, "search: %s\n", e.msg);
+        pass_pipeline_fini(pl);
+        return -1;
+    }
+    const struct pass_step *f = pass_pipeline_final(pl);
+    *offloads = 0;
+    for (int d = 0; d < plan_devices(f->plan); d++)
+        for (int i = 0; i < plan_len(f->plan, d); i++)
+            *offloads += plan_at(f->plan, d, i)->op == OP_OF;
+    CHECK_EQ_INT(validate_plan(f->plan, &e), MT_OK);
+    CHECK(pass_sim_peak_max(&f->sim) <= c->memory_per_device * (1 + 1e-12));
+    return f->sim.step_time;
+}
+
+/* Issue 29's check: V 4 x 8, unit costs 1,2,1,1,0.5, cap 1.05 M_theta (one stage's
+ * activations at a time, beside the checkpoints' small keeps).
+ *
+ * Checkpointing alone: 36 t, optimal. Device 2 runs from its first forward at 2 t to its last
+ * backward, then micro-batch 7's backward runs on devices 1 and 0 (4 t): the bound
+ * (test_bound) shows device 2 must recompute at least 6 t beside its 24 t of work, so
+ * 2 + 30 + 4 = 36 t.
+ *
+ * With offload (a copy is half a forward): 35.5 t, the best known (the search reaches it at
+ * budgets from 20,000 to 3,000,000 evaluations; the lower bound with offload is 33 t, its
+ * memory part dropped). How, by hand, on device 2 (the one that binds; the simulator gives
+ * these times): FW0 [2, 3] is offloaded and OF0 [3, 3.5] runs beside CFW1 [3, 4]; FW2 [4, 5],
+ * OF2 beside CFW3 [5, 6]; RL0 [6, 6.5] (the device waits 0.5 t: nothing is left that it could
+ * run without memory), BW0 [6.5, 8.5]; RC1, BW1 [8.5, 11.5]; RL2 [11.5, 12] beside CFW4
+ * [11.5, 12.5], BW2 [12.5, 14.5]; FW5 [14.5, 15.5] offloaded, OF5 beside CFW6 [15.5, 16.5];
+ * RC3, BW3, RC4, BW4 to 22.5; RL5 beside CFW7 [22.5, 23.5]; BW5, RC6, BW6, RC7, BW7 to 31.5.
+ * Each copy hides behind a CFW, which takes no activation memory, and at most one stage's
+ * activations are on the device at any time. The three offloads (micro-batches 0, 2, 5)
+ * take three recomputes off device 2: from 2 t, 24 t of work + 5 t of recompute + the 0.5 t
+ * wait end at 31.5, and devices 1 and 0 add micro-batch 7's backwards (2 + 2): 35.5 t. What
+ * keeps further offloads from paying: a reload that no CFW can hide behind is a wait of half
+ * a recompute, and a reload may not start when another forward's OF ends (at a tie the
+ * simulator takes the reload's memory first: two stages' activations, over the cap). */
+static void test_issue_check(void)
+{
+    struct config c = issue_config(0.5, 1.05);
+    struct pass_pipeline pl;
+    int offloads = -1;
+    double ckpt = searched(&c, false, 0, &offloads, &pl);
+    CHECK_NEAR(ckpt, 36.0, 1e-9);
+    CHECK_EQ_INT(offloads, 0);
+    if (ckpt > 0)
+        pass_pipeline_fini(&pl);
+    double off = searched(&c, true, 0, &offloads, &pl);
+    CHECK(off > 0 && off < 36.0 - 1e-9);
+    CHECK(off <= 35.5 + 1e-9); /* the best known */
+    CHECK(off >= 33.0 - 1e-9); /* the lower bound with offload */
+    CHECK(offloads > 0);
+    if (off > 0)
+        pass_pipeline_fini(&pl);
+    printf("V 4 x 8 at 1.05 M_theta, O = 0.5: checkpointing %.4g t, with offload %.4g t "
+           "(%d forwards offloaded)\n", ckpt, off, offloads);
+}
+
+/* The same at O = 4 (a copy four forwards long): every copy would wait longer than a
+ * recompute takes, so the search keeps its 36 t and offloads nothing. */
+static void test_slow_link(void)
+{
+    struct config c = issue_config(4.0, 1.05);
+    struct pass_pipeline pl;
+    int offloads = -1;
+    CHECK_NEAR(searched(&c, true, 0, &offloads, &pl), 36.0, 1e-9);
+    CHECK_EQ_INT(offloads, 0);
+    pass_pipeline_fini(&pl);
+}
+
+struct progress_log {
+    int calls, stop_after;
+    long last_done, last_budget;
+    bool backwards;
+};
+
+static bool progress_cb(void *ctx, long done, long budget)
+{
+    struct progress_log *g = ctx;
+    g->backwards = g->backwards || done < g->last_done || done > budget;
+    g->last_done = done;
+    g->last_budget = budget;
+    return ++g->calls != g->stop_after;
+}
+
+/* The offload search on its own (search_offload) from the checkpointing search's plan (the
+ * periodic one at 36 t, from which 20,000 evaluations do not find 35.5 t: the pipeline's
+ * default budget does, test_issue_check): its budget is the knob's, its progress comes every
+ * SEARCH_PROGRESS_EVERY evaluations or so, never backwards, last at the budget, and leaves
+ * the result as without a callback; a callback that stops it at its third call ends it early
+ * with a plan that validates, fits and is no slower than where it started. */
+static void test_progress_and_stop(void)
+{
+    struct config c = issue_config(0.5, 1.05);
+    struct pass_pipeline pl;
+    int n;
+    struct mt_err e = {0};
+    if (searched(&c, false, 0, &n, &pl) < 0) {
+        CHECK(0);
+        return;
+    }
+    const struct pass_step *f = pass_pipeline_final(&pl);
+    struct progress_log g[3] = {{0}, {0}, {0, 3, 0, 0, false}};
+    double step[3];
+    long evals[3];
+    bool stopped[3];
+    for (int k = 0; k < 3; k++) {
+        struct search_opts so;
+        search_opts_default(&so, &c);
+        so.offload = true;
+        so.budget = 20000;
+        if (k > 0) {
+            so.progress = progress_cb;
+            so.progress_ctx = &g[k];
+        }
+        struct plan *q = NULL;
+        struct sim_result r;
+        struct search_offload_stats st;
+        CHECK_EQ_INT(search_offload(f->plan, pl.step[0].plan, &so, &q, &r, &st, &e), MT_OK);
+        CHECK_EQ_INT(validate_plan(q, &e), MT_OK);
+        CHECK(pass_sim_peak_max(&r) <= 1.05 * (1 + 1e-12));
+        CHECK(r.step_time <= f->sim.step_time + 1e-9);
+        step[k] = r.step_time;
+        evals[k] = st.evals;
+        stopped[k] = st.stopped;
+        sim_result_fini(&r);
+        plan_free(q);
+    }
+    CHECK_NEAR(step[1], step[0], 1e-12);
+    CHECK_EQ_INT((int)evals[1], (int)evals[0]);
+    CHECK(!stopped[0] && !stopped[1] && !g[1].backwards);
+    CHECK(g[1].calls >= (int)(20000 / SEARCH_PROGRESS_EVERY / 2));
+    CHECK_EQ_INT((int)g[1].last_done, 20000);
+    CHECK_EQ_INT((int)g[1].last_budget, 20000);
+    CHECK(stopped[2] && g[2].calls == 3);
+    CHECK(evals[2] < 20000 / 4);
+    pass_pipeline_fini(&pl);
+}
+
 int main(void)
 {
     test_eval_bit_for_bit();
+    test_issue_check();
+    test_slow_link();
+    test_progress_and_stop();
     return check_report("test_offload_search");
 }
