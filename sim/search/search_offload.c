@@ -6,7 +6,8 @@
  * three places earlier), checkpoint an offloaded one again, or drop it, beside the schedule
  * moves. It starts from the searched plan, the same with every checkpoint offloaded, and the
  * base (and the searched plan) with every forward offloaded; what it keeps is checked with the
- * validator and the simulator (the host cap too). */
+ * validator and the simulator (the host cap too). A plan at the lower bound that allows
+ * offload is left as it is, unsearched. */
 #include <config.h>
 #include "sim/search/search_offload.h"
 
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/core/bound.h"
 #include "sim/core/simulate.h"
 #include "sim/search/search.h"
 #include "sim/search/search_internal.h"
@@ -226,7 +228,13 @@ int search_offload(const struct plan *in, const struct plan *base, const struct 
     TRY(validate_plan_sim(in, &r, e));
     struct search_ctx c;
     struct plan *found = NULL;
-    if (search_ctx_init(&c, in, o->cap, NULL) == MT_OK) {
+    struct bound_result b;
+    bool at_bound = false; /* nothing is faster: no search */
+    if (bound_plan(in, &b, NULL) == MT_OK) {
+        bound_allow_offload(&b);
+        at_bound = r.step_time <= bound_value(&b, true) * (1 + 1e-12);
+    }
+    if (!at_bound && search_ctx_init(&c, in, o->cap, NULL) == MT_OK) {
         if (!c.mixed_channels) { /* the evaluator times copies where receives keep order */
             c.offload = true;
             long budget = search_budget(o, c.n_ops);
