@@ -4,8 +4,9 @@
  * times, as the simulator does (tests/unit/test_offload_search.c holds it bit for bit), and
  * its moves offload a forward (kept or checkpointed; its RL at its recompute's place or up to
  * three places earlier), checkpoint an offloaded one again, or drop it, beside the schedule
- * moves. It starts from the searched plan, the same with every checkpoint offloaded, and the
- * base (and the searched plan) with every forward offloaded; what it keeps is checked with the
+ * moves. It starts from the searched plan and the schedule search's twelve list schedules,
+ * each also with every checkpoint offloaded, and the base (and the searched plan) with every
+ * forward offloaded, and descends from the four best; what it keeps is checked with the
  * validator and the simulator (the host cap too). A plan at the lower bound that allows
  * offload is left as it is, unsearched. */
 #include <config.h>
