@@ -102,8 +102,7 @@ behind, and where the copy lanes are free.
   checkpoint offloaded, list schedules, and every forward offloaded from the base; it has the
   schedule search's budget (\`--search-budget\`) and progress, and stops when asked
   (sim/search/search_offload.c). The result is checked by the simulator (and the host cap)
-  and kept when faster. The lower bound then forces no recompute. Plans whose devices carry
-  two stages' messages on one channel (V-shaped placements, Chimera) are not offloaded.
+  and kept when faster. The lower bound then forces no recompute.
   Mario's passes stay as the paper has them and refuse a plan that offloads; so does torch's
   schedule CSV.
 - \`run\` runs an offloading plan on the CPU backend: two copy-lane threads per rank (one each

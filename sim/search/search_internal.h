@@ -65,7 +65,7 @@ struct search_ctx {
                             * forwards or backwards) one way: receives may need reordering
                             * (search_eval_peak; V-shaped placements, Chimera) */
     bool offload;          /* schedules may offload forwards (SEARCH_CK_OFFLOAD; issue 29): set
-                            * by the offload search only, never with mixed_channels */
+                            * by the offload search only */
 };
 
 /* A forward's flag in search_sched.ck: kept (0), checkpointed (1: CFW, its RC in the order) or

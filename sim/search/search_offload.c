@@ -132,6 +132,24 @@ static void offload_every_ckpt(const struct search_ctx *c, struct search_sched *
             s[1].ck[key] = SEARCH_CK_OFFLOAD;
 }
 
+/* Whether every forward of s comes before its RC / RL slot and that before its backward
+ * (offload_all may put an RL before its forward where a forward runs after the backward
+ * before its own: such a start is dropped). */
+static bool offload_ordered(const struct search_ctx *c, const struct search_sched *s)
+{
+    int *pos = xmalloc(((size_t)c->n_ops + 1) * sizeof(int));
+    for (int d = 0; d < c->D; d++)
+        for (int i = 0; i < s->len[d]; i++)
+            pos[s->ord[(size_t)d * c->stride + i]] = i;
+    bool ok = true;
+    for (int key = 0; key < c->keys && ok; key++)
+        if (s->ck[key] != SEARCH_CK_KEEP)
+            ok = pos[SEARCH_OP(key, SK_F)] < pos[SEARCH_OP(key, SK_RC)] &&
+                 pos[SEARCH_OP(key, SK_RC)] < pos[SEARCH_OP(key, SK_B)];
+    free(pos);
+    return ok;
+}
+
 static int offload_starts(const struct search_ctx *c, const struct plan *in,
                           const struct plan *base, struct search_sched *st)
 {
@@ -152,7 +170,8 @@ static int offload_starts(const struct search_ctx *c, const struct plan *in,
     for (int k = 0; k < 2; k++)
         for (int back = 0; back <= OFFLOAD_ALL_BACK && from[k] != NULL; back++) {
             struct plan *q = offload_all(from[k], back, k == 1);
-            n += search_sched_from_plan(c, q, &st[n], NULL) == MT_OK;
+            n += search_sched_from_plan(c, q, &st[n], NULL) == MT_OK &&
+                 offload_ordered(c, &st[n]);
             plan_free(q);
         }
     return n;
@@ -236,7 +255,7 @@ int search_offload(const struct plan *in, const struct plan *base, const struct 
         at_bound = r.step_time <= bound_value(&b, true) * (1 + 1e-12);
     }
     if (!at_bound && search_ctx_init(&c, in, o->cap, NULL) == MT_OK) {
-        if (!c.mixed_channels) { /* the evaluator times copies where receives keep order */
+        {
             c.offload = true;
             long budget = search_budget(o, c.n_ops);
             struct search_progress prog = {o->progress, o->progress_ctx, 0,

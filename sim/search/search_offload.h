@@ -26,9 +26,8 @@ struct search_offload_stats {
  * not follow it. Its budget (evaluations) is search_budget's (search.h); it reports to
  * o->progress as the schedule search does (done, budget), and stops when that says so (then
  * st->stopped), with the best found so far. The result is checked by the validator and the
- * simulator and kept only when faster than in; a slow host link changes nothing; plans whose
- * devices carry two lanes' messages on one channel (V-shaped placements, Chimera) are left as
- * they are. *out: the result (a copy of in when nothing was faster), owned by the caller;
+ * simulator and kept only when faster than in; a slow host link changes nothing. *out: the
+ * result (a copy of in when nothing was faster), owned by the caller;
  * out_sim (may be NULL) its simulation. */
 struct search_opts;
 int search_offload(const struct plan *in, const struct plan *base, const struct search_opts *o,

@@ -553,6 +553,10 @@ static int search_expand(const struct search_ctx *c, const struct search_sched *
         if (o->out_dev >= 0)
             buf[n++] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
                                       o->out_dev, 0, 0};
+        if (kind == SK_F && s->ck[SEARCH_KEY(op)] == SEARCH_CK_OFFLOAD) { /* after its send */
+            buf[n] = buf[n - 1 - (o->out_dev >= 0)];
+            buf[n++].op = OP_OF;
+        }
     }
     for (int i = 0; i < s->len[d] && c->mixed_channels; i++) {
         ev->rcvd[ord[i]] = 0;
@@ -572,43 +576,47 @@ static bool search_dev_offloads(const struct search_ctx *c, const struct search_
     return false;
 }
 
-/* Device d's peak with copies on it: its list as the plan holds it (receive, op, send, an
- * offloaded forward's OF after its send; never mixed channels), each instruction at the times
- * the simulator gives it (a receive when the device is free and the data is in, a send at its
- * producer's end), walked by the memory model's timed walk (mem_device_walk_timed). */
+/* Device d's peak with copies on it: its list as the plan holds it (search_expand: receives
+ * in their senders' order, an offloaded forward's OF after its send), each instruction at
+ * the time the simulator gives it (a receive when the device is free and its data is in, a
+ * send at its producer's end, a copy on its lane), walked by the memory model's timed walk
+ * (mem_device_walk_timed). */
 static double search_eval_peak_timed(const struct search_ctx *c, const struct search_sched *s,
                                      int d, struct search_eval *ev)
 {
-    const int *ord = s->ord + (size_t)d * c->stride;
-    struct instr *buf = ev->buf;
+    int n = search_expand(c, s, d, ev), S = c->geom.stages;
+    const struct instr *buf = ev->buf;
     double *xs = ev->xs, *xe = ev->xe, free_at = 0;
-    int n = 0;
-    for (int i = 0; i < s->len[d]; i++) {
-        int op = ord[i], key = SEARCH_KEY(op), kind = SEARCH_KIND(op);
-        const struct search_op *o = &c->op[op];
-        if (o->in_dev >= 0 && !SEARCH_IS_RL(s, op)) {
-            double in = ev->end[o->pred] + o->lat;
-            buf[n] = search_recv_of(c, op);
-            xs[n] = xe[n] = free_at = in > free_at ? in : free_at;
-            n++;
+    for (int i = 0; i < n; i++) {
+        const struct instr *in = &buf[i];
+        int key = in->mb * S + in->stage;
+        switch (in->op) {
+        case OP_RA:
+        case OP_RG: {
+            const struct search_op *r = &c->op[SEARCH_OP(key, in->op == OP_RA ? SK_F : SK_B)];
+            double at = ev->end[r->pred] + r->lat;
+            xs[i] = xe[i] = free_at = at > free_at ? at : free_at;
+            break;
         }
-        buf[n] = search_instr(c, s, op);
-        xs[n] = ev->start[op];
-        xe[n++] = ev->end[op];
-        if (SEARCH_IS_RL(s, op))
-            continue;
-        free_at = ev->end[op];
-        if (o->out_dev >= 0) {
-            buf[n] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
-                                    o->out_dev, 0, 0};
-            xs[n] = ev->end[op];
-            xe[n++] = ev->end[op] + c->cost.stage[o->stage].p2p;
+        case OP_SA:
+        case OP_SG:
+            xs[i] = ev->end[SEARCH_OP(key, in->op == OP_SA ? SK_F : SK_B)];
+            xe[i] = xs[i] + c->cost.stage[in->stage].p2p;
+            break;
+        case OP_OF:
+            xs[i] = ev->of_start[key];
+            xe[i] = ev->of_end[key];
+            break;
+        default: { /* compute, or an RL (its RC's slot; the device goes on) */
+            int kind = in->op == OP_FW || in->op == OP_CFW ? SK_F
+                       : in->op == OP_RC || in->op == OP_RL ? SK_RC
+                       : in->op == OP_W                     ? SK_W
+                                                            : SK_B;
+            xs[i] = ev->start[SEARCH_OP(key, kind)];
+            xe[i] = ev->end[SEARCH_OP(key, kind)];
+            if (in->op != OP_RL)
+                free_at = xe[i];
         }
-        if (kind == SK_F && s->ck[key] == SEARCH_CK_OFFLOAD) {
-            buf[n] = search_instr(c, s, op);
-            buf[n].op = OP_OF;
-            xs[n] = ev->of_start[key];
-            xe[n++] = ev->of_end[key];
         }
     }
     mem_device_steps(&c->cost, buf, n, ev->steps);

@@ -99,12 +99,6 @@ static void test_eval_bit_for_bit(void)
             }
             struct search_ctx x;
             CHECK_EQ_INT(search_ctx_init(&x, p, 0, &e), MT_OK);
-            if (x.mixed_channels) {
-                search_ctx_fini(&x);
-                pass_pipeline_fini(&pl);
-                plan_free(p);
-                continue;
-            }
             x.offload = true;
             struct search_sched s;
             struct search_eval ev;
