@@ -68,8 +68,8 @@ static void offload_at_random(const struct search_ctx *c, struct search_sched *s
 }
 
 /* The offload evaluator held bit for bit to sim_run, as test_search's test_eval_bit_for_bit
- * holds the one without: every synchronous scheme whose channels carry one lane's messages
- * (the offload search's domain), unit costs with O = 0.25, 0.5, 1 and 4 and the analytic
+ * holds the one without: every synchronous scheme (V-shaped placements and Chimera, whose
+ * receives are reordered, among them), unit costs with O = 0.25, 0.5, 1 and 4 and the analytic
  * costs (p2p latencies, message buffers, the A100's PCIe link), dp 1 and 2; Mario's steps
  * and list schedules read as schedules, forwards offloaded at random; the step, every device's
  * peak (walked at the copies' times) and the sum of finishes equal sim_run's of the plan. */
