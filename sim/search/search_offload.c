@@ -257,7 +257,9 @@ int search_offload(const struct plan *in, const struct plan *base, const struct 
     if (!at_bound && search_ctx_init(&c, in, o->cap, NULL) == MT_OK) {
         {
             c.offload = true;
-            long budget = search_budget(o, c.n_ops);
+            /* the tuner's (quick) searches: half their budget, as the schedule search before
+             * them has its own (tune --search --offload within 2x of tune --search) */
+            long budget = search_budget(o, c.n_ops) / (o->quick && o->budget <= 0 ? 2 : 1);
             struct search_progress prog = {o->progress, o->progress_ctx, 0,
                                            SEARCH_PROGRESS_EVERY, budget, false};
             if (o->progress != NULL)

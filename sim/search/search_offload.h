@@ -23,7 +23,8 @@ struct search_offload_stats {
  * (search_ctx.offload: keep, checkpoint or offload per forward, and the order around the
  * copies), from in, in with every checkpoint offloaded, and base (the plan of the same work
  * without checkpoints; may be NULL) and in with every forward offloaded whose backward does
- * not follow it. Its budget (evaluations) is search_budget's (search.h); it reports to
+ * not follow it. Its budget (evaluations) is search_budget's (search.h; half of it for a quick
+ * search, the tuner's); it reports to
  * o->progress as the schedule search does (done, budget), and stops when that says so (then
  * st->stopped), with the best found so far. The result is checked by the validator and the
  * simulator and kept only when faster than in; a slow host link changes nothing. *out: the
