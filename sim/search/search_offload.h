@@ -21,15 +21,15 @@ struct search_offload_stats {
  * every device under o->cap (bytes, M_θ under unit costs, static included; 0 none) and the
  * config's host cap: the schedule search's local search with offload allowed
  * (search_ctx.offload: keep, checkpoint or offload per forward, and the order around the
- * copies), from in, in with every checkpoint offloaded, and base (the plan of the same work
- * without checkpoints; may be NULL) and in with every forward offloaded whose backward does
- * not follow it. Its budget (evaluations) is search_budget's (search.h; half of it for a quick
- * search, the tuner's); it reports to
- * o->progress as the schedule search does (done, budget), and stops when that says so (then
- * st->stopped), with the best found so far. The result is checked by the validator and the
- * simulator and kept only when faster than in; a slow host link changes nothing. *out: the
- * result (a copy of in when nothing was faster), owned by the caller;
- * out_sim (may be NULL) its simulation. */
+ * copies), from in and the schedule search's list schedules (each also with every checkpoint
+ * offloaded) and from base (the plan of the same work without checkpoints; may be NULL) and
+ * in with every forward offloaded whose backward does not follow it. Its budget
+ * (evaluations) is search_budget's (search.h; half of it for a quick search, the tuner's); it
+ * reports to o->progress as the schedule search does (done, budget) and stops when that says
+ * so (then st->stopped), with the best found so far. A plan at the lower bound that allows
+ * offload is not searched. The result is checked by the validator and the simulator and kept
+ * only when faster than in; a slow host link changes nothing. *out: the result (a copy of in
+ * when nothing was faster), owned by the caller; out_sim (may be NULL) its simulation. */
 struct search_opts;
 int search_offload(const struct plan *in, const struct plan *base, const struct search_opts *o,
                    struct plan **out, struct sim_result *out_sim,
