@@ -4,7 +4,9 @@
  * per search iteration over 240 configurations; the goal here is <= 100 ms. Prints the
  * candidate count and the median wall time over repeated searches, on all cores and on one.
  * Then `tune --search` against `tune` on the same grid (issue 27: within 4x), one thread each,
- * CPU time: the default 8 devices, and with "13b" GPT3-13B on 32 (tens of seconds). */
+ * CPU time: the default 8 devices, and with "13b" GPT3-13B on 32 (tens of seconds); with a
+ * third argument "offload", `tune --search --offload` against `tune --search` too (issue 29:
+ * within 2x). */
 #include <config.h>
 
 #include <stdio.h>
@@ -51,15 +53,17 @@ static int bench_run(const struct config *c, int threads, int runs)
     return 0;
 }
 
-/* The median CPU ms of runs grids, with or without the search; *searched, *pruned: counts. */
-static double bench_grid_ms(const struct config *c, bool search, int runs, int *searched,
+/* The median CPU ms of runs grids, without the search (0), with it (1), with it allowed to
+ * offload (2); *searched, *pruned: counts. */
+static double bench_grid_ms(const struct config *c, int search, int runs, int *searched,
                             int *pruned)
 {
     struct tune_opts o;
     tune_opts_default(&o);
     o.threads = 1;
     if (search)
-        o.search = tune_optimize_search;
+        o.search = search == 2 ? tune_optimize_search_offload : tune_optimize_search;
+    o.offload = search == 2;
     double *t = xcalloc((size_t)runs, sizeof *t);
     for (int i = 0; i < runs; i++) {
         struct tune_result r;
@@ -84,14 +88,21 @@ static double bench_grid_ms(const struct config *c, bool search, int runs, int *
     return m;
 }
 
-static void bench_search_ratio(const struct config *c, const char *what, int runs)
+static void bench_search_ratio(const struct config *c, const char *what, int runs,
+                               bool offload)
 {
     int searched, pruned, s0, p0;
-    double plain = bench_grid_ms(c, false, runs, &s0, &p0);
-    double search = bench_grid_ms(c, true, runs, &searched, &pruned);
+    double plain = bench_grid_ms(c, 0, runs, &s0, &p0);
+    double search = bench_grid_ms(c, 1, runs, &searched, &pruned);
     printf("tune --search vs tune, %s, 1 thread: %.0f ms vs %.0f ms CPU (%.1fx; goal <= 4x), "
            "%d searched, %d pruned by their bound (median of %d)\n", what, search, plain,
            search / plain, searched, pruned, runs);
+    if (!offload)
+        return;
+    double off = bench_grid_ms(c, 2, runs, &searched, &pruned);
+    printf("tune --search --offload vs tune --search, %s, 1 thread: %.0f ms vs %.0f ms CPU "
+           "(%.1fx; goal <= 2x), %d searched, %d pruned (median of %d)\n", what, off, search,
+           off / search, searched, pruned, runs);
 }
 
 int main(int argc, char **argv)
@@ -106,7 +117,8 @@ int main(int argc, char **argv)
     if (bench_run(&c, 0, runs) || bench_run(&c, 1, runs))
         return 1;
     config_default(&c);
-    bench_search_ratio(&c, "default 8 devices", 3);
+    bool offload = argc > 3 && strcmp(argv[3], "offload") == 0;
+    bench_search_ratio(&c, "default 8 devices", 3, offload);
     if (argc > 2 && strcmp(argv[2], "13b") == 0) {
         struct mt_err e = {0};
         if (presets_model("GPT3-13B", &c.model, &e) != MT_OK) {
@@ -114,7 +126,7 @@ int main(int argc, char **argv)
             return 1;
         }
         c.num_device = 32;
-        bench_search_ratio(&c, "GPT3-13B 32 devices", 1);
+        bench_search_ratio(&c, "GPT3-13B 32 devices", 1, offload);
     }
     return 0;
 }

@@ -93,11 +93,16 @@ behind, and where the copy lanes are free.
 - A stage's forward holds its activations whole while it runs (the stage is the granularity
   of every op here): an offload streamed layer by layer out of a running forward, as
   PipeOffload and Megatron-LM's fine-grained activation offloading do, is not modelled.
-- \`optimize --search --offload\` (and \`simulate --search --offload\`): from the searched plan,
-  kept and checkpointed forwards are offloaded one at a time (or one micro-batch on every
-  device at once) where the simulated step does not grow; and every forward is offloaded from
-  the base. The result is kept when faster under the memory and host caps, the offloads that
-  do not pay dropped (sim/search/search_offload.c). The lower bound then forces no recompute.
+- \`optimize --search --offload\` (and \`simulate --search --offload\`, \`tune --search
+  --offload\`): after the schedule search, the same local search runs again with offload
+  allowed: per forward keep, checkpoint or offload (its RL where its recompute was or a few
+  places earlier), and the order around the copies. Its evaluator times the copies on their
+  lanes and walks a device's memory at the copies' times as the simulator does (bit for bit:
+  tests/unit/test_offload_search.c); it starts from the searched plan, the same with every
+  checkpoint offloaded, list schedules, and every forward offloaded from the base; it has the
+  schedule search's budget (\`--search-budget\`) and progress, and stops when asked
+  (sim/search/search_offload.c). The result is checked by the simulator (and the host cap)
+  and kept when faster. The lower bound then forces no recompute.
   Mario's passes stay as the paper has them and refuse a plan that offloads; so does torch's
   schedule CSV.
 - In the explorer, \`explore --search --offload\` (or \`O\` inside) makes the search step this
@@ -179,14 +184,14 @@ for cap in 2 1.5 1.05; do
 done
 cat <<DOC
 
-Where a copy is shorter than a forward, offload reaches the no-checkpoint step at 2 M_θ, where
-checkpointing alone stops above it; a slow link (O = 4) changes nothing: the search keeps its
-recomputes. At 1.05 M_θ (issue 29's check) the search gains nothing from offload: a whole
-stage's activations are held while its forward runs and until its OF ends, so a forward can
-be offloaded only where no other micro-batch's activations are on the device in that window,
-which the orders the search finds under such a cap do not leave. The search would have to
-reorder around the copies (its evaluator does not model them), or an offload be streamed out
-of its forward layer by layer; both are open.
+Where a copy is at most a forward long, offload reaches the no-checkpoint step at 2 M_θ, where
+checkpointing alone stops above it; a slow link (O = 2, 4) changes nothing: the search keeps
+its recomputes. At 1.05 M_θ (issue 29's check: one stage's activations at a time) a forward can
+be offloaded only where no other micro-batch's activations are on the device while it runs
+and until its OF ends; the search finds such windows by putting a checkpointed forward (which
+holds no activations) beside each copy, and gets below checkpointing alone where the copy is
+short: tests/unit/test_offload_search.c works the 35.5 t plan of O = 0.5 out by hand, the best
+known (the lower bound, its memory part dropped, says 33 t).
 
 ## PipeOffload (Wan et al., ICML 2025) beside
 

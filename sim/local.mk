@@ -56,5 +56,9 @@ libmt_sim_a_SOURCES += sim/search/search_offload.c sim/search/search_offload.h \
 check_PROGRAMS += tests/unit/test_offload
 TESTS += tests/unit/test_offload
 tests_unit_test_offload_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# The search that chooses offload: its evaluator bit for bit, the issue's check, its budget.
+check_PROGRAMS += tests/unit/test_offload_search
+TESTS += tests/unit/test_offload_search
+tests_unit_test_offload_search_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 TESTS += tests/cli/test_offload.sh
 EXTRA_DIST += tests/cli/test_offload.sh

@@ -556,7 +556,7 @@ int pass_pipeline_search(struct pass_pipeline *pl, const struct search_opts *o, 
         struct plan *q = NULL;
         struct sim_result qs;
         struct search_offload_stats os;
-        rc = search_offload(st->plan, pl->step[0].plan, o, 0, &q, &qs, &os, e);
+        rc = search_offload(st->plan, pl->step[0].plan, o, &q, &qs, &os, e);
         if (rc != MT_OK) {
             pass_changes_fini(&st->changes);
             plan_free(st->plan);
@@ -571,6 +571,8 @@ int pass_pipeline_search(struct pass_pipeline *pl, const struct search_opts *o, 
         offloaded = os.offloaded;
         pl->offloaded = offloaded;
         pl->search.improved |= offloaded > 0;
+        pl->search.evals += os.evals;
+        pl->search.stopped |= os.stopped;
     }
     pass_changes_diff(prev->plan, st->plan, &st->changes);
     st->changes.step_in = prev->sim.step_time;

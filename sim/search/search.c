@@ -51,6 +51,16 @@ long search_budget_default(int n_ops)
     return b < 4000 ? 4000 : b > 400000 ? 400000 : (long)b;
 }
 
+long search_budget(const struct search_opts *o, int n_ops)
+{
+    if (o->budget > 0)
+        return o->budget;
+    if (!o->quick)
+        return search_budget_default(n_ops);
+    long q = 6000000L / (n_ops > 1 ? n_ops : 1);
+    return q < 4000 ? 4000 : q > 40000 ? 40000 : q;
+}
+
 /* The share of the budget the multi-start of randomised list schedules gets. */
 enum { MULTI_PCT = 40 };
 
@@ -186,17 +196,11 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
     }
     if (rc != MT_OK)
         goto done;
-    long budget = o->budget > 0 ? o->budget : search_budget_default(c.n_ops);
-    if (o->budget <= 0 && o->quick) {
-        long q = 6000000L / (c.n_ops > 1 ? c.n_ops : 1);
-        budget = q < 4000 ? 4000 : q > 40000 ? 40000 : q;
-    }
+    long budget = search_budget(o, c.n_ops);
     /* the same work between reports whatever the plan's size (one evaluation at 2,048
      * micro-batches x 32 devices takes ~40 ms: 256 of them were ten seconds without a report,
      * or a stop) */
-    long every = SEARCH_PROGRESS_EVERY * 512L / (c.n_ops > 1 ? c.n_ops : 1);
-    if (every < 1)
-        every = 1;
+    long every = search_progress_every(c.n_ops);
     struct search_progress prog = {o->progress, o->progress_ctx, 0, every, budget, false, every, 0};
     if (o->progress != NULL)
         c.prog = &prog;

@@ -43,8 +43,9 @@ struct search_opts {
      * does not depend on it unless it stops the search. */
     bool (*progress)(void *ctx, long done, long budget);
     void *progress_ctx;
-    /* Offload (issue 29): the pipeline's search step then also offloads checkpointed
-     * forwards where that is faster (sim/search/search_offload.h, pass_pipeline_search). */
+    /* Offload (issue 29): the pipeline's search step then runs the offload search after the
+     * schedule search (sim/search/search_offload.h, pass_pipeline_search): keep, checkpoint
+     * or offload per forward, with its own budget (budget, quick) and progress. */
     bool offload;
 };
 
@@ -70,6 +71,9 @@ void search_opts_default(struct search_opts *o, const struct config *c);
  * within 2 % of the exact optimum: up to a tenth of a second), between 4,000 (32 devices x 64
  * micro-batches stay under a second) and 400,000. */
 long search_budget_default(int n_ops);
+/* The evaluations a search of n_ops ops runs to under o: o->budget, else the default (its quick
+ * form when o->quick); the offload search's too (sim/search/search_offload.h). */
+long search_budget(const struct search_opts *o, int n_ops);
 
 /* Searches the work of seeds[0] (every seed must be a plan of the same work: the base and its
  * rewrites). names[i] labels seed i in the stats (may be NULL). *out is a new plan, owned by the

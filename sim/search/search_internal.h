@@ -17,6 +17,7 @@
 #include "sim/plan/plan.h"
 
 struct mt_err;
+struct mem_step;
 struct search_exact_result;
 
 enum { SK_F, SK_RC, SK_B, SK_W, SK__COUNT };
@@ -65,7 +66,24 @@ struct search_ctx {
     bool mixed_channels;   /* a pair of devices carries messages of two lanes (a stage's
                             * forwards or backwards) one way: receives may need reordering
                             * (search_eval_peak; V-shaped placements, Chimera) */
+    bool offload;          /* schedules may offload forwards (SEARCH_CK_OFFLOAD; issue 29): set
+                            * by the offload search only */
 };
+
+/* A forward's flag in search_sched.ck: kept (0), checkpointed (1: CFW, its RC in the order) or
+ * offloaded (2: FW with its OF right after it, on the device's D2H copy lane; the RC's slot in
+ * the order holds its RL instead, on the H2D lane: the device goes on, and the backward waits
+ * for the RL's end). The activations stay until the OF ends and are back from the RL's start
+ * (sim/core/memory.h): with copies on a device its memory is walked at the copies' times. */
+enum { SEARCH_CK_KEEP, SEARCH_CK_CKPT, SEARCH_CK_OFFLOAD };
+
+/* Whether op is the RL of an offloaded forward (it sits in the RC's slot). */
+#define SEARCH_IS_RL(s, op) \
+    (SEARCH_KIND(op) == SK_RC && (s)->ck[SEARCH_KEY(op)] == SEARCH_CK_OFFLOAD)
+
+/* Evaluations between two progress reports on a plan of n_ops ops: SEARCH_PROGRESS_EVERY at
+ * 512 ops, as much work on larger plans (at least one). */
+long search_progress_every(int n_ops);
 
 /* Counts n evaluations towards the progress callback, calling it when due. */
 void search_progress_add(const struct search_ctx *c, long n);
@@ -96,7 +114,8 @@ struct search_eval {
     double rc_time;    /* their time: the second tie-breaker (a recompute dropped at no cost to
                         * the step leaves a bubble that a later move may use) */
     double *start, *end;
-    unsigned char *done, *why; /* why: 0 started at 0, 1 when its device was free, 2 data */
+    unsigned char *done, *why; /* why: 0 started at 0, 1 when its device was free, 2 data,
+                                * 3 (a backward) its RL */
     int *pos;                  /* [n_ops] position in its device's order */
     int last;                  /* the compute op that ends last */
     /* worklist */
@@ -108,6 +127,11 @@ struct search_eval {
      * peer's sends to the device in order (seq, by peer slot) and how far they were received */
     unsigned char *rcvd;
     int *seq, *peer_slot, *seq_off, *seq_end, *seq_next;
+    /* offload (search_ctx.offload): each key's OF times, each device's two copy lanes, and
+     * the timed memory walk's room (the expanded list's times, steps and curve) */
+    double *of_start, *of_end, *lane;
+    double *xs, *xe, *xafter, *curve_t, *curve_mem;
+    struct mem_step *steps;
 };
 
 /* What a schedule is judged by: its step, then the sum of the devices' finishes (which moves an
@@ -154,7 +178,8 @@ void search_eval_fini(struct search_eval *ev);
 /* Times of every op, the makespan and the tie-breaker. false on a deadlock. */
 bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
                       struct search_eval *ev);
-/* Device d's peak memory, static included (what sim_run reports as peak_mem). */
+/* Device d's peak memory, static included (what sim_run reports as peak_mem). With copies
+ * on d, at the times of the last search_eval_time of s. */
 double search_eval_peak(const struct search_ctx *c, const struct search_sched *s, int d,
                         struct search_eval *ev);
 /* Whether a peak fits the cap (the simulator's test, with a little room for rounding). */

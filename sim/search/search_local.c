@@ -32,6 +32,7 @@ struct ls {
     struct search_sched cur, cand, best;
     struct search_score cur_o, best_o;
     double *peak;      /* [D] of cur */
+    double *peak_cand; /* [D] of cand (offload: ls_others_fit) */
     int *path, n_path; /* cur's critical path, last op first */
     long evals, budget;
     int improvements;
@@ -220,6 +221,31 @@ bool search_repair(const struct search_ctx *c, struct search_sched *s, struct se
     return true;
 }
 
+/* Whether every device of cand other than d fits: with offload its copies' times, and so
+ * its memory, may move when another device's order changes (into l->peak_cand). */
+static bool ls_others_fit(struct ls *l, int d)
+{
+    const struct search_ctx *c = l->c;
+    for (int e = 0; e < c->D; e++)
+        if (e != d && !search_fits(c, l->peak_cand[e] = search_eval_peak(c, &l->cand, e, &l->ev)))
+            return false;
+    return true;
+}
+
+/* cand with one more forward of device d checkpointed (the longest kept, not skip),
+ * evaluated: whether it runs, is better and d fits (*pk its peak); *extra the key. */
+static bool ls_try_extra(struct ls *l, int d, int skip, int *extra, double *pk)
+{
+    const struct search_ctx *c = l->c;
+    *extra = ls_longest_kept(c, &l->cand, d, skip);
+    if (*extra < 0 || !ls_ckpt(c, &l->cand, *extra))
+        return false;
+    l->evals++;
+    return search_eval_time(c, &l->cand, &l->ev) &&
+           search_better(search_score_of(&l->ev), l->cur_o) &&
+           search_fits(c, *pk = search_eval_peak(c, &l->cand, d, &l->ev));
+}
+
 /* Evaluates cand (cur changed on device d, and maybe key's flag); keeps it when it runs, fits
  * and is better. A faster schedule over the cap gets one more checkpoint on d to fit. */
 static bool ls_try(struct ls *l, int d, int key)
@@ -236,29 +262,88 @@ static bool ls_try(struct ls *l, int d, int key)
     double pk = search_eval_peak(c, &l->cand, d, &l->ev);
     int extra = -1;
     if (!search_fits(c, pk)) {
-        extra = ls_longest_kept(c, &l->cand, d, key);
-        ok = extra >= 0 && ls_ckpt(c, &l->cand, extra);
-        if (ok) {
-            l->evals++;
-            ok = search_eval_time(c, &l->cand, &l->ev) &&
-                 search_better(search_score_of(&l->ev), l->cur_o) &&
-                 search_fits(c, pk = search_eval_peak(c, &l->cand, d, &l->ev));
-            o = search_score_of(&l->ev);
-        }
+        ok = ls_try_extra(l, d, key, &extra, &pk);
         if (!ok) {
             ls_restore(l, d, key);
             if (extra >= 0)
                 l->cand.ck[extra] = l->cur.ck[extra];
             return false;
         }
+        o = search_score_of(&l->ev);
+    }
+    if (c->offload && !ls_others_fit(l, d)) {
+        ls_restore(l, d, key);
+        if (extra >= 0)
+            l->cand.ck[extra] = l->cur.ck[extra];
+        return false;
     }
     ls_commit(l, d, key);
     if (extra >= 0)
         l->cur.ck[extra] = l->cand.ck[extra];
     l->cur_o = o;
     l->peak[d] = pk;
+    if (c->offload)
+        for (int e = 0; e < c->D; e++)
+            if (e != d)
+                l->peak[e] = l->peak_cand[e];
     l->improvements++;
     return true;
+}
+
+/* Offload (search_ctx.offload). Key's forward offloaded in cand: a kept one gets its RL
+ * right before its backward, a checkpointed one's RC slot holds its RL; then the RL moved
+ * `back` places earlier (while it may cross what it passes). False when it is offloaded
+ * already or the RL cannot go that far. */
+static bool ls_offload(const struct search_ctx *c, struct search_sched *s, int key, int back)
+{
+    if (s->ck[key] == SEARCH_CK_OFFLOAD)
+        return false;
+    if (s->ck[key] == SEARCH_CK_KEEP)
+        ls_ckpt(c, s, key);
+    s->ck[key] = SEARCH_CK_OFFLOAD;
+    int d = c->op[SEARCH_OP(key, SK_RC)].dev, i = ls_find(c, s, d, SEARCH_OP(key, SK_RC));
+    return back == 0 || ls_shift(c, s, d, i, i - back);
+}
+
+/* How far back from its recompute's (or backward's) place an RL is tried. */
+enum { LS_RL_BACK = 3 };
+
+/* Key's forward offloaded instead of kept or checkpointed, its RL 0 .. LS_RL_BACK places
+ * earlier; or, offloaded, checkpointed instead. True when one was kept. */
+static bool ls_offload_try(struct ls *l, int key)
+{
+    const struct search_ctx *c = l->c;
+    int d = c->op[SEARCH_OP(key, SK_F)].dev;
+    if (l->cur.ck[key] == SEARCH_CK_OFFLOAD) {
+        l->cand.ck[key] = SEARCH_CK_CKPT;
+        return ls_try(l, d, key);
+    }
+    for (int back = 0; back <= LS_RL_BACK && ls_go(l); back++) {
+        if (ls_offload(c, &l->cand, key, back)) {
+            if (ls_try(l, d, key))
+                return true;
+        } else {
+            ls_restore(l, d, key);
+            break;
+        }
+    }
+    return false;
+}
+
+/* Every forward but those whose backward comes right after them, offloaded or, offloaded,
+ * checkpointed, one at a time (ls_offload_try). True when one was kept. */
+static bool ls_offload_moves(struct ls *l)
+{
+    const struct search_ctx *c = l->c;
+    for (int key = 0; key < c->keys && ls_go(l); key++) {
+        int d = c->op[SEARCH_OP(key, SK_F)].dev, f = ls_find(c, &l->cur, d, SEARCH_OP(key, SK_F));
+        if (l->cur.ck[key] == SEARCH_CK_KEEP && f + 1 < l->cur.len[d] &&
+            ls_ord(c, &l->cur, d)[f + 1] == SEARCH_OP(key, SK_B))
+            continue; /* nothing to hide the copies behind */
+        if (ls_offload_try(l, key))
+            return true;
+    }
+    return false;
 }
 
 /* cur's times (into ev) and critical path. */
@@ -270,7 +355,9 @@ static void ls_path(struct ls *l)
     for (int op = l->ev.last; op >= 0 && l->n_path < c->n_ops;) {
         l->path[l->n_path++] = op;
         int why = l->ev.why[op];
-        if (why == 2)
+        if (why == 3) /* a backward that waited for its RL */
+            op = SEARCH_OP(SEARCH_KEY(op), SK_RC);
+        else if (why == 2)
             op = c->op[op].pred;
         else if (why == 1 && l->ev.pos[op] > 0)
             op = ls_ord(c, &l->cur, c->op[op].dev)[l->ev.pos[op] - 1];
@@ -292,6 +379,8 @@ static bool ls_path_moves(struct ls *l)
                              l->path[k + 1] != c->op[x].pred;
         if (SEARCH_KIND(x) == SK_RC) {
             if (ls_unckpt(c, &l->cand, SEARCH_KEY(x)) && ls_try(l, d, SEARCH_KEY(x)))
+                return true;
+            if (c->offload && ls_offload_try(l, SEARCH_KEY(x)))
                 return true;
         }
         if (waited_device && i > 0) {
@@ -481,7 +570,10 @@ static bool ls_kick(struct ls *l)
                 continue;
             if (ls_rand(l) % 4 == 0) {
                 int key = (int)(ls_rand(l) % (uint64_t)c->keys);
-                if (l->cand.ck[key])
+                if (c->offload && l->cand.ck[key] && ls_rand(l) % 2 == 0)
+                    l->cand.ck[key] = l->cand.ck[key] == SEARCH_CK_CKPT ? SEARCH_CK_OFFLOAD
+                                                                        : SEARCH_CK_CKPT;
+                else if (l->cand.ck[key])
                     ls_unckpt(c, &l->cand, key);
                 else
                     ls_ckpt(c, &l->cand, key);
@@ -522,13 +614,15 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     search_sched_copy(c, &l.cand, s);
     search_sched_copy(c, &l.best, s);
     l.peak = xcalloc((size_t)c->D, sizeof(double));
+    l.peak_cand = xcalloc((size_t)c->D, sizeof(double));
     l.path = xmalloc(((size_t)c->n_ops + 1) * sizeof(int));
     search_eval_time(c, &l.cur, &l.ev);
     l.cur_o = l.best_o = search_score_of(&l.ev);
     for (int d = 0; d < c->D; d++)
         l.peak[d] = search_eval_peak(c, &l.cur, d, &l.ev);
     while (ls_go(&l) && (patience <= 0 || l.evals - last_best < patience)) {
-        if (ls_path_moves(&l) || ls_drop_checkpoints(&l) || ls_suffix_moves(&l)) {
+        if (ls_path_moves(&l) || ls_drop_checkpoints(&l) ||
+            (c->offload && ls_offload_moves(&l)) || ls_suffix_moves(&l)) {
             if (search_better(l.cur_o, l.best_o)) {
                 search_sched_copy(c, &l.best, &l.cur);
                 last_best = l.evals;
@@ -552,6 +646,7 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     }
     double ms = l.best_o.ms;
     free(l.peak);
+    free(l.peak_cand);
     free(l.path);
     search_sched_fini(&l.cur);
     search_sched_fini(&l.cand);

@@ -1,15 +1,25 @@
-/* sim/search/search_offload.c: sim/search/search_offload.h. Every candidate is checked by the
- * validator and the simulator (the copies' memory is walked at their times, which the
- * search's own evaluator does not model), so what is kept fits the caps. A candidate is one
- * change to one device's list; the lists of the others are shared with the current plan. */
+/* sim/search/search_offload.c: sim/search/search_offload.h. The schedule search's local search
+ * (sim/search/search_local.c) run again with offload allowed (search_ctx.offload): its evaluator
+ * times the copies on their lanes and walks the memory of a device with copies at their
+ * times, as the simulator does (tests/unit/test_offload_search.c holds it bit for bit), and
+ * its moves offload a forward (kept or checkpointed; its RL at its recompute's place or up to
+ * three places earlier), checkpoint an offloaded one again, or drop it, beside the schedule
+ * moves. It starts from the searched plan and the schedule search's twelve list schedules,
+ * each also with every checkpoint offloaded, and the base (and the searched plan) with every
+ * forward offloaded, and descends from the four best; what it keeps is checked with the
+ * validator and the simulator (the host cap too). A plan at the lower bound that allows
+ * offload is left as it is, unsearched. */
 #include <config.h>
 #include "sim/search/search_offload.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/core/bound.h"
 #include "sim/core/simulate.h"
 #include "sim/search/search.h"
+#include "sim/search/search_internal.h"
 #include "sim/plan/plan.h"
 #include "sim/plan/validate.h"
 #include "util/err.h"
@@ -38,210 +48,6 @@ static int offload_back(const struct instr *ins, int pos, int back, int lo)
             back--;
     }
     return i;
-}
-
-/* Device d's list with the forward at fi offloaded: a FW, the OF right after it, the RL
- * `back` compute instructions before position at (the RC's, which is removed when drop_rc,
- * or the backward's). Returns the new length, or -1 when the RL would come before the OF. */
-static int offload_rewrite(const struct instr *ins, int len, int fi, int at, bool drop_rc,
-                           int back, struct instr *out)
-{
-    int rl_at = offload_back(ins, at, back, fi + 1); /* before this old position */
-    if (rl_at <= fi)
-        return -1;
-    int n = 0;
-    for (int i = 0; i < len; i++) {
-        if (i == rl_at) {
-            struct instr rl = ins[fi];
-            rl.op = OP_RL;
-            rl.ckpt_layers = 0;
-            out[n++] = rl;
-        }
-        if (i == at && drop_rc)
-            continue;
-        out[n] = ins[i];
-        if (i == fi) {
-            out[n].op = OP_FW;
-            out[n].ckpt_layers = 0;
-            struct instr of = out[n++];
-            of.op = OP_OF;
-            out[n] = of;
-        }
-        n++;
-    }
-    return n;
-}
-
-/* Device d's list without the offload of the FW at fi (its OF and RL removed). */
-static int offload_undo(const struct instr *ins, int len, int fi, struct instr *out)
-{
-    int n = 0;
-    for (int i = 0; i < len; i++)
-        if (!(plan_op_is_copy(ins[i].op) && ins[i].mb == ins[fi].mb &&
-              ins[i].stage == ins[fi].stage))
-            out[n++] = ins[i];
-    return n;
-}
-
-/* The kinds of change, in the order the search makes them. */
-enum offload_move {
-    OFFLOAD_KEPT,   /* a kept FW offloaded: kept when the step does not grow (it makes room
-                     * for the next kind) */
-    OFFLOAD_CKPT,   /* a CFW + RC offloaded instead: kept when the step does not grow (one
-                     * device's recompute gone rarely shortens the step alone: the others'
-                     * are on the critical path too) */
-    OFFLOAD_UNDO,   /* an offload dropped: kept when the step does not grow */
-};
-
-/* Whether r, the plan with one change to device d, is to be kept over cur. */
-static bool offload_better(enum offload_move mv, const struct sim_result *r,
-                           const struct sim_result *cur, int d, double cap)
-{
-    if (!offload_fits(r, cap))
-        return false;
-    (void)mv;
-    (void)d;
-    return r->step_time <= cur->step_time * (1 + 1e-12);
-}
-
-/* The position of the RC (OFFLOAD_CKPT) or backward (OFFLOAD_KEPT) of the forward at fi;
- * -1 when the forward is not one the move takes. */
-static int offload_target(const struct instr *ins, int len, int fi, enum offload_move mv)
-{
-    const struct instr *f = &ins[fi];
-    if (f->op != (mv == OFFLOAD_CKPT ? OP_CFW : OP_FW) || f->ckpt_layers != 0)
-        return -1;
-    for (int i = fi + 1; i < len; i++) {
-        if (mv == OFFLOAD_KEPT && plan_op_is_copy(ins[i].op) && ins[i].mb == f->mb &&
-            ins[i].stage == f->stage)
-            return -1; /* offloaded already */
-        if (mv == OFFLOAD_KEPT && plan_op_is_compute(ins[i].op) && ins[i].mb == f->mb &&
-            ins[i].stage == f->stage)
-            return plan_op_is_backward(ins[i].op) && offload_back(ins, i, 1, fi) != fi ? i : -1;
-        if (mv == OFFLOAD_CKPT && ins[i].op == OP_RC && ins[i].mb == f->mb &&
-            ins[i].stage == f->stage)
-            return i;
-    }
-    return -1;
-}
-
-/* Tries device d's list with its forward at fi changed by mv (each RL place in turn);
- * keeps the first change offload_better takes. */
-static bool offload_try(struct plan *cur, struct sim_result *cur_sim, int d, int fi,
-                        enum offload_move mv, double cap, long max_evals,
-                        struct search_offload_stats *st, const struct instr *was, int len,
-                        struct instr *buf)
-{
-    int at = mv == OFFLOAD_UNDO ? -1 : offload_target(was, len, fi, mv);
-    if (mv == OFFLOAD_UNDO && !(was[fi].op == OP_OF))
-        return false;
-    if (mv != OFFLOAD_UNDO && at < 0)
-        return false;
-    for (int back = 0; back <= (mv == OFFLOAD_UNDO ? 0 : SEARCH_OFFLOAD_RL_BACK); back++) {
-        if (max_evals > 0 && st->evals >= max_evals)
-            return false;
-        int n = mv == OFFLOAD_UNDO ? offload_undo(was, len, fi, buf)
-                                   : offload_rewrite(was, len, fi, at, mv == OFFLOAD_CKPT,
-                                                     back, buf);
-        if (n < 0)
-            return false;
-        plan_set_list(cur, d, buf, n);
-        struct sim_result r;
-        struct mt_err e = {0};
-        st->evals++;
-        int vrc = validate_plan_sim(cur, &r, &e);
-        if (vrc == MT_OK && offload_better(mv, &r, cur_sim, d, cap)) {
-            sim_result_fini(cur_sim);
-            *cur_sim = r;
-            return true;
-        }
-        sim_result_fini(&r);
-        plan_set_list(cur, d, was, len);
-    }
-    return false;
-}
-
-/* Every device's CFW of micro-batch mb offloaded at once, each RL `back` compute
- * instructions before its RC's place (a micro-batch's recomputes are on one chain across the
- * devices: one device's gone seldom shortens the step). Kept when the step does not grow. */
-static bool offload_try_mb(struct plan *cur, struct sim_result *cur_sim, int mb, double cap,
-                           long max_evals, struct search_offload_stats *st)
-{
-    int D = plan_devices(cur);
-    struct instr **was = xcalloc((size_t)D, sizeof *was);
-    int *len = xcalloc((size_t)D, sizeof *len);
-    for (int d = 0; d < D; d++) {
-        len[d] = plan_len(cur, d);
-        was[d] = xmalloc(((size_t)len[d] + 1) * sizeof **was);
-        memcpy(was[d], plan_instrs(cur, d), (size_t)len[d] * sizeof **was);
-    }
-    bool kept = false;
-    for (int back = 0; back <= SEARCH_OFFLOAD_RL_BACK && !kept; back++) {
-        if (max_evals > 0 && st->evals >= max_evals)
-            break;
-        int changed = 0;
-        for (int d = 0; d < D; d++) {
-            struct instr *buf = xmalloc(((size_t)len[d] + 2 * (size_t)len[d] + 2) * sizeof *buf);
-            struct instr *tmp = xmalloc(((size_t)len[d] * 3 + 2) * sizeof *tmp);
-            int n = len[d];
-            memcpy(buf, was[d], (size_t)n * sizeof *buf);
-            for (int fi = 0; fi < n; fi++) {
-                if (buf[fi].mb != mb)
-                    continue;
-                int at = offload_target(buf, n, fi, OFFLOAD_CKPT);
-                if (at < 0)
-                    continue;
-                int m = offload_rewrite(buf, n, fi, at, true, back, tmp);
-                if (m < 0)
-                    continue;
-                memcpy(buf, tmp, (size_t)m * sizeof *buf);
-                n = m;
-                changed++;
-            }
-            plan_set_list(cur, d, buf, n);
-            free(buf);
-            free(tmp);
-        }
-        if (changed == 0)
-            break;
-        struct sim_result r;
-        struct mt_err e = {0};
-        st->evals++;
-        if (validate_plan_sim(cur, &r, &e) == MT_OK && offload_better(OFFLOAD_CKPT, &r, cur_sim, 0, cap)) {
-            sim_result_fini(cur_sim);
-            *cur_sim = r;
-            kept = true;
-            break;
-        }
-        sim_result_fini(&r);
-        for (int d = 0; d < D; d++)
-            plan_set_list(cur, d, was[d], len[d]);
-    }
-    for (int d = 0; d < D; d++)
-        free(was[d]);
-    free(was);
-    free(len);
-    return kept;
-}
-
-/* One change of kind mv to cur, applied; false when none (or the budget is spent). */
-static bool offload_step(struct plan *cur, struct sim_result *cur_sim, enum offload_move mv,
-                         double cap, long max_evals, struct search_offload_stats *st)
-{
-    for (int d = 0; d < plan_devices(cur); d++) {
-        int len = plan_len(cur, d);
-        struct instr *was = xmalloc(((size_t)len + 1) * sizeof *was);
-        memcpy(was, plan_instrs(cur, d), (size_t)len * sizeof *was);
-        struct instr *buf = xmalloc(((size_t)len + 2) * sizeof *buf);
-        bool done = false;
-        for (int fi = 0; fi < len && !done; fi++)
-            done = offload_try(cur, cur_sim, d, fi, mv, cap, max_evals, st, was, len, buf);
-        free(was);
-        free(buf);
-        if (done)
-            return true;
-    }
-    return false;
 }
 
 /* The plan of base's work with every forward offloaded whose backward is not the next compute
@@ -302,20 +108,6 @@ static struct plan *offload_all(const struct plan *base, int back, bool ckpt_too
     return p;
 }
 
-/* The greedy changes to cur (a plan whose simulation is *r, under the caps or not): kept
- * forwards offloaded where the step does not grow (room for the next kind), checkpointed ones
- * offloaded (a micro-batch on every device at once, then one at a time) likewise. */
-static void offload_greedy(struct plan *cur, struct sim_result *r, double cap, long max_evals,
-                           struct search_offload_stats *st)
-{
-    while (offload_step(cur, r, OFFLOAD_KEPT, cap, max_evals, st))
-        ;
-    for (int mb = plan_geom(cur)->mbs - 1; mb >= 0; mb--)
-        offload_try_mb(cur, r, mb, cap, max_evals, st);
-    while (offload_step(cur, r, OFFLOAD_CKPT, cap, max_evals, st))
-        ;
-}
-
 static int offload_count(const struct plan *p)
 {
     int n = 0;
@@ -325,62 +117,182 @@ static int offload_count(const struct plan *p)
     return n;
 }
 
+/* The starts: the searched schedule, the same with every checkpoint offloaded (each RL at
+ * its recompute's place), and every forward offloaded from the base and from the searched
+ * plan (offload_all, each RL 0 .. OFFLOAD_ALL_BACK compute instructions early). */
+enum { OFFLOAD_ALL_BACK = 3, OFFLOAD_LISTS = 12, OFFLOAD_RUNS = 4,
+       OFFLOAD_STARTS = 2 + 2 * (OFFLOAD_ALL_BACK + 1) + 2 * OFFLOAD_LISTS };
+
+/* s[0]'s checkpoints offloaded into s[1]. */
+static void offload_every_ckpt(const struct search_ctx *c, struct search_sched *s)
+{
+    search_sched_copy(c, &s[1], &s[0]);
+    for (int key = 0; key < c->keys; key++)
+        if (s[1].ck[key] == SEARCH_CK_CKPT)
+            s[1].ck[key] = SEARCH_CK_OFFLOAD;
+}
+
+/* Whether every forward of s comes before its RC / RL slot and that before its backward
+ * (offload_all may put an RL before its forward where a forward runs after the backward
+ * before its own: such a start is dropped). */
+static bool offload_ordered(const struct search_ctx *c, const struct search_sched *s)
+{
+    int *pos = xmalloc(((size_t)c->n_ops + 1) * sizeof(int));
+    for (int d = 0; d < c->D; d++)
+        for (int i = 0; i < s->len[d]; i++)
+            pos[s->ord[(size_t)d * c->stride + i]] = i;
+    bool ok = true;
+    for (int key = 0; key < c->keys && ok; key++)
+        if (s->ck[key] != SEARCH_CK_KEEP)
+            ok = pos[SEARCH_OP(key, SK_F)] < pos[SEARCH_OP(key, SK_RC)] &&
+                 pos[SEARCH_OP(key, SK_RC)] < pos[SEARCH_OP(key, SK_B)];
+    free(pos);
+    return ok;
+}
+
+static int offload_starts(const struct search_ctx *c, const struct plan *in,
+                          const struct plan *base, struct search_sched *st)
+{
+    int n = 0;
+    if (search_sched_from_plan(c, in, &st[n], NULL) == MT_OK) {
+        offload_every_ckpt(c, &st[n]);
+        n += 2;
+    }
+    /* the schedule search's list schedules (search.c's twelve) and the same offloaded */
+    static const int extras[] = {0, 1, 2, 1 << 20};
+    static const unsigned flags[] = {0, SEARCH_LIST_RC_FIRST, SEARCH_LIST_RC_EARLY};
+    for (int k = 0; k < OFFLOAD_LISTS; k++)
+        if (search_list(c, extras[k / 3], flags[k % 3], 0, &st[n])) {
+            offload_every_ckpt(c, &st[n]);
+            n += 2;
+        }
+    const struct plan *from[2] = {base, in};
+    for (int k = 0; k < 2; k++)
+        for (int back = 0; back <= OFFLOAD_ALL_BACK && from[k] != NULL; back++) {
+            struct plan *q = offload_all(from[k], back, k == 1);
+            n += search_sched_from_plan(c, q, &st[n], NULL) == MT_OK &&
+                 offload_ordered(c, &st[n]);
+            plan_free(q);
+        }
+    return n;
+}
+
+/* Whether s runs and every device fits the cap (into ev). */
+static bool offload_sched_fits(const struct search_ctx *c, const struct search_sched *s,
+                               struct search_eval *ev)
+{
+    if (!search_eval_time(c, s, ev))
+        return false;
+    for (int d = 0; d < c->D; d++)
+        if (!search_fits(c, search_eval_peak(c, s, d, ev)))
+            return false;
+    return true;
+}
+
+/* The local search with offload over the starts, the best result into *best; false when no
+ * start runs under the cap. */
+static bool offload_search(struct search_ctx *c, const struct plan *in, const struct plan *base,
+                           long budget, unsigned seed, struct search_sched *best,
+                           struct search_offload_stats *st)
+{
+    struct search_sched starts[OFFLOAD_STARTS];
+    struct search_score score[OFFLOAD_STARTS];
+    struct search_eval ev;
+    search_eval_init(c, &ev);
+    for (int i = 0; i < OFFLOAD_STARTS; i++)
+        search_sched_init(c, &starts[i]);
+    int n = offload_starts(c, in, base, starts), ok = 0;
+    for (int i = 0; i < n; i++) { /* those that run and fit, by score (insertion) */
+        st->evals++;
+        if (!offload_sched_fits(c, &starts[i], &ev))
+            continue;
+        struct search_score sc = search_score_of(&ev);
+        int j = ok++;
+        search_sched_copy(c, &starts[j], &starts[i]);
+        for (; j > 0 && search_better(sc, score[j - 1]); j--) {
+            struct search_sched t = starts[j];
+            starts[j] = starts[j - 1];
+            starts[j - 1] = t;
+            score[j] = score[j - 1];
+        }
+        score[j] = sc;
+    }
+    /* the OFFLOAD_RUNS best starts, an equal share of the budget each (one descent's end
+     * depends on where it starts) */
+    struct search_ls_stats ls = {0};
+    struct search_score found = {INFINITY, INFINITY, INFINITY};
+    int runs = ok < OFFLOAD_RUNS ? ok : OFFLOAD_RUNS;
+    for (int i = 0; i < runs && !search_stopped(c); i++) {
+        long share = (budget - ls.evals) / (runs - i);
+        search_local(c, &starts[i], share, 0, seed + (unsigned)i, &ls);
+        search_eval_time(c, &starts[i], &ev);
+        if (search_better(search_score_of(&ev), found)) {
+            found = search_score_of(&ev);
+            search_sched_copy(c, best, &starts[i]);
+        }
+    }
+    st->evals += ls.evals;
+    for (int i = 0; i < OFFLOAD_STARTS; i++)
+        search_sched_fini(&starts[i]);
+    search_eval_fini(&ev);
+    return ok > 0;
+}
+
 int search_offload(const struct plan *in, const struct plan *base, const struct search_opts *o,
-                   long max_evals, struct plan **out, struct sim_result *out_sim,
+                   struct plan **out, struct sim_result *out_sim,
                    struct search_offload_stats *st, struct mt_err *e)
 {
-    double cap = o->cap;
     memset(st, 0, sizeof *st);
     *out = NULL;
-    struct plan *cur = plan_clone(in);
     struct sim_result r;
-    int rc = validate_plan_sim(cur, &r, e);
-    if (rc != MT_OK) {
-        plan_free(cur);
-        return rc;
+    TRY(validate_plan_sim(in, &r, e));
+    struct search_ctx c;
+    struct plan *found = NULL;
+    struct bound_result b;
+    bool at_bound = false; /* nothing is faster: no search */
+    if (bound_plan(in, &b, NULL) == MT_OK) {
+        bound_allow_offload(&b);
+        at_bound = r.step_time <= bound_value(&b, true) * (1 + 1e-12);
     }
-    double in_step = r.step_time;
-    /* 1. greedy changes from in */
-    offload_greedy(cur, &r, cap, max_evals, st);
-    /* 2. every forward offloaded, each RL placed alike: of the base, of in's kept forwards,
-     * of all in's forwards */
-    const struct plan *from_plan[3] = {base, in, in};
-    for (int k = 0; k < 3 * (SEARCH_OFFLOAD_RL_BACK + 1); k++) {
-        int back = k % (SEARCH_OFFLOAD_RL_BACK + 1), from = k / (SEARCH_OFFLOAD_RL_BACK + 1);
-        if (from_plan[from] == NULL)
-            continue;
-        struct plan *q = offload_all(from_plan[from], back, from >= 2);
-        struct sim_result qr;
-        struct mt_err qe = {0};
-        st->evals++;
-        if (validate_plan_sim(q, &qr, &qe) == MT_OK && offload_fits(&qr, cap) &&
-            qr.step_time < r.step_time * (1 - 1e-12)) {
-            plan_free(cur);
-            sim_result_fini(&r);
-            cur = q;
-            r = qr;
-            continue;
+    if (!at_bound && search_ctx_init(&c, in, o->cap, NULL) == MT_OK) {
+        {
+            c.offload = true;
+            /* the tuner's (quick) searches: half their budget, as the schedule search before
+             * them has its own (tune --search --offload within 2x of tune --search) */
+            long budget = search_budget(o, c.n_ops) / (o->quick && o->budget <= 0 ? 2 : 1);
+            long every = search_progress_every(c.n_ops);
+            struct search_progress prog = {o->progress, o->progress_ctx, 0, every, budget,
+                                           false, every, 0};
+            if (o->progress != NULL)
+                c.prog = &prog;
+            struct search_sched best;
+            search_sched_init(&c, &best);
+            if (offload_search(&c, in, base, budget, o->seed, &best, st))
+                found = search_sched_plan(&c, &best);
+            st->stopped = prog.stop;
+            if (o->progress != NULL && !prog.stop)
+                o->progress(o->progress_ctx, budget, budget);
+            search_sched_fini(&best);
         }
-        if (qe.code == MT_OK)
-            sim_result_fini(&qr);
-        plan_free(q);
+        search_ctx_fini(&c);
     }
-    /* 3. kept only when faster than it came, with the offloads that do not pay dropped */
-    if (!(r.step_time < in_step * (1 - 1e-12))) {
-        plan_free(cur);
-        sim_result_fini(&r);
-        cur = plan_clone(in);
-        rc = validate_plan_sim(cur, &r, e);
-        if (rc != MT_OK) {
-            plan_free(cur);
-            return rc;
+    struct sim_result q;
+    struct mt_err why = {0};
+    if (found != NULL && validate_plan_sim(found, &q, &why) == MT_OK) {
+        if (offload_fits(&q, o->cap) && q.step_time < r.step_time * (1 - 1e-12)) {
+            sim_result_fini(&r);
+            r = q;
+        } else {
+            sim_result_fini(&q);
+            plan_free(found);
+            found = NULL;
         }
     } else {
-        while (offload_step(cur, &r, OFFLOAD_UNDO, cap, max_evals, st))
-            ;
+        plan_free(found);
+        found = NULL;
     }
-    st->offloaded = offload_count(cur);
-    *out = cur;
+    *out = found != NULL ? found : plan_clone(in);
+    st->offloaded = offload_count(*out);
     if (out_sim)
         *out_sim = r;
     else

@@ -191,6 +191,11 @@ int search_sched_from_plan(const struct search_ctx *c, const struct plan *p,
             case OP_RC: kind = SK_RC; break;
             case OP_BW: case OP_B: kind = SK_B; break;
             case OP_W: kind = SK_W; break;
+            case OP_RL: kind = SK_RC; break;
+            case OP_OF: /* offloaded: its forward's flag (the OF is put right after it) */
+                if (in->mb >= 0 && in->mb < g->mbs && in->stage >= 0 && in->stage < g->stages)
+                    s->ck[in->mb * g->stages + in->stage] = SEARCH_CK_OFFLOAD;
+                continue;
             default: continue;
             }
             int key = in->mb * g->stages + in->stage, op = SEARCH_OP(key, kind);
@@ -208,7 +213,7 @@ int search_sched_from_plan(const struct search_ctx *c, const struct plan *p,
     }
     for (int key = 0; key < c->keys && rc == MT_OK; key++)
         if (!seen[SEARCH_OP(key, SK_F)] || !seen[SEARCH_OP(key, SK_B)] ||
-            seen[SEARCH_OP(key, SK_RC)] != s->ck[key] ||
+            seen[SEARCH_OP(key, SK_RC)] != (s->ck[key] != SEARCH_CK_KEEP) ||
             seen[SEARCH_OP(key, SK_W)] != c->split[key])
             rc = err_set(e, MT_EINVAL, "micro-batch %d stage %d: incomplete", key / g->stages,
                          key % g->stages);
@@ -222,8 +227,8 @@ static struct instr search_instr(const struct search_ctx *c, const struct search
     int key = SEARCH_KEY(op);
     enum op kind;
     switch (SEARCH_KIND(op)) {
-    case SK_F: kind = s->ck[key] ? OP_CFW : OP_FW; break;
-    case SK_RC: kind = OP_RC; break;
+    case SK_F: kind = s->ck[key] == SEARCH_CK_CKPT ? OP_CFW : OP_FW; break;
+    case SK_RC: kind = s->ck[key] == SEARCH_CK_OFFLOAD ? OP_RL : OP_RC; break;
     case SK_B: kind = c->split[key] ? OP_B : OP_BW; break;
     default: kind = OP_W; break;
     }
@@ -234,8 +239,15 @@ struct plan *search_sched_plan(const struct search_ctx *c, const struct search_s
 {
     struct plan *p = plan_new(c->cfg, &c->geom);
     for (int d = 0; d < c->D; d++)
-        for (int i = 0; i < s->len[d]; i++)
-            plan_append(p, d, search_instr(c, s, s->ord[(size_t)d * c->stride + i]));
+        for (int i = 0; i < s->len[d]; i++) {
+            int op = s->ord[(size_t)d * c->stride + i];
+            struct instr in = search_instr(c, s, op);
+            plan_append(p, d, in);
+            if (SEARCH_KIND(op) == SK_F && s->ck[SEARCH_KEY(op)] == SEARCH_CK_OFFLOAD) {
+                in.op = OP_OF; /* after the forward's send (scheme_add_comm) */
+                plan_append(p, d, in);
+            }
+        }
     scheme_add_comm(p);
     return p;
 }
@@ -258,7 +270,7 @@ void search_eval_init(const struct search_ctx *c, struct search_eval *ev)
     ev->queued = xcalloc(D, 1);
     ev->free_at = xcalloc(D, sizeof(double));
     ev->fin = xcalloc(D, sizeof(double));
-    ev->buf = xmalloc((3 * (size_t)c->stride + 1) * sizeof(struct instr));
+    ev->buf = xmalloc((4 * (size_t)c->stride + 1) * sizeof(struct instr));
     ev->rcvd = xcalloc(n, 1);
     ev->seq = xmalloc(n * sizeof(int));
     ev->peer_slot = xmalloc(D * sizeof(int));
@@ -267,6 +279,18 @@ void search_eval_init(const struct search_ctx *c, struct search_eval *ev)
     ev->seq_off = xcalloc(D, sizeof(int));
     ev->seq_end = xcalloc(D, sizeof(int));
     ev->seq_next = xcalloc(D, sizeof(int));
+    if (c->offload) {
+        size_t keys = (size_t)c->keys + 1, x = 4 * (size_t)c->stride + 1;
+        ev->of_start = xcalloc(keys, sizeof(double));
+        ev->of_end = xcalloc(keys, sizeof(double));
+        ev->lane = xcalloc(2 * D, sizeof(double));
+        ev->xs = xcalloc(x, sizeof(double));
+        ev->xe = xcalloc(x, sizeof(double));
+        ev->xafter = xcalloc(x, sizeof(double));
+        ev->curve_t = xcalloc(3 * x + 2, sizeof(double));
+        ev->curve_mem = xcalloc(3 * x + 2, sizeof(double));
+        ev->steps = xcalloc(x, sizeof *ev->steps);
+    }
 }
 
 void search_eval_fini(struct search_eval *ev)
@@ -290,6 +314,15 @@ void search_eval_fini(struct search_eval *ev)
     free(ev->seq_off);
     free(ev->seq_end);
     free(ev->seq_next);
+    free(ev->of_start);
+    free(ev->of_end);
+    free(ev->lane);
+    free(ev->xs);
+    free(ev->xe);
+    free(ev->xafter);
+    free(ev->curve_t);
+    free(ev->curve_mem);
+    free(ev->steps);
     memset(ev, 0, sizeof *ev);
 }
 
@@ -337,6 +370,12 @@ void search_progress_add(const struct search_ctx *c, long n)
         p->stop = true;
 }
 
+long search_progress_every(int n_ops)
+{
+    long every = SEARCH_PROGRESS_EVERY * 512L / (n_ops > 1 ? n_ops : 1);
+    return every < 1 ? 1 : every;
+}
+
 void search_progress_work(const struct search_ctx *c, long ops)
 {
     struct search_progress *p = c->prog;
@@ -348,6 +387,24 @@ void search_progress_work(const struct search_ctx *c, long ops)
     p->work = 0;
     if (!p->fn(p->ctx, p->done < p->budget ? p->done : p->budget, p->budget))
         p->stop = true;
+}
+
+/* The RL of an offloaded forward (op: its RC slot), reached by device d after what came before
+ * it in d's order: on the H2D lane once its OF is done; the device goes on. */
+static void search_eval_rl(const struct search_ctx *c, int op, int d, struct search_eval *ev)
+{
+    int key = SEARCH_KEY(op);
+    double *lane = &ev->lane[2 * d + 1], st = ev->free_at[d];
+    ev->why[op] = st > 0 ? 1 : 0;
+    if (ev->of_end[key] > st) {
+        st = ev->of_end[key];
+        ev->why[op] = 2;
+    }
+    if (*lane > st)
+        st = *lane;
+    ev->start[op] = st;
+    ev->end[op] = *lane = st + c->cost.stage[c->op[op].stage].copy;
+    ev->done[op] = 1;
 }
 
 bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
@@ -368,12 +425,14 @@ bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
         const int *ord = s->ord + (size_t)d * c->stride;
         for (int i = 0; i < s->len[d]; i++) {
             ev->pos[ord[i]] = i;
-            if (SEARCH_KIND(ord[i]) == SK_RC) {
+            if (SEARCH_KIND(ord[i]) == SK_RC && !SEARCH_IS_RL(s, ord[i])) {
                 ev->n_rc++;
                 ev->rc_time += c->op[ord[i]].dur;
             }
         }
     }
+    if (c->offload)
+        memset(ev->lane, 0, 2 * (size_t)D * sizeof(double));
     int ran = 0;
     ev->last = -1;
     double last_end = -1;
@@ -384,6 +443,12 @@ bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
         while (ev->pc[d] < s->len[d]) {
             int op = ord[ev->pc[d]];
             const struct search_op *o = &c->op[op];
+            if (c->offload && SEARCH_IS_RL(s, op)) { /* its forward ran: on this device */
+                search_eval_rl(c, op, d, ev);
+                ran++;
+                ev->pc[d]++;
+                continue;
+            }
             double ready = 0;
             if (o->pred >= 0) {
                 if (!ev->done[o->pred]) {
@@ -400,8 +465,19 @@ bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
             } else {
                 ev->why[op] = st > 0 ? 1 : 0;
             }
+            int key = SEARCH_KEY(op);
+            bool off = c->offload && s->ck[key] == SEARCH_CK_OFFLOAD;
+            if (off && SEARCH_KIND(op) == SK_B && ev->end[SEARCH_OP(key, SK_RC)] > st) {
+                st = ev->end[SEARCH_OP(key, SK_RC)]; /* its activations are back */
+                ev->why[op] = 3;
+            }
             ev->start[op] = st;
             ev->end[op] = ev->free_at[d] = st + o->dur;
+            if (off && SEARCH_KIND(op) == SK_F) { /* its OF, reached right after it */
+                double *lane = &ev->lane[2 * d];
+                ev->of_start[key] = ev->end[op] > *lane ? ev->end[op] : *lane;
+                ev->of_end[key] = *lane = ev->of_start[key] + c->cost.stage[o->stage].copy;
+            }
             ev->done[op] = 1;
             if (ev->end[op] > last_end) {
                 last_end = ev->end[op];
@@ -496,6 +572,10 @@ static int search_expand(const struct search_ctx *c, const struct search_sched *
         if (o->out_dev >= 0)
             buf[n++] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
                                       o->out_dev, 0, 0};
+        if (kind == SK_F && s->ck[SEARCH_KEY(op)] == SEARCH_CK_OFFLOAD) { /* after its send */
+            buf[n] = buf[n - 1 - (o->out_dev >= 0)];
+            buf[n++].op = OP_OF;
+        }
     }
     for (int i = 0; i < s->len[d] && c->mixed_channels; i++) {
         ev->rcvd[ord[i]] = 0;
@@ -505,9 +585,73 @@ static int search_expand(const struct search_ctx *c, const struct search_sched *
     return n;
 }
 
+/* Whether device d's order holds an RL (an offloaded forward). */
+static bool search_dev_offloads(const struct search_ctx *c, const struct search_sched *s, int d)
+{
+    const int *ord = s->ord + (size_t)d * c->stride;
+    for (int i = 0; i < s->len[d]; i++)
+        if (SEARCH_IS_RL(s, ord[i]))
+            return true;
+    return false;
+}
+
+/* Device d's peak with copies on it: its list as the plan holds it (search_expand: receives
+ * in their senders' order, an offloaded forward's OF after its send), each instruction at
+ * the time the simulator gives it (a receive when the device is free and its data is in, a
+ * send at its producer's end, a copy on its lane), walked by the memory model's timed walk
+ * (mem_device_walk_timed). */
+static double search_eval_peak_timed(const struct search_ctx *c, const struct search_sched *s,
+                                     int d, struct search_eval *ev)
+{
+    int n = search_expand(c, s, d, ev), S = c->geom.stages;
+    const struct instr *buf = ev->buf;
+    double *xs = ev->xs, *xe = ev->xe, free_at = 0;
+    for (int i = 0; i < n; i++) {
+        const struct instr *in = &buf[i];
+        int key = in->mb * S + in->stage;
+        switch (in->op) {
+        case OP_RA:
+        case OP_RG: {
+            const struct search_op *r = &c->op[SEARCH_OP(key, in->op == OP_RA ? SK_F : SK_B)];
+            double at = ev->end[r->pred] + r->lat;
+            xs[i] = xe[i] = free_at = at > free_at ? at : free_at;
+            break;
+        }
+        case OP_SA:
+        case OP_SG:
+            xs[i] = ev->end[SEARCH_OP(key, in->op == OP_SA ? SK_F : SK_B)];
+            xe[i] = xs[i] + c->cost.stage[in->stage].p2p;
+            break;
+        case OP_OF:
+            xs[i] = ev->of_start[key];
+            xe[i] = ev->of_end[key];
+            break;
+        default: { /* compute, or an RL (its RC's slot; the device goes on) */
+            int kind = in->op == OP_FW || in->op == OP_CFW ? SK_F
+                       : in->op == OP_RC || in->op == OP_RL ? SK_RC
+                       : in->op == OP_W                     ? SK_W
+                                                            : SK_B;
+            xs[i] = ev->start[SEARCH_OP(key, kind)];
+            xe[i] = ev->end[SEARCH_OP(key, kind)];
+            if (in->op != OP_RL)
+                free_at = xe[i];
+        }
+        }
+    }
+    mem_device_steps(&c->cost, buf, n, ev->steps);
+    struct mem_walk w = {0};
+    ev->curve_t[0] = 0;
+    ev->curve_mem[0] = c->stat[d];
+    struct mem_curve cv = {c->stat[d], ev->curve_t, ev->curve_mem, 1};
+    mem_device_walk_timed(&c->cost, buf, n, xs, xe, ev->steps, &w, &cv, ev->xafter);
+    return c->stat[d] + mem_max(w.top, w.peak);
+}
+
 double search_eval_peak(const struct search_ctx *c, const struct search_sched *s, int d,
                         struct search_eval *ev)
 {
+    if (c->offload && search_dev_offloads(c, s, d))
+        return search_eval_peak_timed(c, s, d, ev);
     int n = search_expand(c, s, d, ev);
     return c->stat[d] + mem_device_peak(&c->cost, ev->buf, n);
 }

@@ -92,14 +92,16 @@ case_cap() {
 # The case, 1.05 M_θ: whatever the search offloads is drawn where it runs (at this
 # cap it may offload nothing: docs/offload.md; then no copy row).
 case_cap 1.05
-# 2 M_θ: 14 forwards offloaded, 33 t.
+# 2 M_θ: forwards offloaded, 33 t.
 case_cap 2
 check "2 M_θ: the search offloads (its plan has OF and RL)" "grep -q '\"OF\"' $tmp/p2.json && grep -q '\"RL\"' $tmp/p2.json"
 check "2 M_θ: 33t, the no-checkpoint step" "sed -n 1p $tmp/c2 | grep -q ' step 33t .* optimal'"
 check "2 M_θ: the legend lists OF and RL (with the copy row's glyphs)" \
     "sed -n 3p $tmp/c2 | grep -Eq '(▀|o) OF offload +(▄|r) RL reload'"
-check "2 M_θ: the status says how many forwards went to host memory" \
-    "tail -n 1 $tmp/c2 | grep -q '^search: step 33t (+0.0% against base), 14 forwards offloaded (OF/RL), '"
+# as many as optimize's plan has OFs (the same search)
+n_of=$(grep -o '"OF"' $tmp/p2.json | wc -l)
+check "2 M_θ: the status says how many forwards went to host memory ($n_of, as optimize's plan)" \
+    "[ $n_of -gt 0 ] && tail -n 1 $tmp/c2 | grep -q \"^search: step 33t (+0.0% against base), $n_of forwards offloaded (OF/RL), \""
 check "without copies the legend has no OF" "! sed -n 3p $tmp/c1.05 | grep -q 'OF offload' || grep -q '\"OF\"' $tmp/p1.05.json"
 
 # l from FW0: OF0, what it moves (1 M_θ) and when (0.5 t, as the trace says)
