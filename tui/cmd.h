@@ -161,6 +161,8 @@ struct cmd_progress {
     bool on, shown;
     double t0_ms, last_ms;
     const char *cmd; /* "optimize": the line starts with it */
+    long search_last; /* the search's last report; one that goes back starts the offload phase */
+    bool search_done, offload_phase;
 };
 void cmd_progress_start(struct cmd_progress *pr, const char *cmd, bool quiet);
 void cmd_progress_say(struct cmd_progress *pr, const char *fmt, ...)
@@ -169,7 +171,8 @@ void cmd_progress_end(struct cmd_progress *pr);
 /* As a pass_watch's step (sim/passes/pass.h; ctx: the cmd_progress): the pass about to run. */
 struct pass_pipeline;
 bool cmd_progress_pass(void *ctx, const struct pass_pipeline *pl, const char *next, int round);
-/* As a search_opts progress (sim/search/search.h; ctx: the cmd_progress): a bar of schedules. */
+/* As a search_opts progress (sim/search/search.h; ctx: the cmd_progress): a bar of schedules;
+ * after the schedule search has reported its end, the offload search's (--offload). */
 bool cmd_progress_search(void *ctx, long done, long budget);
 
 /* The executor's backends, as `run` and `profile` name them (NULL-terminated). */

@@ -74,6 +74,13 @@ bool cmd_progress_search(void *ctx, long done, long budget)
     for (int i = 0; i < width; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[width] = '\0';
-    cmd_progress_say(pr, "search [%s] %ld of %ld schedules", bar, done, budget);
+    /* the offload search (sim/search/search_offload.h) reports from 0 again after the schedule
+     * search's last report (done = budget) */
+    if (pr->search_done && done < pr->search_last)
+        pr->offload_phase = true;
+    pr->search_done = done >= budget;
+    pr->search_last = done;
+    cmd_progress_say(pr, "%s [%s] %ld of %ld schedules",
+                     pr->offload_phase ? "offload search" : "search", bar, done, budget);
     return true;
 }
