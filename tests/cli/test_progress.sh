@@ -32,7 +32,7 @@ check "optimize --quiet on a terminal: the table, no progress" \
     "grep -q 'prepose ' $tmp/oq && ! grep -q 'passes:' $tmp/oq"
 # --offload: the schedule search's bar, then the offload search's, named apart (1F1B 32 x 128,
 # unit costs at 2.05 M_θ: each phase runs most of a second)
-script -qc "$bin optimize --unit-costs 1,2,1,1,0.5 --devices 32 --microbatches 64 --memory 2.05 --search --offload" \
+script -qc "$bin optimize --unit-costs 1,2,1,1,0.5 --devices 32 --microbatches 128 --memory 2.05 --search --offload" \
     /dev/null >"$tmp/off" 2>&1
 check "optimize --search --offload on a terminal: the offload search's bar after the search's" \
     "grep -q 'optimize: search \[' $tmp/off && grep -q 'optimize: offload search \[#*\.*\] [0-9]* of [0-9]* schedules' $tmp/off"
