@@ -21,6 +21,7 @@
 #include "sim/search/search_internal.h"
 #include "sim/search/search_offload.h"
 #include "tests/check.h"
+#include "tests/progress_log.h"
 #include "tests/unit_config.h"
 #include "util/err.h"
 
@@ -249,21 +250,6 @@ static void test_slow_link(void)
     CHECK_NEAR(searched(&c, true, 0, &offloads, &pl), 36.0, 1e-9);
     CHECK_EQ_INT(offloads, 0);
     pass_pipeline_fini(&pl);
-}
-
-struct progress_log {
-    int calls, stop_after;
-    long last_done, last_budget;
-    bool backwards;
-};
-
-static bool progress_cb(void *ctx, long done, long budget)
-{
-    struct progress_log *g = ctx;
-    g->backwards = g->backwards || done < g->last_done || done > budget;
-    g->last_done = done;
-    g->last_budget = budget;
-    return ++g->calls != g->stop_after;
 }
 
 /* The offload search on its own (search_offload) from the checkpointing search's plan (the

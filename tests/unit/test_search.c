@@ -42,6 +42,7 @@
 #include "sim/plan/validate.h"
 #include "sim/core/vpipe.h"
 #include "tests/check.h"
+#include "tests/progress_log.h"
 #include "tests/unit_config.h"
 #include "util/err.h"
 
@@ -573,21 +574,6 @@ static void test_frame(void)
  * about every SEARCH_PROGRESS_EVERY evaluations and last with done = budget, without changing
  * the result; a callback that says stop ends the search early with a plan that still validates,
  * fits and is never slower than the passes (V 8 x 16 at 1.05 M_θ: the passes' 82t). */
-struct progress_log {
-    int calls, stop_after;
-    long last_done, last_budget;
-    bool backwards;
-};
-
-static bool progress_cb(void *ctx, long done, long budget)
-{
-    struct progress_log *g = ctx;
-    g->backwards = g->backwards || done < g->last_done || done > budget;
-    g->last_done = done;
-    g->last_budget = budget;
-    return ++g->calls != g->stop_after;
-}
-
 /* A schedule at the lower bound under the cap is optimal: the search stops there. 1F1B 8 x 16,
  * unit costs 1,2,1 at 1.05 M_θ: the periodic start and its short descent reach 78 t, the bound
  * (test_bound: 3(D - 2) + 15N/4), within a few hundred evaluations of a budget of 11,718. */
