@@ -255,7 +255,7 @@ static void test_slow_link(void)
 /* The offload search on its own (search_offload) from the checkpointing search's plan (the
  * periodic one at 36 t, from which 20,000 evaluations do not find 35.5 t: the pipeline's
  * default budget does, test_issue_check): its budget is the knob's, its progress comes every
- * SEARCH_PROGRESS_EVERY evaluations or so, never backwards, last at the budget, and leaves
+ * search_progress_every(n_ops) evaluations or so, never backwards, last at the budget, and leaves
  * the result as without a callback; a callback that stops it at its third call ends it early
  * with a plan that validates, fits and is no slower than where it started. */
 static void test_progress_and_stop(void)
