@@ -8,7 +8,7 @@
 # micro-batches) shows the new base plan within a second and runs the passes behind it, the
 # status line naming the pass that runs: Esc stops them within 0.5 s, keeping base, and keys
 # act; the next edit starts over from its config and, waited for, fills the pass bar. A loaded
-# machine can delay one try past 0.5 s; a check fails only when two tries in a row do.
+# machine can delay a try past 0.5 s; a check fails only when three tries in a row do.
 set -u
 bin=${MT_BIN:-./mario-tui}
 tmp=$(mktemp -d)
@@ -57,6 +57,19 @@ print(99)
 EOF
 }
 
+# tries TRY: TRY until its seconds from Esc to a usable screen are within 0.5 s, three times at
+# most (the whole suite runs two tests at a time under ASan on two cores: CI saw 0.62 and 0.60 s
+# in a row where a quiet machine takes 0.09-0.21 s); prints the last try's seconds (its tmux
+# session stays for the checks after it).
+tries() {
+    for k in 1 2 3; do
+        t=$("$1")
+        python3 -c "import sys; sys.exit(float(sys.argv[1]) > 0.5)" "$t" && break
+        echo "try $k: $t s from Esc to a usable screen" >&2
+    done
+    echo "$t"
+}
+
 # try: start the explorer, start the tuner, Esc after 1.5 s; prints the seconds from Esc to
 # the status line that says what ran is kept: the tuner's thread has ended (99 when it never
 # came).
@@ -72,11 +85,7 @@ try() {
     esc_latency 'candidates ran and are kept'
 }
 
-s=$(try)
-if python3 -c "import sys; sys.exit(float(sys.argv[1]) <= 0.5)" "$s"; then
-    echo "first try: ${s} s from Esc to a usable screen; again"
-    s=$(try)
-fi
+s=$(tries try)
 check "Esc: the tuner stopped, what ran kept, within 0.5 s (took ${s} s)" \
     "python3 -c 'import sys; sys.exit(float(sys.argv[1]) > 0.5)' $s"
 tmux -L "$sock" capture-pane -p >"$tmp/stopped"
@@ -109,11 +118,7 @@ try_edit() {
     wait_for '^passes [0-4]/4: .*Esc: stop \(keeps the steps made\)' 60 re || { echo 99; return; }
     esc_latency 'passes stopped by Esc: base'
 }
-s=$(try_edit)
-if python3 -c "import sys; sys.exit(float(sys.argv[1]) <= 0.5)" "$s"; then
-    echo "first try: ${s} s from Esc to a usable screen; again"
-    s=$(try_edit)
-fi
+s=$(tries try_edit)
 check "an edit's passes: Esc stops them within 0.5 s (took ${s} s)" \
     "python3 -c 'import sys; sys.exit(float(sys.argv[1]) > 0.5)' $s"
 check "... the new config's base is shown (N 4097)" \
