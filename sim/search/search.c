@@ -200,8 +200,7 @@ int search_run(const struct plan *const *seeds, const char *const *names, int n,
     /* the same work between reports whatever the plan's size (one evaluation at 2,048
      * micro-batches x 32 devices takes ~40 ms: 256 of them were ten seconds without a report,
      * or a stop) */
-    long every = search_progress_every(c.n_ops);
-    struct search_progress prog = {o->progress, o->progress_ctx, 0, every, budget, false, every, 0};
+    struct search_progress prog = search_progress_make(o, budget, c.n_ops);
     if (o->progress != NULL)
         c.prog = &prog;
     struct search_ls_stats ls = {0};

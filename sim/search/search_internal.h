@@ -18,6 +18,7 @@
 
 struct mt_err;
 struct mem_step;
+struct search_opts;
 struct search_exact_result;
 
 enum { SK_F, SK_RC, SK_B, SK_W, SK__COUNT };
@@ -84,6 +85,10 @@ enum { SEARCH_CK_KEEP, SEARCH_CK_CKPT, SEARCH_CK_OFFLOAD };
 /* Evaluations between two progress reports on a plan of n_ops ops: SEARCH_PROGRESS_EVERY at
  * 512 ops, as much work on larger plans (at least one). */
 long search_progress_every(int n_ops);
+
+/* The progress of a search of budget evaluations on a plan of n_ops ops, reporting to o's
+ * callback (set it as the ctx's prog when o->progress is not NULL). */
+struct search_progress search_progress_make(const struct search_opts *o, long budget, int n_ops);
 
 /* Counts n evaluations towards the progress callback, calling it when due. */
 void search_progress_add(const struct search_ctx *c, long n);

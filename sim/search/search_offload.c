@@ -260,9 +260,7 @@ int search_offload(const struct plan *in, const struct plan *base, const struct 
             /* the tuner's (quick) searches: half their budget, as the schedule search before
              * them has its own (tune --search --offload within 2x of tune --search) */
             long budget = search_budget(o, c.n_ops) / (o->quick && o->budget <= 0 ? 2 : 1);
-            long every = search_progress_every(c.n_ops);
-            struct search_progress prog = {o->progress, o->progress_ctx, 0, every, budget,
-                                           false, every, 0};
+            struct search_progress prog = search_progress_make(o, budget, c.n_ops);
             if (o->progress != NULL)
                 c.prog = &prog;
             struct search_sched best;

@@ -357,6 +357,13 @@ static void search_eval_tail(const struct search_ctx *c, struct search_eval *ev)
     }
 }
 
+/* Calls the callback with the evaluations so far (at most the budget); it may say stop. */
+static void search_progress_report(struct search_progress *p)
+{
+    if (!p->fn(p->ctx, p->done < p->budget ? p->done : p->budget, p->budget))
+        p->stop = true;
+}
+
 void search_progress_add(const struct search_ctx *c, long n)
 {
     struct search_progress *p = c->prog;
@@ -366,14 +373,20 @@ void search_progress_add(const struct search_ctx *c, long n)
     if (p->done < p->next || p->stop)
         return;
     p->next = p->done + p->every;
-    if (!p->fn(p->ctx, p->done < p->budget ? p->done : p->budget, p->budget))
-        p->stop = true;
+    search_progress_report(p);
 }
 
 long search_progress_every(int n_ops)
 {
     long every = SEARCH_PROGRESS_EVERY * 512L / (n_ops > 1 ? n_ops : 1);
     return every < 1 ? 1 : every;
+}
+
+struct search_progress search_progress_make(const struct search_opts *o, long budget, int n_ops)
+{
+    long every = search_progress_every(n_ops);
+    return (struct search_progress){.fn = o->progress, .ctx = o->progress_ctx, .next = every,
+                                    .budget = budget, .every = every};
 }
 
 void search_progress_work(const struct search_ctx *c, long ops)
@@ -385,8 +398,7 @@ void search_progress_work(const struct search_ctx *c, long ops)
     if (p->work < SEARCH_PROGRESS_EVERY * 512L)
         return;
     p->work = 0;
-    if (!p->fn(p->ctx, p->done < p->budget ? p->done : p->budget, p->budget))
-        p->stop = true;
+    search_progress_report(p);
 }
 
 /* The RL of an offloaded forward (op: its RC slot), reached by device d after what came before
