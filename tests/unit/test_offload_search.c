@@ -21,6 +21,7 @@
 #include "sim/search/search_internal.h"
 #include "sim/search/search_offload.h"
 #include "tests/check.h"
+#include "tests/eval_vs_sim.h"
 #include "tests/progress_log.h"
 #include "tests/unit_config.h"
 #include "util/err.h"
@@ -119,13 +120,7 @@ static void test_eval_bit_for_bit(void)
                     continue;
                 }
                 copies += bound_plan_offloads(q);
-                int f = !ran || ev.makespan != r.step_time;
-                double sf = 0;
-                for (int d = 0; d < x.D; d++) {
-                    f += search_eval_peak(&x, &s, d, &ev) != r.dev[d].peak_mem;
-                    sf += r.dev[d].finish;
-                }
-                f += ev.sum_finish != sf && fabs(ev.sum_finish - sf) > 1e-12 * sf;
+                int f = eval_vs_sim(&x, &s, &ev, ran, &r);
                 if (f) {
                     bad++;
                     fprintf(stderr, "  %s dp %d O %g plan %d: step %.17g against %.17g\n",

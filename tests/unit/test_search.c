@@ -42,6 +42,7 @@
 #include "sim/plan/validate.h"
 #include "sim/core/vpipe.h"
 #include "tests/check.h"
+#include "tests/eval_vs_sim.h"
 #include "tests/progress_log.h"
 #include "tests/unit_config.h"
 #include "util/err.h"
@@ -247,13 +248,7 @@ static void test_eval_bit_for_bit(void)
                     plan_free(q);
                     continue;
                 }
-                int f = !ran || ev.makespan != r.step_time;
-                double sf = 0;
-                for (int d = 0; d < x.D; d++) {
-                    f += search_eval_peak(&x, &s, d, &ev) != r.dev[d].peak_mem;
-                    sf += r.dev[d].finish;
-                }
-                f += ev.sum_finish != sf && fabs(ev.sum_finish - sf) > 1e-12 * sf;
+                int f = eval_vs_sim(&x, &s, &ev, ran, &r);
                 if (f) {
                     bad++;
                     fprintf(stderr, "  %s dp %d unit %d plan %d: step %.17g against %.17g\n",
