@@ -24,7 +24,7 @@ static void frame_title(struct explore *x, struct cells *g)
     const struct pass_step *st = explore_step(x);
     const struct plan_geom *geo = plan_geom(st->plan);
     const struct config *c = plan_config(st->plan);
-    char t[32], cap[32], rate[32], oom[96] = "";
+    char t[32], cap[32], rate[32], oom[128] = ""; /* room for the longest OOM mark */
     explore_fmt_time(x, st->sim.step_time, t, sizeof t);
     explore_fmt_rate(x, st->sim.throughput, rate, sizeof rate);
     if (c->unit.enabled && st->sim.cap > 0) /* M_θ: no θ here, the fit counts bytes */
@@ -273,7 +273,8 @@ static void frame_status_fit(const struct explore *x, int w, char *out, size_t n
             c++;
         snprintf(c, sizeof what - (size_t)(c - what), "%s", x->utf8 ? "…" : "~");
     }
-    snprintf(out, n, "%s%s", what, keys);
+    if (snprintf(out, n, "%s%s", what, keys) >= (int)n)
+        return; /* longer than the caller's line: cut there, as the screen would */
 }
 
 static void frame_status(struct explore *x, struct cells *g)
