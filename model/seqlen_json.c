@@ -97,7 +97,7 @@ static int seqlen_json_file(struct json_doc *d, const struct json_value *sm, int
     } else {
         sp->kind = SEQLEN_FILE;
         sp->n = 0;
-        snprintf(sp->path, sizeof sp->path, "%s", keep);
+        memcpy(sp->path, keep, strlen(keep) + 1); /* fits: checked above */
     }
     free(resolved);
     return rc;
