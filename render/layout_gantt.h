@@ -10,6 +10,8 @@
 #include <stddef.h>
 
 #include "render/layout_internal.h"
+#include "sim/core/simulate.h"
+#include "sim/plan/plan.h"
 
 struct sim_result;
 struct mt_err;
@@ -73,6 +75,15 @@ double layout_span(const struct layout_panel *panels, int n, double t_max);
 /* Async plans of several iterations: an iteration starts every this many micro-batches
  * (a mark at that forward); 0 for other plans. */
 int layout_iteration_every(const struct plan *p);
+/* What decides how an instruction is drawn, per op and per panel (layout_box_rules). */
+struct layout_box_rules {
+    const struct layout_panel *p;
+    int lanes;  /* layout_lanes(p) */
+    int iter_n; /* layout_iteration_every(p->plan) */
+    bool drawn[OP__COUNT], compute[OP__COUNT], forward[OP__COUNT];
+    enum pal fill[OP__COUNT];
+};
+void layout_box_rules(const struct layout_panel *p, struct layout_box_rules *r);
 /* How the figure draws one instruction in (plan id `id`) on timeline sub. */
 struct layout_box {
     int lane;
@@ -81,13 +92,29 @@ struct layout_box {
     bool iteration; /* an iteration starts with it (layout_iteration_every) */
 };
 /* False when it draws nothing there: not a box op, not measured, a free allreduce or
- * optimizer step. lanes: layout_lanes(p); iter_n: layout_iteration_every(p->plan). */
-bool layout_box_of(const struct layout_panel *p, int lanes, int iter_n, const struct instr *in,
-                   int id, int sub, struct layout_box *b);
-/* Device d's idle time on timeline sub within [0, end]: the gaps longer than eps between its
- * drawn instructions, as pairs (start, end) in time order in buf, which has room for
- * 2 * plan_len(p->plan, d) + 2 doubles; returns how many. */
-int layout_idle(const struct layout_panel *p, int d, int sub, double end, double eps, double *buf);
+ * optimizer step. Inline: called once per instruction and timeline. */
+static inline bool layout_box_of(const struct layout_box_rules *r, const struct instr *in, int id,
+                                 int sub, struct layout_box *b)
+{
+    if (!r->drawn[in->op])
+        return false;
+    if (sub == 0) {
+        b->t0 = r->p->sim->start[id];
+        b->t1 = r->p->sim->end[id];
+    } else if (!layout_interval(r->p, sub, id, &b->t0, &b->t1)) {
+        return false;
+    }
+    if (!r->compute[in->op] && b->t1 <= b->t0)
+        return false; /* a free allreduce or optimizer step leaves no mark */
+    b->lane = in->part >= 0 && in->part < r->lanes ? in->part : 0;
+    b->fill = r->fill[in->op];
+    b->iteration = r->iter_n > 0 && r->forward[in->op] && in->mb > 0 && in->mb % r->iter_n == 0;
+    return true;
+}
+/* A device's idle time within [0, end] from the intervals of its drawn boxes (pairs (start,
+ * end) in iv[0 .. 2n), those with end > start): the gaps longer than eps between them, as
+ * pairs in time order written over iv, which has room for 2n + 2; returns how many. */
+int layout_idle_of(double *iv, int n, double end, double eps);
 /* The idle gaps' eps for an axis ending at t_max. */
 #define LAYOUT_IDLE_EPS(t_max) ((t_max) * 1e-9)
 

@@ -15,36 +15,21 @@
 #include "sim/core/vpipe.h"
 #include "util/xalloc.h"
 
-bool layout_box_of(const struct layout_panel *p, int lanes, int iter_n, const struct instr *in,
-                   int id, int sub, struct layout_box *b)
+void layout_box_rules(const struct layout_panel *p, struct layout_box_rules *r)
 {
-    if (!layout_is_drawn_op(in->op) || !layout_interval(p, sub, id, &b->t0, &b->t1))
-        return false;
-    if (!plan_op_is_compute(in->op) && b->t1 <= b->t0)
-        return false; /* a free allreduce or optimizer step leaves no mark */
-    b->lane = in->part >= 0 && in->part < lanes ? in->part : 0;
-    b->fill = palette_of_op(in->op);
-    b->iteration =
-        iter_n > 0 && plan_op_is_forward(in->op) && in->mb > 0 && in->mb % iter_n == 0;
-    return true;
+    r->p = p;
+    r->lanes = layout_lanes(p);
+    r->iter_n = layout_iteration_every(p->plan);
+    for (int op = 0; op < OP__COUNT; op++) {
+        r->drawn[op] = layout_is_drawn_op((enum op)op);
+        r->compute[op] = plan_op_is_compute((enum op)op);
+        r->forward[op] = plan_op_is_forward((enum op)op);
+        r->fill[op] = palette_of_op((enum op)op);
+    }
 }
 
-int layout_idle(const struct layout_panel *p, int d, int sub, double end, double eps, double *buf)
+int layout_idle_of(double *iv, int n, double end, double eps)
 {
-    const struct instr *ins = plan_instrs(p->plan, d);
-    int len = plan_len(p->plan, d), id0 = len > 0 ? plan_id(p->plan, d, 0) : 0;
-    double *iv = buf;
-    int n = 0;
-    for (int i = 0; i < len; i++) {
-        double t0, t1;
-        if (!layout_is_drawn_op(ins[i].op) || !layout_interval(p, sub, id0 + i, &t0, &t1))
-            continue;
-        if (t1 <= t0)
-            continue;
-        iv[2 * n] = t0;
-        iv[2 * n + 1] = t1;
-        n++;
-    }
     /* A device runs in order, so intervals are sorted; a measured run need not be exact. */
     for (int i = 1; i < n; i++) {
         double a = iv[2 * i], b = iv[2 * i + 1];
@@ -63,8 +48,8 @@ int layout_idle(const struct layout_panel *p, int d, int sub, double end, double
     for (int i = 0; i <= n; i++) {
         double next = i < n ? iv[2 * i] : end, next_end = i < n ? iv[2 * i + 1] : cur;
         if (next > cur + eps) {
-            buf[2 * gaps] = cur;
-            buf[2 * gaps + 1] = next;
+            iv[2 * gaps] = cur;
+            iv[2 * gaps + 1] = next;
             gaps++;
         }
         if (next_end > cur)
@@ -77,8 +62,20 @@ int layout_idle(const struct layout_panel *p, int d, int sub, double end, double
 void layout_bubbles(struct layout *l, const struct geo *g, const struct layout_panel *p, int pi,
                     int d, int sub, double end, double y, double h)
 {
-    double *gap = xmalloc(((size_t)plan_len(p->plan, d) * 2 + 2) * sizeof(double));
-    int n = layout_idle(p, d, sub, end, LAYOUT_IDLE_EPS(g->t_max), gap);
+    struct layout_box_rules rules;
+    layout_box_rules(p, &rules);
+    const struct instr *ins = plan_instrs(p->plan, d);
+    int len = plan_len(p->plan, d), id0 = len > 0 ? plan_id(p->plan, d, 0) : 0, n = 0;
+    double *gap = xmalloc(((size_t)len * 2 + 2) * sizeof(double));
+    for (int i = 0; i < len; i++) {
+        struct layout_box b;
+        if (layout_box_of(&rules, &ins[i], id0 + i, sub, &b) && b.t1 > b.t0) {
+            gap[2 * n] = b.t0;
+            gap[2 * n + 1] = b.t1;
+            n++;
+        }
+    }
+    n = layout_idle_of(gap, n, end, LAYOUT_IDLE_EPS(g->t_max));
     for (int k = 0; k < n; k++) {
         double t0 = gap[2 * k], t1 = gap[2 * k + 1];
         struct layout_item *it = layout_add_box(l, LAYOUT_ROLE_BUBBLE, PAL_BUBBLE,
@@ -97,14 +94,16 @@ void layout_instr_boxes(struct layout *l, const struct geo *g, const struct layo
 {
     const struct plan *pl = p->plan;
     bool x_scheme = layout_two_pipelines(pl);
-    int iter_n = layout_iteration_every(pl), row0 = layout_row_index(p, d, sub, 0);
+    int row0 = layout_row_index(p, d, sub, 0);
+    struct layout_box_rules rules;
+    layout_box_rules(p, &rules);
     double label_fs = fmin(10.5, fmax(5, g->lane_h * 0.62));
     int len = plan_len(pl, d);
     for (int i = 0; i < len; i++) {
         const struct instr *in = plan_at(pl, d, i);
         int id = plan_id(pl, d, i);
         struct layout_box b;
-        if (!layout_box_of(p, r->lanes, iter_n, in, id, sub, &b))
+        if (!layout_box_of(&rules, in, id, sub, &b))
             continue;
         double t0 = b.t0, t1 = b.t1;
         double y = layout_row_y(g, r, d, sub, b.lane) + g->pad;

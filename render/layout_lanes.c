@@ -61,6 +61,15 @@ static struct layout_lanes *lanes_new(int rows)
     return ln;
 }
 
+static void lanes_mark(struct layout_lanes *ln, size_t *cap, int row, double t)
+{
+    if ((size_t)ln->marks == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        ln->mark = xreallocarray(ln->mark, *cap, sizeof *ln->mark);
+    }
+    ln->mark[ln->marks++] = (struct layout_mark){row, t};
+}
+
 struct lanes_by_id {
     int id, at;
 };
@@ -93,35 +102,76 @@ static void lanes_plan_order(struct layout_lanes *ln)
     free(tmp);
 }
 
-/* Every row's intervals placed (seg[off[r] .. off[r + 1]), in any order): sorted, indexed. */
-static void lanes_finish(struct layout_lanes *ln)
+/* The blocks of every row (struct layout_lanes_block). */
+static void lanes_blocks(struct layout_lanes *ln)
 {
-    int total = ln->off[ln->rows], widest = 0;
-    bool all_by_time = true;
+    ln->block_off = xcalloc((size_t)ln->rows + 1, sizeof *ln->block_off);
+    for (int r = 0; r < ln->rows; r++)
+        ln->block_off[r + 1] = ln->block_off[r] + (ln->off[r + 1] - ln->off[r] +
+                                                   LAYOUT_LANES_BLOCK - 1) / LAYOUT_LANES_BLOCK;
+    ln->block = xmalloc(((size_t)ln->block_off[ln->rows] + 1) * sizeof *ln->block);
     for (int r = 0; r < ln->rows; r++) {
+        double end = -INFINITY;
+        for (int b = ln->block_off[r]; b < ln->block_off[r + 1]; b++) {
+            int i0 = ln->off[r] + (b - ln->block_off[r]) * LAYOUT_LANES_BLOCK;
+            int i1 = i0 + LAYOUT_LANES_BLOCK < ln->off[r + 1] ? i0 + LAYOUT_LANES_BLOCK
+                                                                : ln->off[r + 1];
+            struct layout_lanes_block k = {end, -1, 0, -1};
+            for (int i = i0; i < i1; i++) {
+                const struct layout_seg *s = &ln->seg[i];
+                k.end = fmax(k.end, s->t1);
+                if (s->id < 0)
+                    continue;
+                k.longest = fmax(k.longest, s->t1 - s->t0);
+                if (k.id_hi < k.id_lo)
+                    k.id_lo = k.id_hi = s->id;
+                k.id_lo = s->id < k.id_lo ? s->id : k.id_lo;
+                k.id_hi = s->id > k.id_hi ? s->id : k.id_hi;
+            }
+            ln->block[b] = k;
+            end = k.end;
+        }
+    }
+}
+
+/* Every row's intervals placed (seg[off[r] .. off[r + 1])), sorted when `sorted` is false:
+ * indexed. */
+static void lanes_finish(struct layout_lanes *ln, bool sorted)
+{
+    bool all_by_time = true;
+    int widest = 0;
+    for (int r = 0; r < ln->rows; r++) {
+        all_by_time &= ln->lane[r].by_time;
         if (ln->off[r + 1] - ln->off[r] > widest)
             widest = ln->off[r + 1] - ln->off[r];
-        all_by_time &= ln->lane[r].by_time;
     }
-    struct layout_seg *tmp = xmalloc(((size_t)widest + 1) * sizeof *tmp);
-    ln->end_max = xmalloc(((size_t)total + 1) * sizeof *ln->end_max);
-    for (int r = 0; r < ln->rows; r++) {
-        struct layout_seg *seg = ln->seg + ln->off[r];
-        int n = ln->off[r + 1] - ln->off[r];
-        lanes_sort(seg, n, tmp);
-        double m = -INFINITY;
-        for (int i = 0; i < n; i++)
-            ln->end_max[ln->off[r] + i] = m = fmax(m, seg[i].t1);
+    if (!sorted) {
+        struct layout_seg *tmp = xmalloc(((size_t)widest + 1) * sizeof *tmp);
+        for (int r = 0; r < ln->rows; r++)
+            lanes_sort(ln->seg + ln->off[r], ln->off[r + 1] - ln->off[r], tmp);
+        free(tmp);
     }
-    free(tmp);
+    lanes_blocks(ln);
     if (!all_by_time)
         lanes_plan_order(ln);
 }
 
 static struct layout_seg lanes_idle_seg(double t0, double t1)
 {
-    return (struct layout_seg){t0, t1, -1, -1, -1, PAL_BUBBLE, OP__COUNT};
+    return (struct layout_seg){t0, t1, -1, PAL_BUBBLE};
 }
+
+/* What one device's timeline is made into before its rows: its boxes in plan order (and
+ * each one's lane), the intervals of those that last, per lane how many and whether in time
+ * order. Room for the device's instructions, reused device after device. */
+struct lanes_scratch {
+    struct layout_seg *box;
+    unsigned char *lane_of;
+    double *iv; /* 2 * (len + 1) */
+    int *count;
+    bool *by_time;
+    double *last_t0;
+};
 
 /* Room for n more intervals. */
 static void lanes_reserve(struct layout_lanes *ln, size_t *cap, size_t used, size_t n)
@@ -133,61 +183,62 @@ static void lanes_reserve(struct layout_lanes *ln, size_t *cap, size_t used, siz
     ln->seg = xreallocarray(ln->seg, *cap, sizeof *ln->seg);
 }
 
-/* Device d's timeline sub into its rows (they are consecutive: layout_row_index), idle time
- * first, then the boxes in plan order. box and lane_of: scratch of plan_len(d) entries, at:
- * of lanes; gap: room for layout_idle. Returns the intervals written. */
+/* Device d's timeline sub into its rows (they are consecutive: layout_row_index), each row
+ * its idle time and its lane's boxes merged by time (sorted after, for a lane out of order).
+ * Returns the intervals written from seg[used]. */
 static size_t lanes_device(struct layout_lanes *ln, size_t *cap, size_t used,
-                           const struct layout_panel *p, int d, int sub, double end, double eps,
-                           double *gap, struct layout_box *box, int *lane_of, int *at,
-                           size_t *mark_cap)
+                           const struct layout_box_rules *rules, int d, int sub, double end,
+                           double eps, struct lanes_scratch *sc, size_t *mark_cap)
 {
-    const struct plan *pl = p->plan;
+    const struct plan *pl = rules->p->plan;
     const struct instr *ins = plan_instrs(pl, d);
-    int len = plan_len(pl, d), id0 = len > 0 ? plan_id(pl, d, 0) : 0;
-    int lanes = layout_lanes(p), iter_n = layout_iteration_every(pl);
-    int row0 = layout_row_index(p, d, sub, 0);
-    int gaps = layout_idle(p, d, sub, end, eps, gap);
+    int len = plan_len(pl, d), id0 = len > 0 ? plan_id(pl, d, 0) : 0, lanes = rules->lanes;
+    int row0 = layout_row_index(rules->p, d, sub, 0), boxes = 0, n_iv = 0;
     for (int k = 0; k < lanes; k++)
-        at[k] = gaps;
+        sc->count[k] = 0, sc->by_time[k] = true, sc->last_t0[k] = -INFINITY;
     for (int i = 0; i < len; i++) {
-        lane_of[i] = -1;
-        if (layout_box_of(p, lanes, iter_n, &ins[i], id0 + i, sub, &box[i])) {
-            lane_of[i] = box[i].lane;
-            at[box[i].lane]++;
-        }
-    }
-    size_t n = 0;
-    for (int k = 0; k < lanes; k++)
-        n += (size_t)at[k];
-    lanes_reserve(ln, cap, used, n);
-    for (int k = 0, start = (int)used; k < lanes; k++) { /* at[k]: where lane k's boxes go */
-        int size = at[k];
-        ln->off[row0 + k] = start;
-        for (int g = 0; g < gaps; g++)
-            ln->seg[start + g] = lanes_idle_seg(gap[2 * g], gap[2 * g + 1]);
-        at[k] = start + gaps;
-        start += size;
-        ln->off[row0 + k + 1] = start;
-    }
-    for (int i = 0; i < len; i++) {
-        int k = lane_of[i];
-        if (k < 0)
+        struct layout_box b;
+        if (!layout_box_of(rules, &ins[i], id0 + i, sub, &b))
             continue;
-        const struct layout_box *b = &box[i];
-        struct layout_lane *row = &ln->lane[row0 + k];
-        if (at[k] > ln->off[row0 + k] + gaps && b->t0 < ln->seg[at[k] - 1].t0)
-            row->by_time = false;
-        ln->seg[at[k]++] = (struct layout_seg){b->t0, b->t1, id0 + i, ins[i].mb, ins[i].stage,
-                                               (unsigned char)b->fill, (unsigned char)ins[i].op};
-        if (b->iteration) {
-            if ((size_t)ln->marks == *mark_cap) {
-                *mark_cap = *mark_cap ? 2 * *mark_cap : 64;
-                ln->mark = xreallocarray(ln->mark, *mark_cap, sizeof *ln->mark);
-            }
-            ln->mark[ln->marks++] = (struct layout_mark){row0 + k, b->t0};
-        }
+        sc->box[boxes] = (struct layout_seg){b.t0, b.t1, id0 + i, (unsigned char)b.fill};
+        sc->lane_of[boxes++] = (unsigned char)b.lane;
+        if (b.t1 > b.t0) /* what keeps the device busy */
+            sc->iv[2 * n_iv] = b.t0, sc->iv[2 * n_iv + 1] = b.t1, n_iv++;
+        sc->count[b.lane]++;
+        if (b.t0 < sc->last_t0[b.lane])
+            sc->by_time[b.lane] = false;
+        sc->last_t0[b.lane] = b.t0;
+        if (b.iteration)
+            lanes_mark(ln, mark_cap, row0 + b.lane, b.t0);
     }
-    return n;
+    int gaps = layout_idle_of(sc->iv, n_iv, end, eps);
+    lanes_reserve(ln, cap, used, (size_t)gaps * (size_t)lanes + (size_t)boxes);
+    size_t at = used;
+    for (int k = 0; k < lanes; k++) {
+        int r = row0 + k;
+        struct layout_seg *out = ln->seg + at;
+        ln->off[r] = (int)at;
+        ln->lane[r].by_time = sc->by_time[k];
+        int g = 0, o = 0;
+        for (int j = 0; j < boxes; j++) { /* the lane's boxes, idle time merged in */
+            if (lanes > 1 && sc->lane_of[j] != k)
+                continue;
+            const struct layout_seg *s = &sc->box[j];
+            while (sc->by_time[k] && g < gaps && sc->iv[2 * g] <= s->t0) /* idle id -1 first */
+                out[o++] = lanes_idle_seg(sc->iv[2 * g], sc->iv[2 * g + 1]), g++;
+            out[o++] = *s;
+        }
+        for (; g < gaps; g++)
+            out[o++] = lanes_idle_seg(sc->iv[2 * g], sc->iv[2 * g + 1]);
+        if (!sc->by_time[k]) { /* its boxes, then its idle time: sorted (a measured row) */
+            struct layout_seg *tmp = xmalloc(((size_t)o + 1) * sizeof *tmp);
+            lanes_sort(out, o, tmp);
+            free(tmp);
+        }
+        at += (size_t)o;
+        ln->off[r + 1] = (int)at;
+    }
+    return at - used;
 }
 
 int layout_lanes_build(const struct layout_panel *p, struct layout_lanes **out, struct mt_err *e)
@@ -196,6 +247,8 @@ int layout_lanes_build(const struct layout_panel *p, struct layout_lanes **out, 
     TRY(layout_check_panels(p, 1, e));
     const struct plan *pl = p->plan;
     int devices = plan_devices(pl), subrows = layout_subrows(p), lanes = layout_lanes(p);
+    struct layout_box_rules rules;
+    layout_box_rules(p, &rules);
     struct layout_lanes *ln = lanes_new(devices * subrows * lanes);
     int longest = 0;
     for (int d = 0; d < devices; d++) {
@@ -208,24 +261,29 @@ int layout_lanes_build(const struct layout_panel *p, struct layout_lanes **out, 
     double end[2] = {0, 0}, eps = LAYOUT_IDLE_EPS(layout_span(p, 1, 0));
     for (int sub = 0; sub < subrows; sub++)
         end[sub] = layout_timeline_end(p, sub);
-    double *gap = xmalloc(((size_t)longest * 2 + 2) * sizeof *gap);
-    struct layout_box *box = xmalloc(((size_t)longest + 1) * sizeof *box);
-    int *lane_of = xmalloc(((size_t)longest + 1) * sizeof *lane_of);
-    int *at = xmalloc((size_t)lanes * sizeof *at);
+    struct lanes_scratch sc = {
+        .box = xmalloc(((size_t)longest + 1) * sizeof *sc.box),
+        .lane_of = xmalloc((size_t)longest + 1),
+        .iv = xmalloc(((size_t)longest * 2 + 2) * sizeof *sc.iv),
+        .count = xmalloc((size_t)lanes * sizeof *sc.count),
+        .by_time = xmalloc((size_t)lanes * sizeof *sc.by_time),
+        .last_t0 = xmalloc((size_t)lanes * sizeof *sc.last_t0),
+    };
     /* A first guess of the size: a box per instruction and timeline (sends and receives draw
-     * none: the guess is over, and given back below) */
+     * none: the guess is over, and what is not used is given back below) */
     size_t cap = (size_t)plan_total(pl) * (size_t)subrows + 1, used = 0, mark_cap = 0;
     ln->seg = xmalloc(cap * sizeof *ln->seg);
     for (int d = 0; d < devices; d++)
         for (int sub = 0; sub < subrows; sub++)
-            used += lanes_device(ln, &cap, used, p, d, sub, end[sub], eps, gap, box, lane_of, at,
-                                 &mark_cap);
+            used += lanes_device(ln, &cap, used, &rules, d, sub, end[sub], eps, &sc, &mark_cap);
     ln->seg = xreallocarray(ln->seg, used + 1, sizeof *ln->seg);
-    free(gap);
-    free(box);
-    free(lane_of);
-    free(at);
-    lanes_finish(ln);
+    free(sc.box);
+    free(sc.lane_of);
+    free(sc.iv);
+    free(sc.count);
+    free(sc.by_time);
+    free(sc.last_t0);
+    lanes_finish(ln, true);
     *out = ln;
     return MT_OK;
 }
@@ -268,13 +326,8 @@ struct layout_lanes *layout_lanes_of(const struct layout *l, int panel)
         }
         for (int i = 0; i < n; i++) {
             const struct layout_item *it = &items[i];
-            if (pass == 1 && it->role == LAYOUT_ROLE_ITERATION && it->panel == panel) {
-                if ((size_t)ln->marks == mark_cap) {
-                    mark_cap = mark_cap ? 2 * mark_cap : 64;
-                    ln->mark = xreallocarray(ln->mark, mark_cap, sizeof *ln->mark);
-                }
-                ln->mark[ln->marks++] = (struct layout_mark){it->row, it->t0};
-            }
+            if (pass == 1 && it->role == LAYOUT_ROLE_ITERATION && it->panel == panel)
+                lanes_mark(ln, &mark_cap, it->row, it->t0);
             if (it->kind != LAYOUT_BOX || it->panel != panel ||
                 (it->role != LAYOUT_ROLE_INSTR && it->role != LAYOUT_ROLE_BUBBLE))
                 continue;
@@ -288,8 +341,7 @@ struct layout_lanes *layout_lanes_of(const struct layout *l, int panel)
             }
             struct layout_seg s = lanes_idle_seg(it->t0, it->t1);
             if (it->role == LAYOUT_ROLE_INSTR)
-                s = (struct layout_seg){it->t0, it->t1, it->id, it->mb, it->stage,
-                                        (unsigned char)it->color, (unsigned char)it->op};
+                s = (struct layout_seg){it->t0, it->t1, it->id, (unsigned char)it->color};
             for (int j = first; j < last; j++) {
                 int r = list != NULL ? list[j] : j;
                 if (r < 0 || r >= ln->rows)
@@ -311,7 +363,7 @@ struct layout_lanes *layout_lanes_of(const struct layout *l, int panel)
     free(key_rows);
     free(fill);
     free(after_box);
-    lanes_finish(ln);
+    lanes_finish(ln, false);
     return ln;
 }
 
@@ -322,7 +374,8 @@ void layout_lanes_free(struct layout_lanes *ln)
     free(ln->lane);
     free(ln->off);
     free(ln->seg);
-    free(ln->end_max);
+    free(ln->block_off);
+    free(ln->block);
     free(ln->plan_order);
     free(ln->mark);
     free(ln);
@@ -330,13 +383,44 @@ void layout_lanes_free(struct layout_lanes *ln)
 
 int layout_lanes_first(const struct layout_lanes *ln, int r, double t)
 {
-    int lo = ln->off[r], hi = ln->off[r + 1];
+    /* the first block whose latest end passes t, then the interval in it that does */
+    int lo = ln->block_off[r], hi = ln->block_off[r + 1];
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (ln->end_max[mid] <= t)
+        if (ln->block[mid].end <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo;
+    if (lo == ln->block_off[r + 1])
+        return ln->off[r + 1];
+    int i = ln->off[r] + (lo - ln->block_off[r]) * LAYOUT_LANES_BLOCK;
+    double m = lo > ln->block_off[r] ? ln->block[lo - 1].end : -INFINITY;
+    for (; i < ln->off[r + 1]; i++) {
+        m = fmax(m, ln->seg[i].t1);
+        if (m > t)
+            return i;
+    }
+    return ln->off[r + 1];
+}
+
+int layout_lanes_next(const struct layout_lanes *ln, int r, int i, double len, int id)
+{
+    int end = ln->off[r + 1];
+    while (i < end) {
+        int b = ln->block_off[r] + (i - ln->off[r]) / LAYOUT_LANES_BLOCK;
+        int block_end = ln->off[r] + (b - ln->block_off[r] + 1) * LAYOUT_LANES_BLOCK;
+        if (block_end > end)
+            block_end = end;
+        const struct layout_lanes_block *k = &ln->block[b];
+        if (k->longest >= len || (id >= k->id_lo && id <= k->id_hi)) {
+            for (; i < block_end; i++) {
+                const struct layout_seg *s = &ln->seg[i];
+                if (s->id >= 0 && (s->t1 - s->t0 >= len || s->id == id))
+                    return i;
+            }
+        }
+        i = block_end;
+    }
+    return end;
 }

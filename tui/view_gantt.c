@@ -122,8 +122,9 @@ static void gantt_measured(const struct explore *x, int total, double **start, d
     }
 }
 
-/* Labels and marks of one instruction box over the painted cells it owns (those it gave
- * their colour) on the rows [y, y + nrow) of its lane: with one row its micro-batch, with two
+/* Labels and marks of one instruction box (it: of device dev of the shown plan) over the
+ * painted cells it owns (those it gave their colour) on the rows [y, y + nrow) of its lane:
+ * with one row its micro-batch, with two
  * or more its op on the first and micro-batch on the second (with * when the shown pass
  * changed it), each where the owned cells hold it and the box is as long as it; the
  * selection underlined in bold; the critical path's labels in PAL_CRIT, and a thread ─ of
@@ -174,16 +175,16 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
     }
     /* looked up only here: a box that owns no cell shows no mark (a million of them in a
      * fitted view of 16,384 micro-batches) */
+    const struct instr *in = plan_at(st->plan, dev, it->id - plan_id(st->plan, dev, 0));
     const struct pass_change *ch =
-        marks ? pass_changes_find(&st->changes, dev, (enum op)it->op, it->mb, it->stage) : NULL;
+        marks ? pass_changes_find(&st->changes, dev, in->op, in->mb, in->stage) : NULL;
     enum pal color = (enum pal)it->color;
     char label[2][16];
-    snprintf(label[0], sizeof label[0], "%s%s", ch && nrow > 1 ? "*" : "",
-             plan_op_name((enum op)it->op));
-    if (it->mb >= 0)
-        snprintf(label[1], sizeof label[1], "%s%d", ch ? "*" : "", it->mb);
+    snprintf(label[0], sizeof label[0], "%s%s", ch && nrow > 1 ? "*" : "", plan_op_name(in->op));
+    if (in->mb >= 0)
+        snprintf(label[1], sizeof label[1], "%s%d", ch ? "*" : "", in->mb);
     else
-        snprintf(label[1], sizeof label[1], "%s", nrow > 1 ? "" : plan_op_name((enum op)it->op));
+        snprintf(label[1], sizeof label[1], "%s", nrow > 1 ? "" : plan_op_name(in->op));
     enum pal ink = crit ? PAL_CRIT : palette_text_on(color);
     for (int k = 0; k < nrow; k++) {
         const char *t = nrow == 1 ? label[1] : k < 2 ? label[k] : "";
@@ -233,8 +234,8 @@ struct gantt_cache {
 };
 
 /* Steps kept: the shown step's and the one shown before it (n then p, p then n: a kept one).
- * Each ~40 bytes a box (bench/bench_explore): ~32 MB at 4,096 micro-batches of GPT3-13B on 32
- * devices, ~4x that at 16,384. */
+ * Each 24 bytes an interval, boxes and idle time (render/layout_lanes.h): ~9 MB of heap at
+ * 4,096 micro-batches of GPT3-13B on 32 devices, 4x that at 16,384 (bench/bench_explore). */
 #define GANTT_KEEP 2
 
 static void gantt_cache_free_one(struct gantt_cache *c)
@@ -448,6 +449,9 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
         sel_id = plan_id(p, x->sel_lane / parts, x->sel_idx);
     bool marks = explore_marks_shown(x);
     bool quiet = !(x->critical && x->on_path) && !(marks && explore_step(x)->changes.n > 0);
+    /* A box shorter than this is narrower than a cell wherever it lies: its ends' columns,
+     * rounded, are less than a cell apart (a margin for the rounding of times far from t0) */
+    double narrow = x->tpc * (1 - 1e-9) - 1e-12 * (fabs(x->t0) + explore_longest(x));
     for (int row = 0; row < nrows; row++) {
         if (row_y[row] < 0 || lr[row].sub != 0)
             continue;
@@ -457,6 +461,10 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
         bool by_time = lr[row].by_time;
         int i = by_time ? layout_lanes_first(ln, row, x->t0) : ln->off[row];
         for (; i < ln->off[row + 1]; i++) {
+            if (quiet && by_time) /* past the boxes narrower than a cell, block by block */
+                i = layout_lanes_next(ln, row, i, narrow, sel_id);
+            if (i >= ln->off[row + 1])
+                break;
             int k = by_time ? i : ln->plan_order[i];
             if (k < 0)
                 break;

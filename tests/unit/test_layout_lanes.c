@@ -80,24 +80,31 @@ static void test_hand(void)
         double latest = -INFINITY;
         for (int i = ln->off[r]; i < ln->off[r + 1]; i++) {
             const struct layout_seg *s = &ln->seg[i];
-            char c = s->id < 0 ? '.' : s->op == OP_FW ? 'F' : s->op == OP_BW ? 'B' : '?';
+            enum op op = OP__COUNT;
+            if (s->id >= 0) { /* the box is its instruction's, on its device, in its colour */
+                int d, k;
+                plan_locate_id(f.p, s->id, &d, &k);
+                op = plan_at(f.p, d, k)->op;
+                CHECK(d == r && s->color == palette_of_op(op));
+            } else {
+                CHECK(s->color == PAL_BUBBLE);
+            }
+            char c = s->id < 0 ? '.' : op == OP_FW ? 'F' : op == OP_BW ? 'B' : '?';
             for (int t = (int)lround(s->t0); t < (int)lround(s->t1) && t < 21; t++)
                 got[t] = c;
             boxes += s->id >= 0;
             idle += s->id < 0;
-            if (s->id >= 0) { /* the box is its instruction's, in its op's colour */
-                int d, k;
-                plan_locate_id(f.p, s->id, &d, &k);
-                const struct instr *in = plan_at(f.p, d, k);
-                CHECK(d == r && in->op == (enum op)s->op && in->mb == s->mb &&
-                      in->stage == s->stage && s->color == palette_of_op(in->op));
-            } else {
-                CHECK(s->color == PAL_BUBBLE && s->mb == -1);
-            }
             sorted &= i == ln->off[r] || ln->seg[i - 1].t0 <= s->t0;
             latest = fmax(latest, s->t1);
-            ends &= ln->end_max[i] == latest;
         }
+        /* layout_lanes_first against a plain scan, at every half t */
+        for (double t = -0.5; t <= 21.5; t += 0.5) {
+            int want = ln->off[r];
+            while (want < ln->off[r + 1] && ln->seg[want].t1 <= t)
+                want++;
+            ends &= layout_lanes_first(ln, r, t) == want;
+        }
+        CHECK_NEAR(latest, 21, 1e-12);
         got[21] = '\0';
         if (strcmp(got, v_timeline[r]) != 0) {
             check_failures++;
@@ -115,11 +122,26 @@ static void test_hand(void)
         idle3 += ln->seg[i].id < 0;
     CHECK_EQ_INT(idle0, 4);
     CHECK_EQ_INT(idle3, 2);
-    /* the first interval of dev 0 that ends after 11.5: the backward over [10, 12) */
+    /* the first interval of dev 0 that ends after 11.5: the backward over [10, 12); after 4,
+     * the idle time over [4, 10) */
     int k = layout_lanes_first(ln, 0, 11.5);
     CHECK_NEAR(ln->seg[k].t0, 10, 1e-12);
-    CHECK_EQ_INT(ln->seg[k].op, OP_BW);
+    CHECK_EQ_INT(ln->seg[k].color, palette_of_op(OP_BW));
+    k = layout_lanes_first(ln, 0, 4);
+    CHECK(ln->seg[k].id < 0 && ln->seg[k].t0 == 4 && ln->seg[k].t1 == 10);
     CHECK_EQ_INT(layout_lanes_first(ln, 0, 21), ln->off[1]);
+    CHECK_EQ_INT(layout_lanes_first(ln, 0, -1), ln->off[0]);
+    /* dev 0's boxes lasting 2 t or more: the backwards, the first at [10, 12) */
+    k = layout_lanes_next(ln, 0, ln->off[0], 2, -1);
+    CHECK_NEAR(ln->seg[k].t0, 10, 1e-12);
+    CHECK_EQ_INT(layout_lanes_next(ln, 0, ln->off[0], 3, -1), ln->off[1]);
+    /* or the box of a given id: dev 0's third forward, at [2, 3) */
+    int third = -1;
+    for (int i = 0, fw = 0; i < plan_len(f.p, 0) && third < 0; i++)
+        if (plan_at(f.p, 0, i)->op == OP_FW && ++fw == 3)
+            third = plan_id(f.p, 0, i);
+    k = layout_lanes_next(ln, 0, ln->off[0], 3, third);
+    CHECK(k < ln->off[1] && ln->seg[k].t0 == 2);
     CHECK_EQ_INT(ln->marks, 0);
     CHECK(ln->plan_order == NULL);
     layout_lanes_free(ln);
@@ -164,13 +186,17 @@ static void check_same(const struct layout_panel *panel, const char *what)
     CHECK_EQ_INT(n, b->off[b->rows]);
     for (int i = 0; i < n && n == b->off[b->rows]; i++) {
         const struct layout_seg *s = &a->seg[i], *t = &b->seg[i];
-        bad += s->t0 != t->t0 || s->t1 != t->t1 || s->id != t->id || s->mb != t->mb ||
-               s->stage != t->stage || s->color != t->color || s->op != t->op ||
-               a->end_max[i] != b->end_max[i];
+        bad += s->t0 != t->t0 || s->t1 != t->t1 || s->id != t->id || s->color != t->color;
         if (a->plan_order != NULL || b->plan_order != NULL)
             bad += a->plan_order == NULL || b->plan_order == NULL ||
                    a->plan_order[i] != b->plan_order[i];
     }
+    for (int r = 0; r <= a->rows && r <= b->rows; r++)
+        bad += a->block_off[r] != b->block_off[r];
+    for (int k = 0; k < a->block_off[a->rows] && a->block_off[a->rows] == b->block_off[b->rows];
+         k++)
+        bad += a->block[k].end != b->block[k].end || a->block[k].longest != b->block[k].longest ||
+               a->block[k].id_lo != b->block[k].id_lo || a->block[k].id_hi != b->block[k].id_hi;
     CHECK_EQ_INT(a->marks, b->marks);
     if (a->marks == b->marks && a->marks > 0) {
         qsort(a->mark, (size_t)a->marks, sizeof *a->mark, mark_cmp);
@@ -267,7 +293,11 @@ static void test_offload(void)
     CHECK_EQ_INT(layout_lanes_build(&panel, &ln, &e), MT_OK);
     int copies = 0;
     for (int i = 0; ln != NULL && i < ln->off[ln->rows]; i++)
-        copies += ln->seg[i].id >= 0 && plan_op_is_copy((enum op)ln->seg[i].op);
+        if (ln->seg[i].id >= 0) {
+            int d, k;
+            plan_locate_id(p, ln->seg[i].id, &d, &k);
+            copies += plan_op_is_copy(plan_at(p, d, k)->op);
+        }
     CHECK_EQ_INT(copies, 0);
     layout_lanes_free(ln);
     check_same(&panel, "offload");
