@@ -102,41 +102,45 @@ static void lanes_plan_order(struct layout_lanes *ln)
     free(tmp);
 }
 
-/* The blocks of every row (struct layout_lanes_block). */
-static void lanes_blocks(struct layout_lanes *ln)
+/* The blocks of row r (struct layout_lanes_block), its intervals in place and the rows
+ * before it indexed: appended to ln->block (*cap of room). */
+static void lanes_blocks_row(struct layout_lanes *ln, size_t *cap, int r)
 {
-    ln->block_off = xcalloc((size_t)ln->rows + 1, sizeof *ln->block_off);
-    for (int r = 0; r < ln->rows; r++)
-        ln->block_off[r + 1] = ln->block_off[r] + (ln->off[r + 1] - ln->off[r] +
-                                                   LAYOUT_LANES_BLOCK - 1) / LAYOUT_LANES_BLOCK;
-    ln->block = xmalloc(((size_t)ln->block_off[ln->rows] + 1) * sizeof *ln->block);
-    for (int r = 0; r < ln->rows; r++) {
-        double end = -INFINITY;
-        for (int b = ln->block_off[r]; b < ln->block_off[r + 1]; b++) {
-            int i0 = ln->off[r] + (b - ln->block_off[r]) * LAYOUT_LANES_BLOCK;
-            int i1 = i0 + LAYOUT_LANES_BLOCK < ln->off[r + 1] ? i0 + LAYOUT_LANES_BLOCK
-                                                                : ln->off[r + 1];
-            struct layout_lanes_block k = {end, -1, 0, -1};
-            for (int i = i0; i < i1; i++) {
-                const struct layout_seg *s = &ln->seg[i];
-                k.end = fmax(k.end, s->t1);
-                if (s->id < 0)
-                    continue;
-                k.longest = fmax(k.longest, s->t1 - s->t0);
-                if (k.id_hi < k.id_lo)
-                    k.id_lo = k.id_hi = s->id;
-                k.id_lo = s->id < k.id_lo ? s->id : k.id_lo;
-                k.id_hi = s->id > k.id_hi ? s->id : k.id_hi;
-            }
-            ln->block[b] = k;
-            end = k.end;
-        }
+    int first = ln->block_off[r];
+    int n = (ln->off[r + 1] - ln->off[r] + LAYOUT_LANES_BLOCK - 1) / LAYOUT_LANES_BLOCK;
+    if ((size_t)first + (size_t)n + 1 > *cap) {
+        while ((size_t)first + (size_t)n + 1 > *cap)
+            *cap = *cap ? 2 * *cap : 256;
+        ln->block = xreallocarray(ln->block, *cap, sizeof *ln->block);
     }
+    double end = -INFINITY;
+    for (int b = 0; b < n; b++) {
+        int i0 = ln->off[r] + b * LAYOUT_LANES_BLOCK;
+        int i1 = i0 + LAYOUT_LANES_BLOCK < ln->off[r + 1] ? i0 + LAYOUT_LANES_BLOCK
+                                                            : ln->off[r + 1];
+        struct layout_lanes_block k = {end, -1, 0, -1};
+        for (int i = i0; i < i1; i++) {
+            const struct layout_seg *s = &ln->seg[i];
+            if (s->t1 > k.end) /* as fmax: a NaN end leaves it */
+                k.end = s->t1;
+            if (s->id < 0)
+                continue;
+            if (s->t1 - s->t0 > k.longest)
+                k.longest = s->t1 - s->t0;
+            if (k.id_hi < k.id_lo)
+                k.id_lo = k.id_hi = s->id;
+            k.id_lo = s->id < k.id_lo ? s->id : k.id_lo;
+            k.id_hi = s->id > k.id_hi ? s->id : k.id_hi;
+        }
+        ln->block[first + b] = k;
+        end = k.end;
+    }
+    ln->block_off[r + 1] = first + n;
 }
 
-/* Every row's intervals placed (seg[off[r] .. off[r + 1])), sorted when `sorted` is false:
- * indexed. */
-static void lanes_finish(struct layout_lanes *ln, bool sorted)
+/* Every row's intervals placed (seg[off[r] .. off[r + 1])), sorted when `sorted` is false,
+ * and indexed (blocks: those rows not yet, from block_off[*blocked]). */
+static void lanes_finish(struct layout_lanes *ln, bool sorted, int blocked, size_t block_cap)
 {
     bool all_by_time = true;
     int widest = 0;
@@ -151,7 +155,11 @@ static void lanes_finish(struct layout_lanes *ln, bool sorted)
             lanes_sort(ln->seg + ln->off[r], ln->off[r + 1] - ln->off[r], tmp);
         free(tmp);
     }
-    lanes_blocks(ln);
+    if (ln->block_off == NULL)
+        ln->block_off = xcalloc((size_t)ln->rows + 1, sizeof *ln->block_off);
+    for (int r = blocked; r < ln->rows; r++)
+        lanes_blocks_row(ln, &block_cap, r);
+    ln->block = xreallocarray(ln->block, (size_t)ln->block_off[ln->rows] + 1, sizeof *ln->block);
     if (!all_by_time)
         lanes_plan_order(ln);
 }
@@ -188,7 +196,8 @@ static void lanes_reserve(struct layout_lanes *ln, size_t *cap, size_t used, siz
  * Returns the intervals written from seg[used]. */
 static size_t lanes_device(struct layout_lanes *ln, size_t *cap, size_t used,
                            const struct layout_box_rules *rules, int d, int sub, double end,
-                           double eps, struct lanes_scratch *sc, size_t *mark_cap)
+                           double eps, struct lanes_scratch *sc, size_t *mark_cap,
+                           size_t *block_cap)
 {
     const struct plan *pl = rules->p->plan;
     const struct instr *ins = plan_instrs(pl, d);
@@ -237,6 +246,7 @@ static size_t lanes_device(struct layout_lanes *ln, size_t *cap, size_t used,
         }
         at += (size_t)o;
         ln->off[r + 1] = (int)at;
+        lanes_blocks_row(ln, block_cap, r); /* while the row is in the cache */
     }
     return at - used;
 }
@@ -272,10 +282,14 @@ int layout_lanes_build(const struct layout_panel *p, struct layout_lanes **out, 
     /* A first guess of the size: a box per instruction and timeline (sends and receives draw
      * none: the guess is over, and what is not used is given back below) */
     size_t cap = (size_t)plan_total(pl) * (size_t)subrows + 1, used = 0, mark_cap = 0;
+    size_t block_cap = cap / LAYOUT_LANES_BLOCK + (size_t)ln->rows + 1;
     ln->seg = xmalloc(cap * sizeof *ln->seg);
+    ln->block_off = xcalloc((size_t)ln->rows + 1, sizeof *ln->block_off);
+    ln->block = xmalloc(block_cap * sizeof *ln->block);
     for (int d = 0; d < devices; d++)
         for (int sub = 0; sub < subrows; sub++)
-            used += lanes_device(ln, &cap, used, &rules, d, sub, end[sub], eps, &sc, &mark_cap);
+            used += lanes_device(ln, &cap, used, &rules, d, sub, end[sub], eps, &sc, &mark_cap,
+                                 &block_cap);
     ln->seg = xreallocarray(ln->seg, used + 1, sizeof *ln->seg);
     free(sc.box);
     free(sc.lane_of);
@@ -283,7 +297,7 @@ int layout_lanes_build(const struct layout_panel *p, struct layout_lanes **out, 
     free(sc.count);
     free(sc.by_time);
     free(sc.last_t0);
-    lanes_finish(ln, true);
+    lanes_finish(ln, true, ln->rows, block_cap);
     *out = ln;
     return MT_OK;
 }
@@ -363,7 +377,7 @@ struct layout_lanes *layout_lanes_of(const struct layout *l, int panel)
     free(key_rows);
     free(fill);
     free(after_box);
-    lanes_finish(ln, false);
+    lanes_finish(ln, false, 0, 0);
     return ln;
 }
 
