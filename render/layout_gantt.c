@@ -87,9 +87,20 @@ static double layout_peak(const struct sim_result *s)
     return peak;
 }
 
-static int layout_subrows(const struct layout_panel *p)
+int layout_subrows(const struct layout_panel *p)
 {
     return p->measured ? 2 : 1;
+}
+
+int layout_row_index(const struct layout_panel *p, int d, int sub, int lane)
+{
+    return (d * layout_subrows(p) + sub) * layout_lanes(p) + lane;
+}
+
+int layout_iteration_every(const struct plan *p)
+{
+    const struct config *c = plan_config(p);
+    return config_scheme_async(c->scheme) && c->iterations > 1 ? config_microbatches(c) : 0;
 }
 
 bool layout_two_pipelines(const struct plan *p)
@@ -126,7 +137,7 @@ bool layout_interval(const struct layout_panel *p, int sub, int id, double *t0, 
     return isfinite(*t0) && isfinite(*t1) && *t0 >= 0 && *t1 >= *t0;
 }
 
-static double layout_timeline_end(const struct layout_panel *p, int sub)
+double layout_timeline_end(const struct layout_panel *p, int sub)
 {
     if (sub == 0)
         return p->sim->step_time;
@@ -138,6 +149,14 @@ static double layout_timeline_end(const struct layout_panel *p, int sub)
             end = t1;
     }
     return end;
+}
+
+double layout_span(const struct layout_panel *panels, int n, double t_max)
+{
+    for (int k = 0; k < n; k++)
+        for (int sub = 0; sub < layout_subrows(&panels[k]); sub++)
+            t_max = fmax(t_max, layout_timeline_end(&panels[k], sub));
+    return t_max > 0 && isfinite(t_max) ? t_max : 1;
 }
 
 static void layout_nice_ticks(struct geo *g)
@@ -296,6 +315,13 @@ static int layout_check(const struct layout_panel *panels, int n, const struct l
                        LAYOUT_MAX_WIDTH);
     if (o->lane_height < 0 || o->lane_height > 200 || !(o->t_max >= 0))
         return err_set(e, MT_EINVAL, "layout: lane height or time range out of range");
+    return layout_check_panels(panels, n, e);
+}
+
+int layout_check_panels(const struct layout_panel *panels, int n, struct mt_err *e)
+{
+    if (panels == NULL || n < 1)
+        return err_set(e, MT_EINVAL, "layout: no panel to draw");
     for (int k = 0; k < n; k++) {
         const struct layout_panel *p = &panels[k];
         if (p->plan == NULL || p->sim == NULL)
@@ -343,14 +369,11 @@ int layout_build(const struct layout_panel *panels, int n, const struct layout_o
                 layout_lane_label(p, sub, lane, buf, sizeof buf);
                 lane_w = fmax(lane_w, layout_text_width(buf, FS_LANE));
             }
-        for (int sub = 0; sub < layout_subrows(p); sub++)
-            g.t_max = fmax(g.t_max, layout_timeline_end(p, sub));
         for (int d = 0; d < D; d++)
             g.mem_curve_max = fmax(g.mem_curve_max, p->sim->dev[d].peak_mem);
         cap_max = fmax(cap_max, p->sim->cap);
     }
-    if (!(g.t_max > 0) || !isfinite(g.t_max))
-        g.t_max = 1;
+    g.t_max = layout_span(panels, n, g.t_max);
     g.mem_bar_max = fmax(g.mem_curve_max, cap_max) * 1.04;
     if (cap_max > 0 && cap_max <= 1.25 * g.mem_curve_max)
         g.mem_curve_max = fmax(g.mem_curve_max, cap_max);

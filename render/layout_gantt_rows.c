@@ -15,25 +15,21 @@
 #include "sim/core/vpipe.h"
 #include "util/xalloc.h"
 
-/* Idle intervals of one device's row in [0, end of that timeline]. */
-void layout_bubbles(struct layout *l, const struct geo *g, const struct layout_panel *p, int pi,
-                    int d, int sub, double end, double y, double h)
+void layout_box_rules(const struct layout_panel *p, struct layout_box_rules *r)
 {
-    int len = plan_len(p->plan, d);
-    double *iv = xmalloc(((size_t)len * 2 + 2) * sizeof(double));
-    int n = 0;
-    for (int i = 0; i < len; i++) {
-        const struct instr *in = plan_at(p->plan, d, i);
-        double t0, t1;
-        if (!layout_is_drawn_op(in->op) ||
-            !layout_interval(p, sub, plan_id(p->plan, d, i), &t0, &t1))
-            continue;
-        if (t1 <= t0)
-            continue;
-        iv[2 * n] = t0;
-        iv[2 * n + 1] = t1;
-        n++;
+    r->p = p;
+    r->lanes = layout_lanes(p);
+    r->iter_n = layout_iteration_every(p->plan);
+    for (int op = 0; op < OP__COUNT; op++) {
+        r->drawn[op] = layout_is_drawn_op((enum op)op);
+        r->compute[op] = plan_op_is_compute((enum op)op);
+        r->forward[op] = plan_op_is_forward((enum op)op);
+        r->fill[op] = palette_of_op((enum op)op);
     }
+}
+
+int layout_idle_of(double *iv, int n, double end, double eps)
+{
     /* A device runs in order, so intervals are sorted; a measured run need not be exact. */
     for (int i = 1; i < n; i++) {
         double a = iv[2 * i], b = iv[2 * i + 1];
@@ -46,22 +42,51 @@ void layout_bubbles(struct layout *l, const struct geo *g, const struct layout_p
         iv[2 * j + 2] = a;
         iv[2 * j + 3] = b;
     }
-    double cur = 0, eps = g->t_max * 1e-9;
+    /* The gaps, written over the intervals already read (gap k <= interval i). */
+    double cur = 0;
+    int gaps = 0;
     for (int i = 0; i <= n; i++) {
-        double next = i < n ? iv[2 * i] : end;
+        double next = i < n ? iv[2 * i] : end, next_end = i < n ? iv[2 * i + 1] : cur;
         if (next > cur + eps) {
-            struct layout_item *it =
-                layout_add_box(l, LAYOUT_ROLE_BUBBLE, PAL_BUBBLE, g->plot_x0 + cur * g->scale, y,
-                           (next - cur) * g->scale, h, LAYOUT_HATCH);
-            it->panel = pi, it->dev = d;
-            it->t0 = cur, it->t1 = next;
-            if (sub)
-                it->style |= LAYOUT_MEASURED;
+            iv[2 * gaps] = cur;
+            iv[2 * gaps + 1] = next;
+            gaps++;
         }
-        if (i < n && iv[2 * i + 1] > cur)
-            cur = iv[2 * i + 1];
+        if (next_end > cur)
+            cur = next_end;
     }
-    free(iv);
+    return gaps;
+}
+
+/* Idle intervals of one device's row in [0, end of that timeline]. */
+void layout_bubbles(struct layout *l, const struct geo *g, const struct layout_panel *p, int pi,
+                    int d, int sub, double end, double y, double h)
+{
+    struct layout_box_rules rules;
+    layout_box_rules(p, &rules);
+    const struct instr *ins = plan_instrs(p->plan, d);
+    int len = plan_len(p->plan, d), id0 = len > 0 ? plan_id(p->plan, d, 0) : 0, n = 0;
+    double *gap = xmalloc(((size_t)len * 2 + 2) * sizeof(double));
+    for (int i = 0; i < len; i++) {
+        struct layout_box b;
+        if (layout_box_of(&rules, &ins[i], id0 + i, sub, &b) && b.t1 > b.t0) {
+            gap[2 * n] = b.t0;
+            gap[2 * n + 1] = b.t1;
+            n++;
+        }
+    }
+    n = layout_idle_of(gap, n, end, LAYOUT_IDLE_EPS(g->t_max));
+    for (int k = 0; k < n; k++) {
+        double t0 = gap[2 * k], t1 = gap[2 * k + 1];
+        struct layout_item *it = layout_add_box(l, LAYOUT_ROLE_BUBBLE, PAL_BUBBLE,
+                                                g->plot_x0 + t0 * g->scale, y,
+                                                (t1 - t0) * g->scale, h, LAYOUT_HATCH);
+        it->panel = pi, it->dev = d;
+        it->t0 = t0, it->t1 = t1;
+        if (sub)
+            it->style |= LAYOUT_MEASURED;
+    }
+    free(gap);
 }
 
 void layout_instr_boxes(struct layout *l, const struct geo *g, const struct layout_opts *o,
@@ -69,26 +94,22 @@ void layout_instr_boxes(struct layout *l, const struct geo *g, const struct layo
 {
     const struct plan *pl = p->plan;
     bool x_scheme = layout_two_pipelines(pl);
-    int iter_n = config_scheme_async(plan_config(pl)->scheme) && plan_config(pl)->iterations > 1
-                     ? config_microbatches(plan_config(pl))
-                     : 0;
+    int row0 = layout_row_index(p, d, sub, 0);
+    struct layout_box_rules rules;
+    layout_box_rules(p, &rules);
     double label_fs = fmin(10.5, fmax(5, g->lane_h * 0.62));
     int len = plan_len(pl, d);
     for (int i = 0; i < len; i++) {
         const struct instr *in = plan_at(pl, d, i);
-        if (!layout_is_drawn_op(in->op))
-            continue;
         int id = plan_id(pl, d, i);
-        double t0, t1;
-        if (!layout_interval(p, sub, id, &t0, &t1))
+        struct layout_box b;
+        if (!layout_box_of(&rules, in, id, sub, &b))
             continue;
-        if (!plan_op_is_compute(in->op) && t1 <= t0)
-            continue; /* a free allreduce or optimizer step leaves no mark */
-        int lane = in->part >= 0 && in->part < r->lanes ? in->part : 0;
-        double y = layout_row_y(g, r, d, sub, lane) + g->pad;
+        double t0 = b.t0, t1 = b.t1;
+        double y = layout_row_y(g, r, d, sub, b.lane) + g->pad;
         double h = g->lane_h - 2 * g->pad;
         double x = g->plot_x0 + t0 * g->scale, w = (t1 - t0) * g->scale;
-        enum pal fill = palette_of_op(in->op);
+        enum pal fill = b.fill;
         unsigned style = 0;
         if (w >= 3)
             style |= LAYOUT_BORDER;
@@ -98,15 +119,15 @@ void layout_instr_boxes(struct layout *l, const struct geo *g, const struct layo
             style |= LAYOUT_MEASURED;
         struct layout_item *it = layout_add_box(l, LAYOUT_ROLE_INSTR, fill, x, y, w, h, style);
         it->panel = pi, it->dev = d;
-        it->row = (d * r->subrows + sub) * r->lanes + lane;
+        it->row = row0 + b.lane;
         it->id = id, it->mb = in->mb, it->part = in->part, it->stage = in->stage, it->op = in->op;
         it->t0 = t0, it->t1 = t1;
-        if (iter_n > 0 && plan_op_is_forward(in->op) && in->mb > 0 && in->mb % iter_n == 0) {
+        if (b.iteration) {
             /* An async plan: iteration mb / N starts on this device with this forward. */
             it = layout_add_line(l, LAYOUT_ROLE_ITERATION, PAL_CAP, x, y - g->pad, x,
                              y + h + g->pad, 1.6, 0);
             it->panel = pi, it->dev = d, it->id = id, it->mb = in->mb, it->stage = in->stage;
-            it->part = in->part, it->row = (d * r->subrows + sub) * r->lanes + lane;
+            it->part = in->part, it->row = row0 + b.lane;
             it->t0 = it->t1 = t0;
         }
         if (o->no_labels || in->mb < 0 || !plan_op_is_compute(in->op) || label_fs > h + 1)

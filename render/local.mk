@@ -1,10 +1,12 @@
-# render/: one pure layout step (layout.c: items, layout_gantt*.c: the figure; palette.c) and its painters: SVG written by hand
+# render/: one pure layout step (layout.c: items, layout_gantt*.c: the figure, layout_lanes.c: its
+# rows alone, for the terminal; palette.c) and its painters: SVG written by hand
 # (paint_svg.c), PNG and PDF through Cairo (paint_cairo.c, the only user of cairo.h); charts
 # (chart.c) and their JSON specs (chart_json.c).
 noinst_LIBRARIES += libmt_render.a
 libmt_render_a_SOURCES = render/layout.c render/layout.h render/layout_internal.h \
 	render/layout_gantt.c render/layout_gantt.h render/layout_gantt_rows.c \
 	render/layout_gantt_text.c render/layout_gantt_mem.c render/layout_copy.c render/layout_copy.h \
+	render/layout_lanes.c render/layout_lanes.h \
 	render/palette.c render/palette.h \
 	render/paint_svg.c render/paint_svg.h render/paint_cairo.c render/paint_cairo.h \
 	render/paint_cells.c render/paint_cells.h render/chart.c render/chart.h \

@@ -5,8 +5,9 @@
  * is laid over them and the cell is written back, so a cell two spans share keeps both
  * colours and never shows a colour neither had.
  *
- * The Gantt rows are painted from the layout's instruction boxes and bubbles, not from the
- * plan: every cell weighs what covers it (time per colour over the cell's interval) and
+ * The Gantt rows are painted from a layout's rows (render/layout_lanes.h: its instruction
+ * boxes and bubbles, read from a layout or made as the layout would), not from the plan: every
+ * cell weighs what covers it (time per colour over the cell's interval) and
  * takes one colour, the same with and without UTF-8, so a box narrower than a cell still
  * counts, a bubble is drawn only where idle time is most of a cell, and an empty cell is the
  * terminal's own background (PAL_DEFAULT), never the page's white. */
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "render/layout.h"
+#include "render/layout_lanes.h"
 #include "util/xalloc.h"
 
 /* ▏▎▍▌▋▊▉ for 1..7 eighths. */
@@ -214,51 +216,6 @@ void cells_bar(struct cells *g, int x, int y, int width, double from, double to,
 
 /* ---- the Gantt rows of a layout ------------------------------------------------------ */
 
-/* One interval of a row: an instruction box or a bubble, from the layout. */
-struct cells_seg {
-    double t0, t1;
-    int id; /* plan id; -1 for a bubble */
-    unsigned char color;
-};
-
-static int cells_seg_cmp(const void *a, const void *b)
-{
-    const struct cells_seg *p = a, *q = b;
-    if (p->t0 != q->t0)
-        return p->t0 < q->t0 ? -1 : 1;
-    return (p->id > q->id) - (p->id < q->id);
-}
-
-/* Sorts a row's segments as cells_seg_cmp orders them (a total order: no two segments of a
- * row start together with the same id). A row is a few runs already in order (a device's
- * bubbles, then its boxes, each in time order), so runs are merged pairwise until one is left:
- * linear for a row of two runs, where a general sort spent most of a frame. */
-static void cells_seg_sort(struct cells_seg *a, int n, struct cells_seg *tmp)
-{
-    for (;;) {
-        int i = 0;
-        while (i < n) {
-            int j = i + 1;
-            while (j < n && cells_seg_cmp(&a[j - 1], &a[j]) <= 0)
-                j++;
-            if (i == 0 && j == n)
-                return; /* one run: sorted */
-            int k = j < n ? j + 1 : n;
-            while (k < n && cells_seg_cmp(&a[k - 1], &a[k]) <= 0)
-                k++;
-            int p = i, q = j, o = i; /* merge [i, j) and [j, k) into tmp[i, k) */
-            while (p < j && q < k)
-                tmp[o++] = cells_seg_cmp(&a[q], &a[p]) < 0 ? a[q++] : a[p++];
-            while (p < j)
-                tmp[o++] = a[p++];
-            while (q < k)
-                tmp[o++] = a[q++];
-            i = k;
-        }
-        memcpy(a, tmp, (size_t)n * sizeof *a);
-    }
-}
-
 /* What covers one cell: time per colour, where each colour starts, the instruction of each
  * colour covering the most, and the cell's first two runs (maximal same-colour stretches). */
 struct cells_acc {
@@ -305,7 +262,7 @@ static unsigned char cells_acc_color(const struct cells_acc *a, double tpc, doub
 
 /* Paints one row: segs sorted by start, columns [v->x, v->x + v->w) of grid row y. */
 static void cells_gantt_row(struct cells *g, const struct cells_gantt *v, int y,
-                            const struct cells_seg *segs, int n)
+                            const struct layout_seg *segs, int n)
 {
     const double tpc = v->tpc, eps = tpc * 1e-9;
     int lo = 0;
@@ -372,124 +329,19 @@ static int cells_gantt_y(const struct cells *g, const struct cells_gantt *v, int
     return v->row_y[r];
 }
 
-/* The segments of each row of a panel, sorted by (start, id), and for each the latest end so
- * far: a frame finds the first segment its window shows by bisection (render/paint_cells.h). */
-struct cells_gantt_index {
-    int panel, rows;
-    int *off;              /* [rows + 1]: row r's segments are seg[off[r] .. off[r + 1]) */
-    struct cells_seg *seg; /* [off[rows]] */
-    double *end_max;       /* [off[rows]]: max t1 of seg[off[r] .. i] within its row */
-};
-
-struct cells_gantt_index *cells_gantt_index_new(const struct layout *l, int panel)
-{
-    int nr;
-    const struct layout_row *rows = layout_rows(l, panel, &nr);
-    struct cells_gantt_index *ix = xcalloc(1, sizeof *ix);
-    ix->panel = panel;
-    ix->rows = rows != NULL ? nr : 0;
-    ix->off = xcalloc((size_t)ix->rows + 1, sizeof *ix->off);
-    /* A bubble covers every lane of its (dev, sub-row): those rows, listed once per key. */
-    int keys = 0;
-    for (int r = 0; r < ix->rows; r++)
-        if (2 * rows[r].dev + rows[r].sub + 1 > keys)
-            keys = 2 * rows[r].dev + rows[r].sub + 1;
-    int *key_off = xcalloc((size_t)keys + 1, sizeof *key_off), *key_rows, *fill;
-    for (int r = 0; r < ix->rows; r++)
-        if (rows[r].dev >= 0)
-            key_off[2 * rows[r].dev + rows[r].sub + 1]++;
-    for (int k = 0; k < keys; k++)
-        key_off[k + 1] += key_off[k];
-    key_rows = xmalloc(((size_t)ix->rows + 1) * sizeof *key_rows);
-    fill = xcalloc((size_t)keys + (size_t)ix->rows + 1, sizeof *fill);
-    for (int r = 0; r < ix->rows; r++)
-        if (rows[r].dev >= 0) {
-            int k = 2 * rows[r].dev + rows[r].sub;
-            key_rows[key_off[k] + fill[k]++] = r;
-        }
-    const struct layout_item *items = layout_items(l);
-    int n = layout_count(l);
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) { /* counted: place */
-            for (int r = 0; r < ix->rows; r++)
-                ix->off[r + 1] += ix->off[r];
-            ix->seg = xmalloc(((size_t)ix->off[ix->rows] + 1) * sizeof *ix->seg);
-            ix->end_max = xmalloc(((size_t)ix->off[ix->rows] + 1) * sizeof *ix->end_max);
-            memset(fill, 0, ((size_t)keys + (size_t)ix->rows + 1) * sizeof *fill);
-        }
-        for (int i = 0; i < n; i++) {
-            const struct layout_item *it = &items[i];
-            if (it->kind != LAYOUT_BOX || it->panel != panel ||
-                (it->role != LAYOUT_ROLE_INSTR && it->role != LAYOUT_ROLE_BUBBLE))
-                continue;
-            int first = it->row, last = it->row + 1; /* an instruction: its own row */
-            const int *list = NULL;
-            if (it->role == LAYOUT_ROLE_BUBBLE) {
-                int k = 2 * it->dev + (it->style & LAYOUT_MEASURED ? 1 : 0);
-                if (it->dev < 0 || k >= keys)
-                    continue;
-                list = key_rows, first = key_off[k], last = key_off[k + 1];
-            }
-            struct cells_seg s = {
-                it->t0, it->t1, it->role == LAYOUT_ROLE_INSTR ? it->id : -1,
-                (unsigned char)(it->role == LAYOUT_ROLE_INSTR ? it->color : PAL_BUBBLE)};
-            for (int j = first; j < last; j++) {
-                int r = list != NULL ? list[j] : j;
-                if (r < 0 || r >= ix->rows)
-                    continue;
-                if (pass == 0)
-                    ix->off[r + 1]++;
-                else
-                    ix->seg[ix->off[r] + fill[r]++] = s;
-            }
-        }
-    }
-    struct cells_seg *tmp = xmalloc(((size_t)ix->off[ix->rows] + 1) * sizeof *tmp);
-    for (int r = 0; r < ix->rows; r++) {
-        struct cells_seg *seg = ix->seg + ix->off[r];
-        int cnt = ix->off[r + 1] - ix->off[r];
-        cells_seg_sort(seg, cnt, tmp);
-        double m = -INFINITY;
-        for (int i = 0; i < cnt; i++)
-            ix->end_max[ix->off[r] + i] = m = fmax(m, seg[i].t1);
-    }
-    free(tmp);
-    free(key_off);
-    free(key_rows);
-    free(fill);
-    return ix;
-}
-
-void cells_gantt_index_free(struct cells_gantt_index *ix)
-{
-    if (ix == NULL)
-        return;
-    free(ix->off);
-    free(ix->seg);
-    free(ix->end_max);
-    free(ix);
-}
-
-void cells_paint_gantt_index(struct cells *g, const struct cells_gantt_index *ix,
+void cells_paint_gantt_lanes(struct cells *g, const struct layout_lanes *ln,
                              const struct cells_gantt *v)
 {
-    if (ix->panel != v->panel || ix->rows == 0 || v->w <= 0 || !(v->tpc > 0))
+    if (v->w <= 0 || !(v->tpc > 0))
         return;
-    for (int r = 0; r < ix->rows; r++) {
+    for (int r = 0; r < ln->rows; r++) {
         int y = cells_gantt_y(g, v, r);
         if (y < 0)
             continue;
-        /* The first segment that ends after the window's start (the row's scan would skip
-         * those before it): bisection over the running latest end. */
-        int lo = ix->off[r], hi = ix->off[r + 1];
-        while (lo < hi) {
-            int mid = lo + (hi - lo) / 2;
-            if (ix->end_max[mid] <= v->t0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        cells_gantt_row(g, v, y, ix->seg + lo, ix->off[r + 1] - lo);
+        /* From the first interval that ends after the window's start (the row's scan would
+         * skip those before it). */
+        int lo = layout_lanes_first(ln, r, v->t0);
+        cells_gantt_row(g, v, y, ln->seg + lo, ln->off[r + 1] - lo);
     }
 }
 
@@ -497,22 +349,19 @@ void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cel
 {
     if (v->w <= 0 || !(v->tpc > 0))
         return;
-    struct cells_gantt_index *ix = cells_gantt_index_new(l, v->panel);
-    cells_paint_gantt_index(g, ix, v);
-    cells_gantt_index_free(ix);
+    struct layout_lanes *ln = layout_lanes_of(l, v->panel);
+    cells_paint_gantt_lanes(g, ln, v);
+    layout_lanes_free(ln);
 }
 
-void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v)
+void cells_paint_gantt_lanes_marks(struct cells *g, const struct layout_lanes *ln,
+                                   const struct cells_gantt *v)
 {
     if (v->w <= 0 || !(v->tpc > 0))
         return;
-    const struct layout_item *items = layout_items(l);
-    for (int k = 0; k < layout_count(l); k++) {
-        const struct layout_item *it = &items[k];
-        if (it->role != LAYOUT_ROLE_ITERATION || it->panel != v->panel)
-            continue;
-        int y = cells_gantt_y(g, v, it->row);
-        double s = (it->t0 - v->t0) / v->tpc;
+    for (int k = 0; k < ln->marks; k++) {
+        int y = cells_gantt_y(g, v, ln->mark[k].row);
+        double s = (ln->mark[k].t - v->t0) / v->tpc;
         struct cell *c = cells_at(g, v->x + (int)floor(s), y);
         if (y < 0 || s < 0 || s >= v->w || c == NULL)
             continue;
@@ -520,6 +369,15 @@ void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const stru
         c->fg = PAL_CAP;
         c->attr |= CELL_BOLD;
     }
+}
+
+void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v)
+{
+    if (v->w <= 0 || !(v->tpc > 0))
+        return;
+    struct layout_lanes *ln = layout_lanes_of(l, v->panel);
+    cells_paint_gantt_lanes_marks(g, ln, v);
+    layout_lanes_free(ln);
 }
 
 /* ---- how a terminal shows a cell ------------------------------------------------------ */

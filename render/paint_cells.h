@@ -1,7 +1,7 @@
 /* render/paint_cells.h: the terminal painter: a grid of character cells, each a code point
  * with a foreground and background colour from render/palette.h and bold / reverse /
  * underline bits, and the painter of render/layout.h's Gantt rows into it (the same layout
- * the Cairo and SVG painters draw). Views of the explorer draw here; tui/screen.c copies the
+ * the Cairo and SVG painters draw, or its rows alone: render/layout_lanes.h). Views of the explorer draw here; tui/screen.c copies the
  * grid to curses, and --dump-screen prints it, so golden tests need no terminal. */
 #ifndef MT_RENDER_PAINT_CELLS_H
 #define MT_RENDER_PAINT_CELLS_H
@@ -79,18 +79,19 @@ struct cells_gantt {
  * (░ from 1/8 of the cell, ▒ from 3/8). A bubble cell holds a dot · (. without UTF-8) in
  * PAL_AXIS. Labels and selection are the caller's, over this. */
 void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v);
-/* The same from an index of the layout's rows (each row's boxes and bubbles sorted by time),
- * made once per layout: a frame then walks only the segments its time window shows, so a
- * viewer that keeps the index (tui/view_gantt.c) repaints a plan of a million boxes zoomed in
- * at the cost of what is on screen. The index borrows nothing from l. */
-struct cells_gantt_index;
-struct cells_gantt_index *cells_gantt_index_new(const struct layout *l, int panel);
-void cells_gantt_index_free(struct cells_gantt_index *ix);
-void cells_paint_gantt_index(struct cells *g, const struct cells_gantt_index *ix,
+/* The same from one panel's rows as render/layout_lanes.h keeps them (each row's boxes and
+ * bubbles sorted by time; v->panel is not read), made once per plan shown: a
+ * frame then walks only the intervals its time window shows, so a viewer that keeps them
+ * (tui/view_gantt.c) repaints a plan of a million boxes zoomed in at the cost of what is on
+ * screen. */
+struct layout_lanes;
+void cells_paint_gantt_lanes(struct cells *g, const struct layout_lanes *ln,
                              const struct cells_gantt *v);
 /* Over that and over the caller's labels: where an iteration starts on a device (async plans),
  * a heavy bar ┃ (| without UTF-8) in PAL_CAP, bold, in the cell of its time. */
 void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v);
+void cells_paint_gantt_lanes_marks(struct cells *g, const struct layout_lanes *ln,
+                                   const struct cells_gantt *v);
 
 /* How a colour terminal shows a cell (one rule for tui/screen.c and the screenshot painter,
  * render/paint_cairo.h): foreground and background as palette entries or CELLS_TERM_OWN, the

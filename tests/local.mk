@@ -106,6 +106,13 @@ check_PROGRAMS += tests/unit/test_paint_cells
 TESTS += tests/unit/test_paint_cells
 tests_unit_test_paint_cells_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_util.a \
 	$(CAIRO_LIBS) $(CJSON_LIBS) -lm
+# issue 27: the explorer's rows made straight from a plan (render/layout_lanes.c): a plan
+# worked out by hand, and the same rows and cells as read from layout_build's figure for every
+# scheme, offload, async iterations and a measured row out of order.
+check_PROGRAMS += tests/unit/test_layout_lanes
+TESTS += tests/unit/test_layout_lanes
+tests_unit_test_layout_lanes_LDADD = libmt_render.a libmt_sim.a libmt_model.a libmt_util.a \
+	$(CAIRO_LIBS) $(CJSON_LIBS) -lm
 # issue 27: the critical path's colour apart from every op fill, under simulated colour-vision
 # deficiencies and on 256-, 16- and 8-colour terminals.
 check_PROGRAMS += tests/unit/test_palette

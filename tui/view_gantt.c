@@ -1,10 +1,10 @@
-/* tui/view_gantt.c: the Gantt view, a painter of render/'s layout (render/layout.h, the
- * picture `export` writes): the layout gives the boxes, bubbles, lanes (one per device and
- * part; a measured row under each when a trace is shown, or its replay after r) and iteration
- * marks of async plans,
+/* tui/view_gantt.c: the Gantt view, a painter of render/'s layout of the picture `export`
+ * writes, its rows alone (render/layout_lanes.h: made by the figure's rules, not the figure):
+ * the boxes, bubbles, lanes (one per device and part; a measured row under each when a trace
+ * is shown, or its replay after r) and iteration marks of async plans,
  * render/paint_cells.h maps them to cells (each cell the colour of what covers most of it).
- * The layout and an index of its rows are kept while the shown step stays (gantt_cache), so
- * a frame of a huge plan paints and labels only the time window it shows.
+ * The rows, sorted by time, are kept while the shown step stays (gantt_cache), so a frame of
+ * a huge plan paints and labels only the time window it shows.
  * A lane is 1 to 3 rows tall, as the terminal's rows allow (and a blank row between lanes
  * when it is more than one).
  * Drawn here over them: lane names, op names and micro-batch numbers where they fit, the
@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "render/layout.h"
+#include "render/layout_lanes.h"
 #include "render/paint_cells.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
@@ -121,15 +122,17 @@ static void gantt_measured(const struct explore *x, int total, double **start, d
     }
 }
 
-/* Labels and marks of one instruction box over the painted cells it owns (those it gave
- * their colour) on the rows [y, y + nrow) of its lane: with one row its micro-batch, with two
+/* Labels and marks of one instruction box (it: of device dev of the shown plan) over the
+ * painted cells it owns (those it gave their colour) on the rows [y, y + nrow) of its lane:
+ * with one row its micro-batch, with two
  * or more its op on the first and micro-batch on the second (with * when the shown pass
  * changed it), each where the owned cells hold it and the box is as long as it; the
  * selection underlined in bold; the critical path's labels in PAL_CRIT, and a thread ─ of
  * that colour along the cells that hold no label. A box that owns no cell marks the cell
  * under its middle, so the cursor never disappears. */
 static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner, int y,
-                            int nrow, const struct layout_item *it, bool selected, bool marks)
+                            int nrow, const struct layout_seg *it, int dev, bool selected,
+                            bool marks)
 {
     const struct pass_step *st = explore_step(x);
     int gx = EXPLORE_GUTTER, gw = explore_gantt_width(x, g->w);
@@ -165,23 +168,23 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
                 c->fg = PAL_CRIT;
                 if (c->bg == PAL_DEFAULT || c->bg == PAL_BUBBLE || c->bg == PAL_BG ||
                     c->bg == PAL_ROW)
-                    c->bg = (unsigned char)it->color;
+                    c->bg = it->color;
             }
         }
         return;
     }
     /* looked up only here: a box that owns no cell shows no mark (a million of them in a
      * fitted view of 16,384 micro-batches) */
+    const struct instr *in = plan_at(st->plan, dev, it->id - plan_id(st->plan, dev, 0));
     const struct pass_change *ch =
-        marks ? pass_changes_find(&st->changes, it->dev, it->op, it->mb, it->stage) : NULL;
-    enum pal color = it->color;
+        marks ? pass_changes_find(&st->changes, dev, in->op, in->mb, in->stage) : NULL;
+    enum pal color = (enum pal)it->color;
     char label[2][16];
-    snprintf(label[0], sizeof label[0], "%s%s", ch && nrow > 1 ? "*" : "",
-             plan_op_name(it->op));
-    if (it->mb >= 0)
-        snprintf(label[1], sizeof label[1], "%s%d", ch ? "*" : "", it->mb);
+    snprintf(label[0], sizeof label[0], "%s%s", ch && nrow > 1 ? "*" : "", plan_op_name(in->op));
+    if (in->mb >= 0)
+        snprintf(label[1], sizeof label[1], "%s%d", ch ? "*" : "", in->mb);
     else
-        snprintf(label[1], sizeof label[1], "%s", nrow > 1 ? "" : plan_op_name(it->op));
+        snprintf(label[1], sizeof label[1], "%s", nrow > 1 ? "" : plan_op_name(in->op));
     enum pal ink = crit ? PAL_CRIT : palette_text_on(color);
     for (int k = 0; k < nrow; k++) {
         const char *t = nrow == 1 ? label[1] : k < 2 ? label[k] : "";
@@ -213,52 +216,31 @@ static void gantt_box_marks(struct explore *x, struct cells *g, const int *owner
     }
 }
 
-/* What frames keep of the shown step (tui/explore.h): render/'s layout of it as the terminal
- * draws it (no labels, no legend; its measured or replayed row when shown) and the index of
- * its rows, for (step, its plan, measured row shown, replayed; shown_gen when a measured row
- * is shown, as it is aligned to the shown step). Zoom, pan, the cursor, the critical path and
- * the change marks are drawn over it and never make it again. The layouts of the last
- * GANTT_KEEP steps shown are kept (issue 27: n/p at 16,384 micro-batches made ~3 M items
- * again at each step), most recent first, in a list from x->gantt_cache. */
+/* What frames keep of the shown step (tui/explore.h): its rows as render/'s layout would lay
+ * them out (render/layout_lanes.h: boxes and idle time by row, sorted by time; its measured or
+ * replayed row when shown), for (step, its plan, measured row shown, replayed; shown_gen when a
+ * measured row is shown, as it is aligned to the shown step). Zoom, pan, the cursor, the
+ * critical path and the change marks are drawn over them and never make them again. The rows
+ * of the last GANTT_KEEP steps shown are kept (issue 27: n/p at 16,384 micro-batches made
+ * ~3 M items again at each step), most recent first, in a list from x->gantt_cache. */
 struct gantt_cache {
     const struct pass_step *step;
     const struct plan *plan;
     unsigned gen;
     int rpl;
     bool replayed;
-    struct layout *l;
-    struct cells_gantt_index *ix;
-    /* The simulated rows' boxes, row by row in paint order: items[off[r] .. off[r + 1]) of
-     * row r; by_time[r] when they start in time order (a device runs in order), so a frame
-     * labels only the boxes in its window; end_max: the latest end so far in the row. */
-    int rows, *off, *items;
-    double *end_max;
-    /* items[i]'s start, end and id, beside it: a frame's loop over the boxes in its window
-     * reads these in order instead of the layout's items (a fitted view of 4,096 micro-batches
-     * walks ~0.8 M boxes, most of them under a cell) */
-    double *t0s, *t1s;
-    int *ids;
-    bool *by_time;
-    bool iterations; /* the layout marks where iterations start (async plans) */
-    struct gantt_cache *next; /* the layout shown before this one */
+    struct layout_lanes *ln;
+    struct gantt_cache *next; /* the rows shown before these */
 };
 
-/* Layouts kept: the shown step's and the one shown before it (n then p, p then n: a kept
- * one). Each with its index about 92 MB of heap at 4,096 micro-batches of GPT3-13B on 32
- * devices, ~4x that at 16,384 (bench/bench_explore): a third would cost as much again. */
+/* Steps kept: the shown step's and the one shown before it (n then p, p then n: a kept one).
+ * Each 24 bytes an interval, boxes and idle time (render/layout_lanes.h): ~9 MB of heap at
+ * 4,096 micro-batches of GPT3-13B on 32 devices, 4x that at 16,384 (bench/bench_explore). */
 #define GANTT_KEEP 2
 
 static void gantt_cache_free_one(struct gantt_cache *c)
 {
-    layout_free(c->l);
-    cells_gantt_index_free(c->ix);
-    free(c->off);
-    free(c->items);
-    free(c->end_max);
-    free(c->t0s);
-    free(c->t1s);
-    free(c->ids);
-    free(c->by_time);
+    layout_lanes_free(c->ln);
     free(c);
 }
 
@@ -284,7 +266,7 @@ void view_gantt_cache_forget_measured(struct explore *x)
     }
 }
 
-/* The kept layout of what is shown, moved to the front of the list; NULL when none. Keeps
+/* The kept rows of what is shown, moved to the front of the list; NULL when none. Keeps
  * GANTT_KEEP - 1 others at most (room for one to be made). */
 static struct gantt_cache *gantt_cache_find(struct explore *x, const struct pass_step *st,
                                             int rpl, bool replayed)
@@ -315,79 +297,32 @@ static struct gantt_cache *gantt_cache_find(struct explore *x, const struct pass
     return NULL;
 }
 
-/* The simulated rows' boxes of c's layout, row by row (struct gantt_cache). */
-static void gantt_cache_rows(struct gantt_cache *c)
-{
-    const struct layout_item *items = layout_items(c->l);
-    int n = layout_count(c->l);
-    layout_rows(c->l, 0, &c->rows);
-    c->off = xcalloc((size_t)c->rows + 1, sizeof *c->off);
-    for (int k = 0; k < n; k++) {
-        const struct layout_item *it = &items[k];
-        c->iterations |= it->role == LAYOUT_ROLE_ITERATION;
-        if (it->role == LAYOUT_ROLE_INSTR && !(it->style & LAYOUT_MEASURED) && it->row >= 0 &&
-            it->row < c->rows)
-            c->off[it->row + 1]++;
-    }
-    for (int r = 0; r < c->rows; r++)
-        c->off[r + 1] += c->off[r];
-    c->items = xmalloc(((size_t)c->off[c->rows] + 1) * sizeof *c->items);
-    c->end_max = xmalloc(((size_t)c->off[c->rows] + 1) * sizeof *c->end_max);
-    c->by_time = xmalloc(((size_t)c->rows + 1) * sizeof *c->by_time);
-    int *fill = xcalloc((size_t)c->rows + 1, sizeof *fill);
-    for (int k = 0; k < n; k++) {
-        const struct layout_item *it = &items[k];
-        if (it->role == LAYOUT_ROLE_INSTR && !(it->style & LAYOUT_MEASURED) && it->row >= 0 &&
-            it->row < c->rows)
-            c->items[c->off[it->row] + fill[it->row]++] = k;
-    }
-    free(fill);
-    c->t0s = xmalloc(((size_t)c->off[c->rows] + 1) * sizeof *c->t0s);
-    c->t1s = xmalloc(((size_t)c->off[c->rows] + 1) * sizeof *c->t1s);
-    c->ids = xmalloc(((size_t)c->off[c->rows] + 1) * sizeof *c->ids);
-    for (int r = 0; r < c->rows; r++) {
-        double m = -INFINITY;
-        c->by_time[r] = true;
-        for (int i = c->off[r]; i < c->off[r + 1]; i++) {
-            const struct layout_item *it = &items[c->items[i]];
-            c->t0s[i] = it->t0;
-            c->t1s[i] = it->t1;
-            c->ids[i] = it->id;
-            if (i > c->off[r] && it->t0 < items[c->items[i - 1]].t0)
-                c->by_time[r] = false;
-            c->end_max[i] = m = fmax(m, it->t1);
-        }
-    }
-}
-
-/* The shown step's layout and index, made when what they show changed; NULL when the layout
- * cannot be made (e says why). */
-static const struct gantt_cache *gantt_cached(struct explore *x, int rpl, struct mt_err *e)
+/* The shown step's rows, made when what they show changed; NULL when they cannot be made (e
+ * says why). */
+static const struct layout_lanes *gantt_cached(struct explore *x, int rpl, struct mt_err *e)
 {
     const struct pass_step *st = explore_step(x);
     bool replayed = rpl == 2 && gantt_replayed(x);
     struct gantt_cache *c = gantt_cache_find(x, st, rpl, replayed);
     if (c != NULL)
-        return c;
+        return c->ln;
     const struct plan *p = st->plan;
     double *ms = NULL, *me = NULL;
     if (rpl == 2)
         gantt_measured(x, plan_total(p), &ms, &me);
     struct layout_timeline tl = {replayed ? "replay" : "meas", ms, me};
     struct layout_panel panel = {NULL, p, &st->sim, rpl == 2 ? &tl : NULL};
-    struct layout_opts lo = {.no_labels = true, .no_legend = true};
-    struct layout *l = NULL;
-    int rc = layout_build(&panel, 1, &lo, &l, e);
+    struct layout_lanes *ln = NULL;
+    int rc = layout_lanes_build(&panel, &ln, e);
     free(ms);
     if (rc != MT_OK)
         return NULL;
     c = xcalloc(1, sizeof *c);
     c->step = st, c->plan = p, c->gen = x->shown_gen, c->rpl = rpl, c->replayed = replayed;
-    c->l = l, c->ix = cells_gantt_index_new(l, 0);
-    gantt_cache_rows(c);
+    c->ln = ln;
     c->next = x->gantt_cache;
     x->gantt_cache = c;
-    return c;
+    return ln;
 }
 
 /* Row `to` of the Gantt's columns [gx, gx + gw) as row `from`, cells and owners. */
@@ -412,9 +347,9 @@ static int gantt_pitch(int rows, int lanes, int rpl)
     return p < 1 ? 1 : p > 4 ? 4 : p;
 }
 
-/* The lanes are painted from render/'s layout of the shown step (layout_build, the picture
- * `export` writes): its boxes, bubbles, lanes and iteration marks, by render/paint_cells.h
- * into the columns of the time window [t0, t0 + gw * tpc). What is drawn over them here is
+/* The lanes are painted from the rows of render/'s layout of the shown step (the picture
+ * `export` writes, render/layout_lanes.h): its boxes, bubbles, lanes and iteration marks, by
+ * render/paint_cells.h into the columns of the time window [t0, t0 + gw * tpc). What is drawn over them here is
  * the explorer's own: lane names, labels, cursor, pass changes, critical path, memory bars. */
 void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
 {
@@ -467,16 +402,15 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
                      : 0;
 
     struct mt_err e = {0};
-    const struct gantt_cache *gc = gantt_cached(x, rpl, &e);
-    if (gc == NULL) {
+    const struct layout_lanes *ln = gantt_cached(x, rpl, &e);
+    if (ln == NULL) {
         cells_text(g, gx, top, gw, e.msg, PAL_MEM_OVER, PAL_BG, 0);
         return;
     }
-    const struct layout *l = gc->l;
     /* Screen rows: lane (dev * parts + part) from lane_top, box_rows tall, its measured row
      * under it. A lane's box rows are alike: the first is painted, the others copy it. */
-    int nrows;
-    const struct layout_row *lr = layout_rows(l, 0, &nrows);
+    int nrows = ln->rows;
+    const struct layout_lane *lr = ln->lane;
     int *row_y = xmalloc(((size_t)nrows + 1) * sizeof *row_y);
     int *owner = xmalloc((size_t)g->w * g->h * sizeof *owner);
     for (int i = 0; i < g->w * g->h; i++)
@@ -487,7 +421,7 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
         row_y[i] = lane >= 0 && lane < rows && y < top + height - 2 ? y : -1;
     }
     struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
-    cells_paint_gantt_index(g, gc->ix, &v);
+    cells_paint_gantt_lanes(g, ln, &v);
     for (int i = 0; i < nrows; i++)
         for (int k = 1; k < box_rows && row_y[i] >= 0 && lr[i].sub == 0; k++)
             if (row_y[i] + k < top + height - 2)
@@ -513,36 +447,43 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
     int sel_id = -1;
     if (x->sel_lane / parts < plan_devices(p) && x->sel_idx < plan_len(p, x->sel_lane / parts))
         sel_id = plan_id(p, x->sel_lane / parts, x->sel_idx);
-    const struct layout_item *items = layout_items(l);
     bool marks = explore_marks_shown(x);
     bool quiet = !(x->critical && x->on_path) && !(marks && explore_step(x)->changes.n > 0);
-    for (int row = 0; row < gc->rows && row < nrows; row++) {
-        if (row_y[row] < 0)
+    /* A box shorter than this is narrower than a cell wherever it lies: its ends' columns,
+     * rounded, are less than a cell apart (a margin for the rounding of times far from t0) */
+    double narrow = x->tpc * (1 - 1e-9) - 1e-12 * (fabs(x->t0) + explore_longest(x));
+    for (int row = 0; row < nrows; row++) {
+        if (row_y[row] < 0 || lr[row].sub != 0)
             continue;
-        /* A row in time order: from its first box that ends after the window's start (those
-         * before it draw nothing) to the first that starts past its end. */
-        int lo = gc->off[row], hi = gc->off[row + 1];
-        while (gc->by_time[row] && lo < hi) {
-            int mid = lo + (hi - lo) / 2;
-            if (gc->end_max[mid] <= x->t0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (int i = lo; i < gc->off[row + 1]; i++) {
-            double bs = (gc->t0s[i] - x->t0) / x->tpc, be = (gc->t1s[i] - x->t0) / x->tpc;
-            if (gc->by_time[row] && bs >= gw)
+        /* A row in time order: from its first interval that ends after the window's start
+         * (those before it draw nothing) to the first box that starts past its end; else its
+         * boxes in plan order, as the figure paints them. */
+        bool by_time = lr[row].by_time;
+        int i = by_time ? layout_lanes_first(ln, row, x->t0) : ln->off[row];
+        for (; i < ln->off[row + 1]; i++) {
+            if (quiet && by_time) /* past the boxes narrower than a cell, block by block */
+                i = layout_lanes_next(ln, row, i, narrow, sel_id);
+            if (i >= ln->off[row + 1])
+                break;
+            int k = by_time ? i : ln->plan_order[i];
+            if (k < 0)
+                break;
+            const struct layout_seg *it = &ln->seg[k];
+            if (it->id < 0)
+                continue; /* idle time */
+            double bs = (it->t0 - x->t0) / x->tpc, be = (it->t1 - x->t0) / x->tpc;
+            if (by_time && bs >= gw)
                 break;
             /* a box narrower than a cell, not selected, off the critical path and without a
              * change mark to show: gantt_box_marks would leave the screen as it is */
-            if (quiet && be - bs < 1 && gc->ids[i] != sel_id)
+            if (quiet && be - bs < 1 && it->id != sel_id)
                 continue;
-            const struct layout_item *it = &items[gc->items[i]];
-            gantt_box_marks(x, g, owner, row_y[row], box_rows, it, it->id == sel_id, marks);
+            gantt_box_marks(x, g, owner, row_y[row], box_rows, it, lr[row].dev, it->id == sel_id,
+                            marks);
         }
     }
-    if (gc->iterations)
-        cells_paint_gantt_marks(g, l, &v); /* over the labels */
+    if (ln->marks > 0)
+        cells_paint_gantt_lanes_marks(g, ln, &v); /* over the labels */
     free(owner);
     free(row_y);
 
