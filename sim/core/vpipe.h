@@ -57,6 +57,16 @@ void vpipe_index_free(struct vpipe_index *x);
  * (mb, stage), mb being the micro-batch whose backward completes the update. */
 int vpipe_lookup(const struct vpipe_index *x, enum op op, int mb, int stage);
 
+/* What the index holds of (mb, stage) at once: the ids of its forward (FW or CFW), backward
+ * (BW or B), RC, W, OF, RL and messages (vpipe_lookup of each, -1 when absent), and the device
+ * that runs it (vpipe_locate's). The validator reads every (mb, stage) of a plan. */
+struct vpipe_cell {
+    int fwd, bwd, rc, w, of, rl;
+    int sa, ra, sg, rg;
+    int dev;
+};
+void vpipe_lookup_cell(const struct vpipe_index *x, int mb, int stage, struct vpipe_cell *out);
+
 /* Id of the instruction that send/receive `id` pairs with (vpipe_peer); -1 when `id` is not
  * a send or a receive, or its partner is absent from the plan. */
 int vpipe_partner(const struct plan *p, const struct vpipe_index *x, int id);

@@ -27,7 +27,7 @@ static const char *validate_label(const struct plan *p, int dev, int pos, char *
 static bool validate_paired(const struct plan *p, const struct vpipe_index *x, const int *base,
                             int d, const struct instr *in)
 {
-    int other = vpipe_partner_of(x, in), peer = in->peer, D = plan_devices(p);
+    int other = vpipe_partner_of(x, in), peer = in->peer, D = plan_geom(p)->devices;
     /* on the peer's list: the device plan_locate_id would find is the peer */
     if (other < 0 || peer < 0 || peer >= D || other < base[peer] || other >= base[peer + 1])
         return false;
@@ -56,13 +56,13 @@ static int validate_first_unpaired(const struct plan *p, const struct vpipe_inde
     return MT_OK; /* not reached: the counts said one fails */
 }
 
-/* Offload of (mb, s), whose forward is at fi and backward at bi on device dev: an OF and an RL
+/* Offload of the cell c, whose forward is at fi and backward at bi on device dev: an OF and an RL
  * together or neither, the OF of a FW (a CFW kept only its checkpoint) after it, the RL after
  * the OF and before the backward. Each error names the instruction at fault. */
-static int validate_copies(const struct plan *p, const struct vpipe_index *x, const int *base,
-                           int dev, int mb, int s, int fi, int bi, bool ckpt, struct mt_err *e)
+static int validate_copies(const struct plan *p, const struct vpipe_cell *c, const int *base,
+                           int dev, int fi, int bi, bool ckpt, struct mt_err *e)
 {
-    int of = vpipe_lookup(x, OP_OF, mb, s), rl = vpipe_lookup(x, OP_RL, mb, s);
+    int of = c->of, rl = c->rl;
     if (of < 0 && rl < 0)
         return MT_OK;
     int oi = of - base[dev], li = rl - base[dev];
@@ -103,12 +103,12 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
     for (int d = 0; d < D; d++)
         base[d] = plan_id(p, d, 0);
     base[D] = plan_total(p);
-    int rc = MT_OK;
+    int rc = MT_OK, sends = 0, recvs = 0, paired = 0;
     for (int mb = 0; mb < g->mbs && rc == MT_OK; mb++)
         for (int s = 0; s < g->stages; s++) {
-            int fw = vpipe_lookup(x, OP_FW, mb, s), bw = vpipe_lookup(x, OP_BW, mb, s);
-            int dev, part;
-            vpipe_locate(g, mb, s, &dev, &part);
+            struct vpipe_cell c; /* its ids and device, read at once */
+            vpipe_lookup_cell(x, mb, s, &c);
+            int fw = c.fwd, bw = c.bwd, dev = c.dev;
             if (fw < 0 || bw < 0) {
                 rc = err_set(e, MT_EINFEASIBLE, "device %d: micro-batch %d stage %d has no %s",
                              dev, mb, s, fw < 0 ? "forward" : "backward");
@@ -125,7 +125,7 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
                 break;
             }
             bool ckpt = ins[fi].op == OP_CFW;
-            int rcid = vpipe_lookup(x, OP_RC, mb, s);
+            int rcid = c.rc;
             if (ckpt != (rcid >= 0)) {
                 rc = err_set(e, MT_EINFEASIBLE, "device %d, instruction %d (%s): %s", dev, fi,
                              validate_label(p, dev, fi, fname, sizeof fname),
@@ -144,35 +144,29 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
                     break;
                 }
             }
-            rc = validate_copies(p, x, base, dev, mb, s, fi, bi, ckpt, e);
+            rc = validate_copies(p, &c, base, dev, fi, bi, ckpt, e);
             if (rc != MT_OK)
                 break;
             bool split = ins[bi].op == OP_B;
-            int w = vpipe_lookup(x, OP_W, mb, s);
-            if (split != (w >= 0)) {
+            if (split != (c.w >= 0)) {
                 rc = err_set(e, MT_EINFEASIBLE, "device %d, instruction %d (%s): %s", dev, bi,
                              validate_label(p, dev, bi, bname, sizeof bname),
                              split ? "split backward B without its W"
                                    : "W without a split backward B");
                 break;
             }
+            /* its messages, counted from the index (which holds every instruction once, on
+             * this device): no walk over the lists */
+            recvs += (c.ra >= 0) + (c.rg >= 0);
+            if (c.sa >= 0)
+                sends++, paired += validate_paired(p, x, base, dev, &ins[c.sa - base[dev]]);
+            if (c.sg >= 0)
+                sends++, paired += validate_paired(p, x, base, dev, &ins[c.sg - base[dev]]);
         }
     /* Every send has its receive on the peer, and every receive its send. Checked from the
      * sends: a send's receive found on its peer naming it back is also that receive's check
      * passed, so when every send passes and the receives are as many, all are paired. Else
      * the walk over both finds the first failure in list order, to name it. */
-    int sends = 0, recvs = 0, paired = 0;
-    for (int d = 0; d < D && rc == MT_OK; d++) {
-        const struct instr *ins = plan_instrs(p, d);
-        int len = plan_len(p, d);
-        for (int i = 0; i < len; i++) {
-            recvs += vpipe_is_recv(ins[i].op);
-            if (vpipe_is_send(ins[i].op)) {
-                sends++;
-                paired += validate_paired(p, x, base, d, &ins[i]);
-            }
-        }
-    }
     if (rc == MT_OK && (paired != sends || recvs != sends))
         rc = validate_first_unpaired(p, x, base, e);
     free(base);
