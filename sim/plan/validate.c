@@ -24,8 +24,8 @@ static const char *validate_label(const struct plan *p, int dev, int pos, char *
 
 /* Whether send or receive `in` of device d has its partner on its peer, naming d back.
  * base[d]: the id of device d's first instruction (base[D]: the total). */
-static bool validate_paired(const struct plan *p, const struct vpipe_index *x, const int *base,
-                            int d, const struct instr *in)
+static inline bool validate_paired(const struct plan *p, const struct vpipe_index *x,
+                                   const int *base, int d, const struct instr *in)
 {
     int other = vpipe_partner_of(x, in), peer = in->peer, D = plan_geom(p)->devices;
     /* on the peer's list: the device plan_locate_id would find is the peer */
@@ -172,14 +172,19 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
     free(base);
     if (rc != MT_OK)
         return rc;
-    /* AR and OS come after every backward of their stage on the device. */
+    /* AR and OS come after every backward of their stage on the device: one walk finds each
+     * part's last backward, last OS and first AR or OS (the first of a part to come too early,
+     * if any does: the earliest such instruction is the first of its part). */
     bool ends_bw[OP__COUNT];
     for (int op = 0; op < OP__COUNT; op++)
         ends_bw[op] = plan_op_is_backward((enum op)op) || op == OP_W;
     for (int d = 0; d < g->devices; d++) {
         const struct instr *ins = plan_instrs(p, d);
         int len = plan_len(p, d);
-        int last_bw[CONFIG_MAX_CHUNKS + 2] = {0};
+        int last_bw[CONFIG_MAX_CHUNKS + 2] = {0}, last_os[CONFIG_MAX_CHUNKS + 2] = {0};
+        int first_update[CONFIG_MAX_CHUNKS + 2];
+        for (int part = 0; part < g->parts; part++)
+            first_update[part] = -1;
         for (int i = 0; i < len; i++) {
             const struct instr *in = &ins[i];
             if (in->part < 0 || in->part >= g->parts)
@@ -187,14 +192,16 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
                                d, i, in->part);
             if ((unsigned)in->op < OP__COUNT && ends_bw[in->op])
                 last_bw[in->part] = i;
+            else if (in->op == OP_AR || in->op == OP_OS) {
+                if (first_update[in->part] < 0)
+                    first_update[in->part] = i;
+                if (in->op == OP_OS)
+                    last_os[in->part] = i;
+            }
         }
         if (config_scheme_async(g->scheme)) {
             /* Async: OS every U backwards (after its own, a dependency); none may be left
              * unapplied, so an OS follows the last backward of each part. */
-            int last_os[CONFIG_MAX_CHUNKS + 2] = {0};
-            for (int i = 0; i < len; i++)
-                if (ins[i].op == OP_OS)
-                    last_os[ins[i].part] = i;
             for (int part = 0; part < g->parts; part++)
                 if (last_os[part] < last_bw[part])
                     return err_set(e, MT_EINFEASIBLE,
@@ -202,13 +209,15 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
                                    "last backward of part %d", d, last_bw[part], part);
             continue;
         }
-        for (int i = 0; i < len; i++) {
-            const struct instr *in = &ins[i];
-            if ((in->op == OP_AR || in->op == OP_OS) && i < last_bw[in->part])
-                return err_set(e, MT_EINFEASIBLE,
-                               "device %d, instruction %d (%s): before the last backward of its "
-                               "stage (at %d)", d, i, plan_op_name(in->op), last_bw[in->part]);
-        }
+        int at = -1, part_at = -1;
+        for (int part = 0; part < g->parts; part++)
+            if (first_update[part] >= 0 && first_update[part] < last_bw[part] &&
+                (at < 0 || first_update[part] < at))
+                at = first_update[part], part_at = part;
+        if (at >= 0)
+            return err_set(e, MT_EINFEASIBLE,
+                           "device %d, instruction %d (%s): before the last backward of its "
+                           "stage (at %d)", d, at, plan_op_name(ins[at].op), last_bw[part_at]);
     }
     return MT_OK;
 }
