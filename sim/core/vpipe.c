@@ -115,24 +115,45 @@ bool vpipe_find_next(const struct plan_geom *g, int dev, int mb, int part, int *
     return vpipe_find(g, +1, dev, mb, part, d_o, p_o);
 }
 
-int vpipe_wrap(const struct plan_geom *g, int dev, struct instr in, struct instr out[VPIPE_WRAP_MAX])
+/* vpipe_wrap under a placement looked up once (VPIPE_HOT: inlined into the list's loop). */
+#if defined(__GNUC__)
+#define VPIPE_HOT __attribute__((always_inline))
+#else
+#define VPIPE_HOT
+#endif
+static inline VPIPE_HOT int vpipe_wrap_in(enum scheme_place place, const struct plan_geom *g,
+                                          int dev, const struct instr *in, struct instr *out)
 {
-    bool fwd = plan_op_is_forward(in.op), bwd = plan_op_is_backward(in.op);
+    bool fwd = plan_op_is_forward(in->op), bwd = plan_op_is_backward(in->op);
     int n = 0, od, opart;
     if (!fwd && !bwd) {
-        out[n++] = in;
+        out[n++] = *in;
         return n;
     }
-    enum scheme_place place = vpipe_place(g);
     /* activations come from the previous stage and go to the next; gradients the other way */
-    bool from = vpipe_find_in(place, g, fwd ? -1 : +1, dev, in.mb, in.part, &od, &opart);
+    bool from = vpipe_find_in(place, g, fwd ? -1 : +1, dev, in->mb, in->part, &od, &opart);
     if (from && od != dev)
-        out[n++] = (struct instr){fwd ? OP_RA : OP_RG, in.mb, in.part, in.stage, od, in.step, 0};
-    out[n++] = in;
-    bool to = vpipe_find_in(place, g, fwd ? +1 : -1, dev, in.mb, in.part, &od, &opart);
+        out[n++] = (struct instr){fwd ? OP_RA : OP_RG, in->mb, in->part, in->stage, od, in->step, 0};
+    out[n++] = *in;
+    bool to = vpipe_find_in(place, g, fwd ? +1 : -1, dev, in->mb, in->part, &od, &opart);
     if (to && od != dev)
-        out[n++] = (struct instr){fwd ? OP_SA : OP_SG, in.mb, in.part, in.stage, od, in.step, 0};
+        out[n++] = (struct instr){fwd ? OP_SA : OP_SG, in->mb, in->part, in->stage, od, in->step, 0};
     return n;
+}
+
+int vpipe_wrap(const struct plan_geom *g, int dev, struct instr in, struct instr out[VPIPE_WRAP_MAX])
+{
+    return vpipe_wrap_in(vpipe_place(g), g, dev, &in, out);
+}
+
+int vpipe_wrap_list(const struct plan_geom *g, int dev, const struct instr *in, int n,
+                    struct instr *out)
+{
+    enum scheme_place place = vpipe_place(g);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += vpipe_wrap_in(place, g, dev, &in[i], out + k);
+    return k;
 }
 
 /* Index slots. The ten kinds keyed by (mb, stage) sit side by side in one record per
@@ -383,11 +404,6 @@ int vpipe_deps_at(const struct plan *p, const struct vpipe_index *x, int dev, in
 
 /* vpipe_deps_of, inlined into the loop of vpipe_deps_all (GCC would otherwise keep one copy
  * for both, and the call costs as much as the lookups). */
-#if defined(__GNUC__)
-#define VPIPE_HOT __attribute__((always_inline))
-#else
-#define VPIPE_HOT
-#endif
 static inline VPIPE_HOT int vpipe_deps_in(const struct plan_geom *g, const struct vpipe_index *x,
                                 const struct instr *in, int dev, int *deps,
                                 struct vpipe_missing *miss)

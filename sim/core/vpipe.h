@@ -30,6 +30,10 @@ bool vpipe_find_next(const struct plan_geom *g, int dev, int mb, int part, int *
  * messages to out in order; returns how many (1 to 3). */
 #define VPIPE_WRAP_MAX 3
 int vpipe_wrap(const struct plan_geom *g, int dev, struct instr in, struct instr out[VPIPE_WRAP_MAX]);
+/* vpipe_wrap of each of in[0..n) in order, into out (room for VPIPE_WRAP_MAX * n); returns
+ * how many were written. */
+int vpipe_wrap_list(const struct plan_geom *g, int dev, const struct instr *in, int n,
+                    struct instr *out);
 
 /* Send/receive pairing, the one home of "who is on the other side" (docs/design.md): a send or
  * receive of (mb, stage) pairs with the instruction (*peer_op, mb, *peer_stage):

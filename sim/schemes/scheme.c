@@ -107,11 +107,9 @@ void scheme_add_comm(struct plan *p)
          * in one pass and handed to the plan (inserting in place shifted the rest: quadratic
          * in micro-batches; copying it back cost as much as making it) */
         const struct instr *ins = plan_instrs(p, d);
-        int n = plan_len(p, d), k = 0, cap = VPIPE_WRAP_MAX * n + 2 * g->parts + 1;
+        int n = plan_len(p, d), cap = VPIPE_WRAP_MAX * n + 2 * g->parts + 1;
         struct instr *list = xreallocarray(NULL, (size_t)cap, sizeof *list);
-        for (int i = 0; i < n; i++)
-            k += vpipe_wrap(g, d, ins[i], list + k);
-        plan_adopt_list(p, d, list, k, cap);
+        plan_adopt_list(p, d, list, vpipe_wrap_list(g, d, ins, n, list), cap);
     }
     /* a V's pair of devices carries two stages' messages: receive them in send order, so any
      * tagless channel (NCCL) can run the plan. A plan it cannot index is left for the
