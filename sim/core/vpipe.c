@@ -133,11 +133,13 @@ static inline VPIPE_HOT int vpipe_wrap_in(enum scheme_place place, const struct 
     /* activations come from the previous stage and go to the next; gradients the other way */
     bool from = vpipe_find_in(place, g, fwd ? -1 : +1, dev, in->mb, in->part, &od, &opart);
     if (from && od != dev)
-        out[n++] = (struct instr){fwd ? OP_RA : OP_RG, in->mb, in->part, in->stage, od, in->step, 0};
+        out[n++] =
+            (struct instr){fwd ? OP_RA : OP_RG, in->mb, in->part, in->stage, od, in->step, 0};
     out[n++] = *in;
     bool to = vpipe_find_in(place, g, fwd ? +1 : -1, dev, in->mb, in->part, &od, &opart);
     if (to && od != dev)
-        out[n++] = (struct instr){fwd ? OP_SA : OP_SG, in->mb, in->part, in->stage, od, in->step, 0};
+        out[n++] =
+            (struct instr){fwd ? OP_SA : OP_SG, in->mb, in->part, in->stage, od, in->step, 0};
     return n;
 }
 
@@ -371,7 +373,8 @@ void vpipe_lookup_cell(const struct vpipe_index *x, int mb, int stage, struct vp
     }
     const int *id = x->rec[(size_t)mb * x->stages + stage].id;
     *out = (struct vpipe_cell){id[K_FWD], id[K_BWD], id[K_RC], id[K_W],  id[K_OF], id[K_RL],
-                               id[K_SA],  id[K_RA],  id[K_SG], id[K_RG], vpipe_dev_of(x, mb, stage)};
+                               id[K_SA],  id[K_RA],  id[K_SG], id[K_RG],
+                               vpipe_dev_of(x, mb, stage)};
 }
 
 /* Adds the id of (op, mb, stage) to deps, or records it as missing. */
