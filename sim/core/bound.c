@@ -407,12 +407,6 @@ static struct bound_item bound_item_of(const struct bound_phi *m, const struct b
     return it;
 }
 
-static int bound_item_cmp(const void *a, const void *b)
-{
-    const struct bound_item *x = a, *y = b;
-    return (x->ratio < y->ratio) - (x->ratio > y->ratio); /* largest ratio first */
-}
-
 /* The smallest T with T >= A + forced(T), where forced(T) is the least recompute whose saves
  * bring the integral `total` under cap x (T - span) (the window [r, T - q] the forwards and
  * their backwards lie in: span = r + q), a fractional knapsack over the items (sorted by
@@ -447,22 +441,45 @@ static double bound_memory_solve(const struct bound_item *it, int n, double tota
     return fmax(T, A + K);
 }
 
-/* The device's memory-time bound under counting m: the smallest T, and the recompute forced. */
+/* A run of forwards in list order that share one item (those of a stage mostly do). */
+struct bound_run {
+    struct bound_item it;
+    int first, len;
+};
+
+/* Largest ratio first; equal ratios in list order: the order a stable sort of every item
+ * gives, whatever the sort. */
+static int bound_run_cmp(const void *a, const void *b)
+{
+    const struct bound_run *x = a, *y = b;
+    if (x->it.ratio != y->it.ratio)
+        return x->it.ratio < y->it.ratio ? 1 : -1;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+/* The device's memory-time bound under counting m: the smallest T, and the recompute forced.
+ * The runs of equal items are sorted, not every item (thousands of forwards, a few runs). */
 static double bound_memory_device(const struct bound_phi *m, const struct bound_fwd *f, int n,
                                   bool layers, struct bound_item *items, double A, double span,
                                   double *forced)
 {
     double total = 0;
+    int nr = 0;
+    struct bound_run *runs = xmalloc(((size_t)n + 1) * sizeof *runs);
     for (int i = 0; i < n; i++) {
         total += bound_phi(m, f[i].sc->act) * f[i].hold;
         /* forwards of a stage mostly share L: the item of the one before */
         if (i > 0 && f[i].sc == f[i - 1].sc && f[i].hold == f[i - 1].hold &&
             f[i].bdur == f[i - 1].bdur)
-            items[i] = items[i - 1];
+            runs[nr - 1].len++;
         else
-            items[i] = bound_item_of(m, &f[i], layers);
+            runs[nr++] = (struct bound_run){bound_item_of(m, &f[i], layers), i, 1};
     }
-    qsort(items, (size_t)n, sizeof *items, bound_item_cmp);
+    qsort(runs, (size_t)nr, sizeof *runs, bound_run_cmp);
+    for (int r = 0, i = 0; r < nr; r++)
+        for (int k = 0; k < runs[r].len; k++)
+            items[i++] = runs[r].it;
+    free(runs);
     return bound_memory_solve(items, n, total, m->cap, A, span, forced);
 }
 
@@ -479,6 +496,15 @@ struct bound_mb {
 
 static void bound_mb_fini(struct bound_mb *m);
 
+/* Node v's instruction and device, from dev_of (plan_locate_id searched the devices per node:
+ * 11 % of simulate's instructions at 4,096 micro-batches). */
+static const struct instr *bound_instr(const struct bound_dag *G, int v, int *dev)
+{
+    int d = G->dev_of[v];
+    *dev = d;
+    return &plan_instrs(G->p, d)[v - plan_id(G->p, d, 0)];
+}
+
 /* Whether micro-batch b's list repeats b - 1's: node for node the same op, stage and
  * duration, and the same edges from inside the micro-batch (by position in the list). */
 static bool bound_mb_repeats(const struct bound_dag *G, const struct bound_mb *m, int b)
@@ -487,10 +513,8 @@ static bool bound_mb_repeats(const struct bound_dag *G, const struct bound_mb *m
     if (b == 0 || n != m->off[b] - m->off[b - 1])
         return false;
     for (int k = 0; k < n; k++) {
-        int v = m->ids[m->off[b] + k], u = m->ids[m->off[b - 1] + k], dv, iv, du, iu;
-        plan_locate_id(G->p, v, &dv, &iv);
-        plan_locate_id(G->p, u, &du, &iu);
-        const struct instr *a = plan_at(G->p, dv, iv), *c = plan_at(G->p, du, iu);
+        int v = m->ids[m->off[b] + k], u = m->ids[m->off[b - 1] + k], dv, du;
+        const struct instr *a = bound_instr(G, v, &dv), *c = bound_instr(G, u, &du);
         if (a->op != c->op || a->stage != c->stage || dv != du || G->dur[v] != G->dur[u])
             return false;
         int jv = G->pred_off[v], ju = G->pred_off[u];
@@ -524,18 +548,16 @@ static void bound_mb_build(const struct bound_dag *G, struct bound_mb *m)
     for (int v = 0; v < G->n; v++)
         m->mb_of[v] = -1;
     for (int k = 0; k < G->n_topo; k++) {
-        int v = G->topo[k], d, i;
-        plan_locate_id(G->p, v, &d, &i);
-        const struct instr *in = plan_at(G->p, d, i);
+        int v = G->topo[k], d;
+        const struct instr *in = bound_instr(G, v, &d);
         if (in->mb >= 0 && in->mb < mbs && in->op != OP_AR && in->op != OP_OS)
             m->off[in->mb + 2]++;
     }
     for (int b = 0; b < mbs; b++)
         m->off[b + 2] += m->off[b + 1];
     for (int k = 0; k < G->n_topo; k++) {
-        int v = G->topo[k], d, i;
-        plan_locate_id(G->p, v, &d, &i);
-        const struct instr *in = plan_at(G->p, d, i);
+        int v = G->topo[k], d;
+        const struct instr *in = bound_instr(G, v, &d);
         if (in->mb >= 0 && in->mb < mbs && in->op != OP_AR && in->op != OP_OS) {
             m->pos[v] = m->off[in->mb + 1];
             m->mb_of[v] = in->mb;

@@ -1,7 +1,8 @@
 /* sim/core/recv_order.c: receives reordered into their pair's send order (sim/core/recv_order.h).
- * Both functions are O(n + D) in the plan's messages and devices: the sends and receives of
- * every pair are radix-sorted into per-pair sequences rather than walked pair by pair (a
- * 1,024-device plan has a million pairs and talks over a few thousand). */
+ * Both functions are O(n + D) in the plan's messages and devices, never O(D^2) (a 1,024-device
+ * plan has a million pairs and talks over a few thousand): the check threads each pair's sends
+ * into a list and matches the receives against it (every new plan is checked: no sort); the
+ * reordering radix-sorts the sends into per-pair sequences. */
 #include <config.h>
 #include "sim/core/recv_order.h"
 
@@ -74,40 +75,115 @@ static int pair_cmp(const struct msg *a, const struct msg *b)
     return (a->to > b->to) - (a->to < b->to);
 }
 
+/* One send as its pair's receive must see it: the receive (op, stage, mb) it pairs with, its
+ * position on its own device, and the next send of its pair (-1: the last). */
+struct sent {
+    int op, stage, mb, pos, next;
+};
+
+/* A directed pair of devices: its sends in order as a list through sent.next, cur the one its
+ * next receive must match (-1: none left), tail the last; bad: a mismatch was found. */
+struct pair {
+    int from, to, tail, cur;
+    bool bad;
+};
+
+/* A mismatch on (from, to) replaces *best when its pair comes first in (from, to) order. */
+static void mismatch_keep(int from, int to, int send_pos, int recv_pos, int best[4])
+{
+    if (best[0] >= 0 && (from > best[0] || (from == best[0] && to >= best[1])))
+        return;
+    best[0] = from, best[1] = to, best[2] = send_pos, best[3] = recv_pos;
+}
+
+/* One walk over the sends, threading each pair's into a list, then one over the receives,
+ * each matched against its pair's next send: O(n + D) and no sort. A device's peers are found
+ * through slot (peer -> pair), set for the device walked and reset after it. */
 bool plan_receive_mismatch(const struct plan *p, int *a_o, int *b_o, int *send_pos,
                            int *recv_pos)
 {
-    int ns, nr;
-    struct msg *s = msg_collect(p, true, &ns), *r = msg_collect(p, false, &nr);
-    bool found = false;
-    int i = 0, j = 0;
-    while ((i < ns || j < nr) && !found) {
-        /* the next pair in (from, to) order, from either side */
-        const struct msg *pair = i >= ns ? &r[j] : j >= nr ? &s[i] : pair_cmp(&s[i], &r[j]) <= 0
-                                                                        ? &s[i]
-                                                                        : &r[j];
-        int from = pair->from, to = pair->to;
-        for (;;) {
-            bool more_s = i < ns && s[i].from == from && s[i].to == to;
-            bool more_r = j < nr && r[j].from == from && r[j].to == to;
-            if (!more_s && !more_r)
-                break;
-            if (!(more_s && more_r && s[i].mb == r[j].mb && s[i].op == r[j].op &&
-                  s[i].stage == r[j].stage)) {
-                *a_o = from;
-                *b_o = to;
-                *send_pos = more_s ? s[i].pos : plan_len(p, from);
-                *recv_pos = more_r ? r[j].pos : plan_len(p, to);
-                found = true;
-                break;
+    int D = plan_devices(p), total = plan_total(p), np = 0, ns = 0;
+    struct sent *sent = xmalloc(((size_t)total + 1) * sizeof *sent);
+    struct pair *pair = xmalloc(((size_t)total + 1) * sizeof *pair);
+    int *slot = xmalloc(((size_t)D + 1) * sizeof(int));
+    for (int d = 0; d < D; d++)
+        slot[d] = -1;
+    for (int a = 0; a < D; a++) { /* the sends of a, by peer */
+        const struct instr *ins = plan_instrs(p, a);
+        int len = plan_len(p, a), first = np;
+        for (int i = 0; i < len; i++) {
+            int b = ins[i].peer;
+            if (!vpipe_is_send(ins[i].op) || b < 0 || b >= D)
+                continue; /* a peer outside the plan: the validator names it */
+            enum op op = OP__COUNT;
+            struct sent *x = &sent[ns];
+            vpipe_peer(ins[i].op, ins[i].stage, &op, &x->stage);
+            x->op = op, x->mb = ins[i].mb, x->pos = i, x->next = -1;
+            int q = slot[b];
+            if (q < 0) {
+                q = slot[b] = np++;
+                pair[q] = (struct pair){a, b, ns, ns, false};
+            } else {
+                sent[pair[q].tail].next = ns;
+                pair[q].tail = ns;
             }
-            i++;
-            j++;
+            ns++;
         }
+        for (int q = first; q < np; q++)
+            slot[pair[q].to] = -1;
     }
-    free(s);
-    free(r);
-    return found;
+    /* the pairs into each device, by that device (a counting sort) */
+    int *in_off = xcalloc((size_t)D + 2, sizeof(int));
+    int *in_pair = xmalloc(((size_t)np + 1) * sizeof(int));
+    for (int q = 0; q < np; q++)
+        in_off[pair[q].to + 2]++;
+    for (int d = 0; d < D; d++)
+        in_off[d + 2] += in_off[d + 1];
+    for (int q = 0; q < np; q++)
+        in_pair[in_off[pair[q].to + 1]++] = q;
+    int best[4] = {-1, -1, -1, -1};
+    for (int b = 0; b < D; b++) { /* the receives of b, each against its pair's next send */
+        for (int k = in_off[b]; k < in_off[b + 1]; k++)
+            slot[pair[in_pair[k]].from] = in_pair[k];
+        const struct instr *ins = plan_instrs(p, b);
+        int len = plan_len(p, b);
+        for (int i = 0; i < len; i++) {
+            int a = ins[i].peer;
+            if (!vpipe_is_recv(ins[i].op) || a < 0 || a >= D)
+                continue;
+            int q = slot[a];
+            if (q < 0) { /* nothing sent on the pair: its first receive is the mismatch */
+                mismatch_keep(a, b, plan_len(p, a), i, best);
+                continue;
+            }
+            struct pair *r = &pair[q];
+            if (r->bad)
+                continue;
+            const struct sent *x = r->cur >= 0 ? &sent[r->cur] : NULL;
+            if (x == NULL || x->mb != ins[i].mb || x->op != (int)ins[i].op ||
+                x->stage != ins[i].stage) {
+                r->bad = true;
+                mismatch_keep(a, b, x != NULL ? x->pos : plan_len(p, a), i, best);
+                continue;
+            }
+            r->cur = x->next;
+        }
+        for (int k = in_off[b]; k < in_off[b + 1]; k++)
+            slot[pair[in_pair[k]].from] = -1;
+    }
+    for (int q = 0; q < np; q++) /* sends left over: the first of them is the mismatch */
+        if (!pair[q].bad && pair[q].cur >= 0)
+            mismatch_keep(pair[q].from, pair[q].to, sent[pair[q].cur].pos,
+                          plan_len(p, pair[q].to), best);
+    free(in_pair);
+    free(in_off);
+    free(slot);
+    free(pair);
+    free(sent);
+    if (best[0] < 0)
+        return false;
+    *a_o = best[0], *b_o = best[1], *send_pos = best[2], *recv_pos = best[3];
+    return true;
 }
 
 int plan_match_receives(struct plan *p, struct mt_err *e)

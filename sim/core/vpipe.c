@@ -39,9 +39,12 @@ int vpipe_mb_part(const struct plan_geom *g, int mb)
     return i < size / 2 ? 0 : 1;
 }
 
-void vpipe_locate(const struct plan_geom *g, int mb, int stage, int *dev, int *part)
+/* vpipe_locate and vpipe_stage under a placement looked up once (vpipe_wrap runs on every
+ * compute of every new plan). */
+static inline void vpipe_locate_in(enum scheme_place place, const struct plan_geom *g, int mb,
+                                   int stage, int *dev, int *part)
 {
-    switch (vpipe_place(g)) {
+    switch (place) {
     case SCHEME_PLACE_CHIMERA:
         *part = vpipe_mb_part(g, mb);
         *dev = *part == 0 ? stage : g->devices - 1 - stage;
@@ -61,9 +64,10 @@ void vpipe_locate(const struct plan_geom *g, int mb, int stage, int *dev, int *p
     }
 }
 
-int vpipe_stage(const struct plan_geom *g, int dev, int mb, int part)
+static inline int vpipe_stage_in(enum scheme_place place, const struct plan_geom *g, int dev,
+                                  int part)
 {
-    switch (vpipe_place(g)) {
+    switch (place) {
     case SCHEME_PLACE_CHIMERA:
         return part == 0 ? dev : g->devices - 1 - dev;
     case SCHEME_PLACE_LOOP:
@@ -75,14 +79,30 @@ int vpipe_stage(const struct plan_geom *g, int dev, int mb, int part)
     }
 }
 
+void vpipe_locate(const struct plan_geom *g, int mb, int stage, int *dev, int *part)
+{
+    vpipe_locate_in(vpipe_place(g), g, mb, stage, dev, part);
+}
+
+int vpipe_stage(const struct plan_geom *g, int dev, int mb, int part)
+{
+    return vpipe_stage_in(vpipe_place(g), g, dev, part);
+}
+
+static inline bool vpipe_find_in(enum scheme_place place, const struct plan_geom *g, int step,
+                                 int dev, int mb, int part, int *d_o, int *p_o)
+{
+    int s = vpipe_stage_in(place, g, dev, part) + step;
+    if (s < 0 || s >= g->stages)
+        return false;
+    vpipe_locate_in(place, g, mb, s, d_o, p_o);
+    return true;
+}
+
 static bool vpipe_find(const struct plan_geom *g, int step, int dev, int mb, int part, int *d_o,
                        int *p_o)
 {
-    int s = vpipe_stage(g, dev, mb, part) + step;
-    if (s < 0 || s >= g->stages)
-        return false;
-    vpipe_locate(g, mb, s, d_o, p_o);
-    return true;
+    return vpipe_find_in(vpipe_place(g), g, step, dev, mb, part, d_o, p_o);
 }
 
 bool vpipe_find_prev(const struct plan_geom *g, int dev, int mb, int part, int *d_o, int *p_o)
@@ -95,23 +115,47 @@ bool vpipe_find_next(const struct plan_geom *g, int dev, int mb, int part, int *
     return vpipe_find(g, +1, dev, mb, part, d_o, p_o);
 }
 
-int vpipe_wrap(const struct plan_geom *g, int dev, struct instr in, struct instr out[VPIPE_WRAP_MAX])
+/* vpipe_wrap under a placement looked up once (VPIPE_HOT: inlined into the list's loop). */
+#if defined(__GNUC__)
+#define VPIPE_HOT __attribute__((always_inline))
+#else
+#define VPIPE_HOT
+#endif
+static inline VPIPE_HOT int vpipe_wrap_in(enum scheme_place place, const struct plan_geom *g,
+                                          int dev, const struct instr *in, struct instr *out)
 {
-    bool fwd = plan_op_is_forward(in.op), bwd = plan_op_is_backward(in.op);
+    bool fwd = plan_op_is_forward(in->op), bwd = plan_op_is_backward(in->op);
     int n = 0, od, opart;
     if (!fwd && !bwd) {
-        out[n++] = in;
+        out[n++] = *in;
         return n;
     }
     /* activations come from the previous stage and go to the next; gradients the other way */
-    bool from = vpipe_find(g, fwd ? -1 : +1, dev, in.mb, in.part, &od, &opart);
+    bool from = vpipe_find_in(place, g, fwd ? -1 : +1, dev, in->mb, in->part, &od, &opart);
     if (from && od != dev)
-        out[n++] = (struct instr){fwd ? OP_RA : OP_RG, in.mb, in.part, in.stage, od, in.step, 0};
-    out[n++] = in;
-    bool to = vpipe_find(g, fwd ? +1 : -1, dev, in.mb, in.part, &od, &opart);
+        out[n++] =
+            (struct instr){fwd ? OP_RA : OP_RG, in->mb, in->part, in->stage, od, in->step, 0};
+    out[n++] = *in;
+    bool to = vpipe_find_in(place, g, fwd ? +1 : -1, dev, in->mb, in->part, &od, &opart);
     if (to && od != dev)
-        out[n++] = (struct instr){fwd ? OP_SA : OP_SG, in.mb, in.part, in.stage, od, in.step, 0};
+        out[n++] =
+            (struct instr){fwd ? OP_SA : OP_SG, in->mb, in->part, in->stage, od, in->step, 0};
     return n;
+}
+
+int vpipe_wrap(const struct plan_geom *g, int dev, struct instr in, struct instr out[VPIPE_WRAP_MAX])
+{
+    return vpipe_wrap_in(vpipe_place(g), g, dev, &in, out);
+}
+
+int vpipe_wrap_list(const struct plan_geom *g, int dev, const struct instr *in, int n,
+                    struct instr *out)
+{
+    enum scheme_place place = vpipe_place(g);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += vpipe_wrap_in(place, g, dev, &in[i], out + k);
+    return k;
 }
 
 /* Index slots. The ten kinds keyed by (mb, stage) sit side by side in one record per
@@ -321,6 +365,18 @@ int vpipe_lookup(const struct vpipe_index *x, enum op op, int mb, int stage)
     return vpipe_get(x, op, mb, stage);
 }
 
+void vpipe_lookup_cell(const struct vpipe_index *x, int mb, int stage, struct vpipe_cell *out)
+{
+    if ((unsigned)mb >= (unsigned)x->mbs || (unsigned)stage >= (unsigned)x->stages) {
+        *out = (struct vpipe_cell){-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+        return;
+    }
+    const int *id = x->rec[(size_t)mb * x->stages + stage].id;
+    *out = (struct vpipe_cell){id[K_FWD], id[K_BWD], id[K_RC], id[K_W],  id[K_OF], id[K_RL],
+                               id[K_SA],  id[K_RA],  id[K_SG], id[K_RG],
+                               vpipe_dev_of(x, mb, stage)};
+}
+
 /* Adds the id of (op, mb, stage) to deps, or records it as missing. */
 static inline bool vpipe_need(const struct vpipe_index *x, enum op op, int mb, int stage, int dev,
                        int *deps, int *n, struct vpipe_missing *miss)
@@ -351,11 +407,6 @@ int vpipe_deps_at(const struct plan *p, const struct vpipe_index *x, int dev, in
 
 /* vpipe_deps_of, inlined into the loop of vpipe_deps_all (GCC would otherwise keep one copy
  * for both, and the call costs as much as the lookups). */
-#if defined(__GNUC__)
-#define VPIPE_HOT __attribute__((always_inline))
-#else
-#define VPIPE_HOT
-#endif
 static inline VPIPE_HOT int vpipe_deps_in(const struct plan_geom *g, const struct vpipe_index *x,
                                 const struct instr *in, int dev, int *deps,
                                 struct vpipe_missing *miss)
@@ -550,7 +601,7 @@ int vpipe_partner_of(const struct vpipe_index *x, const struct instr *in)
     int ps;
     if (!vpipe_peer(in->op, in->stage, &pop, &ps))
         return -1;
-    return vpipe_lookup(x, pop, in->mb, ps);
+    return vpipe_get(x, pop, in->mb, ps);
 }
 
 int vpipe_partner(const struct plan *p, const struct vpipe_index *x, int id)

@@ -30,6 +30,10 @@ bool vpipe_find_next(const struct plan_geom *g, int dev, int mb, int part, int *
  * messages to out in order; returns how many (1 to 3). */
 #define VPIPE_WRAP_MAX 3
 int vpipe_wrap(const struct plan_geom *g, int dev, struct instr in, struct instr out[VPIPE_WRAP_MAX]);
+/* vpipe_wrap of each of in[0..n) in order, into out (room for VPIPE_WRAP_MAX * n); returns
+ * how many were written. */
+int vpipe_wrap_list(const struct plan_geom *g, int dev, const struct instr *in, int n,
+                    struct instr *out);
 
 /* Send/receive pairing, the one home of "who is on the other side" (docs/design.md): a send or
  * receive of (mb, stage) pairs with the instruction (*peer_op, mb, *peer_stage):
@@ -56,6 +60,16 @@ void vpipe_index_free(struct vpipe_index *x);
  * are keyed by (dev, stage): pass the device as mb; in async plans (Async, PipeDream) by
  * (mb, stage), mb being the micro-batch whose backward completes the update. */
 int vpipe_lookup(const struct vpipe_index *x, enum op op, int mb, int stage);
+
+/* What the index holds of (mb, stage) at once: the ids of its forward (FW or CFW), backward
+ * (BW or B), RC, W, OF, RL and messages (vpipe_lookup of each, -1 when absent), and the device
+ * that runs it (vpipe_locate's). The validator reads every (mb, stage) of a plan. */
+struct vpipe_cell {
+    int fwd, bwd, rc, w, of, rl;
+    int sa, ra, sg, rg;
+    int dev;
+};
+void vpipe_lookup_cell(const struct vpipe_index *x, int mb, int stage, struct vpipe_cell *out);
 
 /* Id of the instruction that send/receive `id` pairs with (vpipe_peer); -1 when `id` is not
  * a send or a receive, or its partner is absent from the plan. */

@@ -51,9 +51,10 @@ const struct pass *pass_find(const char *name)
  * refuse one that has it, naming its first copy. */
 static int pass_refuse_copies(const struct plan *p, struct mt_err *e)
 {
-    for (int d = 0; d < plan_devices(p); d++)
-        for (int i = 0; i < plan_len(p, d); i++)
-            if (plan_op_is_copy(plan_at(p, d, i)->op)) {
+    for (int d = 0; d < plan_devices(p); d++) {
+        const struct instr *ins = plan_instrs(p, d);
+        for (int i = 0, n = plan_len(p, d); i < n; i++)
+            if (plan_op_is_copy(ins[i].op)) {
                 char what[32];
                 plan_instr_label(p, plan_at(p, d, i), what, sizeof what);
                 return err_set(e, MT_EUNSUPPORTED,
@@ -61,6 +62,7 @@ static int pass_refuse_copies(const struct plan *p, struct mt_err *e)
                                "without offload (OF/RL)",
                                d, i, what);
             }
+    }
     return MT_OK;
 }
 

@@ -192,7 +192,11 @@ static void plan_reserve(struct plan_device *d, int extra)
 
 void plan_append(struct plan *p, int dev, struct instr in)
 {
-    plan_insert(p, dev, p->dev[dev].len, in);
+    struct plan_device *d = &p->dev[dev];
+    plan_reserve(d, 1); /* no shift: generators append by the million */
+    d->ins[d->len++] = in;
+    p->offset_stale = true;
+    plan_cache_drop(p);
 }
 
 void plan_insert(struct plan *p, int dev, int pos, struct instr in)
@@ -214,6 +218,17 @@ void plan_set_list(struct plan *p, int dev, const struct instr *ins, int n)
     if (n)
         memcpy(d->ins, ins, (size_t)n * sizeof *ins);
     d->len = n;
+    p->offset_stale = true;
+    plan_cache_drop(p);
+}
+
+void plan_adopt_list(struct plan *p, int dev, struct instr *ins, int n, int cap)
+{
+    struct plan_device *d = &p->dev[dev];
+    free(d->ins);
+    d->ins = ins;
+    d->len = n;
+    d->cap = cap;
     p->offset_stale = true;
     plan_cache_drop(p);
 }
@@ -258,26 +273,6 @@ int plan_op_parse(const char *s)
         if (strcasecmp(s, op_names[i]) == 0)
             return i;
     return -1;
-}
-
-bool plan_op_is_compute(enum op op)
-{
-    return op <= OP_W;
-}
-
-bool plan_op_is_forward(enum op op)
-{
-    return op == OP_FW || op == OP_CFW;
-}
-
-bool plan_op_is_backward(enum op op)
-{
-    return op == OP_BW || op == OP_B;
-}
-
-bool plan_op_is_copy(enum op op)
-{
-    return op == OP_OF || op == OP_RL;
 }
 
 int plan_instr_label(const struct plan *p, const struct instr *in, char *buf, int n)

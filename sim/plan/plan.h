@@ -96,6 +96,9 @@ void plan_remove(struct plan *p, int dev, int pos);
 /* Replaces device dev's whole list by a copy of ins[0..n): how a pass that rewrites a list
  * stays linear (an insert shifts the rest of the list). */
 void plan_set_list(struct plan *p, int dev, const struct instr *ins, int n);
+/* Replaces device dev's list by ins[0..n), which the plan takes (allocated with xmalloc, room
+ * for cap): a list rebuilt whole is handed over, not copied. */
+void plan_adopt_list(struct plan *p, int dev, struct instr *ins, int n, int cap);
 /* Moves the instruction at from to position to (indices in the list before the move). */
 void plan_move(struct plan *p, int dev, int from, int to);
 /* Returns the position of the first (op, mb, stage) on dev, or -1. */
@@ -104,11 +107,12 @@ int plan_find(const struct plan *p, int dev, enum op op, int mb, int stage);
 const char *plan_op_name(enum op op);
 /* Parses "FW", "cfw", ... Returns -1 when unknown. */
 int plan_op_parse(const char *s);
-bool plan_op_is_compute(enum op op);
-bool plan_op_is_forward(enum op op);  /* FW or CFW */
-bool plan_op_is_backward(enum op op); /* BW or B */
+/* Inline: the simulator, the validator and the generators ask per instruction. */
+static inline bool plan_op_is_compute(enum op op) { return op <= OP_W; }
+static inline bool plan_op_is_forward(enum op op) { return op == OP_FW || op == OP_CFW; }
+static inline bool plan_op_is_backward(enum op op) { return op == OP_BW || op == OP_B; }
 /* OF or RL: a copy over the host link, run on the device's copy lanes beside its compute. */
-bool plan_op_is_copy(enum op op);
+static inline bool plan_op_is_copy(enum op op) { return op == OP_OF || op == OP_RL; }
 /* "CFW3.1" style label: op, mb, and part when the device holds several. */
 int plan_instr_label(const struct plan *p, const struct instr *in, char *buf, int n);
 

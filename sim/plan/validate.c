@@ -24,10 +24,10 @@ static const char *validate_label(const struct plan *p, int dev, int pos, char *
 
 /* Whether send or receive `in` of device d has its partner on its peer, naming d back.
  * base[d]: the id of device d's first instruction (base[D]: the total). */
-static bool validate_paired(const struct plan *p, const struct vpipe_index *x, const int *base,
-                            int d, const struct instr *in)
+static inline bool validate_paired(const struct plan *p, const struct vpipe_index *x,
+                                   const int *base, int d, const struct instr *in)
 {
-    int other = vpipe_partner_of(x, in), peer = in->peer, D = plan_devices(p);
+    int other = vpipe_partner_of(x, in), peer = in->peer, D = plan_geom(p)->devices;
     /* on the peer's list: the device plan_locate_id would find is the peer */
     if (other < 0 || peer < 0 || peer >= D || other < base[peer] || other >= base[peer + 1])
         return false;
@@ -56,13 +56,13 @@ static int validate_first_unpaired(const struct plan *p, const struct vpipe_inde
     return MT_OK; /* not reached: the counts said one fails */
 }
 
-/* Offload of (mb, s), whose forward is at fi and backward at bi on device dev: an OF and an RL
+/* Offload of the cell c, whose forward is at fi and backward at bi on device dev: an OF and an RL
  * together or neither, the OF of a FW (a CFW kept only its checkpoint) after it, the RL after
  * the OF and before the backward. Each error names the instruction at fault. */
-static int validate_copies(const struct plan *p, const struct vpipe_index *x, const int *base,
-                           int dev, int mb, int s, int fi, int bi, bool ckpt, struct mt_err *e)
+static int validate_copies(const struct plan *p, const struct vpipe_cell *c, const int *base,
+                           int dev, int fi, int bi, bool ckpt, struct mt_err *e)
 {
-    int of = vpipe_lookup(x, OP_OF, mb, s), rl = vpipe_lookup(x, OP_RL, mb, s);
+    int of = c->of, rl = c->rl;
     if (of < 0 && rl < 0)
         return MT_OK;
     int oi = of - base[dev], li = rl - base[dev];
@@ -103,12 +103,12 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
     for (int d = 0; d < D; d++)
         base[d] = plan_id(p, d, 0);
     base[D] = plan_total(p);
-    int rc = MT_OK;
+    int rc = MT_OK, sends = 0, recvs = 0, paired = 0;
     for (int mb = 0; mb < g->mbs && rc == MT_OK; mb++)
         for (int s = 0; s < g->stages; s++) {
-            int fw = vpipe_lookup(x, OP_FW, mb, s), bw = vpipe_lookup(x, OP_BW, mb, s);
-            int dev, part;
-            vpipe_locate(g, mb, s, &dev, &part);
+            struct vpipe_cell c; /* its ids and device, read at once */
+            vpipe_lookup_cell(x, mb, s, &c);
+            int fw = c.fwd, bw = c.bwd, dev = c.dev;
             if (fw < 0 || bw < 0) {
                 rc = err_set(e, MT_EINFEASIBLE, "device %d: micro-batch %d stage %d has no %s",
                              dev, mb, s, fw < 0 ? "forward" : "backward");
@@ -125,7 +125,7 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
                 break;
             }
             bool ckpt = ins[fi].op == OP_CFW;
-            int rcid = vpipe_lookup(x, OP_RC, mb, s);
+            int rcid = c.rc;
             if (ckpt != (rcid >= 0)) {
                 rc = err_set(e, MT_EINFEASIBLE, "device %d, instruction %d (%s): %s", dev, fi,
                              validate_label(p, dev, fi, fname, sizeof fname),
@@ -144,48 +144,47 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
                     break;
                 }
             }
-            rc = validate_copies(p, x, base, dev, mb, s, fi, bi, ckpt, e);
+            rc = validate_copies(p, &c, base, dev, fi, bi, ckpt, e);
             if (rc != MT_OK)
                 break;
             bool split = ins[bi].op == OP_B;
-            int w = vpipe_lookup(x, OP_W, mb, s);
-            if (split != (w >= 0)) {
+            if (split != (c.w >= 0)) {
                 rc = err_set(e, MT_EINFEASIBLE, "device %d, instruction %d (%s): %s", dev, bi,
                              validate_label(p, dev, bi, bname, sizeof bname),
                              split ? "split backward B without its W"
                                    : "W without a split backward B");
                 break;
             }
+            /* its messages, counted from the index (which holds every instruction once, on
+             * this device): no walk over the lists */
+            recvs += (c.ra >= 0) + (c.rg >= 0);
+            if (c.sa >= 0)
+                sends++, paired += validate_paired(p, x, base, dev, &ins[c.sa - base[dev]]);
+            if (c.sg >= 0)
+                sends++, paired += validate_paired(p, x, base, dev, &ins[c.sg - base[dev]]);
         }
     /* Every send has its receive on the peer, and every receive its send. Checked from the
      * sends: a send's receive found on its peer naming it back is also that receive's check
      * passed, so when every send passes and the receives are as many, all are paired. Else
      * the walk over both finds the first failure in list order, to name it. */
-    int sends = 0, recvs = 0, paired = 0;
-    for (int d = 0; d < D && rc == MT_OK; d++) {
-        const struct instr *ins = plan_instrs(p, d);
-        int len = plan_len(p, d);
-        for (int i = 0; i < len; i++) {
-            recvs += vpipe_is_recv(ins[i].op);
-            if (vpipe_is_send(ins[i].op)) {
-                sends++;
-                paired += validate_paired(p, x, base, d, &ins[i]);
-            }
-        }
-    }
     if (rc == MT_OK && (paired != sends || recvs != sends))
         rc = validate_first_unpaired(p, x, base, e);
     free(base);
     if (rc != MT_OK)
         return rc;
-    /* AR and OS come after every backward of their stage on the device. */
+    /* AR and OS come after every backward of their stage on the device: one walk finds each
+     * part's last backward, last OS and first AR or OS (the first of a part to come too early,
+     * if any does: the earliest such instruction is the first of its part). */
     bool ends_bw[OP__COUNT];
     for (int op = 0; op < OP__COUNT; op++)
         ends_bw[op] = plan_op_is_backward((enum op)op) || op == OP_W;
     for (int d = 0; d < g->devices; d++) {
         const struct instr *ins = plan_instrs(p, d);
         int len = plan_len(p, d);
-        int last_bw[CONFIG_MAX_CHUNKS + 2] = {0};
+        int last_bw[CONFIG_MAX_CHUNKS + 2] = {0}, last_os[CONFIG_MAX_CHUNKS + 2] = {0};
+        int first_update[CONFIG_MAX_CHUNKS + 2];
+        for (int part = 0; part < g->parts; part++)
+            first_update[part] = -1;
         for (int i = 0; i < len; i++) {
             const struct instr *in = &ins[i];
             if (in->part < 0 || in->part >= g->parts)
@@ -193,14 +192,16 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
                                d, i, in->part);
             if ((unsigned)in->op < OP__COUNT && ends_bw[in->op])
                 last_bw[in->part] = i;
+            else if (in->op == OP_AR || in->op == OP_OS) {
+                if (first_update[in->part] < 0)
+                    first_update[in->part] = i;
+                if (in->op == OP_OS)
+                    last_os[in->part] = i;
+            }
         }
         if (config_scheme_async(g->scheme)) {
             /* Async: OS every U backwards (after its own, a dependency); none may be left
              * unapplied, so an OS follows the last backward of each part. */
-            int last_os[CONFIG_MAX_CHUNKS + 2] = {0};
-            for (int i = 0; i < len; i++)
-                if (ins[i].op == OP_OS)
-                    last_os[ins[i].part] = i;
             for (int part = 0; part < g->parts; part++)
                 if (last_os[part] < last_bw[part])
                     return err_set(e, MT_EINFEASIBLE,
@@ -208,13 +209,15 @@ static int validate_pairs(const struct plan *p, const struct vpipe_index *x, str
                                    "last backward of part %d", d, last_bw[part], part);
             continue;
         }
-        for (int i = 0; i < len; i++) {
-            const struct instr *in = &ins[i];
-            if ((in->op == OP_AR || in->op == OP_OS) && i < last_bw[in->part])
-                return err_set(e, MT_EINFEASIBLE,
-                               "device %d, instruction %d (%s): before the last backward of its "
-                               "stage (at %d)", d, i, plan_op_name(in->op), last_bw[in->part]);
-        }
+        int at = -1, part_at = -1;
+        for (int part = 0; part < g->parts; part++)
+            if (first_update[part] >= 0 && first_update[part] < last_bw[part] &&
+                (at < 0 || first_update[part] < at))
+                at = first_update[part], part_at = part;
+        if (at >= 0)
+            return err_set(e, MT_EINFEASIBLE,
+                           "device %d, instruction %d (%s): before the last backward of its "
+                           "stage (at %d)", d, at, plan_op_name(ins[at].op), last_bw[part_at]);
     }
     return MT_OK;
 }

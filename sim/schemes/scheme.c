@@ -102,21 +102,15 @@ void scheme_add_comm(struct plan *p)
         scheme_async_add_comm(p);
         return;
     }
-    struct instr *list = NULL;
-    int cap = 0;
     for (int d = 0; d < g->devices; d++) {
         /* each compute gains at most a receive before and a send after: the list is rebuilt
-         * in one pass (inserting in place shifted the rest: quadratic in micro-batches) */
-        int n = plan_len(p, d), k = 0;
-        if (VPIPE_WRAP_MAX * n + 1 > cap) {
-            cap = VPIPE_WRAP_MAX * n + 1;
-            list = xreallocarray(list, (size_t)cap, sizeof *list);
-        }
-        for (int i = 0; i < n; i++)
-            k += vpipe_wrap(g, d, *plan_at(p, d, i), list + k);
-        plan_set_list(p, d, list, k);
+         * in one pass and handed to the plan (inserting in place shifted the rest: quadratic
+         * in micro-batches; copying it back cost as much as making it) */
+        const struct instr *ins = plan_instrs(p, d);
+        int n = plan_len(p, d), cap = VPIPE_WRAP_MAX * n + 2 * g->parts + 1;
+        struct instr *list = xreallocarray(NULL, (size_t)cap, sizeof *list);
+        plan_adopt_list(p, d, list, vpipe_wrap_list(g, d, ins, n, list), cap);
     }
-    free(list);
     /* a V's pair of devices carries two stages' messages: receive them in send order, so any
      * tagless channel (NCCL) can run the plan. A plan it cannot index is left for the
      * validator to name. */

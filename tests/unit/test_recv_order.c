@@ -2,6 +2,10 @@
  * that lets a tagless channel (NCCL) run a plan:
  *  - a hand-built crossing on two devices: the receive met first pulls in the one sent before
  *    it, one receive moved, the compute order untouched;
+ *  - hand-built mismatches other than a crossing, each with the pair and positions worked by
+ *    hand: a receive missing, a pair with receives and no sends, a send to a device outside
+ *    the plan (left for the validator), and of two pairs at fault the first in (from, to)
+ *    order, found after the other;
  *  - every synchronous scheme comes out of scheme_build in send order (ZB-V, ZB-W and
  *    DualPipeV crossed before the rule: device 0 sends to device 1 both chunk 0's activations
  *    and chunk 1's gradients), and matching again moves nothing;
@@ -66,6 +70,86 @@ static void test_hand_crossing(void)
     CHECK(!plan_receive_mismatch(p, &a, &b, &sp, &rp));
     CHECK_EQ_INT(plan_match_receives(p, &e), 0);
     plan_free(p);
+}
+
+/* plan_receive_mismatch on p names pair (a, b) at send_pos / recv_pos; frees p. */
+static void expect_mismatch(struct plan *p, int a, int b, int send_pos, int recv_pos)
+{
+    int ga = -1, gb = -1, gs = -1, gr = -1;
+    CHECK(plan_receive_mismatch(p, &ga, &gb, &gs, &gr));
+    CHECK_EQ_INT(ga, a);
+    CHECK_EQ_INT(gb, b);
+    CHECK_EQ_INT(gs, send_pos);
+    CHECK_EQ_INT(gr, recv_pos);
+    plan_free(p);
+}
+
+/* GPipe forwards only, on D devices and two micro-batches: mismatches other than a crossing.
+ * A missing or extra message is named at the end of the list that lacks it (its length). */
+static void test_hand_mismatches(void)
+{
+    struct config c = test_unit_config(SCHEME_GPIPE, 2, 2, 1, 2, 1);
+    struct plan_geom g = {SCHEME_GPIPE, 2, 1, 2, 2};
+    /* device 1 never receives micro-batch 1: the pair's second send (SA1 at 3) against the
+     * end of device 1's list (3) */
+    struct plan *p = plan_new(&c, &g);
+    plan_append(p, 0, I(OP_FW, 0, 0, -1));
+    plan_append(p, 0, I(OP_SA, 0, 0, 1));
+    plan_append(p, 0, I(OP_FW, 1, 0, -1));
+    plan_append(p, 0, I(OP_SA, 1, 0, 1));
+    plan_append(p, 1, I(OP_RA, 0, 1, 0));
+    plan_append(p, 1, I(OP_FW, 0, 1, -1));
+    plan_append(p, 1, I(OP_FW, 1, 1, -1));
+    expect_mismatch(p, 0, 1, 3, 3);
+
+    /* receives on a pair with no sends: the end of device 0's list (2) against the first (0) */
+    p = plan_new(&c, &g);
+    plan_append(p, 0, I(OP_FW, 0, 0, -1));
+    plan_append(p, 0, I(OP_FW, 1, 0, -1));
+    plan_append(p, 1, I(OP_RA, 0, 1, 0));
+    plan_append(p, 1, I(OP_FW, 0, 1, -1));
+    plan_append(p, 1, I(OP_RA, 1, 1, 0));
+    plan_append(p, 1, I(OP_FW, 1, 1, -1));
+    expect_mismatch(p, 0, 1, 2, 0);
+
+    /* SA1 to device 7 is not counted on any pair: RA1 (at 2) has no send left (end of 0: 4) */
+    p = plan_new(&c, &g);
+    plan_append(p, 0, I(OP_FW, 0, 0, -1));
+    plan_append(p, 0, I(OP_SA, 0, 0, 1));
+    plan_append(p, 0, I(OP_FW, 1, 0, -1));
+    plan_append(p, 0, I(OP_SA, 1, 0, 7));
+    plan_append(p, 1, I(OP_RA, 0, 1, 0));
+    plan_append(p, 1, I(OP_FW, 0, 1, -1));
+    plan_append(p, 1, I(OP_RA, 1, 1, 0));
+    plan_append(p, 1, I(OP_FW, 1, 1, -1));
+    expect_mismatch(p, 0, 1, 4, 2);
+
+    /* three devices: device 1 sends micro-batch 1 before 0 to device 2 (pair (1, 2): SA1 at 4
+     * against RA0 at 0), and device 2 also receives from device 0, which sends it nothing (pair
+     * (0, 2): the end of device 0's list, 4, against RA1 at 4). Device 2's list meets (1, 2)'s
+     * fault first; (0, 2) comes first in (from, to) order and is the one named. */
+    struct config c3 = test_unit_config(SCHEME_GPIPE, 3, 2, 1, 2, 1);
+    struct plan_geom g3 = {SCHEME_GPIPE, 3, 1, 3, 2};
+    p = plan_new(&c3, &g3);
+    plan_append(p, 0, I(OP_FW, 0, 0, -1));
+    plan_append(p, 0, I(OP_SA, 0, 0, 1));
+    plan_append(p, 0, I(OP_FW, 1, 0, -1));
+    plan_append(p, 0, I(OP_SA, 1, 0, 1));
+    plan_append(p, 1, I(OP_RA, 0, 1, 0));
+    plan_append(p, 1, I(OP_FW, 0, 1, -1));
+    plan_append(p, 1, I(OP_RA, 1, 1, 0));
+    plan_append(p, 1, I(OP_FW, 1, 1, -1));
+    plan_append(p, 1, I(OP_SA, 1, 1, 2));
+    plan_append(p, 1, I(OP_SA, 0, 1, 2));
+    plan_append(p, 2, I(OP_RA, 0, 2, 1));
+    plan_append(p, 2, I(OP_FW, 0, 2, -1));
+    plan_append(p, 2, I(OP_RA, 1, 2, 1));
+    plan_append(p, 2, I(OP_FW, 1, 2, -1));
+    plan_append(p, 2, I(OP_RA, 1, 2, 0));
+    struct plan *q = plan_clone(p);
+    expect_mismatch(p, 0, 2, 4, 4);
+    plan_remove(q, 2, 4); /* without the stray receive, (1, 2) is named */
+    expect_mismatch(q, 1, 2, 4, 0);
 }
 
 static struct plan *build(enum scheme_id s, int D, int N, bool analytic)
@@ -176,6 +260,7 @@ static void test_schemes(void)
 int main(void)
 {
     test_hand_crossing();
+    test_hand_mismatches();
     test_schemes();
     return check_report("test_recv_order");
 }

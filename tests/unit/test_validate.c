@@ -3,13 +3,15 @@
  *   V      device 0: FW0 SA0 FW1 SA1 RG0 BW0 RG1 BW1 OS
  *          device 1: RA0 FW0 BW0 SG0 RA1 FW1 BW1 SG1 OS
  *   ZB-H1  device 0: FW0 SA0 FW1 SA1 RG0 B0 W0 RG1 B1 W1 OS
- * Each message names the device, the position and the instruction. */
+ * Each message names the device, the position and the instruction. A missing or extra message
+ * is named whichever side lacks it, as is one out of the last stage. */
 #include <config.h>
 
 #include <stdio.h>
 #include <string.h>
 
 #include "model/config.h"
+#include "sim/core/recv_order.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "sim/plan/validate.h"
@@ -99,6 +101,40 @@ static void test_pairing_errors(void)
     ra1.peer = 1; /* a receive naming the wrong device: its send is found, but not named back */
     set(p, 1, 4, ra1);
     expect(p, "device 0, instruction 3 (SA1): no matching RA1 on device 1");
+
+    /* every send paired, one receive more than the sends: the receive is named */
+    p = build(SCHEME_V);
+    CHECK_EQ_INT(plan_at(p, 0, 3)->op, OP_SA);
+    plan_remove(p, 0, 3); /* SA1 gone: device 1's RA1 (at 4) has no send */
+    expect(p, "device 1, instruction 4 (RA1): no matching SA1 on device 0");
+
+    /* a send out of the last stage, where no stage follows to receive it */
+    p = build(SCHEME_V);
+    plan_insert(p, 1, 3, (struct instr){OP_SA, 0, 0, 1, 0, 0, 0}); /* after BW0, to device 0 */
+    expect(p, "device 1, instruction 3 (SA0): no matching RA0 on device 0");
+
+    /* a receive moved after the forward that needs it: the run names the deadlock */
+    p = build(SCHEME_V);
+    struct instr ra0 = *plan_at(p, 1, 0);
+    plan_remove(p, 1, 0);
+    plan_insert(p, 1, 4, ra0); /* device 1: FW0 BW0 SG0 RA0 RA1 ... */
+    expect(p, "deadlock: device 0 stalls at instruction 4 (RG0, stage 0) waiting for SG0 on "
+              "device 1; device 1 stalls at instruction 0 (FW0, stage 1) waiting for RA0 on "
+              "device 1");
+
+    /* receives crossed, each still before its forward: paired and deadlock-free, so valid;
+     * the order a tagless channel needs is sim/core/recv_order.h's to name (SA0 at 1 on
+     * device 0 against RA1 at 0 on device 1), not the validator's */
+    p = build(SCHEME_V);
+    struct instr crossed = *plan_at(p, 1, 4);
+    plan_remove(p, 1, 4);
+    plan_insert(p, 1, 0, crossed); /* device 1: RA1 RA0 FW0 BW0 SG0 FW1 ... */
+    struct mt_err e = {0};
+    CHECK_EQ_INT(validate_plan(p, &e), MT_OK);
+    int a = -1, b = -1, sp = -1, rp = -1;
+    CHECK(plan_receive_mismatch(p, &a, &b, &sp, &rp));
+    CHECK(a == 0 && b == 1 && sp == 1 && rp == 0);
+    plan_free(p);
 }
 
 int main(void)
