@@ -187,40 +187,6 @@ void search_strip_checkpoints(const struct search_ctx *c, struct search_sched *s
         ls_unckpt(c, s, key);
 }
 
-/* Every W of device d right after its B: no weight-gradient inputs wait. */
-static void ls_w_after_b(const struct search_ctx *c, struct search_sched *s, int d)
-{
-    int *a = ls_ord(c, s, d);
-    for (int i = 0; i < s->len[d]; i++) {
-        if (SEARCH_KIND(a[i]) != SK_W)
-            continue;
-        int b = ls_find(c, s, d, SEARCH_OP(SEARCH_KEY(a[i]), SK_B));
-        if (b + 1 < i) {
-            int w = a[i];
-            memmove(a + b + 2, a + b + 1, (size_t)(i - b - 1) * sizeof(int));
-            a[b + 1] = w;
-        }
-    }
-}
-
-bool search_repair(const struct search_ctx *c, struct search_sched *s, struct search_eval *ev)
-{
-    for (int d = 0; d < c->D; d++) {
-        if (!search_fits(c, search_eval_peak(c, s, d, ev)))
-            ls_w_after_b(c, s, d);
-        /* one checkpoint at a time, each followed by a walk of the device's list: O(n) per
-         * checkpoint (seconds at 2,048 micro-batches), so it reports and stops as it goes */
-        while (!search_fits(c, search_eval_peak(c, s, d, ev))) {
-            search_progress_work(c, s->len[d]);
-            int key = search_stopped(c) ? -1 : ls_longest_kept(c, s, d, -1);
-            if (key < 0)
-                return false;
-            ls_ckpt(c, s, key);
-        }
-    }
-    return true;
-}
-
 /* Whether every device of cand other than d fits: with offload its copies' times, and so
  * its memory, may move when another device's order changes (into l->peak_cand). */
 static bool ls_others_fit(struct ls *l, int d)
