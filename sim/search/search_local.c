@@ -183,8 +183,16 @@ static int ls_longest_kept(const struct search_ctx *c, struct search_sched *s, i
 
 void search_strip_checkpoints(const struct search_ctx *c, struct search_sched *s)
 {
-    for (int key = 0; key < c->keys; key++)
-        ls_unckpt(c, s, key);
+    /* each device's recomputes (an offloaded forward's RL in its slot) dropped in one pass:
+     * one ls_unckpt a checkpoint was O(checkpoints x ops) */
+    for (int d = 0; d < c->D; d++) {
+        int *a = ls_ord(c, s, d), n = 0;
+        for (int i = 0; i < s->len[d]; i++)
+            if (SEARCH_KIND(a[i]) != SK_RC || !s->ck[SEARCH_KEY(a[i])])
+                a[n++] = a[i];
+        s->len[d] = n;
+    }
+    memset(s->ck, 0, (size_t)c->keys);
 }
 
 /* Whether every device of cand other than d fits: with offload its copies' times, and so

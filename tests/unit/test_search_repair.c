@@ -8,7 +8,8 @@
  * shuffled by legal swaps (Ws away from their Bs, forwards of several stages interleaved), some
  * forwards checkpointed already, at caps drawn between the all-checkpointed peak and the plan's
  * own, and at caps equal to a peak the reference met on its way (the walk's own sums then
- * decide): the same answer, the same order on every device and the same checkpoints. */
+ * decide): the same answer, the same order on every device and the same checkpoints. And
+ * search_strip_checkpoints (one pass a device) against dropping each checkpoint in turn. */
 #include <config.h>
 
 #include <stdio.h>
@@ -81,6 +82,18 @@ static void ref_w_after_b(const struct search_ctx *c, struct search_sched *s, in
             a[b + 1] = w;
         }
     }
+}
+
+/* key's checkpoint dropped, the way search_strip_checkpoints did it one key at a time */
+static void ref_unckpt(const struct search_ctx *c, struct search_sched *s, int key)
+{
+    if (!s->ck[key])
+        return;
+    int d = c->op[SEARCH_OP(key, SK_RC)].dev, i = ref_find(c, s, d, SEARCH_OP(key, SK_RC));
+    int *a = ref_ord(c, s, d);
+    memmove(a + i, a + i + 1, (size_t)(s->len[d] - i - 1) * sizeof(int));
+    s->len[d]--;
+    s->ck[key] = 0;
 }
 
 /* The reference; seen (may be NULL) gets a peak it met over the cap, on the way */
@@ -214,6 +227,18 @@ static void test_random(void)
         for (int key = 0; key < c.keys; key++)
             if (!all.ck[key])
                 ref_ckpt(&c, &all, key);
+        /* search_strip_checkpoints in one pass, as one key at a time */
+        struct search_sched one, strip;
+        search_sched_init(&c, &one);
+        search_sched_init(&c, &strip);
+        search_sched_copy(&c, &one, &s);
+        search_sched_copy(&c, &strip, &s);
+        for (int key = 0; key < c.keys; key++)
+            ref_unckpt(&c, &one, key);
+        search_strip_checkpoints(&c, &strip);
+        CHECK(same_sched(&c, &one, &strip));
+        search_sched_fini(&one);
+        search_sched_fini(&strip);
         double hi = peak_max(&c, &s, &ev), lo = peak_max(&c, &all, &ev);
         char what[96];
         snprintf(what, sizeof what, "trial %d %s D=%d N=%d unit=%d", trial,
