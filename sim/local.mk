@@ -11,7 +11,7 @@ libmt_sim_a_SOURCES += sim/core/vpipe.c sim/core/vpipe.h sim/core/simulate.c sim
 libmt_sim_a_SOURCES += sim/passes/pass.c sim/passes/pass.h sim/passes/pass_summary.c sim/passes/pass_json.c sim/passes/pass_checkpoint.c sim/passes/pass_overlap.c sim/passes/pass_redundancy.c sim/passes/pass_prepose.c
 # search/: the schedule search under a memory cap
 libmt_sim_a_SOURCES += sim/search/search.c sim/search/search.h sim/search/search_internal.h sim/search/search_sched.c sim/search/search_local.c sim/search/search_lns.c sim/search/search_list.c sim/search/search_exact.c
-libmt_sim_a_SOURCES += sim/search/search_periodic.c
+libmt_sim_a_SOURCES += sim/search/search_periodic.c sim/search/search_repair.c
 # tune/: the tuner (§5.3)
 libmt_sim_a_SOURCES += sim/tune/tune.c sim/tune/tune.h sim/tune/tune_json.c
 # inputs/: the input-aware checkpointing planner (Mimose)
@@ -38,6 +38,10 @@ tests_unit_test_bound_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIB
 check_PROGRAMS += tests/unit/test_search
 TESTS += tests/unit/test_search
 tests_unit_test_search_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# Its repair, incremental, against the walk after each checkpoint it replaced (issue 27).
+check_PROGRAMS += tests/unit/test_search_repair
+TESTS += tests/unit/test_search_repair
+tests_unit_test_search_repair_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 # ... and end to end: optimize/simulate --search, the bound, --memory in M_θ, tune --search.
 TESTS += tests/cli/test_search.sh
 EXTRA_DIST += tests/cli/test_search.sh

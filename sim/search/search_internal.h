@@ -187,6 +187,12 @@ bool search_eval_time(const struct search_ctx *c, const struct search_sched *s,
  * on d, at the times of the last search_eval_time of s. */
 double search_eval_peak(const struct search_ctx *c, const struct search_sched *s, int d,
                         struct search_eval *ev);
+/* Device d's list as the plan holds it, into ev->buf (what search_eval_peak walks): receives
+ * before their ops, sends after, each peer's messages received in the order it sent them. Its
+ * length; group (may be NULL, [s->len[d]]) gets where each op's instructions begin (its
+ * receives, pulled-in ones included). */
+int search_eval_expand(const struct search_ctx *c, const struct search_sched *s, int d,
+                       struct search_eval *ev, int *group);
 /* Whether a peak fits the cap (the simulator's test, with a little room for rounding). */
 bool search_fits(const struct search_ctx *c, double peak);
 /* The W a device may run next: that of its oldest backward (keys[nw .. nb)) whose backward is
@@ -236,15 +242,21 @@ struct search_ls_stats {
 
 /* Every forward of s keeps its activations (its recompute goes). */
 void search_strip_checkpoints(const struct search_ctx *c, struct search_sched *s);
-/* Checkpoints forwards of s (the whole stage, RC right before its B) until every device fits
- * the cap, longest-held first. false when a device cannot be brought under it. */
-bool search_repair(const struct search_ctx *c, struct search_sched *s, struct search_eval *ev);
 /* Local search from s, which must run and fit the cap; s becomes the best schedule found.
  * budget: schedules to evaluate; patience (0: none): it stops early when that many
  * evaluations went by without a better schedule. Deterministic for a seed. Returns its
  * makespan. */
 double search_local(const struct search_ctx *c, struct search_sched *s, long budget,
                     long patience, unsigned seed, struct search_ls_stats *st);
+
+/* ---- sim/search/search_repair.c ---- */
+
+/* Checkpoints forwards of s (the whole stage, RC right before its B) until every device fits
+ * the cap: on a device over it, every W next to its B first, then the forward kept longest
+ * (places to its backward; the first of equals) one at a time. In O((n + checkpoints) log n)
+ * a device, the same checkpoints as a walk of the device after each. false when a device
+ * cannot be brought under it (or the search was stopped). */
+bool search_repair(const struct search_ctx *c, struct search_sched *s, struct search_eval *ev);
 
 /* ---- sim/search/search_lns.c: large-neighbourhood moves ---- */
 

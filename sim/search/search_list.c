@@ -65,6 +65,9 @@ struct lst {
      * order they were sent, and how many were received: a receive takes the oldest, as NCCL
      * matches them */
     int *chan_off, *chan_sent, *chan_head, *chan_msg;
+    /* the stages of each micro-batch on each device, in order: mb_stage[mb_off[mb * D + d]
+     * .. mb_off[mb * D + d + 1]) (lst_completes looked at every stage) */
+    int *mb_off, *mb_stage;
 };
 
 /* Whether a gradient (a backward's message) waits on the channel behind op's input. */
@@ -111,14 +114,16 @@ static bool lst_completes(const struct lst *L, int d, const struct lst_dev *dv, 
     }
     struct lst_dev w = *dv;
     double pk = 0;
-    for (int s = 0; s < S; s++) {
-        int f = SEARCH_OP(mb * S + s, SK_F);
-        if (c->op[f].dev == d && !L->done[f] && f != placed)
+    const int *on_d = L->mb_stage + L->mb_off[mb * c->D + d];
+    int n_on_d = L->mb_off[mb * c->D + d + 1] - L->mb_off[mb * c->D + d];
+    for (int i = 0; i < n_on_d; i++) {
+        int f = SEARCH_OP(mb * S + on_d[i], SK_F);
+        if (!L->done[f] && f != placed)
             pk = lst_mem(c, &w, f, true);
     }
-    for (int s = S - 1; s >= 0; s--) {
-        int key = mb * S + s, f = SEARCH_OP(key, SK_F), b = SEARCH_OP(key, SK_B);
-        if (c->op[b].dev != d || L->done[b])
+    for (int i = n_on_d - 1; i >= 0; i--) {
+        int key = mb * S + on_d[i], f = SEARCH_OP(key, SK_F), b = SEARCH_OP(key, SK_B);
+        if (L->done[b])
             continue;
         bool ck = f == placed ? placed_ck : L->done[f] ? L->s->ck[key] != 0 : true;
         if (ck && !L->done[SEARCH_OP(key, SK_RC)])
@@ -283,6 +288,16 @@ bool search_list(const struct search_ctx *c, int extra, unsigned flags, unsigned
     for (int k = 0; k < chans; k++)
         L.chan_off[k + 2] += L.chan_off[k + 1];
     L.chan_msg = xmalloc(((size_t)L.chan_off[chans + 1] + 1) * sizeof(int));
+    /* each micro-batch's stages by device (a key's ops are all on its forward's device) */
+    L.mb_off = xcalloc((size_t)g->mbs * c->D + 2, sizeof(int));
+    L.mb_stage = xmalloc(((size_t)c->keys + 1) * sizeof(int));
+    for (int key = 0; key < c->keys; key++)
+        L.mb_off[(key / g->stages) * c->D + c->op[SEARCH_OP(key, SK_F)].dev + 2]++;
+    for (int k = 0; k < g->mbs * c->D; k++)
+        L.mb_off[k + 2] += L.mb_off[k + 1];
+    for (int key = 0; key < c->keys; key++) /* stages in order within each */
+        L.mb_stage[L.mb_off[(key / g->stages) * c->D + c->op[SEARCH_OP(key, SK_F)].dev + 1]++] =
+            key % g->stages;
     memset(s->ck, 0, (size_t)c->keys);
     for (int d = 0; d < c->D; d++)
         s->len[d] = 0;
@@ -368,5 +383,7 @@ bool search_list(const struct search_ctx *c, int extra, unsigned flags, unsigned
     free(L.chan_sent);
     free(L.chan_head);
     free(L.chan_msg);
+    free(L.mb_off);
+    free(L.mb_stage);
     return ok;
 }

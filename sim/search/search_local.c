@@ -33,6 +33,7 @@ struct ls {
     struct search_score cur_o, best_o;
     double *peak;      /* [D] of cur */
     double *peak_cand; /* [D] of cand (offload: ls_others_fit) */
+    int *b_pos;        /* [keys]: ls_longest_kept's room */
     int *path, n_path; /* cur's critical path, last op first */
     long evals, budget;
     int improvements;
@@ -160,19 +161,27 @@ static bool ls_ckpt(const struct search_ctx *c, struct search_sched *s, int key)
     return true;
 }
 
-/* The forward of device d kept longest (by places between it and its backward), not yet
- * checkpointed; -1 none. skip: a key not to take. */
-static int ls_longest_kept(const struct search_ctx *c, struct search_sched *s, int d, int skip)
+/* The forward of device d kept longest (by places between it and its backward, the first of
+ * equals), not yet checkpointed; -1 none. skip: a key not to take. b_pos: [keys] room. The
+ * backwards' places first, in one pass (a scan from each forward to its backward was
+ * O(ops x span) a call). */
+static int ls_longest_kept(const struct search_ctx *c, struct search_sched *s, int d, int skip,
+                           int *b_pos)
 {
     const int *a = ls_ord(c, s, d);
+    int len = s->len[d];
+    for (int i = 0; i < len; i++)
+        if (SEARCH_KIND(a[i]) == SK_F)
+            b_pos[SEARCH_KEY(a[i])] = len;
+    for (int i = 0; i < len; i++)
+        if (SEARCH_KIND(a[i]) == SK_B)
+            b_pos[SEARCH_KEY(a[i])] = i;
     int best = -1, span = -1;
-    for (int i = 0; i < s->len[d]; i++) {
+    for (int i = 0; i < len; i++) {
         int op = a[i], key = SEARCH_KEY(op);
         if (SEARCH_KIND(op) != SK_F || s->ck[key] || key == skip)
             continue;
-        int j = i + 1;
-        while (j < s->len[d] && a[j] != SEARCH_OP(key, SK_B))
-            j++;
+        int j = b_pos[key] > i ? b_pos[key] : len; /* a backward before it is not met */
         if (j - i > span) {
             span = j - i;
             best = key;
@@ -183,42 +192,16 @@ static int ls_longest_kept(const struct search_ctx *c, struct search_sched *s, i
 
 void search_strip_checkpoints(const struct search_ctx *c, struct search_sched *s)
 {
-    for (int key = 0; key < c->keys; key++)
-        ls_unckpt(c, s, key);
-}
-
-/* Every W of device d right after its B: no weight-gradient inputs wait. */
-static void ls_w_after_b(const struct search_ctx *c, struct search_sched *s, int d)
-{
-    int *a = ls_ord(c, s, d);
-    for (int i = 0; i < s->len[d]; i++) {
-        if (SEARCH_KIND(a[i]) != SK_W)
-            continue;
-        int b = ls_find(c, s, d, SEARCH_OP(SEARCH_KEY(a[i]), SK_B));
-        if (b + 1 < i) {
-            int w = a[i];
-            memmove(a + b + 2, a + b + 1, (size_t)(i - b - 1) * sizeof(int));
-            a[b + 1] = w;
-        }
-    }
-}
-
-bool search_repair(const struct search_ctx *c, struct search_sched *s, struct search_eval *ev)
-{
+    /* each device's recomputes (an offloaded forward's RL in its slot) dropped in one pass:
+     * one ls_unckpt a checkpoint was O(checkpoints x ops) */
     for (int d = 0; d < c->D; d++) {
-        if (!search_fits(c, search_eval_peak(c, s, d, ev)))
-            ls_w_after_b(c, s, d);
-        /* one checkpoint at a time, each followed by a walk of the device's list: O(n) per
-         * checkpoint (seconds at 2,048 micro-batches), so it reports and stops as it goes */
-        while (!search_fits(c, search_eval_peak(c, s, d, ev))) {
-            search_progress_work(c, s->len[d]);
-            int key = search_stopped(c) ? -1 : ls_longest_kept(c, s, d, -1);
-            if (key < 0)
-                return false;
-            ls_ckpt(c, s, key);
-        }
+        int *a = ls_ord(c, s, d), n = 0;
+        for (int i = 0; i < s->len[d]; i++)
+            if (SEARCH_KIND(a[i]) != SK_RC || !s->ck[SEARCH_KEY(a[i])])
+                a[n++] = a[i];
+        s->len[d] = n;
     }
-    return true;
+    memset(s->ck, 0, (size_t)c->keys);
 }
 
 /* Whether every device of cand other than d fits: with offload its copies' times, and so
@@ -237,7 +220,7 @@ static bool ls_others_fit(struct ls *l, int d)
 static bool ls_try_extra(struct ls *l, int d, int skip, int *extra, double *pk)
 {
     const struct search_ctx *c = l->c;
-    *extra = ls_longest_kept(c, &l->cand, d, skip);
+    *extra = ls_longest_kept(c, &l->cand, d, skip, l->b_pos);
     if (*extra < 0 || !ls_ckpt(c, &l->cand, *extra))
         return false;
     l->evals++;
@@ -615,6 +598,7 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     search_sched_copy(c, &l.best, s);
     l.peak = xcalloc((size_t)c->D, sizeof(double));
     l.peak_cand = xcalloc((size_t)c->D, sizeof(double));
+    l.b_pos = xmalloc(((size_t)c->keys + 1) * sizeof(int));
     l.path = xmalloc(((size_t)c->n_ops + 1) * sizeof(int));
     search_eval_time(c, &l.cur, &l.ev);
     l.cur_o = l.best_o = search_score_of(&l.ev);
@@ -647,6 +631,7 @@ double search_local(const struct search_ctx *c, struct search_sched *s, long bud
     double ms = l.best_o.ms;
     free(l.peak);
     free(l.peak_cand);
+    free(l.b_pos);
     free(l.path);
     search_sched_fini(&l.cur);
     search_sched_fini(&l.cand);

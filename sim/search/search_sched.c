@@ -536,8 +536,8 @@ static int search_receiver(int op)
  * before itself. That changes no time (sends do not block) but holds the pulled-in buffers
  * longer: a V's pair of devices (ZB-V, DualPipeV, V-Half, V-Min) crosses activations and
  * gradients on one channel. */
-static int search_expand(const struct search_ctx *c, const struct search_sched *s, int d,
-                         struct search_eval *ev)
+int search_eval_expand(const struct search_ctx *c, const struct search_sched *s, int d,
+                       struct search_eval *ev, int *group)
 {
     struct instr *buf = ev->buf;
     const int *ord = s->ord + (size_t)d * c->stride;
@@ -561,6 +561,8 @@ static int search_expand(const struct search_ctx *c, const struct search_sched *
         int op = ord[i];
         const struct search_op *o = &c->op[op];
         int kind = SEARCH_KIND(op);
+        if (group != NULL)
+            group[i] = n;
         if (o->in_dev >= 0 && !c->mixed_channels) { /* one lane a channel: in order */
             buf[n++] = search_recv_of(c, op);
         } else if (o->in_dev >= 0 && !ev->rcvd[op]) {
@@ -607,7 +609,7 @@ static bool search_dev_offloads(const struct search_ctx *c, const struct search_
     return false;
 }
 
-/* Device d's peak with copies on it: its list as the plan holds it (search_expand: receives
+/* Device d's peak with copies on it: its list as the plan holds it (search_eval_expand: receives
  * in their senders' order, an offloaded forward's OF after its send), each instruction at
  * the time the simulator gives it (a receive when the device is free and its data is in, a
  * send at its producer's end, a copy on its lane), walked by the memory model's timed walk
@@ -615,7 +617,7 @@ static bool search_dev_offloads(const struct search_ctx *c, const struct search_
 static double search_eval_peak_timed(const struct search_ctx *c, const struct search_sched *s,
                                      int d, struct search_eval *ev)
 {
-    int n = search_expand(c, s, d, ev), S = c->geom.stages;
+    int n = search_eval_expand(c, s, d, ev, NULL), S = c->geom.stages;
     const struct instr *buf = ev->buf;
     double *xs = ev->xs, *xe = ev->xe, free_at = 0;
     for (int i = 0; i < n; i++) {
@@ -664,7 +666,7 @@ double search_eval_peak(const struct search_ctx *c, const struct search_sched *s
 {
     if (c->offload && search_dev_offloads(c, s, d))
         return search_eval_peak_timed(c, s, d, ev);
-    int n = search_expand(c, s, d, ev);
+    int n = search_eval_expand(c, s, d, ev, NULL);
     return c->stat[d] + mem_device_peak(&c->cost, ev->buf, n);
 }
 
