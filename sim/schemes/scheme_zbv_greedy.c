@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/core/vpipe.h"
 #include "sim/schemes/slot_peak.h"
@@ -51,39 +52,32 @@ static int vg_last(const struct vg_dev *s)
     return last;
 }
 
-/* The kind whose next op (pointer p) comes first, the lower kind on a tie; -1 when none. */
-static int vg_next(const struct vg_dev *s, const int *p, int kinds)
-{
-    int best = -1;
-    for (int k = 0; k < kinds; k++)
-        if (p[k] < s->n[k] && (best < 0 || s->slot[k][p[k]] < s->slot[best][p[best]]))
-            best = k;
-    return best;
-}
-
 /* Ws into the free slots of the four kinds' timeline: one list, or two (B's Ws, b's Ws). */
 static void vg_put_w(struct vg_dev *s, bool split)
 {
     s->kinds = 4; /* the free slots of F f B b alone */
-    int last = vg_last(s), owed[2] = {0, 0}, p[4] = {0, 0, 0, 0}, i;
+    int last = vg_last(s), owed[2] = {0, 0}, i;
     s->kinds = split ? 6 : 5;
     for (int k = 4; k < s->kinds; k++)
         s->n[k] = 0;
+    signed char *kind_at = xmalloc((size_t)last + 1); /* [slot]: the kind there, -1 free */
+    memset(kind_at, -1, (size_t)last + 1);
+    for (int k = 0; k < 4; k++)
+        for (int m = 0; m < s->n[k]; m++)
+            kind_at[s->slot[k][m]] = (signed char)k;
     for (i = 0; i <= last; i++) {
-        int k = vg_next(s, p, 4);
-        if (k >= 0 && s->slot[k][p[k]] == i) {
-            p[k]++;
-            if (k >= 2)
-                owed[split ? k - 2 : 0]++;
-        } else {
+        int k = kind_at[i];
+        if (k >= 2)
+            owed[split ? k - 2 : 0]++;
+        else if (k < 0)
             for (int w = 0; w < 2; w++)
                 if (owed[w]) {
                     s->slot[4 + w][s->n[4 + w]++] = i;
                     owed[w]--;
                     break;
                 }
-        }
     }
+    free(kind_at);
     i = last;
     for (int w = 0; w < 2; w++)
         while (owed[w] > 0) {
