@@ -21,7 +21,11 @@
  *  2. the Ws dropped, once more for every op from the stable phase's end, Ws implied in every
  *     free slot, and run eagerly again;
  * last, the Ws placed in the free slots once more, those of part-1 backwards before part 0's.
- * A device runs its ops in slot order. Every D >= 1, N >= 1 has a schedule. */
+ * A device runs its ops in slot order. Every D >= 1, N >= 1 has a schedule.
+ * Cost O(n log n) in the ops: ops are ordered by a counting sort on the slot, each device's peak
+ * is kept on a segment tree under the moves (sim/schemes/slot_peak.h), a W's backward is found
+ * by bisection. No two ops of a device ever share a slot (the pattern's, the free slots' Ws, a
+ * move's target is free, the eager run's one op a unit). */
 #include <config.h>
 #include "sim/schemes/scheme.h"
 
@@ -88,7 +92,7 @@ static void vg_put_w(struct vg_dev *s, bool split)
 
 /* A device's ops on a slot timeline (sim/schemes/slot_peak.h), for its peak: F and f add one
  * chunk's activations, W frees one; without W lists, a W runs in every free slot while one is
- * owed. No two ops of a device share a slot. */
+ * owed. */
 static const enum slot_peak_kind vg_slot_kind[5] = {SLOT_PEAK_FORWARD, SLOT_PEAK_FORWARD,
                                                     SLOT_PEAK_BACKWARD, SLOT_PEAK_BACKWARD,
                                                     SLOT_PEAK_W};
