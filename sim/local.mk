@@ -4,7 +4,7 @@ libmt_sim_a_SOURCES =
 # plan/: the plan IR, its files (JSON, torch CSV) and validation
 libmt_sim_a_SOURCES += sim/plan/plan.c sim/plan/plan.h sim/plan/plan_json.c sim/plan/plan_csv.c sim/plan/validate.c sim/plan/validate.h
 # schemes/: one generator per scheme record (model/scheme_registry.c)
-libmt_sim_a_SOURCES += sim/schemes/scheme.c sim/schemes/scheme.h sim/schemes/scheme_1f1b.c sim/schemes/scheme_gpipe.c sim/schemes/scheme_zb.c sim/schemes/scheme_zbv.c sim/schemes/scheme_zbv_authors.c sim/schemes/scheme_zbv_greedy.c sim/schemes/scheme_zbw.c sim/schemes/scheme_chimera.c sim/schemes/scheme_interleaved.c sim/schemes/scheme_async.c
+libmt_sim_a_SOURCES += sim/schemes/scheme.c sim/schemes/scheme.h sim/schemes/scheme_1f1b.c sim/schemes/scheme_gpipe.c sim/schemes/scheme_zb.c sim/schemes/scheme_zbv.c sim/schemes/scheme_zbv_authors.c sim/schemes/scheme_zbv_greedy.c sim/schemes/slot_peak.c sim/schemes/slot_peak.h sim/schemes/scheme_zbw.c sim/schemes/scheme_chimera.c sim/schemes/scheme_interleaved.c sim/schemes/scheme_async.c
 # core/: the virtual pipeline, memory model, simulator paths, receive order, bound, critical path, async figures
 libmt_sim_a_SOURCES += sim/core/vpipe.c sim/core/vpipe.h sim/core/simulate.c sim/core/simulate.h sim/core/simulate_direct.c sim/core/simulate_fast.c sim/core/simulate_internal.h sim/core/simulate_json.c sim/core/memory.c sim/core/memory.h sim/core/critical.c sim/core/critical.h sim/core/recv_order.c sim/core/recv_order.h sim/core/share.c sim/core/share.h sim/core/bound.c sim/core/bound.h sim/core/bound_json.c sim/core/async.c sim/core/async.h
 # passes/: Mario's four passes (§5.1)

@@ -100,6 +100,10 @@ tests_unit_test_recv_order_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSO
 TESTS += tests/unit/test_zb tests/cli/test_zb.sh
 EXTRA_DIST += tests/cli/test_zb.sh
 tests_unit_test_zb_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 27 (h-vgreedy): the V-Half / V-Min builder's slot timeline against a plain walk.
+check_PROGRAMS += tests/unit/test_slot_peak
+TESTS += tests/unit/test_slot_peak
+tests_unit_test_slot_peak_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 # issue 16/20 (h-paint): the terminal painter of render/'s layout, cell by cell against 1F1B
 # and GPipe worked out by hand (21, 10 and 7 columns), with and without UTF-8.
 check_PROGRAMS += tests/unit/test_paint_cells

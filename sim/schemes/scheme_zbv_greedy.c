@@ -21,14 +21,20 @@
  *  2. the Ws dropped, once more for every op from the stable phase's end, Ws implied in every
  *     free slot, and run eagerly again;
  * last, the Ws placed in the free slots once more, those of part-1 backwards before part 0's.
- * A device runs its ops in slot order. Every D >= 1, N >= 1 has a schedule. */
+ * A device runs its ops in slot order. Every D >= 1, N >= 1 has a schedule.
+ * Cost O(n log n) in the ops: ops are ordered by a counting sort on the slot, each device's peak
+ * is kept on a segment tree under the moves (sim/schemes/slot_peak.h), a W's backward is found
+ * by bisection. No two ops of a device ever share a slot (the pattern's, the free slots' Ws, a
+ * move's target is free, the eager run's one op a unit). */
 #include <config.h>
 #include "sim/schemes/scheme.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/core/vpipe.h"
+#include "sim/schemes/slot_peak.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -50,39 +56,32 @@ static int vg_last(const struct vg_dev *s)
     return last;
 }
 
-/* The kind whose next op (pointer p) comes first, the lower kind on a tie; -1 when none. */
-static int vg_next(const struct vg_dev *s, const int *p, int kinds)
-{
-    int best = -1;
-    for (int k = 0; k < kinds; k++)
-        if (p[k] < s->n[k] && (best < 0 || s->slot[k][p[k]] < s->slot[best][p[best]]))
-            best = k;
-    return best;
-}
-
 /* Ws into the free slots of the four kinds' timeline: one list, or two (B's Ws, b's Ws). */
 static void vg_put_w(struct vg_dev *s, bool split)
 {
     s->kinds = 4; /* the free slots of F f B b alone */
-    int last = vg_last(s), owed[2] = {0, 0}, p[4] = {0, 0, 0, 0}, i;
+    int last = vg_last(s), owed[2] = {0, 0}, i;
     s->kinds = split ? 6 : 5;
     for (int k = 4; k < s->kinds; k++)
         s->n[k] = 0;
+    signed char *kind_at = xmalloc((size_t)last + 1); /* [slot]: the kind there, -1 free */
+    memset(kind_at, -1, (size_t)last + 1);
+    for (int k = 0; k < 4; k++)
+        for (int m = 0; m < s->n[k]; m++)
+            kind_at[s->slot[k][m]] = (signed char)k;
     for (i = 0; i <= last; i++) {
-        int k = vg_next(s, p, 4);
-        if (k >= 0 && s->slot[k][p[k]] == i) {
-            p[k]++;
-            if (k >= 2)
-                owed[split ? k - 2 : 0]++;
-        } else {
+        int k = kind_at[i];
+        if (k >= 2)
+            owed[split ? k - 2 : 0]++;
+        else if (k < 0)
             for (int w = 0; w < 2; w++)
                 if (owed[w]) {
                     s->slot[4 + w][s->n[4 + w]++] = i;
                     owed[w]--;
                     break;
                 }
-        }
     }
+    free(kind_at);
     i = last;
     for (int w = 0; w < 2; w++)
         while (owed[w] > 0) {
@@ -91,25 +90,21 @@ static void vg_put_w(struct vg_dev *s, bool split)
         }
 }
 
-/* The device's peak: F and f add one chunk's activations, W frees one; without W lists, a W
- * runs in every free slot while one is owed. */
-static int vg_peak(const struct vg_dev *s)
+/* A device's ops on a slot timeline (sim/schemes/slot_peak.h), for its peak: F and f add one
+ * chunk's activations, W frees one; without W lists, a W runs in every free slot while one is
+ * owed. */
+static const enum slot_peak_kind vg_slot_kind[5] = {SLOT_PEAK_FORWARD, SLOT_PEAK_FORWARD,
+                                                    SLOT_PEAK_BACKWARD, SLOT_PEAK_BACKWARD,
+                                                    SLOT_PEAK_W};
+
+static struct slot_peak *vg_timeline(const struct vg_dev *s, int slots)
 {
-    static const int mem[5] = {1, 1, 0, 0, -1};
-    int last = vg_last(s), p[VG_KINDS] = {0}, owed = 0, cur = 0, peak = 0;
-    for (int i = 0; i <= last; i++) {
-        int k = vg_next(s, p, s->kinds);
-        if (k >= 0 && s->slot[k][p[k]] == i) {
-            p[k]++;
-            cur += mem[k];
-            owed += k == 2 || k == 3;
-        } else if (s->kinds == 4 && owed > 0) {
-            cur--;
-            owed--;
-        }
-        peak = cur > peak ? cur : peak;
-    }
-    return peak;
+    struct slot_peak *tl = slot_peak_new(slots, s->kinds == 4);
+    for (int k = 0; k < s->kinds; k++)
+        for (int m = 0; m < s->n[k]; m++)
+            slot_peak_put(tl, s->slot[k][m], vg_slot_kind[k]);
+    slot_peak_build(tl);
+    return tl;
 }
 
 /* An op by (device, kind, micro-batch) and its slot. */
@@ -117,32 +112,30 @@ struct vg_op {
     int slot, dev, kind, mb;
 };
 
-static int vg_cmp(const void *a, const void *b)
-{
-    const struct vg_op *x = a, *y = b;
-    if (x->slot != y->slot)
-        return x->slot < y->slot ? -1 : 1;
-    if (x->dev != y->dev)
-        return x->dev < y->dev ? -1 : 1;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
-    return x->mb < y->mb ? -1 : x->mb > y->mb;
-}
-
-/* Every op in slot order (ties: device, kind, micro-batch). Caller frees. */
+/* Every op in slot order, ties by device, kind, micro-batch: a counting sort by slot over the
+ * ops listed in (device, kind, micro-batch) order, O(ops + slots). Caller frees. */
 static struct vg_op *vg_ops(struct vg_dev *dev, int D, int *count)
 {
-    int n = 0;
-    for (int d = 0; d < D; d++)
+    int n = 0, last = -1;
+    for (int d = 0; d < D; d++) {
         for (int k = 0; k < dev[d].kinds; k++)
             n += dev[d].n[k];
-    struct vg_op *ops = xmalloc((size_t)(n ? n : 1) * sizeof *ops);
-    n = 0;
+        int l = vg_last(&dev[d]);
+        last = l > last ? l : last;
+    }
+    int *start = xcalloc((size_t)last + 2, sizeof(int)); /* [slot]: where its ops begin */
     for (int d = 0; d < D; d++)
         for (int k = 0; k < dev[d].kinds; k++)
             for (int m = 0; m < dev[d].n[k]; m++)
-                ops[n++] = (struct vg_op){dev[d].slot[k][m], d, k, m};
-    qsort(ops, (size_t)n, sizeof *ops, vg_cmp);
+                start[dev[d].slot[k][m] + 1]++;
+    for (int t = 0; t < last + 1; t++)
+        start[t + 1] += start[t];
+    struct vg_op *ops = xmalloc((size_t)(n ? n : 1) * sizeof *ops);
+    for (int d = 0; d < D; d++)
+        for (int k = 0; k < dev[d].kinds; k++)
+            for (int m = 0; m < dev[d].n[k]; m++)
+                ops[start[dev[d].slot[k][m]]++] = (struct vg_op){dev[d].slot[k][m], d, k, m};
+    free(start);
     *count = n;
     return ops;
 }
@@ -188,23 +181,66 @@ static void vg_eager(struct vg_dev *dev, int D)
     free(ops);
 }
 
-static int vg_int_cmp(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* The m-th backward (B or b) of a device in slot order: what the m-th W of one list waits for. */
+/* The m-th backward (B or b) of a device in slot order: what the m-th W of one list waits for.
+ * Each kind's slots rise with the micro-batch and no two share a slot, so the count taken from
+ * B's list is found by bisection: O(log N). */
 static int vg_nth_backward(const struct vg_dev *s, int m)
 {
-    int n = s->n[2] + s->n[3];
-    int *all = xmalloc((size_t)(n ? n : 1) * sizeof(int));
-    memcpy(all, s->slot[2], (size_t)s->n[2] * sizeof(int));
-    memcpy(all + s->n[2], s->slot[3], (size_t)s->n[3] * sizeof(int));
-    qsort(all, (size_t)n, sizeof(int), vg_int_cmp);
-    int t = all[m];
-    free(all);
-    return t;
+    const int *x = s->slot[2], *y = s->slot[3];
+    int nx = s->n[2], ny = s->n[3], want = m + 1;
+    int lo = want - ny > 0 ? want - ny : 0, hi = want < nx ? want : nx;
+    while (lo < hi) { /* the least i (from B, want - i from b) whose next B follows b's last */
+        int i = lo + (hi - lo) / 2, j = want - i;
+        if (j > 0 && i < nx && x[i] < y[j - 1])
+            lo = i + 1;
+        else
+            hi = i;
+    }
+    int j = want - lo;
+    int from_x = lo > 0 ? x[lo - 1] : -1, from_y = j > 0 ? y[j - 1] : -1;
+    return from_x > from_y ? from_x : from_y;
+}
+
+/* The first slot in [from, end) that no placed op holds, or end. */
+static int vg_free_from(const uint64_t *busy, int from, int end)
+{
+    int t = from;
+    while (t < end && busy[t / 64] == UINT64_MAX)
+        t = (t / 64 + 1) * 64;
+    while (t < end && (busy[t / 64] >> (t % 64) & 1))
+        t++;
+    return t < end ? t : end;
+}
+
+/* Where an op of kind k at slot at moves: the earliest free slot after `after` where the
+ * device's peak stays within keep (it is within keep before), else at. With W lists, moving a
+ * backward or a W earlier raises no running sum, and moving a forward from at to t raises
+ * those of [t, at) by one: the first free slot past the last one before at whose sum reaches
+ * keep. With implied Ws, each free slot is tried in turn. The timeline follows the move. */
+static int vg_place(struct slot_peak *tl, bool implied_w, const uint64_t *busy, int k, int after,
+                    int at, int keep)
+{
+    int from = after + 1;
+    if (!implied_w && vg_slot_kind[k] == SLOT_PEAK_FORWARD) {
+        int reach = slot_peak_last_reaching(tl, at, keep);
+        from = reach + 1 > from ? reach + 1 : from;
+    }
+    int t = vg_free_from(busy, from, at);
+    if (t == at)
+        return at;
+    slot_peak_set(tl, at, SLOT_PEAK_FREE);
+    if (!implied_w) {
+        slot_peak_set(tl, t, vg_slot_kind[k]);
+        return t;
+    }
+    for (; t < at; t = vg_free_from(busy, t + 1, at)) {
+        slot_peak_set(tl, t, vg_slot_kind[k]);
+        if (slot_peak_get(tl) <= keep)
+            return t;
+        slot_peak_set(tl, t, SLOT_PEAK_FREE);
+    }
+    slot_peak_set(tl, at, vg_slot_kind[k]);
+    return at;
 }
 
 /* One squeeze (see the head comment), then the eager run. */
@@ -213,16 +249,18 @@ static void vg_squeeze(struct vg_dev *dev, int D, int N, bool with_w)
     if (with_w)
         for (int d = 0; d < D; d++)
             vg_put_w(&dev[d], false);
+    struct slot_peak **tl = xmalloc((size_t)D * sizeof *tl);
+    uint64_t **busy = xmalloc((size_t)D * sizeof *busy);
     int keep = 0;
     for (int d = 0; d < D; d++) {
-        int pk = vg_peak(&dev[d]);
+        int slots = vg_last(&dev[d]) + 2;
+        tl[d] = vg_timeline(&dev[d], slots);
+        busy[d] = xcalloc((size_t)slots / 64 + 1, sizeof(uint64_t));
+        int pk = slot_peak_get(tl[d]);
         keep = pk > keep ? pk : keep;
     }
     int n;
     struct vg_op *ops = vg_ops(dev, D, &n);
-    char **busy = xmalloc((size_t)D * sizeof(char *));
-    for (int d = 0; d < D; d++)
-        busy[d] = xcalloc((size_t)vg_last(&dev[d]) + 2, 1);
     int phase = 0;
     for (int x = 0; x < n; x++) {
         int d = ops[x].dev, k = ops[x].kind, m = ops[x].mb, at = ops[x].slot;
@@ -232,34 +270,29 @@ static void vg_squeeze(struct vg_dev *dev, int D, int N, bool with_w)
         if (phase == 1 || (phase == 0 && !with_w)) {
             if (phase == 1 && k == 0 && m == N - 1)
                 phase = 2;
-            busy[d][at] = 1;
-            continue;
-        }
-        int after = -1;
-        if ((k == 0 || k == 2) && d > 0)
-            after = dev[d - 1].slot[k][m] > after ? dev[d - 1].slot[k][m] : after;
-        if ((k == 1 || k == 3) && d + 1 < D)
-            after = dev[d + 1].slot[k][m] > after ? dev[d + 1].slot[k][m] : after;
-        if (k > 0 && k < 4)
-            after = dev[d].slot[k - 1][m] > after ? dev[d].slot[k - 1][m] : after;
-        if (k == 4) {
-            int b = vg_nth_backward(&dev[d], m);
-            after = b > after ? b : after;
-        }
-        if (m > 0)
-            after = dev[d].slot[k][m - 1] > after ? dev[d].slot[k][m - 1] : after;
-        bool placed = false;
-        for (int t = after + 1; t < at && !placed; t++)
-            if (!busy[d][t]) {
-                *slot = t;
-                placed = vg_peak(&dev[d]) <= keep;
+        } else {
+            int after = -1;
+            if ((k == 0 || k == 2) && d > 0)
+                after = dev[d - 1].slot[k][m] > after ? dev[d - 1].slot[k][m] : after;
+            if ((k == 1 || k == 3) && d + 1 < D)
+                after = dev[d + 1].slot[k][m] > after ? dev[d + 1].slot[k][m] : after;
+            if (k > 0 && k < 4)
+                after = dev[d].slot[k - 1][m] > after ? dev[d].slot[k - 1][m] : after;
+            if (k == 4) {
+                int b = vg_nth_backward(&dev[d], m);
+                after = b > after ? b : after;
             }
-        if (!placed)
-            *slot = at;
-        busy[d][*slot] = 1;
+            if (m > 0)
+                after = dev[d].slot[k][m - 1] > after ? dev[d].slot[k][m - 1] : after;
+            *slot = vg_place(tl[d], dev[d].kinds == 4, busy[d], k, after, at, keep);
+        }
+        busy[d][*slot / 64] |= (uint64_t)1 << (*slot % 64);
     }
-    for (int d = 0; d < D; d++)
+    for (int d = 0; d < D; d++) {
+        slot_peak_free(tl[d]);
         free(busy[d]);
+    }
+    free(tl);
     free(busy);
     free(ops);
     if (!with_w)
