@@ -287,10 +287,43 @@ struct bound_job {
     double r, p, q;
 };
 
-static int bound_job_cmp(const void *a, const void *b)
+/* Merges jobs[lo, mid) and [mid, hi), each sorted by r, into tmp[lo, hi); ties from the left. */
+static void bound_jobs_merge(const struct bound_job *jobs, int lo, int mid, int hi,
+                             struct bound_job *tmp)
 {
-    const struct bound_job *x = a, *y = b;
-    return (x->r > y->r) - (x->r < y->r);
+    int i = lo, j = mid, k = lo;
+    while (i < mid && j < hi)
+        tmp[k++] = jobs[j].r < jobs[i].r ? jobs[j++] : jobs[i++];
+    while (i < mid)
+        tmp[k++] = jobs[i++];
+    while (j < hi)
+        tmp[k++] = jobs[j++];
+}
+
+/* Sorts jobs by r, stably (equal r keep list order: the order the stable merge sort behind
+ * qsort gave, so the same schedule to the bit), merging the runs already in order: a device's
+ * list is mostly in release order, so O(n log runs) and O(n) when it is. tmp holds n jobs. */
+static void bound_jobs_sort(struct bound_job *jobs, int n, struct bound_job *tmp)
+{
+    for (;;) { /* a pass merges each pair of neighbouring runs (ascending stretches) */
+        int merged = 0;
+        for (int lo = 0; lo < n;) {
+            int mid = lo + 1;
+            while (mid < n && !(jobs[mid].r < jobs[mid - 1].r))
+                mid++;
+            int hi = mid < n ? mid + 1 : n;
+            while (hi < n && !(jobs[hi].r < jobs[hi - 1].r))
+                hi++;
+            if (mid < n) {
+                bound_jobs_merge(jobs, lo, mid, hi, tmp);
+                memcpy(jobs + lo, tmp + lo, (size_t)(hi - lo) * sizeof *jobs);
+                merged++;
+            }
+            lo = hi;
+        }
+        if (merged == 0)
+            return;
+    }
 }
 
 /* A max-heap of job indices by q. */
@@ -325,10 +358,11 @@ static void bound_heap_pop(int *h, int *n, const struct bound_job *jobs)
 }
 
 /* max_j C_j + q_j of the preemptive schedule that always runs the released job of largest tail:
- * the optimum of 1|r_j, pmtn|max(C_j + q_j). jobs are sorted by r here; p is consumed. */
-static double bound_jackson(struct bound_job *jobs, int n, int *heap)
+ * the optimum of 1|r_j, pmtn|max(C_j + q_j). jobs are sorted by r here (tmp: n jobs of room);
+ * p is consumed. */
+static double bound_jackson(struct bound_job *jobs, int n, int *heap, struct bound_job *tmp)
 {
-    qsort(jobs, (size_t)n, sizeof *jobs, bound_job_cmp);
+    bound_jobs_sort(jobs, n, tmp);
     double t = 0, best = 0;
     int i = 0, hn = 0;
     while (i < n || hn > 0) {
@@ -634,6 +668,7 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     int *last_mb = xmalloc(((size_t)g->stages + 1) * sizeof(int)); /* per stage: the hold */
     double *last_hold = xmalloc(((size_t)g->stages + 1) * sizeof(double));
     int *heap = xmalloc((size_t)maxlen * sizeof(int));
+    struct bound_job *jobs_tmp = xmalloc((size_t)maxlen * sizeof *jobs_tmp);
     struct bound_mb mbl = {0};
     bool have_mb = false;
     /* checkpoints of k layers are in the work when the plan has one (sim/core/bound.h) */
@@ -675,7 +710,7 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
         if (nj == 0)
             continue;
         out->work = fmax(out->work, work);
-        double jb = bound_jackson(jobs, nj, heap);
+        double jb = bound_jackson(jobs, nj, heap, jobs_tmp);
         if (jb > out->device) {
             out->device = jb;
             out->device_at = d;
@@ -762,6 +797,7 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     free(last_mb);
     free(last_hold);
     free(heap);
+    free(jobs_tmp);
     bound_dag_fini(&G);
     return MT_OK;
 }
