@@ -6,7 +6,7 @@ libmt_sim_a_SOURCES += sim/plan/plan.c sim/plan/plan.h sim/plan/plan_json.c sim/
 # schemes/: one generator per scheme record (model/scheme_registry.c)
 libmt_sim_a_SOURCES += sim/schemes/scheme.c sim/schemes/scheme.h sim/schemes/scheme_1f1b.c sim/schemes/scheme_gpipe.c sim/schemes/scheme_zb.c sim/schemes/scheme_zbv.c sim/schemes/scheme_zbv_authors.c sim/schemes/scheme_zbv_greedy.c sim/schemes/slot_peak.c sim/schemes/slot_peak.h sim/schemes/scheme_zbw.c sim/schemes/scheme_chimera.c sim/schemes/scheme_interleaved.c sim/schemes/scheme_async.c
 # core/: the virtual pipeline, memory model, simulator paths, receive order, bound, critical path, async figures
-libmt_sim_a_SOURCES += sim/core/vpipe.c sim/core/vpipe.h sim/core/simulate.c sim/core/simulate.h sim/core/simulate_direct.c sim/core/simulate_fast.c sim/core/simulate_internal.h sim/core/simulate_json.c sim/core/memory.c sim/core/memory.h sim/core/critical.c sim/core/critical.h sim/core/recv_order.c sim/core/recv_order.h sim/core/share.c sim/core/share.h sim/core/bound.c sim/core/bound.h sim/core/bound_json.c sim/core/async.c sim/core/async.h
+libmt_sim_a_SOURCES += sim/core/vpipe.c sim/core/vpipe.h sim/core/simulate.c sim/core/simulate.h sim/core/simulate_direct.c sim/core/simulate_fast.c sim/core/simulate_internal.h sim/core/simulate_json.c sim/core/memory.c sim/core/memory.h sim/core/critical.c sim/core/critical.h sim/core/recv_order.c sim/core/recv_order.h sim/core/share.c sim/core/share.h sim/core/bound.c sim/core/bound.h sim/core/bound_json.c sim/core/jackson.c sim/core/jackson.h sim/core/async.c sim/core/async.h
 # passes/: Mario's four passes (§5.1)
 libmt_sim_a_SOURCES += sim/passes/pass.c sim/passes/pass.h sim/passes/pass_summary.c sim/passes/pass_json.c sim/passes/pass_checkpoint.c sim/passes/pass_overlap.c sim/passes/pass_redundancy.c sim/passes/pass_prepose.c
 # search/: the schedule search under a memory cap
@@ -33,6 +33,11 @@ tests_unit_test_pass_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS
 check_PROGRAMS += tests/unit/test_bound
 TESTS += tests/unit/test_bound
 tests_unit_test_bound_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# Jackson's preemptive schedule (the bound's device term): hand-worked cases, random integer
+# instances against a slot-by-slot run of the same rule, the stable sort it leaves behind.
+check_PROGRAMS += tests/unit/test_jackson
+TESTS += tests/unit/test_jackson
+tests_unit_test_jackson_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 # The schedule search (sim/search/): Figure 2 and 4 x 8 at 2 M_θ reaching the bound, the
 # evaluation against the simulator, the exact search as the oracle (within 2 %), random shapes.
 check_PROGRAMS += tests/unit/test_search

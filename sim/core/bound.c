@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "model/cost.h"
+#include "sim/core/jackson.h"
 #include "sim/core/memory.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
@@ -279,110 +280,6 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
         G->tail[v] = t;
     }
     return MT_OK;
-}
-
-/* ---- Jackson's preemptive schedule (one device) --------------------------------------------- */
-
-struct bound_job {
-    double r, p, q;
-};
-
-/* Merges jobs[lo, mid) and [mid, hi), each sorted by r, into tmp[lo, hi); ties from the left. */
-static void bound_jobs_merge(const struct bound_job *jobs, int lo, int mid, int hi,
-                             struct bound_job *tmp)
-{
-    int i = lo, j = mid, k = lo;
-    while (i < mid && j < hi)
-        tmp[k++] = jobs[j].r < jobs[i].r ? jobs[j++] : jobs[i++];
-    while (i < mid)
-        tmp[k++] = jobs[i++];
-    while (j < hi)
-        tmp[k++] = jobs[j++];
-}
-
-/* Sorts jobs by r, stably (equal r keep list order: the order the stable merge sort behind
- * qsort gave, so the same schedule to the bit), merging the runs already in order: a device's
- * list is mostly in release order, so O(n log runs) and O(n) when it is. tmp holds n jobs. */
-static void bound_jobs_sort(struct bound_job *jobs, int n, struct bound_job *tmp)
-{
-    for (;;) { /* a pass merges each pair of neighbouring runs (ascending stretches) */
-        int merged = 0;
-        for (int lo = 0; lo < n;) {
-            int mid = lo + 1;
-            while (mid < n && !(jobs[mid].r < jobs[mid - 1].r))
-                mid++;
-            int hi = mid < n ? mid + 1 : n;
-            while (hi < n && !(jobs[hi].r < jobs[hi - 1].r))
-                hi++;
-            if (mid < n) {
-                bound_jobs_merge(jobs, lo, mid, hi, tmp);
-                memcpy(jobs + lo, tmp + lo, (size_t)(hi - lo) * sizeof *jobs);
-                merged++;
-            }
-            lo = hi;
-        }
-        if (merged == 0)
-            return;
-    }
-}
-
-/* A max-heap of job indices by q. */
-static void bound_heap_push(int *h, int *n, const struct bound_job *jobs, int j)
-{
-    int i = (*n)++;
-    h[i] = j;
-    while (i > 0 && jobs[h[(i - 1) / 2]].q < jobs[h[i]].q) {
-        int t = h[i];
-        h[i] = h[(i - 1) / 2];
-        h[(i - 1) / 2] = t;
-        i = (i - 1) / 2;
-    }
-}
-
-static void bound_heap_pop(int *h, int *n, const struct bound_job *jobs)
-{
-    h[0] = h[--(*n)];
-    for (int i = 0;;) {
-        int l = 2 * i + 1, r = l + 1, m = i;
-        if (l < *n && jobs[h[l]].q > jobs[h[m]].q)
-            m = l;
-        if (r < *n && jobs[h[r]].q > jobs[h[m]].q)
-            m = r;
-        if (m == i)
-            break;
-        int t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
-
-/* max_j C_j + q_j of the preemptive schedule that always runs the released job of largest tail:
- * the optimum of 1|r_j, pmtn|max(C_j + q_j). jobs are sorted by r here (tmp: n jobs of room);
- * p is consumed. */
-static double bound_jackson(struct bound_job *jobs, int n, int *heap, struct bound_job *tmp)
-{
-    bound_jobs_sort(jobs, n, tmp);
-    double t = 0, best = 0;
-    int i = 0, hn = 0;
-    while (i < n || hn > 0) {
-        if (hn == 0 && jobs[i].r > t)
-            t = jobs[i].r;
-        while (i < n && jobs[i].r <= t)
-            bound_heap_push(heap, &hn, jobs, i++);
-        struct bound_job *j = &jobs[heap[0]];
-        double next = i < n ? jobs[i].r : INFINITY;
-        if (j->p <= next - t) {
-            t += j->p;
-            j->p = 0;
-            best = bound_max(best, t + j->q);
-            bound_heap_pop(heap, &hn, jobs);
-        } else {
-            j->p -= next - t;
-            t = next;
-        }
-    }
-    return best;
 }
 
 /* ---- the memory-time bound (one device) ----------------------------------------------------- */
@@ -662,13 +559,13 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
     int maxlen = 1;
     for (int d = 0; d < g->devices; d++)
         maxlen = plan_len(p, d) > maxlen ? plan_len(p, d) : maxlen;
-    struct bound_job *jobs = xmalloc((size_t)maxlen * sizeof *jobs);
+    struct jackson_job *jobs = xmalloc((size_t)maxlen * sizeof *jobs);
     struct bound_fwd *fw = xmalloc((size_t)maxlen * sizeof *fw);
     struct bound_item *items = xmalloc((size_t)maxlen * sizeof *items);
     int *last_mb = xmalloc(((size_t)g->stages + 1) * sizeof(int)); /* per stage: the hold */
     double *last_hold = xmalloc(((size_t)g->stages + 1) * sizeof(double));
     int *heap = xmalloc((size_t)maxlen * sizeof(int));
-    struct bound_job *jobs_tmp = xmalloc((size_t)maxlen * sizeof *jobs_tmp);
+    struct jackson_job *jobs_tmp = xmalloc((size_t)maxlen * sizeof *jobs_tmp);
     struct bound_mb mbl = {0};
     bool have_mb = false;
     /* checkpoints of k layers are in the work when the plan has one (sim/core/bound.h) */
@@ -688,7 +585,7 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
             const struct instr *in = &ins[i];
             if (G.skip[id] || !bound_is_job(in->op))
                 continue;
-            jobs[nj++] = (struct bound_job){G.head[id], G.dur[id], G.tail[id]};
+            jobs[nj++] = (struct jackson_job){G.head[id], G.dur[id], G.tail[id]};
             work += G.dur[id];
             rmin = fmin(rmin, G.head[id]);
             qmin = fmin(qmin, G.tail[id]);
@@ -710,7 +607,7 @@ int bound_compute(const struct plan *p, const struct cost_model *cost, double ca
         if (nj == 0)
             continue;
         out->work = fmax(out->work, work);
-        double jb = bound_jackson(jobs, nj, heap, jobs_tmp);
+        double jb = jackson_preemptive(jobs, nj, heap, jobs_tmp);
         if (jb > out->device) {
             out->device = jb;
             out->device_at = d;
