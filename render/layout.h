@@ -29,6 +29,9 @@ struct layout_panel {
     const struct layout_timeline *measured; /* NULL = one row per device; else two */
 };
 
+/* Drawn as a box: compute, allreduce, optimizer step (the rest are send marks or nothing). */
+bool layout_is_drawn_op(enum op op);
+
 #define LAYOUT_MIN_WIDTH 320.0
 #define LAYOUT_MAX_WIDTH 32768.0
 #define LAYOUT_DEFAULT_WIDTH 1200.0

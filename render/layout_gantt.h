@@ -43,8 +43,6 @@ struct rows {
 void layout_format_time(const struct geo *g, double t, char *buf, size_t n);
 /* Bytes, or M_θ under unit costs. */
 void layout_format_mem(bool unit, double v, char *buf, size_t n);
-/* Drawn as a box: compute, allreduce, optimizer step. */
-bool layout_is_drawn_op(enum op op);
 /* Two pipelines hold every stage (the scheme record's replicas: Chimera): lane 0 is "down",
  * lane 1 "up", drawn hatched. */
 bool layout_two_pipelines(const struct plan *p);

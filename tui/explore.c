@@ -320,12 +320,17 @@ static void explore_summary(struct explore *x)
     if (st == NULL)
         return;
     const struct plan *p = st->plan;
-    for (int d = 0; d < plan_devices(p); d++)
-        for (int i = 0; i < plan_len(p, d); i++) {
-            enum op op = plan_at(p, d, i)->op;
-            x->summary_ops[op] = true;
-            x->summary_boxes += plan_op_is_compute(op) || op == OP_AR || op == OP_OS;
-        }
+    long count[OP__COUNT] = {0};
+    for (int d = 0; d < plan_devices(p); d++) {
+        const struct instr *in = plan_instrs(p, d);
+        for (int i = 0, n = plan_len(p, d); i < n; i++)
+            count[in[i].op]++;
+    }
+    for (int op = 0; op < OP__COUNT; op++) {
+        x->summary_ops[op] = count[op] > 0;
+        if (layout_is_drawn_op((enum op)op))
+            x->summary_boxes += (int)count[op];
+    }
 }
 
 int explore_shown_boxes(struct explore *x)
