@@ -77,16 +77,16 @@ struct explore {
     /* What frames reuse while the shown step stays (issue 27: a key at 4,096 micro-batches
      * redrew everything from the plan): every change of a shown plan, simulation or measured
      * row goes through explore_refresh or explore_realign, which count it in shown_gen. The
-     * boxes and op kinds of the shown step (explore_shown_*) and the Gantt view's layout of
-     * it with its row index (tui/view_gantt.c) are kept for (step, shown_gen); the layouts
-     * of the last few steps shown stay while their plans do (n then p). */
+     * boxes and op kinds of the shown step (explore_shown_*) and the Gantt view's rows of it
+     * (render/layout_lanes.h, tui/view_gantt.c) are kept for (step, shown_gen); the rows of
+     * the last few steps shown stay while their plans do (n then p). */
     unsigned shown_gen;
     const struct pass_step *summary_of;
     unsigned summary_gen;
     int summary_boxes;
     bool summary_ops[OP__COUNT];
-    struct gantt_cache *gantt_cache; /* owned (view_gantt_cache_free): the layouts of the
-                                      * last steps shown, the shown one first */
+    struct gantt_cache *gantt_cache; /* owned (view_gantt_cache_free): the rows of the last
+                                      * steps shown, the shown one first */
     struct copy_cache *copy_cache;   /* owned (view_copy_cache_free) */
     enum explore_mode mode;
     enum explore_prompt prompt;
@@ -357,9 +357,9 @@ void explore_refresh(struct explore *x);
  * whether it holds each op kind, counted once per shown step. */
 int explore_shown_boxes(struct explore *x);
 const bool *explore_shown_ops(struct explore *x);
-/* What the Gantt view keeps between frames (the layouts of the last steps shown), released
- * (explore_fini, a new pipeline); or only the layouts with a measured row (aligned to the
- * step that was shown). */
+/* What the Gantt view keeps between frames (the rows of the last steps shown), released
+ * (explore_fini, a new pipeline); or only the rows with a measured row (aligned to the step
+ * that was shown). */
 void view_gantt_cache_free(struct explore *x);
 /* The copy rows of a plan that offloads (tui/view_copy.c): whether the shown step has them (1)
  * or not (0); screen rows from the Gantt's top of lane's first row and of device dev's copy row
