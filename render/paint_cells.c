@@ -345,15 +345,6 @@ void cells_paint_gantt_lanes(struct cells *g, const struct layout_lanes *ln,
     }
 }
 
-void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v)
-{
-    if (v->w <= 0 || !(v->tpc > 0))
-        return;
-    struct layout_lanes *ln = layout_lanes_of(l, v->panel);
-    cells_paint_gantt_lanes(g, ln, v);
-    layout_lanes_free(ln);
-}
-
 void cells_paint_gantt_lanes_marks(struct cells *g, const struct layout_lanes *ln,
                                    const struct cells_gantt *v)
 {
@@ -369,15 +360,6 @@ void cells_paint_gantt_lanes_marks(struct cells *g, const struct layout_lanes *l
         c->fg = PAL_CAP;
         c->attr |= CELL_BOLD;
     }
-}
-
-void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v)
-{
-    if (v->w <= 0 || !(v->tpc > 0))
-        return;
-    struct layout_lanes *ln = layout_lanes_of(l, v->panel);
-    cells_paint_gantt_lanes_marks(g, ln, v);
-    layout_lanes_free(ln);
 }
 
 /* ---- how a terminal shows a cell ------------------------------------------------------ */

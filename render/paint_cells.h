@@ -53,11 +53,10 @@ void cells_bar(struct cells *g, int x, int y, int width, double from, double to,
                enum pal color);
 struct layout;
 
-/* Where a Gantt layout lands: columns [x, x + w) show the layout's times [t0, t0 + w * tpc)
- * (its time unit: t or us); row r of the panel (layout_rows) goes to grid row row_y[r], or
+/* Where a Gantt panel lands: columns [x, x + w) show its times [t0, t0 + w * tpc) (its time
+ * unit: t or us); row r of the panel (layout_rows, layout_lanes' order) goes to grid row row_y[r], or
  * nowhere where that is -1 or r >= rows. */
 struct cells_gantt {
-    int panel;
     int x, w;
     double t0, tpc;
     const int *row_y; /* [rows] */
@@ -67,8 +66,11 @@ struct cells_gantt {
                  * -1; cells not painted are left alone */
 };
 
-/* Paints the panel's instruction boxes and bubbles of l into their rows,
- * every cell of [x, x + w) of a shown row. A cell takes the colour of what covers it:
+/* Paints one panel's instruction boxes and bubbles, as render/layout_lanes.h keeps its rows
+ * (each row's boxes and bubbles sorted by time, made once per plan shown: a frame walks only
+ * the intervals its time window shows, so a viewer that keeps them, tui/view_gantt.c,
+ * repaints a plan of a million boxes zoomed in at the cost of what is on screen), into their
+ * rows: every cell of [x, x + w) of a shown row. A cell takes the colour of what covers it:
  * PAL_BUBBLE when idle time covers more than half of it, else the op colour covering the most
  * of it (ties: the one that starts first), else (no op, little idle: the lane of another
  * part, the time past the end of the step) PAL_DEFAULT, the terminal's own background, never
@@ -78,18 +80,11 @@ struct cells_gantt {
  * finer than it shows the op covering the most of the rest as a shade over the dominant one
  * (░ from 1/8 of the cell, ▒ from 3/8). A bubble cell holds a dot · (. without UTF-8) in
  * PAL_AXIS. Labels and selection are the caller's, over this. */
-void cells_paint_gantt(struct cells *g, const struct layout *l, const struct cells_gantt *v);
-/* The same from one panel's rows as render/layout_lanes.h keeps them (each row's boxes and
- * bubbles sorted by time; v->panel is not read), made once per plan shown: a
- * frame then walks only the intervals its time window shows, so a viewer that keeps them
- * (tui/view_gantt.c) repaints a plan of a million boxes zoomed in at the cost of what is on
- * screen. */
 struct layout_lanes;
 void cells_paint_gantt_lanes(struct cells *g, const struct layout_lanes *ln,
                              const struct cells_gantt *v);
 /* Over that and over the caller's labels: where an iteration starts on a device (async plans),
  * a heavy bar ┃ (| without UTF-8) in PAL_CAP, bold, in the cell of its time. */
-void cells_paint_gantt_marks(struct cells *g, const struct layout *l, const struct cells_gantt *v);
 void cells_paint_gantt_lanes_marks(struct cells *g, const struct layout_lanes *ln,
                                    const struct cells_gantt *v);
 

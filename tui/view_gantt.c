@@ -420,7 +420,7 @@ void view_gantt_draw(struct explore *x, struct cells *g, int top, int height)
         int y = top + explore_lane_y(x, lane + x->lane_top) + (lr[i].sub == 1 ? box_rows : 0);
         row_y[i] = lane >= 0 && lane < rows && y < top + height - 2 ? y : -1;
     }
-    struct cells_gantt v = {0, gx, gw, x->t0, x->tpc, row_y, nrows, owner};
+    struct cells_gantt v = {gx, gw, x->t0, x->tpc, row_y, nrows, owner};
     cells_paint_gantt_lanes(g, ln, &v);
     for (int i = 0; i < nrows; i++)
         for (int k = 1; k < box_rows && row_y[i] >= 0 && lr[i].sub == 0; k++)

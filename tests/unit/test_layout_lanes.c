@@ -213,13 +213,13 @@ static void check_same(const struct layout_panel *panel, const char *what)
         struct cells *ga = cells_new(w, nrows, true), *gb = cells_new(w, nrows, true);
         int *oa = malloc(sizeof(int) * (size_t)w * (size_t)nrows);
         int *ob = malloc(sizeof(int) * (size_t)w * (size_t)nrows);
-        struct cells_gantt va = {0, 0, w, 0.0, span / w, row_y, nrows, oa};
+        struct cells_gantt va = {0, w, 0.0, span / w, row_y, nrows, oa};
         struct cells_gantt vb = va;
         vb.owner = ob;
         cells_paint_gantt_lanes(ga, a, &va);
         cells_paint_gantt_lanes_marks(ga, a, &va);
-        cells_paint_gantt(gb, l, &vb);
-        cells_paint_gantt_marks(gb, l, &vb);
+        cells_paint_gantt_lanes(gb, b, &vb); /* the rows read from the figure */
+        cells_paint_gantt_lanes_marks(gb, b, &vb);
         for (int i = 0; i < w * nrows; i++)
             bad += memcmp(&ga->c[i], &gb->c[i], sizeof ga->c[i]) != 0 || oa[i] != ob[i];
         free(oa);

@@ -17,6 +17,7 @@
 
 #include "model/config.h"
 #include "render/layout.h"
+#include "render/layout_lanes.h"
 #include "render/paint_cells.h"
 #include "render/palette.h"
 #include "sim/plan/plan.h"
@@ -80,8 +81,10 @@ static struct cells *paint(const struct layout *l, int panel, int rows, int w, d
     int row_y[64];
     for (int r = 0; r < rows && r < 64; r++)
         row_y[r] = r;
-    struct cells_gantt v = {panel, 0, w, 0.0, tpc, row_y, rows, owner};
-    cells_paint_gantt(g, l, &v);
+    struct cells_gantt v = {0, w, 0.0, tpc, row_y, rows, owner};
+    struct layout_lanes *ln = layout_lanes_of(l, panel); /* the panel's rows, from l's items */
+    cells_paint_gantt_lanes(g, ln, &v);
+    layout_lanes_free(ln);
     return g;
 }
 
@@ -363,8 +366,10 @@ static void test_iteration_marks(void)
     int w = (int)ceil(f.r.step_time / tpc) + 1;
     struct cells *g = paint(f.l, 0, 4, w, tpc, true, NULL);
     int row_y[4] = {0, 1, 2, 3};
-    struct cells_gantt v = {0, 0, w, 0.0, tpc, row_y, 4, NULL};
-    cells_paint_gantt_marks(g, f.l, &v);
+    struct cells_gantt v = {0, w, 0.0, tpc, row_y, 4, NULL};
+    struct layout_lanes *ln = layout_lanes_of(f.l, 0);
+    cells_paint_gantt_lanes_marks(g, ln, &v);
+    layout_lanes_free(ln);
     int marks = 0, bad = 0;
     const struct layout_item *it = layout_items(f.l);
     for (int k = 0; k < layout_count(f.l); k++) {
