@@ -65,6 +65,48 @@ int config_kv_heads(const struct model_spec *m)
     return m->num_key_value_heads > 0 ? m->num_key_value_heads : m->num_attention_heads;
 }
 
+enum mlp_kind config_mlp(const struct model_spec *m)
+{
+    if (m->mlp != MLP_DEFAULT)
+        return m->mlp;
+    return m->arch == ARCH_LLAMA2 ? MLP_SWIGLU : MLP_GELU;
+}
+
+enum norm_kind config_norm(const struct model_spec *m)
+{
+    if (m->norm != NORM_DEFAULT)
+        return m->norm;
+    return m->arch == ARCH_LLAMA2 ? NORM_RMSNORM : NORM_LAYERNORM;
+}
+
+enum bias_kind config_bias(const struct model_spec *m)
+{
+    if (m->bias != BIAS_DEFAULT)
+        return m->bias;
+    return m->arch == ARCH_LLAMA2 ? BIAS_NONE : BIAS_ALL;
+}
+
+int config_head_dim(const struct model_spec *m)
+{
+    if (m->head_dim > 0)
+        return m->head_dim;
+    return m->num_attention_heads > 0 ? m->hidden_size / m->num_attention_heads : 0;
+}
+
+bool config_tied_embeddings(const struct model_spec *m)
+{
+    if (m->tie_embeddings != TRI_DEFAULT)
+        return m->tie_embeddings == TRI_YES;
+    return m->arch != ARCH_LLAMA2;
+}
+
+enum framework_id config_framework(const struct config *c)
+{
+    if (c->cluster.framework != FRAMEWORK_DEFAULT)
+        return c->cluster.framework;
+    return c->model.paper_stack ? FRAMEWORK_MEGATRON_DS_2021 : FRAMEWORK_MEGATRON_CORE;
+}
+
 int config_pp(const struct config *c)
 {
     long group = (long)c->cluster.dp * c->cluster.tp;

@@ -34,6 +34,21 @@ enum scheme_id {
 
 enum model_arch { ARCH_GPT3, ARCH_LLAMA2, ARCH_CUSTOM };
 
+/* A block's parts where model families differ (the Hugging Face families, issue 41; the op
+ * builders of model/ops_build.c read them through the config_* resolvers below). Each *_DEFAULT
+ * is the arch's: GPT gelu, layer norm, biases on every linear layer, tied embeddings; LLaMA
+ * SwiGLU, RMSNorm, no biases, untied. */
+enum mlp_kind { MLP_DEFAULT, MLP_GELU, MLP_SWIGLU, MLP_GEGLU };     /* GEGLU: Gemma */
+enum norm_kind { NORM_DEFAULT, NORM_LAYERNORM, NORM_RMSNORM };
+enum bias_kind { BIAS_DEFAULT, BIAS_NONE, BIAS_QKV, BIAS_ALL };     /* BIAS_QKV: Qwen2 */
+enum tri_state { TRI_DEFAULT, TRI_NO, TRI_YES };
+
+/* The software stack whose costs a config prices (model/framework.h; issue 37 item 3):
+ * FRAMEWORK_DEFAULT is Megatron-DeepSpeed 2021 for the paper's presets (its Table 5 was
+ * measured there), Megatron-core with Transformer Engine otherwise. */
+enum framework_id { FRAMEWORK_DEFAULT, FRAMEWORK_MEGATRON_DS_2021, FRAMEWORK_MEGATRON_CORE,
+                    FRAMEWORK_TORCHTITAN, FRAMEWORK__COUNT };
+
 /* Limits checked before anything is allocated from input. */
 #define CONFIG_MAX_DEVICES 4096
 #define CONFIG_MAX_MICROBATCHES 65536
@@ -59,6 +74,13 @@ struct model_spec {
     int num_key_value_heads; /* K/V heads (GQA; 1 = MQA); 0 = a (multi-head attention) */
     bool paper_stack;        /* a preset of the paper's 2021 stack (Table 4 shapes, tiny): eager
                               * attention and 16 bytes a parameter unless the config says */
+    /* The family's parts (the enums above; 0 = the arch's default, config_mlp() etc.) */
+    enum mlp_kind mlp;
+    enum norm_kind norm;
+    enum bias_kind bias;
+    int head_dim;                /* per head; 0 = hidden_size / num_attention_heads */
+    enum tri_state tie_embeddings; /* the LM head shares the embedding's matrix */
+    bool qk_norm;                /* a norm on each head's q and k (Qwen3, OLMo2, Gemma 3) */
 };
 
 /* Attention kernels. CONFIG_ATTN_DEFAULT: the model's (eager for a paper_stack model, else
@@ -100,6 +122,7 @@ struct cluster_spec {
                            * host_gbps unless given) */
     double host_mem_per_node; /* host memory offloaded activations may take on one node, bytes;
                                * 0 = no cap (config_host_cap) */
+    enum framework_id framework; /* "framework"; FRAMEWORK_DEFAULT = config_framework()'s rule */
 };
 
 /* The values a preset fills in (the device's cap and tp_gbps) unless the config or a flag gave
@@ -170,6 +193,15 @@ struct config {
 
 /* K/V heads: num_key_value_heads, or a when 0. */
 int config_kv_heads(const struct model_spec *m);
+/* The family's parts with the arch's defaults resolved (enum mlp_kind ...): never *_DEFAULT. */
+enum mlp_kind config_mlp(const struct model_spec *m);
+enum norm_kind config_norm(const struct model_spec *m);
+enum bias_kind config_bias(const struct model_spec *m);
+int config_head_dim(const struct model_spec *m);
+bool config_tied_embeddings(const struct model_spec *m);
+/* The framework a config is priced as: cluster.framework, else Megatron-DeepSpeed 2021 for a
+ * paper_stack model and Megatron-core otherwise. Never FRAMEWORK_DEFAULT. */
+enum framework_id config_framework(const struct config *c);
 /* The built-in default: GPT3-1.6B on 8 x A100-40G, V, global batch 128, mbs 1. */
 void config_default(struct config *c);
 /* The FFN width a model of hidden size h has unless given: 4h (GPT), SwiGLU's

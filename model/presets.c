@@ -24,34 +24,39 @@ struct model_preset {
 };
 
 #define PAPER_TABLE_4 "paper Table 4"
+/* The shape fields in model_spec's order; the family's parts (mlp, norm, ...) stay the arch's. */
+#define SHAPE(nm, ar, h, l, a, s, v, f, kv, paper)                                              \
+    {.name = nm, .arch = ar, .hidden_size = h, .num_layers = l, .num_attention_heads = a,      \
+     .seq_length = s, .vocab_size = v, .ffn_hidden_size = f, .num_key_value_heads = kv,         \
+     .paper_stack = paper}
 #define LLAMA31_S " (s = 8192, the pre-training context)"
 
 static const struct model_preset model_table[] = {
-    {{"GPT3-1.6B", ARCH_GPT3, 1024, 128, 16, 1024, 50257, 4096, 0, true}, PAPER_TABLE_4},
-    {{"GPT3-13B", ARCH_GPT3, 3000, 128, 40, 1024, 50257, 12000, 0, true}, PAPER_TABLE_4},
-    {{"LLaMA2-3B", ARCH_LLAMA2, 2048, 64, 16, 1024, 32000, 5504, 0, true}, PAPER_TABLE_4},
-    {{"LLaMA2-13B", ARCH_LLAMA2, 4096, 64, 32, 1024, 32000, 11008, 0, true}, PAPER_TABLE_4},
+    {SHAPE("GPT3-1.6B", ARCH_GPT3, 1024, 128, 16, 1024, 50257, 4096, 0, true), PAPER_TABLE_4},
+    {SHAPE("GPT3-13B", ARCH_GPT3, 3000, 128, 40, 1024, 50257, 12000, 0, true), PAPER_TABLE_4},
+    {SHAPE("LLaMA2-3B", ARCH_LLAMA2, 2048, 64, 16, 1024, 32000, 5504, 0, true), PAPER_TABLE_4},
+    {SHAPE("LLaMA2-13B", ARCH_LLAMA2, 4096, 64, 32, 1024, 32000, 11008, 0, true), PAPER_TABLE_4},
     /* Small enough that the CPU executor trains it in seconds: byte-level vocabulary. */
-    {{"tiny", ARCH_GPT3, 64, 8, 4, 64, 256, 256, 0, true},
+    {SHAPE("tiny", ARCH_GPT3, 64, 8, 4, 64, 256, 256, 0, true),
      "mario-tui: the CPU executor's test model"},
     /* Real models, from their published configs; their training sequence length as s.
      * Llama's RoPE has no parameters, so it adds nothing. */
-    {{"GPT-3-13B", ARCH_GPT3, 5120, 40, 40, 2048, 50257, 20480, 0, false},
+    {SHAPE("GPT-3-13B", ARCH_GPT3, 5120, 40, 40, 2048, 50257, 20480, 0, false),
      "Brown et al. 2020, Table 2.1 (d_model printed 5140; 40 heads x d_head 128 = 5120, "
      "Megatron-LM's GPT-3 13B)"},
-    {{"GPT-3-175B", ARCH_GPT3, 12288, 96, 96, 2048, 50257, 49152, 0, false},
+    {SHAPE("GPT-3-175B", ARCH_GPT3, 12288, 96, 96, 2048, 50257, 49152, 0, false),
      "Brown et al. 2020, Table 2.1"},
-    {{"LLaMA-2-7B", ARCH_LLAMA2, 4096, 32, 32, 4096, 32000, 11008, 32, false},
+    {SHAPE("LLaMA-2-7B", ARCH_LLAMA2, 4096, 32, 32, 4096, 32000, 11008, 32, false),
      "meta-llama/Llama-2-7b-hf config.json"},
-    {{"LLaMA-2-13B", ARCH_LLAMA2, 5120, 40, 40, 4096, 32000, 13824, 40, false},
+    {SHAPE("LLaMA-2-13B", ARCH_LLAMA2, 5120, 40, 40, 4096, 32000, 13824, 40, false),
      "meta-llama/Llama-2-13b-hf config.json"},
-    {{"LLaMA-2-70B", ARCH_LLAMA2, 8192, 80, 64, 4096, 32000, 28672, 8, false},
+    {SHAPE("LLaMA-2-70B", ARCH_LLAMA2, 8192, 80, 64, 4096, 32000, 28672, 8, false),
      "meta-llama/Llama-2-70b-hf config.json"},
-    {{"Llama-3.1-8B", ARCH_LLAMA2, 4096, 32, 32, 8192, 128256, 14336, 8, false},
+    {SHAPE("Llama-3.1-8B", ARCH_LLAMA2, 4096, 32, 32, 8192, 128256, 14336, 8, false),
      "meta-llama/Llama-3.1-8B config.json" LLAMA31_S},
-    {{"Llama-3.1-70B", ARCH_LLAMA2, 8192, 80, 64, 8192, 128256, 28672, 8, false},
+    {SHAPE("Llama-3.1-70B", ARCH_LLAMA2, 8192, 80, 64, 8192, 128256, 28672, 8, false),
      "meta-llama/Llama-3.1-70B config.json" LLAMA31_S},
-    {{"Llama-3.1-405B", ARCH_LLAMA2, 16384, 126, 128, 8192, 128256, 53248, 8, false},
+    {SHAPE("Llama-3.1-405B", ARCH_LLAMA2, 16384, 126, 128, 8192, 128256, 53248, 8, false),
      "meta-llama/Llama-3.1-405B config.json" LLAMA31_S},
 };
 

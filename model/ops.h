@@ -1,0 +1,123 @@
+/* model/ops.h: a stage as the list of ops it runs (docs/design.md, "The cost model as ops").
+ *
+ * After torch.utils.flop_counter (one formula per op kind, registered once) and llm.c's
+ * train_gpt2.c (a layer read as the kernels it calls, in order, with their sizes). An
+ * architecture (GPT, LLaMA and the Hugging Face families; MoE, MLA next) is a builder that
+ * appends records to a list and nothing else; what an op costs in FLOPs and bytes is a
+ * function of its kind (model/ops.c's table), what it costs in time is the device model's
+ * (model/price.h), and a stage's time and memory are sums over its list (model/cost.c).
+ * sim/ never sees an op list: it gets the sums as durations and bytes (model/cost.h).
+ *
+ * Shapes are per rank: a builder divides by tp (cp, ep, ...) as it lists the op, in the one
+ * shared helper of model/ops_build.c, never in each formula. Byte figures are bytes of one
+ * micro-batch on one GPU. */
+#ifndef MT_MODEL_OPS_H
+#define MT_MODEL_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct config;
+
+enum op_kind {
+    OP_GEMM,         /* count products (m x k) . (k x n); `weight`: the k x n side is a parameter */
+    OP_GROUPED_GEMM, /* count groups (experts), each (m x k) . (k x n), m the tokens of a group */
+    OP_ATTENTION,    /* the attention core softmax(Q K^T / sqrt d) V: flash or eager */
+    OP_MEMORY,       /* memory-bound (norms, activations, rotary, softmax, dropout, residual
+                      * adds, cross-entropy, optimizer): bytes read + written */
+    OP_COLLECTIVE,   /* all-reduce, all-gather, reduce-scatter, all-to-all, send/recv */
+    OP_KIND__COUNT
+};
+
+enum op_dtype { OP_BF16, OP_FP16, OP_FP32, OP_FP8, OP_DTYPE__COUNT };
+
+enum op_coll { COLL_ALL_REDUCE, COLL_ALL_GATHER, COLL_REDUCE_SCATTER, COLL_ALL_TO_ALL,
+               COLL_SEND_RECV, COLL__COUNT };
+
+/* The link a collective's group spans (model/price.h reads its bandwidth and latency). */
+enum op_link { LINK_NVLINK, LINK_NETWORK, LINK_PCIE, LINK__COUNT };
+
+/* The parallel group a collective runs over. */
+enum op_group { GROUP_TP, GROUP_CP, GROUP_EP, GROUP_DP, GROUP_PP, GROUP__COUNT };
+
+/* The passes of an op: forward, the input gradient (B), the weight gradient (W). A whole
+ * backward is B + W; a recompute is the forward again. */
+enum op_pass { PASS_FW, PASS_B, PASS_W, PASS__COUNT };
+
+/* Where in the stage an op sits: in a transformer block, or in the ends' extra work. */
+enum op_site { SITE_LAYER, SITE_EMBED, SITE_HEAD, SITE_STEP, SITE__COUNT };
+
+struct op {
+    enum op_kind kind;
+    const char *name;   /* static text: "qkv", "core_attn", "fc1", "tp_reduce_mlp", ... */
+    const char *source; /* static text: where its formula comes from (docs/cost-model.md) */
+    enum op_site site;
+    enum op_dtype dtype;
+    /* OP_GEMM, OP_GROUPED_GEMM */
+    double m, n, k, count;
+    bool weight; /* one side is a parameter: its gradient is a W-pass GEMM */
+    /* OP_ATTENTION: batch x heads (this rank's) of s_q queries over s_kv keys */
+    double batch, s_q, s_kv, heads, kv_heads, head_dim, head_dim_v;
+    bool causal, flash;
+    /* OP_MEMORY: HBM bytes read + written by the forward and by the backward (B) */
+    double fw_bytes, bw_bytes;
+    /* OP_COLLECTIVE: `bytes` is the buffer one rank holds (the all-gather's output, the
+     * reduce-scatter's input, the all-reduce's buffer, a send's message), over `group`
+     * ranks on `link`, in pass `pass` (a collective runs in one pass; its mirror in the
+     * other pass is its own record), `overlapped` when the framework hides it behind compute */
+    enum op_coll coll;
+    enum op_group group_kind;
+    double bytes;
+    int group;
+    enum op_link link;
+    enum op_pass pass;
+    bool overlapped;
+    /* memory, bytes of one micro-batch on this rank */
+    double params;       /* parameters the op owns (count, not bytes) */
+    double keep_bytes;   /* what its forward keeps for the backward */
+    double w_keep_bytes; /* what its B leaves for its W (split backward) */
+    double work_bytes;   /* transient workspace while it runs */
+};
+
+/* A growing list of ops (util/xalloc.h's growth; never a fixed bound). */
+struct op_list {
+    struct op *op;
+    size_t n, cap;
+};
+
+void op_list_init(struct op_list *l);
+void op_list_fini(struct op_list *l);
+/* Appends a copy of *o; returns the stored record. */
+struct op *op_list_push(struct op_list *l, const struct op *o);
+
+/* ---- model/ops.c: one formula per kind (the registry) ----------------------------------- */
+/* FLOPs the op's pass p executes (a multiply-add is 2). GEMM: FW 2mnk x count; B the input
+ * gradient 2mnk x count (two products, 4mnk, when neither side is a weight); W 2mnk x count
+ * for a weight GEMM, else 0. Attention: FW 4 b heads s_q s_kv d (QK^T and PV; causal counts
+ * what the kernel runs, half the square plus the diagonal), B 2.5x FW with flash (the scores
+ * recomputed), 2x eager; W 0. Memory and collectives: 0. */
+double op_flops(const struct op *o, enum op_pass p);
+/* FLOPs by the model-FLOPs convention MFU is quoted in (PaLM, Megatron-LM's
+ * num_floating_point_operations): full squares for causal attention, no recompute. */
+double op_model_flops(const struct op *o, enum op_pass p);
+/* HBM bytes the pass moves (memory-bound ops; a GEMM's operands and result once) */
+double op_hbm_bytes(const struct op *o, enum op_pass p);
+/* "gemm", "grouped_gemm", "attention", "memory", "collective" */
+const char *op_kind_name(enum op_kind k);
+const char *op_coll_name(enum op_coll c);
+const char *op_link_name(enum op_link l);
+const char *op_pass_name(enum op_pass p);
+const char *op_dtype_name(enum op_dtype d);
+/* Bytes of one element */
+double op_dtype_bytes(enum op_dtype d);
+
+/* ---- model/ops_build.c: the builders ---------------------------------------------------- */
+/* The ops of one transformer block of c's model (per rank, one micro-batch of
+ * c->micro_batch_size samples of seq tokens), in the order the block runs them. */
+void ops_build_layer(const struct config *c, int seq, struct op_list *out);
+/* The first stage's extra ops (embedding lookup) and the last stage's (final norm, LM head,
+ * loss). */
+void ops_build_embed(const struct config *c, int seq, struct op_list *out);
+void ops_build_head(const struct config *c, int seq, struct op_list *out);
+
+#endif
