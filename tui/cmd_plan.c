@@ -81,7 +81,7 @@ const struct cmd_option cmd_plan_options[] = {
              "whole backward, W its weight-gradient part (default B/2), O the\n"
              "time to move one M_theta to or from host memory (default 1)"},
     {.name = "blocking-send", .type = CMD_PLAN, .value = CMD_PLAN_BLOCKING,
-     .help = "rendezvous p2p: a send waits for its receive"},
+     .help = "rendezvous p2p, Megatron's synchronous batches: a send waits\nfor its receive; the sends and receives between two computes\nare posted together (1F1B, Chimera, GPipe, ZB-H1)"},
     {.name = "iterations", .arg = "K", .type = CMD_PLAN, .value = CMD_PLAN_ITERATIONS,
      .help = "iterations one plan spans (Async, PipeDream; default 1)"},
     {.name = "update-interval", .arg = "U", .type = CMD_PLAN, .value = CMD_PLAN_UPDATE_INTERVAL,

@@ -124,6 +124,31 @@ static int sim_resolve(struct sim_state *st, struct sim_result *r, struct mt_err
     return MT_OK;
 }
 
+/* Megatron-LM's synchronous p2p (megatron/core/pipeline_parallel/p2p_communication.py:
+ * send_forward_recv_backward, send_backward_recv_forward, and the interleaved schedule's
+ * send_forward_backward_recv_forward_backward): the p2p calls between two computes are one
+ * batch_isend_irecv, posted together and waited together. Plans place a compute's sends right
+ * after it and the next compute's receives right before that, so the batch is the run of
+ * sends and receives the send at the head starts: its receives are posted with it. Under
+ * rendezvous sends this is what keeps 1F1B's steady state from deadlocking (device d's SA_i
+ * waits for d+1's RA_i while d+1's SG_j waits for d's RG_j: each batch posts the receive the
+ * other side waits for). */
+static void sim_post_batch_recvs(struct sim_state *st, int d, double at)
+{
+    for (int pc = st->pc[d] + 1; pc < st->len[d]; pc++) {
+        const struct instr *in = &st->ins[d][pc];
+        if (vpipe_is_send(in->op))
+            continue;
+        if (!vpipe_is_recv(in->op))
+            return;
+        int id = st->base[d] + pc;
+        if (st->posted[id] < 0) {
+            st->posted[id] = at;
+            sim_wake(st, id);
+        }
+    }
+}
+
 /* Tries to run the head instruction of device d. Returns true when it ran. */
 static bool sim_step(struct sim_state *st, struct sim_result *r, int d)
 {
@@ -154,6 +179,7 @@ static bool sim_step(struct sim_state *st, struct sim_result *r, int d)
     case OP_SA:
     case OP_SG:
         if (st->blocking) {
+            sim_post_batch_recvs(st, d, ready);
             int rcv = st->partner[id];
             if (rcv < 0)
                 return false;

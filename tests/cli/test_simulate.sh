@@ -19,6 +19,20 @@ check "json exits 0" "[ $? -eq 0 ]"
 check "json step_time 21 (Figure 2 baseline)" \
     "python3 -c 'import json,sys; d=json.load(open(\"$tmp/j\")); sys.exit(0 if abs(d[\"step_time\"]-21)<1e-9 and len(d[\"devices\"])==4 and all(k in d[\"devices\"][0] for k in (\"busy\",\"bubble\",\"peak_memory\")) and d[\"throughput\"]>0 else 1)'"
 
+# Megatron's synchronous p2p (--blocking-send): the sends and receives between two computes
+# are posted as one batch, so 1F1B's steady state does not deadlock; p2p is free under unit
+# costs, so 1F1B's step stays (N + D - 1)(F + B) = 21 t at D = N = 4 (the paper's Figure 2)
+"$bin" simulate --unit-costs 1,2,1 --devices 4 --microbatches 4 --blocking-send --json >"$tmp/jb" 2>&1
+check "blocking 1F1B: 21 t, no deadlock" \
+    "python3 -c 'import json,sys; d=json.load(open(\"$tmp/jb\")); sys.exit(0 if abs(d[\"step_time\"]-21)<1e-9 else 1)'"
+for s in V X GPipe ZB-H1; do
+    for dn in "2 4" "4 8" "8 16" "8 64"; do
+        set -- $dn
+        "$bin" simulate --scheme $s --devices $1 --microbatches $2 --memory 1T --blocking-send >/dev/null 2>"$tmp/err"
+        check "blocking $s D=$1 N=$2 simulates ($(head -c 120 $tmp/err))" "[ $? -eq 0 ]"
+    done
+done
+
 "$bin" simulate --scheme X --devices 4 --microbatches 8 --plan-out "$tmp/p.json" \
     --trace-out "$tmp/t.json" >/dev/null 2>&1
 check "plan and trace written" "[ $? -eq 0 ] && [ -s $tmp/p.json ] && [ -s $tmp/t.json ]"
