@@ -129,7 +129,9 @@ static int sim_resolve(struct sim_state *st, struct sim_result *r, struct mt_err
  * send_forward_backward_recv_forward_backward): the p2p calls between two computes are one
  * batch_isend_irecv, posted together and waited together. Plans place a compute's sends right
  * after it and the next compute's receives right before that, so the batch is the run of
- * sends and receives the send at the head starts: its receives are posted with it. Under
+ * sends and receives the send at the head starts: its receives are posted with it. A
+ * recompute (or a host copy) between them reads nothing received (Mario's overlap pass puts
+ * RC between a send and the receive it hides, so the receive is posted before RC runs). Under
  * rendezvous sends this is what keeps 1F1B's steady state from deadlocking (device d's SA_i
  * waits for d+1's RA_i while d+1's SG_j waits for d's RG_j: each batch posts the receive the
  * other side waits for). */
@@ -137,7 +139,7 @@ static void sim_post_batch_recvs(struct sim_state *st, int d, double at)
 {
     for (int pc = st->pc[d] + 1; pc < st->len[d]; pc++) {
         const struct instr *in = &st->ins[d][pc];
-        if (vpipe_is_send(in->op))
+        if (vpipe_is_send(in->op) || in->op == OP_RC || in->op == OP_OF || in->op == OP_RL)
             continue;
         if (!vpipe_is_recv(in->op))
             return;

@@ -312,10 +312,22 @@ static void test_deadlock(void)
     CHECK_STR_CONTAINS(e.msg, "device 1 stalls at instruction");
     plan_free(p);
 
-    /* With rendezvous sends the plain 1F1B order deadlocks (device 0 sends FW1 while
-     * device 1 sends the gradient of mb 0): the switch finds what blocking p2p would. */
+    /* With rendezvous sends posted one at a time the plain 1F1B order would deadlock
+     * (device 0 sends FW1 while device 1 sends the gradient of mb 0); Megatron's batches post
+     * each send with the receive after it, so it runs, and with free p2p at 1F1B's own step,
+     * (N + D - 1)(F + B) = 3 x 3 t. */
     c.blocking_send = true;
     CHECK(scheme_build(&c, &p, &e) == MT_OK);
+    CHECK_EQ_INT(validate_plan(p, &e), MT_OK);
+    plan_free(p);
+    CHECK_NEAR(step_time(c), 3 * 3.0, 1e-12);
+    /* The interleaved order splits Megatron's four-call batch in two (a chunk's forward send
+     * and the next backward's receive go to different peers in different batches): device 0
+     * sends a gradient to the last device while that one waits to send it an activation. */
+    struct config w = unit_config(SCHEME_W, 4, 8, 1, 2);
+    w.chunks = 2;
+    w.blocking_send = true;
+    CHECK(scheme_build(&w, &p, &e) == MT_OK);
     CHECK_EQ_INT(validate_plan(p, &e), MT_EINFEASIBLE);
     CHECK_STR_CONTAINS(e.msg, "to be posted");
     plan_free(p);
