@@ -1,65 +1,215 @@
-/* model/cost.c: the analytic estimators of model/cost.h. Every formula is written out in
- * the header with its source; this file only evaluates them per stage. */
+/* model/cost.c: the estimators of model/cost.h as sums over a stage's op list (model/ops.h):
+ * the block's list n times, the embedding's and the head's on the end stages, each built once
+ * per cost_model_build and summed once per stage, never per instruction. Two pricings:
+ *   Megatron-DeepSpeed 2021 (the paper's presets, ops_legacy): the estimate the paper's Table 5
+ *     was fitted with, kept to the bit: model FLOPs (full squares, flash's extra 2bs^2h in the
+ *     backward) of the unsplit block (tp = 1) divided by tp and by peak x cost_efficiency, the TP
+ *     all-reduces by the header's ring formula, memory-bound ops unpriced (the fitted layer
+ *     overhead absorbs them);
+ *   every other framework: each op priced by the device model (model/price.h) and summed. */
 #include <config.h>
 #include "model/cost.h"
+#include "model/cost_ops.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/config.h"
+#include "model/ops.h"
+#include "model/price.h"
 #include "model/profile.h"
 #include "model/xformer_layout.h"
 #include "util/err.h"
 #include "util/xalloc.h"
+
+/* What a list adds up to. FLOPs are model FLOPs (op_model_flops); times are cost_op_us's. */
+struct op_sums {
+    double fw_flops, w_flops, flash_extra_flops;
+    double fw_us, b_us, w_us;
+    double tp_ring_bytes; /* the 2021 estimate's TP term: bus factor x bytes of the forward's */
+    double keep, w_keep, params;
+    double head_matrix_params; /* the LM head's matrix (a tied one is the embedding's) */
+};
+
+static bool is_tp_coll(const struct op *o)
+{
+    return o->kind == OP_COLLECTIVE && o->group_kind == GROUP_TP;
+}
+
+static void op_sums_of(const struct config *c, const struct op_list *l, struct op_sums *s)
+{
+    memset(s, 0, sizeof *s);
+    for (size_t i = 0; i < l->n; i++) {
+        const struct op *o = &l->op[i];
+        s->fw_flops += op_model_flops(o, PASS_FW);
+        s->w_flops += op_model_flops(o, PASS_W);
+        if (o->kind == OP_ATTENTION && o->flash) /* Q K^T again: the scores are not kept */
+            s->flash_extra_flops += op_model_flops(o, PASS_FW) / 2;
+        if (is_tp_coll(o) && o->pass == PASS_FW && !o->overlapped)
+            s->tp_ring_bytes += op_coll_bus_factor(o->coll, o->group) * o->bytes;
+        s->fw_us += cost_op_us(c, o, PASS_FW);
+        s->b_us += cost_op_us(c, o, PASS_B);
+        s->w_us += cost_op_us(c, o, PASS_W);
+        s->keep += o->keep_bytes;
+        s->w_keep += o->w_keep_bytes;
+        s->params += o->params;
+        if (o->site == SITE_HEAD && o->kind == OP_GEMM && o->weight)
+            s->head_matrix_params += o->params;
+    }
+}
+
+enum ops_part { PART_LAYER, PART_EMBED, PART_HEAD };
+
+/* The sums of one part at seq tokens, at the config's degrees or unsplit (tp = 1). */
+static void part_sums(const struct config *c, enum ops_part part, int seq, bool unsplit,
+                      struct op_sums *s)
+{
+    struct ops_par par = ops_par_of(c);
+    if (unsplit)
+        par = (struct ops_par){.tp = 1, .sp = false};
+    struct op_list l;
+    op_list_init(&l);
+    if (part == PART_LAYER)
+        ops_build_layer_par(c, seq, &par, &l);
+    else if (part == PART_EMBED)
+        ops_build_embed_par(c, seq, &par, &l);
+    else
+        ops_build_head_par(c, seq, &par, &l);
+    op_sums_of(c, &l, s);
+    op_list_fini(&l);
+}
+
+/* The TP collectives' bandwidth of the 2021 estimate: NVLink (cluster.tp_gbps) inside a node,
+ * the slower of it and the all-reduce bus between nodes. */
+static double legacy_tp_gbps(const struct config *c)
+{
+    const struct cluster_spec *k = &c->cluster;
+    return k->tp <= k->gpus_per_node ? k->tp_gbps : fmin(k->tp_gbps, k->ar_gbps);
+}
+
+static double legacy_flops_per_us(const struct config *c)
+{
+    return c->cluster.device.peak_flops * cost_efficiency(c) * 1e-6;
+}
+
+double cost_op_us(const struct config *c, const struct op *o, enum op_pass p)
+{
+    if (o->kind == OP_COLLECTIVE && (o->overlapped || o->pass != p))
+        return 0;
+    if (!ops_legacy(c))
+        return price_op_us(c, o, p);
+    switch (o->kind) {
+    case OP_GEMM:
+    case OP_GROUPED_GEMM:
+    case OP_ATTENTION: {
+        double f = op_model_flops(o, p);
+        if (o->kind == OP_ATTENTION && o->flash && p == PASS_B)
+            f += op_model_flops(o, PASS_FW) / 2;
+        return f / legacy_flops_per_us(c);
+    }
+    case OP_COLLECTIVE:
+        return is_tp_coll(o) ? op_coll_bus_factor(o->coll, o->group) * o->bytes /
+                                   (legacy_tp_gbps(c) * 1e3)
+                             : 0;
+    default: return 0; /* memory-bound: inside the fitted layer overhead */
+    }
+}
 
 double cost_layer_fw_flops(const struct config *c)
 {
     return cost_layer_fw_flops_at(c, c->model.seq_length);
 }
 
-/* The K/V width kv x h/a (GQA); h with multi-head attention. */
-static double cost_kv_width(const struct model_spec *m)
-{
-    return (double)config_kv_heads(m) * (m->hidden_size / m->num_attention_heads);
-}
-
-/* The forward FLOPs of a layer's attention weight GEMMs: Q and the projection 4bsh^2, K and V
- * 4bsh kv_width; 8bsh^2 with multi-head attention (written as before, bit for bit). */
-static double cost_attn_gemm_flops(const struct model_spec *m, double b, double s)
-{
-    double h = m->hidden_size;
-    if (config_kv_heads(m) == m->num_attention_heads)
-        return 8 * b * s * h * h;
-    return 4 * b * s * h * h + 4 * b * s * h * cost_kv_width(m);
-}
-
+/* Model FLOPs of the unsplit block, divided by tp (every GEMM and the attention split evenly
+ * over the TP group). */
 double cost_layer_fw_flops_at(const struct config *c, int seq)
 {
-    const struct model_spec *m = &c->model;
-    double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
-    double mlp = (m->arch == ARCH_LLAMA2 ? 6 : 4) * b * s * h * f;
-    return (cost_attn_gemm_flops(m, b, s) + 4 * b * s * s * h + mlp) / c->cluster.tp;
+    struct op_sums s;
+    part_sums(c, PART_LAYER, seq, true, &s);
+    return s.fw_flops / c->cluster.tp;
 }
 
 double cost_layer_w_flops_at(const struct config *c, int seq)
 {
-    const struct model_spec *m = &c->model;
-    double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
-    double mlp = (m->arch == ARCH_LLAMA2 ? 6 : 4) * b * s * h * f;
-    return (cost_attn_gemm_flops(m, b, s) + mlp) / c->cluster.tp;
+    struct op_sums s;
+    part_sums(c, PART_LAYER, seq, true, &s);
+    return s.w_flops / c->cluster.tp;
+}
+
+double cost_layer_flash_bw_flops_at(const struct config *c, int seq)
+{
+    struct op_sums s;
+    part_sums(c, PART_LAYER, seq, true, &s);
+    return s.flash_extra_flops / c->cluster.tp;
 }
 
 double cost_layer_w_keep_bytes_at(const struct config *c, int seq)
 {
-    const struct model_spec *m = &c->model;
-    double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
-    double t = c->cluster.tp, sbh = s * b * h, sbf = s * b * f;
-    double inputs = 2 * sbh + 2 * sbh / t + 2 * sbh + 2 * sbf / t;
-    double qkv = config_kv_heads(m) == m->num_attention_heads ? 6 * sbh
-                                                               : 2 * sbh + 4 * s * b * cost_kv_width(m);
-    double grads = qkv / t + 2 * sbh + (m->arch == ARCH_LLAMA2 ? 4 : 2) * sbf / t + 2 * sbh;
-    return inputs + grads;
+    struct op_sums s;
+    part_sums(c, PART_LAYER, seq, false, &s);
+    return s.w_keep;
+}
+
+double cost_layer_act_bytes(const struct config *c)
+{
+    return cost_layer_act_bytes_at(c, c->model.seq_length);
+}
+
+double cost_layer_act_bytes_at(const struct config *c, int seq)
+{
+    struct op_sums s;
+    part_sums(c, PART_LAYER, seq, false, &s);
+    return s.keep;
+}
+
+double cost_layer_tp_us(const struct config *c, int seq)
+{
+    if (c->cluster.tp <= 1)
+        return 0;
+    struct op_sums s;
+    part_sums(c, PART_LAYER, seq, false, &s);
+    return s.tp_ring_bytes / (legacy_tp_gbps(c) * 1e3);
+}
+
+double cost_layer_params(const struct config *c)
+{
+    struct op_sums s;
+    part_sums(c, PART_LAYER, c->model.seq_length, true, &s);
+    return s.params;
+}
+
+double cost_stage_params(const struct config *c, int n, bool embed, bool head)
+{
+    int s = c->model.seq_length;
+    struct op_sums L, E = {0}, H = {0};
+    if (ops_legacy(c)) {
+        /* the 2021 estimate: the unsplit stage's parameters / t (norms, biases and positions
+         * too) */
+        double t = c->cluster.tp;
+        part_sums(c, PART_LAYER, s, true, &L);
+        double params = n * L.params / t;
+        if (embed) {
+            part_sums(c, PART_EMBED, s, true, &E);
+            params += E.params / t;
+        }
+        if (head) {
+            part_sums(c, PART_HEAD, s, true, &H);
+            params += H.params / t;
+        }
+        return params;
+    }
+    part_sums(c, PART_LAYER, s, false, &L);
+    if (embed)
+        part_sums(c, PART_EMBED, s, false, &E);
+    if (head)
+        part_sums(c, PART_HEAD, s, false, &H);
+    double params = n * L.params + E.params + H.params;
+    /* a tied head is the embedding's matrix: once where one stage holds both (Megatron keeps a
+     * copy on the last stage otherwise, and sums the two copies' gradients) */
+    if (embed && head && config_tied_embeddings(&c->model))
+        params -= H.head_matrix_params;
+    return params;
 }
 
 double cost_efficiency(const struct config *c)
@@ -67,11 +217,6 @@ double cost_efficiency(const struct config *c)
     double tokens = (double)c->micro_batch_size * c->model.seq_length;
     double half = c->cluster.eff_half_tokens;
     return c->cluster.device.efficiency * (half > 0 ? tokens / (tokens + half) : 1.0);
-}
-
-double cost_layer_act_bytes(const struct config *c)
-{
-    return cost_layer_act_bytes_at(c, c->model.seq_length);
 }
 
 double cost_layer_act_bytes_exec(const struct config *c, int seq)
@@ -111,72 +256,52 @@ void cost_stage_bytes_exec(const struct config *c, int seq, struct stage_cost *s
     st->static_bytes = 16 * params;
 }
 
-double cost_layer_flash_bw_flops_at(const struct config *c, int seq)
+/* The per-stage figures of one micro-batch before overheads and a calibration: the 2021
+ * estimate's arithmetic, each per-layer term a sum over the block's list. */
+static void stage_legacy(const struct config *c, const struct op_sums *Lg, const struct op_sums *L,
+                         const struct op_sums *Hg, const struct op_sums *H, double layer_tp_us,
+                         struct stage_cost *st, double *w_share)
 {
-    if (config_attention(c) != ATTN_FLASH)
-        return 0;
-    const struct model_spec *m = &c->model;
-    double b = c->micro_batch_size, s = seq, h = m->hidden_size;
-    return 2 * b * s * s * h / c->cluster.tp; /* Q K^T again: the scores are not kept */
-}
-
-double cost_layer_act_bytes_at(const struct config *c, int seq)
-{
-    const struct model_spec *m = &c->model;
-    double b = c->micro_batch_size, s = seq, h = m->hidden_size, f = m->ffn_hidden_size;
-    double a = m->num_attention_heads, t = c->cluster.tp;
-    bool llama = m->arch == ARCH_LLAMA2;
-    /* the layer norms' inputs, dropout masks, residuals: replicated over the TP group unless
-     * sequence parallelism splits them too */
-    double replicated = (llama ? 8 : 10) / (c->sequence_parallel ? t : 1);
-    /* Q, K, V and the projection's input (2sbh each), K and V narrower with GQA */
-    double qkvo = config_kv_heads(m) == m->num_attention_heads
-                      ? 8 : 4 + 4 * (double)config_kv_heads(m) / m->num_attention_heads;
-    double split = qkvo + (llama ? 8 : 4) * f / h;
-    double attention = config_attention(c) == ATTN_FLASH ? 4 * a * s * b   /* fp32 lse */
-                       : (llama ? 2 : 5) * a * s * s * b;                   /* scores kept */
-    return s * b * h * (replicated + split / t) + attention / t;
-}
-
-double cost_layer_tp_us(const struct config *c, int seq)
-{
-    const struct cluster_spec *k = &c->cluster;
-    double t = k->tp;
-    if (t <= 1)
-        return 0;
-    double bytes = 2.0 * seq * c->micro_batch_size * c->model.hidden_size;
-    double gbps = k->tp <= k->gpus_per_node ? k->tp_gbps : fmin(k->tp_gbps, k->ar_gbps);
-    /* two all-reduces (or all-gathers + reduce-scatters with SP: the same bytes on the ring) */
-    return 2 * (2 * (t - 1) / t * bytes / (gbps * 1e3));
-}
-
-double cost_layer_params(const struct config *c)
-{
-    const struct model_spec *m = &c->model;
-    double h = m->hidden_size, f = m->ffn_hidden_size;
-    if (config_kv_heads(m) != m->num_attention_heads) { /* GQA: K and V are h x kv_width */
-        double kv = cost_kv_width(m);
-        if (m->arch == ARCH_LLAMA2)
-            return 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h;
-        return 2 * h * h + 2 * h * kv + 2 * h * f + 7 * h + 2 * kv + f;
+    double t = c->cluster.tp, rate = legacy_flops_per_us(c), n = st->num_layers;
+    double layer_fw_us = Lg->fw_flops / t / rate;
+    double fw = n * (layer_fw_us + layer_tp_us), act = n * L->keep;
+    double bw_extra = n * (Lg->flash_extra_flops / t / rate);
+    double w_us = n * (Lg->w_flops / t / rate), w_keep = n * L->w_keep;
+    if (st->has_head) {
+        fw += Hg->fw_flops / t / rate;
+        w_us += Hg->w_flops / t / rate;
+        act += H->keep;
+        w_keep += H->w_keep;
     }
-    if (m->arch == ARCH_LLAMA2)
-        return 4 * h * h + 3 * h * f + 2 * h;
-    return 4 * h * h + 2 * h * f + 9 * h + f;
+    st->fw = fw;
+    st->bw = 2 * fw + bw_extra;
+    st->rc = fw;
+    st->act = act;
+    st->w_keep = w_keep;
+    *w_share = w_us / (2 * fw + bw_extra);
 }
 
-double cost_stage_params(const struct config *c, int n, bool embed, bool head)
+/* Every op priced by the device model (model/price.h) and summed. */
+static void stage_priced(const struct op_sums *L, const struct op_sums *E,
+                         const struct op_sums *H, struct stage_cost *st, double *w_share)
 {
-    const struct model_spec *m = &c->model;
-    double h = m->hidden_size, V = m->vocab_size, t = c->cluster.tp;
-    /* GPT's position table has a row per position the model takes, whatever a batch's s. */
-    double positions = c->seqlen.max_positions > 0 ? c->seqlen.max_positions : m->seq_length;
-    double params = n * cost_layer_params(c) / t;
-    if (embed)
-        params += (V * h + (m->arch == ARCH_LLAMA2 ? 0 : positions * h)) / t;
-    if (head)
-        params += (V * h + 2 * h) / t;
-    return params;
+    double n = st->num_layers;
+    double fw = n * L->fw_us, b = n * L->b_us, w = n * L->w_us;
+    double act = n * L->keep, w_keep = n * L->w_keep;
+    if (st->has_embed) {
+        fw += E->fw_us, b += E->b_us, w += E->w_us;
+        act += E->keep, w_keep += E->w_keep;
+    }
+    if (st->has_head) {
+        fw += H->fw_us, b += H->b_us, w += H->w_us;
+        act += H->keep, w_keep += H->w_keep;
+    }
+    st->fw = fw;
+    st->bw = b + w;
+    st->rc = fw;
+    st->act = act;
+    st->w_keep = w_keep;
+    *w_share = b + w > 0 ? w / (b + w) : 0;
 }
 
 int cost_model_build(const struct config *c, int num_stages, int parts_per_device, int ar_group,
@@ -188,17 +313,27 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
                        c->model.num_layers);
     const struct model_spec *m = &c->model;
     const struct cluster_spec *k = &c->cluster;
-    double b = c->micro_batch_size, s = m->seq_length, h = m->hidden_size, V = m->vocab_size;
-    double t = k->tp;
-    double flops_per_us = k->device.peak_flops * cost_efficiency(c) * 1e-6;
-    double layer_fw_us = cost_layer_fw_flops(c) / flops_per_us;
-    double layer_act = cost_layer_act_bytes(c);
-    double layer_w_us = cost_layer_w_flops_at(c, m->seq_length) / flops_per_us;
-    double layer_w_keep = cost_layer_w_keep_bytes_at(c, m->seq_length);
-    double layer_tp_us = cost_layer_tp_us(c, m->seq_length);
-    double layer_bw_extra_us = cost_layer_flash_bw_flops_at(c, m->seq_length) / flops_per_us;
+    double b = c->micro_batch_size, s = m->seq_length, h = m->hidden_size;
+    bool legacy = ops_legacy(c);
+    int seq = m->seq_length;
+    /* each part's list built and summed once: per rank, and unsplit for the 2021 FLOPs */
+    struct op_sums L, E, H, Lg = {0}, Hg = {0};
+    part_sums(c, PART_LAYER, seq, false, &L);
+    part_sums(c, PART_EMBED, seq, false, &E);
+    part_sums(c, PART_HEAD, seq, false, &H);
+    if (legacy) {
+        part_sums(c, PART_LAYER, seq, true, &Lg);
+        part_sums(c, PART_HEAD, seq, true, &Hg);
+    }
+    double layer_tp_us = k->tp > 1 ? L.tp_ring_bytes / (legacy_tp_gbps(c) * 1e3) : 0;
+    /* the checkpoint, and the message a stage sends: its input, 2sbh (sequence-split with
+     * SP, as Megatron sends it; the 2021 estimate kept the whole of it) */
+    struct ops_par par = ops_par_of(c);
     double ckpt_bytes = 2 * s * b * h;
+    if (!legacy && par.sp)
+        ckpt_bytes /= par.tp;
     double p2p_us = ckpt_bytes / (k->p2p_gbps * 1e3) + k->p2p_lat_us;
+    double layer_act = L.keep;
 
     out->unit = c->unit.enabled;
     out->num_stages = num_stages;
@@ -217,21 +352,15 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         layer += st->num_layers;
         st->has_embed = i == 0;
         st->has_head = i == num_stages - 1;
-        double n = st->num_layers;
-        double fw = n * (layer_fw_us + layer_tp_us), act = n * layer_act;
-        double bw_extra = n * layer_bw_extra_us; /* flash recomputes its scores */
-        double w_us = n * layer_w_us, w_keep = n * layer_w_keep;
-        double params = cost_stage_params(c, st->num_layers, st->has_embed, st->has_head);
-        if (st->has_head) {
-            fw += 2 * b * s * h * V / t / flops_per_us;
-            w_us += 2 * b * s * h * V / t / flops_per_us;
-            act += 4 * s * b * V / t;
-            w_keep += 2 * s * b * h + 2 * s * b * V / t;
-        }
-        st->params = params;
+        st->params = cost_stage_params(c, st->num_layers, st->has_embed, st->has_head);
+        double w_share;
+        if (legacy)
+            stage_legacy(c, &Lg, &L, &Hg, &H, layer_tp_us, st, &w_share);
+        else
+            stage_priced(&L, &E, &H, st, &w_share);
         if (c->unit.enabled) {
             /* Chunks split a device's share; Chimera's two parts are whole replicas. */
-            double v = config_stages_per_device(c);
+            double v = config_stages_per_device(c), act = st->act, w_keep = st->w_keep;
             st->fw = c->unit.f / v;
             st->bw = c->unit.b / v;
             st->w = (c->unit.w > 0 ? c->unit.w : c->unit.b / 2) / v;
@@ -245,26 +374,21 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
             st->copy = c->unit.o * st->act;
             continue;
         }
-        st->fw = fw;
-        st->bw = 2 * fw + bw_extra;
-        st->rc = fw;
-        st->act = act;
-        st->w_keep = w_keep;
         st->ckpt = ckpt_bytes;
         st->layer_act = layer_act;
-        st->static_bytes = params * config_bytes_per_param(c);
+        st->static_bytes = st->params * config_bytes_per_param(c);
         st->msg_bytes = ckpt_bytes; /* the stage's input or output, as the checkpoint */
         st->p2p = p2p_us;
         double n_ar = ar_group;
-        st->ar = n_ar > 1 ? 2 * (n_ar - 1) / n_ar * 2 * params / (k->ar_gbps * 1e3) +
+        st->ar = n_ar > 1 ? 2 * (n_ar - 1) / n_ar * 2 * st->params / (k->ar_gbps * 1e3) +
                                 2 * (n_ar - 1) * k->p2p_lat_us
                           : 0;
-        st->os = 32 * params / (k->device.hbm_gbps * 1e3);
+        st->os = 32 * st->params / (k->device.hbm_gbps * 1e3);
         cost_overhead_apply(c, st); /* framework and launch overheads (model/cost_overhead.c) */
         double act_analytic = st->act;
         profile_apply(&c->profile, c, st); /* a calibration replaces what it measured */
-        /* W's share of the backward as the FLOPs give it, of the measured backward too */
-        st->w = st->bw * (w_us / (2 * fw + bw_extra));
+        /* W's share of the backward as the ops give it, of the measured backward too */
+        st->w = st->bw * w_share;
         st->b = st->bw - st->w;
         if (act_analytic > 0 && st->act != act_analytic)
             st->w_keep *= st->act / act_analytic;

@@ -1,6 +1,17 @@
 /* model/cost.h: per-stage time and memory estimates (paper §5.2 "estimators").
  *
- * Analytic mode, for a micro-batch of b samples, s tokens, hidden h, heads a, FFN width f,
+ * A stage is a list of ops (model/ops.h; model/ops_build.c lists a block, the embedding and the
+ * head): its time and memory are sums over that list, computed once per stage (model/cost.c).
+ * The config's framework chooses the pricing: the paper's presets (Megatron-DeepSpeed 2021,
+ * ops_legacy) keep the closed forms below to the bit, each term now a sum over the list;
+ * every other model prices each op by the device model (model/price.h: GEMMs and attention by
+ * FLOPs, causal flash attention by the pairs its kernel runs, memory-bound ops by their bytes,
+ * collectives by alpha-beta) and sums them. model/cost_ops.h prices a single op.
+ * Memory is the same sum for both: each op's kept bytes (the figures below), and for the other
+ * frameworks the head's input and the final norm's input (2sbh/r each) that the 2021 estimate
+ * left out; a checkpoint and a p2p message there are sequence-split with SP (2sbh/t).
+ *
+ * The closed forms (the 2021 estimate), for a micro-batch of b samples, for a micro-batch of b samples, s tokens, hidden h, heads a, FFN width f,
  * vocabulary V, tensor parallelism t (mixed precision: 2-byte activations). Grouped-query
  * attention (Ainslie et al. 2023) with g K/V heads narrows K and V to k = g h/a: the 8bsh^2 of
  * QKV + projection below becomes 4bsh^2 + 4bshk, their 4h^2 parameters 2h^2 + 2hk (GPT's biases
@@ -126,17 +137,22 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
                      struct cost_model *out, struct mt_err *e);
 void cost_model_fini(struct cost_model *m);
 
-/* Forward FLOPs of one transformer block for one micro-batch (exposed for tests, tuner). */
+/* Forward model FLOPs (full squares) of one transformer block for one micro-batch on one TP
+ * rank (exposed for tests, tuner, the calibration's shape ratios). */
 double cost_layer_fw_flops(const struct config *c);
 double cost_layer_act_bytes(const struct config *c);
-/* One block's TP communication time of a forward (= of a backward), us: 0 at tp = 1. */
+/* One block's TP communication time of a forward (= of a backward) by the 2021 estimate's
+ * ring formula (the header), us: 0 at tp = 1. */
 double cost_layer_tp_us(const struct config *c, int seq);
 /* FLOPs a flash backward adds over 2 x forward (the scores recomputed); 0 for eager. */
 double cost_layer_flash_bw_flops_at(const struct config *c, int seq);
 /* The device efficiency a micro-batch of this config reaches (see the header comment). */
 double cost_efficiency(const struct config *c);
+/* Parameters of one whole block (all TP ranks) */
 double cost_layer_params(const struct config *c);
-/* Parameters of a stage of n blocks holding the embedding and/or the LM head (per tp rank). */
+/* Parameters of a stage of n blocks holding the embedding and/or the LM head (per tp rank):
+ * the 2021 estimate divides every one by t; the other frameworks count what a rank holds (norms,
+ * row-parallel biases and positions whole, a tied head once where one stage holds both ends). */
 double cost_stage_params(const struct config *c, int n, bool embed, bool head);
 
 /* ---- functions of the sequence length (input-aware checkpointing, docs/design.md; Mimose) ------

@@ -78,7 +78,7 @@ double op_flops(const struct op *o, enum op_pass p)
     switch (o->kind) {
     case OP_GEMM:
     case OP_GROUPED_GEMM: return gemm_flops(o, p);
-    case OP_ATTENTION: return attn_flops(o, p, true);
+    case OP_ATTENTION: return attn_flops(o, p, o->flash); /* eager masks the whole square */
     default: return 0;
     }
 }
@@ -91,6 +91,19 @@ double op_model_flops(const struct op *o, enum op_pass p)
     case OP_ATTENTION: return p == PASS_FW ? attn_fw_flops(o, false)
                               : p == PASS_B ? 2 * attn_fw_flops(o, false) : 0;
     default: return 0;
+    }
+}
+
+double op_coll_bus_factor(enum op_coll c, int n)
+{
+    if (n <= 1 && c != COLL_SEND_RECV)
+        return 0;
+    switch (c) {
+    case COLL_ALL_REDUCE: return 2 * (double)(n - 1) / n;
+    case COLL_ALL_GATHER:
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALL_TO_ALL: return (double)(n - 1) / n;
+    default: return 1;
     }
 }
 

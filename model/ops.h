@@ -93,9 +93,10 @@ struct op *op_list_push(struct op_list *l, const struct op *o);
 /* ---- model/ops.c: one formula per kind (the registry) ----------------------------------- */
 /* FLOPs the op's pass p executes (a multiply-add is 2). GEMM: FW 2mnk x count; B the input
  * gradient 2mnk x count (two products, 4mnk, when neither side is a weight); W 2mnk x count
- * for a weight GEMM, else 0. Attention: FW 4 b heads s_q s_kv d (QK^T and PV; causal counts
- * what the kernel runs, half the square plus the diagonal), B 2.5x FW with flash (the scores
- * recomputed), 2x eager; W 0. Memory and collectives: 0. */
+ * for a weight GEMM, else 0. Attention: FW 4 b heads s_q s_kv d (QK^T and PV; causal flash
+ * counts what the kernel runs, half the square plus the diagonal; an eager kernel computes the
+ * whole square and masks it), B 2.5x FW with flash (the scores recomputed), 2x eager; W 0.
+ * Memory and collectives: 0. */
 double op_flops(const struct op *o, enum op_pass p);
 /* FLOPs by the model-FLOPs convention MFU is quoted in (PaLM, Megatron-LM's
  * num_floating_point_operations): full squares for causal attention, no recompute. */
@@ -111,13 +112,43 @@ const char *op_dtype_name(enum op_dtype d);
 /* Bytes of one element */
 double op_dtype_bytes(enum op_dtype d);
 
+/* The NCCL bus factor of a collective over n ranks (nccl-tests' PERFORMANCE.md): the bytes a
+ * rank sends per byte of its buffer. Ring all-reduce 2(n-1)/n; all-gather, reduce-scatter,
+ * all-to-all (n-1)/n; send/recv 1; 0 for a group of one. */
+double op_coll_bus_factor(enum op_coll c, int n);
+
 /* ---- model/ops_build.c: the builders ---------------------------------------------------- */
+/* The parallel degrees a builder divides a block by (ops_par_of: the config's). Context and
+ * expert parallelism join here, read by the one shared helper of ops_build.c. */
+struct ops_par {
+    int tp;  /* tensor parallel: heads, FFN columns and vocabulary rows split */
+    bool sp; /* sequence parallelism: the replicated activations split over tp too */
+};
+struct ops_par ops_par_of(const struct config *c);
+/* Whether c is priced as the paper's 2021 Megatron-DeepSpeed stack (config_framework), whose
+ * estimate model/cost.c keeps to the bit; its builders' few differences are named where made. */
+bool ops_legacy(const struct config *c);
+/* The embedding's and head's rows: model.vocab_size padded as Megatron-LM pads it. */
+double ops_vocab_size(const struct config *c, const struct ops_par *par);
+/* The link a group of `ranks` ranks of kind g spans under Megatron-LM's rank order (tp
+ * innermost: a TP group is consecutive GPUs, the others' members are tp apart): NVLink when
+ * the span fits in a node (cluster.gpus_per_node), the network otherwise. */
+enum op_link ops_link_of(const struct config *c, enum op_group g, int ranks);
 /* The ops of one transformer block of c's model (per rank, one micro-batch of
- * c->micro_batch_size samples of seq tokens), in the order the block runs them. */
+ * c->micro_batch_size samples of seq tokens), in the order the block runs them: the forward's
+ * order; each op's backward runs in the reverse order. */
 void ops_build_layer(const struct config *c, int seq, struct op_list *out);
 /* The first stage's extra ops (embedding lookup) and the last stage's (final norm, LM head,
  * loss). */
 void ops_build_embed(const struct config *c, int seq, struct op_list *out);
 void ops_build_head(const struct config *c, int seq, struct op_list *out);
+/* The same at explicit degrees (model/cost.c evaluates the 2021 estimate on the unsplit
+ * block, tp = 1, and divides its sums by tp as that estimate did). */
+void ops_build_layer_par(const struct config *c, int seq, const struct ops_par *par,
+                         struct op_list *out);
+void ops_build_embed_par(const struct config *c, int seq, const struct ops_par *par,
+                         struct op_list *out);
+void ops_build_head_par(const struct config *c, int seq, const struct ops_par *par,
+                        struct op_list *out);
 
 #endif

@@ -146,6 +146,9 @@ tests_unit_test_view_gantt_LDADD = libmt_tui.a libmt_flow.a libmt_render.a libmt
 TESTS += tests/cli/test_paper_table5.sh
 EXTRA_DIST += tests/cli/test_paper_table5.sh tests/data/paper_table5.tsv
 # The training stack (issue 26): attention, SP, TP communication, bytes per parameter.
+check_PROGRAMS += tests/unit/test_ops
+TESTS += tests/unit/test_ops
+tests_unit_test_ops_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 check_PROGRAMS += tests/unit/test_stack
 TESTS += tests/unit/test_stack tests/cli/test_stack.sh
 EXTRA_DIST += tests/cli/test_stack.sh

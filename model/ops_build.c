@@ -1,0 +1,394 @@
+/* model/ops_build.c: the builders of model/ops.h: a transformer block, the embedding and the
+ * head listed as the kernels they run, in order, with their per-rank shapes (llm.c's
+ * train_gpt2.c lists a GPT-2 layer the same way: layernorm, matmul qkv, attention, matmul
+ * proj, residual, layernorm, matmul fc, gelu, matmul fcproj, residual).
+ *
+ * The parallel degrees divide the shapes in one place, ops_shape_of(); a builder never divides
+ * by tp itself. Tensor parallelism is Megatron-LM's (Shoeybi et al. 2019, §3): QKV and fc1
+ * (gate+up) are column-parallel (their heads and FFN columns split over tp), the output
+ * projection and fc2 (down) row-parallel; the f/g operators put an all-reduce after each
+ * row-parallel GEMM in the forward and after each column-parallel GEMM's input gradient in the
+ * backward. Sequence parallelism (Korthikanti et al. 2022, §4.2.2) turns each all-reduce into a
+ * reduce-scatter and the entry of each sublayer into an all-gather (the same ring bytes), and
+ * splits the replicated activations (norms, dropout, residuals) over tp.
+ *
+ * Kept bytes follow Korthikanti et al. Table 2 (2-byte activations): per op, the tensors its
+ * backward reads, which model/cost.h sums into a layer's activations. */
+#include <config.h>
+#include "model/ops.h"
+
+#include <string.h>
+
+#include "model/config.h"
+
+/* One rank's shapes of a block of c's model (the only place the degrees divide). */
+struct shape {
+    double b, s, tokens; /* micro-batch samples, tokens per sample, b s */
+    double h;            /* hidden size (a row of the residual stream) */
+    double t;            /* tensor-parallel degree */
+    double tok_r;        /* tokens of the replicated activations on a rank: b s / t with
+                          * sequence parallelism, else b s */
+    double heads, kv_heads, d; /* this rank's query and K/V heads, the head dimension */
+    double q_w, kv_w;    /* this rank's query and K/V widths: heads d, kv_heads d */
+    double ffn;          /* this rank's FFN width */
+    double vocab;        /* this rank's vocabulary rows (ops_vocab_size / t) */
+    double e;            /* bytes of an activation element (bf16 or the paper's fp16) */
+    int tp;
+    bool sp;
+    enum op_link tp_link;
+    enum op_dtype dtype;
+    enum mlp_kind mlp;
+    enum norm_kind norm;
+    enum bias_kind bias;
+    bool dropout, rotary, qk_norm, flash, legacy;
+};
+
+struct ops_par ops_par_of(const struct config *c)
+{
+    struct ops_par p = {.tp = c->cluster.tp > 0 ? c->cluster.tp : 1,
+                        .sp = c->sequence_parallel && c->cluster.tp > 1};
+    return p;
+}
+
+bool ops_legacy(const struct config *c)
+{
+    return config_framework(c) == FRAMEWORK_MEGATRON_DS_2021;
+}
+
+double ops_vocab_size(const struct config *c, const struct ops_par *par)
+{
+    (void)par;
+    return c->model.vocab_size;
+}
+
+enum op_link ops_link_of(const struct config *c, enum op_group g, int ranks)
+{
+    /* Megatron-LM's rank order (parallel_state.py): tp innermost, so a TP group is `ranks`
+     * consecutive GPUs; the other groups' members are tp apart. */
+    int stride = g == GROUP_TP ? 1 : (c->cluster.tp > 0 ? c->cluster.tp : 1);
+    long span = (long)stride * ranks;
+    return span <= c->cluster.gpus_per_node ? LINK_NVLINK : LINK_NETWORK;
+}
+
+static void ops_shape_of(const struct config *c, int seq, const struct ops_par *par,
+                         struct shape *sh)
+{
+    const struct model_spec *m = &c->model;
+    memset(sh, 0, sizeof *sh);
+    sh->tp = par->tp > 0 ? par->tp : 1;
+    sh->sp = par->sp && sh->tp > 1;
+    sh->t = sh->tp;
+    sh->b = c->micro_batch_size;
+    sh->s = seq;
+    sh->tokens = sh->b * sh->s;
+    sh->tok_r = sh->sp ? sh->tokens / sh->t : sh->tokens;
+    sh->h = m->hidden_size;
+    sh->d = config_head_dim(m);
+    sh->heads = m->num_attention_heads / sh->t;
+    sh->kv_heads = config_kv_heads(m) / sh->t;
+    sh->q_w = sh->heads * sh->d;
+    sh->kv_w = sh->kv_heads * sh->d;
+    sh->ffn = m->ffn_hidden_size / sh->t;
+    sh->vocab = ops_vocab_size(c, par) / sh->t;
+    sh->legacy = ops_legacy(c);
+    sh->dtype = m->paper_stack ? OP_FP16 : OP_BF16;
+    sh->e = op_dtype_bytes(sh->dtype);
+    sh->tp_link = ops_link_of(c, GROUP_TP, sh->tp);
+    sh->mlp = config_mlp(m);
+    sh->norm = config_norm(m);
+    sh->bias = config_bias(m);
+    /* GPT (Megatron-LM's --hidden-dropout / --attention-dropout 0.1); LLaMA trains without */
+    sh->dropout = m->arch == ARCH_GPT3;
+    sh->rotary = m->arch == ARCH_LLAMA2;
+    sh->qk_norm = m->qk_norm;
+    sh->flash = config_attention(c) == ATTN_FLASH;
+}
+
+/* ---- one record of each kind --------------------------------------------------------------- */
+
+static struct op *push_gemm(struct op_list *l, const struct shape *sh, enum op_site site,
+                            const char *name, const char *source, double m, double n, double k,
+                            double params, double keep)
+{
+    struct op o = {.kind = OP_GEMM, .name = name, .source = source, .site = site,
+                   .dtype = sh->dtype, .m = m, .n = n, .k = k, .count = 1, .weight = true,
+                   .params = params, .keep_bytes = keep};
+    /* what its B leaves for its W: the input (m x k) and the output's gradient (m x n) */
+    o.w_keep_bytes = sh->e * m * k + sh->e * m * n;
+    return op_list_push(l, &o);
+}
+
+static struct op *push_mem(struct op_list *l, const struct shape *sh, enum op_site site,
+                           const char *name, const char *source, double fw_bytes,
+                           double bw_bytes, double params, double keep)
+{
+    struct op o = {.kind = OP_MEMORY, .name = name, .source = source, .site = site,
+                   .dtype = sh->dtype, .fw_bytes = fw_bytes, .bw_bytes = bw_bytes,
+                   .params = params, .keep_bytes = keep};
+    return op_list_push(l, &o);
+}
+
+static void push_tp_coll(struct op_list *l, const struct shape *sh, enum op_site site,
+                         const char *name, enum op_coll coll, double bytes, enum op_pass pass,
+                         bool overlapped)
+{
+    if (sh->tp <= 1)
+        return;
+    struct op o = {.kind = OP_COLLECTIVE, .name = name, .site = site, .dtype = sh->dtype,
+                   .coll = coll, .group_kind = GROUP_TP, .bytes = bytes, .group = sh->tp,
+                   .link = sh->tp_link, .pass = pass, .overlapped = overlapped,
+                   .source = "Megatron-LM f/g operators (Shoeybi et al. 2019, §3); with sequence "
+                             "parallelism all-gather + reduce-scatter (Korthikanti et al. 2022, "
+                             "§4.2.2); NCCL ring bus factors"};
+    op_list_push(l, &o);
+}
+
+/* A sublayer's entry and exit over the TP group, forward and backward: without sequence
+ * parallelism an all-reduce of the output (g, forward) and of the input gradient (f,
+ * backward); with it an all-gather at the entry and a reduce-scatter at the exit, mirrored in
+ * the backward, plus the backward's all-gather of the input again for the weight gradient,
+ * which Megatron overlaps with the input-gradient GEMM (Korthikanti §4.2.3). */
+static void push_tp_entry(struct op_list *l, const struct shape *sh, const char *fw_name,
+                          const char *bw_name, const char *regather_name)
+{
+    double full = sh->e * sh->tokens * sh->h; /* the sublayer's whole input, 2sbh */
+    if (sh->sp) {
+        push_tp_coll(l, sh, SITE_LAYER, fw_name, COLL_ALL_GATHER, full, PASS_FW, false);
+        push_tp_coll(l, sh, SITE_LAYER, bw_name, COLL_REDUCE_SCATTER, full, PASS_B, false);
+        push_tp_coll(l, sh, SITE_LAYER, regather_name, COLL_ALL_GATHER, full, PASS_B, true);
+    } else {
+        push_tp_coll(l, sh, SITE_LAYER, bw_name, COLL_ALL_REDUCE, full, PASS_B, false);
+    }
+}
+
+static void push_tp_exit(struct op_list *l, const struct shape *sh, const char *fw_name,
+                         const char *bw_name)
+{
+    double full = sh->e * sh->tokens * sh->h;
+    if (sh->sp) {
+        push_tp_coll(l, sh, SITE_LAYER, fw_name, COLL_REDUCE_SCATTER, full, PASS_FW, false);
+        push_tp_coll(l, sh, SITE_LAYER, bw_name, COLL_ALL_GATHER, full, PASS_B, false);
+    } else {
+        push_tp_coll(l, sh, SITE_LAYER, fw_name, COLL_ALL_REDUCE, full, PASS_FW, false);
+    }
+}
+
+/* A norm over the replicated tokens: reads x, writes y (the backward reads x, dy and writes
+ * dx); keeps its input. Layer norm has a weight and a bias, RMSNorm a weight. */
+static void push_norm(struct op_list *l, const struct shape *sh, enum op_site site,
+                      const char *name, double keep)
+{
+    double x = sh->e * sh->tok_r * sh->h;
+    bool ln = sh->norm == NORM_LAYERNORM;
+    push_mem(l, sh, site, name,
+             ln ? "layer norm (Ba et al. 2016): reads x, writes y; keeps x (Korthikanti Table 2)"
+                : "RMSNorm (Zhang & Sennrich 2019): reads x, writes y; keeps x",
+             2 * x, 3 * x, (ln ? 2 : 1) * sh->h, keep);
+}
+
+static void push_dropout(struct op_list *l, const struct shape *sh, const char *name)
+{
+    if (!sh->dropout)
+        return;
+    double n = sh->tok_r * sh->h; /* a 1-byte mask an element */
+    push_mem(l, sh, SITE_LAYER, name,
+             "dropout: reads x, writes y and a 1-byte mask it keeps (Korthikanti Table 2: sbh)",
+             2 * sh->e * n + n, 2 * sh->e * n + n, 0, n);
+}
+
+static void push_residual(struct op_list *l, const struct shape *sh, const char *name)
+{
+    double x = sh->e * sh->tok_r * sh->h;
+    push_mem(l, sh, SITE_LAYER, name,
+             "residual add: reads two rows, writes one; the backward sums the two gradients "
+             "at the fork; keeps nothing",
+             3 * x, 3 * x, 0, 0);
+}
+
+/* ---- the block ----------------------------------------------------------------------------- */
+
+static void build_attention(struct op_list *l, const struct shape *sh)
+{
+    double T = sh->tokens, e = sh->e, h = sh->h;
+    bool qkv_bias = sh->bias == BIAS_QKV || sh->bias == BIAS_ALL;
+    double qkv_n = sh->q_w + 2 * sh->kv_w;
+
+    push_norm(l, sh, SITE_LAYER, "attn_norm", e * sh->tok_r * h);
+    push_tp_entry(l, sh, "tp_gather_attn", "tp_reduce_attn_dx", "tp_regather_attn");
+    push_gemm(l, sh, SITE_LAYER, "qkv",
+              "column-parallel linear [q | k | v]: 2mnk, K/V narrower with GQA (Ainslie et al. "
+              "2023); keeps its input (Korthikanti Table 2: 2sbh)",
+              T, qkv_n, h, h * qkv_n + (qkv_bias ? qkv_n : 0), e * sh->tok_r * h);
+    if (sh->qk_norm) {
+        double qk = e * T * (sh->q_w + sh->kv_w);
+        push_mem(l, sh, SITE_LAYER, "qk_norm",
+                 "per-head RMSNorm of q and k (Qwen3, OLMo 2): reads and writes q, k; keeps them",
+                 2 * qk, 3 * qk, 2 * sh->d, qk);
+    }
+    if (sh->rotary) {
+        double qk = e * T * (sh->q_w + sh->kv_w);
+        push_mem(l, sh, SITE_LAYER, "rotary",
+                 "rotary position embedding of q and k (Su et al. 2021): reads and writes q, k; "
+                 "no parameters, keeps nothing (the attention keeps the rotated q, k)",
+                 2 * qk, 2 * qk, 0, 0);
+    }
+    /* the attention core keeps q, k, v (Korthikanti: QK^T 4sbh, V 2sbh; GQA narrows k and v) */
+    double qkv_keep = e * T * (sh->q_w + 2 * sh->kv_w);
+    struct op core = {.kind = OP_ATTENTION, .name = "core_attn", .site = SITE_LAYER,
+                      .dtype = sh->dtype, .batch = sh->b, .s_q = sh->s, .s_kv = sh->s,
+                      .heads = sh->heads, .kv_heads = sh->kv_heads, .head_dim = sh->d,
+                      .head_dim_v = sh->d, .causal = true, .flash = sh->flash};
+    if (sh->flash) {
+        /* O and the fp32 log-sum-exp of each row are what FlashAttention keeps (Dao et al. 2022,
+         * §3.1, Alg. 2); O is the projection's input, counted there */
+        core.keep_bytes = qkv_keep + 4 * sh->b * sh->heads * sh->s;
+        core.source = "FlashAttention-2 (Dao 2023): fw 4 b a s_q s_kv d (causal: the lower "
+                      "triangle), bw 2.5x (S recomputed); keeps q, k, v and the fp32 lse 4asb";
+        op_list_push(l, &core);
+    } else {
+        core.keep_bytes = qkv_keep;
+        core.source = "eager attention: Q K^T and P V as batched GEMMs over the whole s x s "
+                      "square (the mask applied after); bw 2x; keeps q, k, v";
+        op_list_push(l, &core);
+        double sq = sh->b * sh->heads * sh->s * sh->s; /* score elements of this rank */
+        push_mem(l, sh, SITE_LAYER, "attn_softmax",
+                 "masked softmax of the scores: reads S, writes P; keeps P (Korthikanti Table 2: "
+                 "2as^2b)",
+                 2 * e * sq, 3 * e * sq, 0, e * sq);
+        if (sh->dropout)
+            push_mem(l, sh, SITE_LAYER, "attn_dropout",
+                     "dropout of P: a 1-byte mask and its output kept (Korthikanti Table 2: "
+                     "as^2b + 2as^2b)",
+                     2 * e * sq + sq, 2 * e * sq + sq, 0, sq + e * sq);
+    }
+    push_gemm(l, sh, SITE_LAYER, "proj",
+              "row-parallel linear, attention output: 2mnk; keeps its input (2sbh/t)", T, h,
+              sh->q_w, sh->q_w * h + (sh->bias == BIAS_ALL ? h : 0), e * T * sh->q_w);
+    push_tp_exit(l, sh, "tp_reduce_attn", "tp_gather_attn_dy");
+    push_dropout(l, sh, "attn_out_dropout");
+    push_residual(l, sh, "attn_residual");
+}
+
+static void build_mlp(struct op_list *l, const struct shape *sh)
+{
+    double T = sh->tokens, e = sh->e, h = sh->h, f = sh->ffn;
+    bool bias = sh->bias == BIAS_ALL;
+    push_norm(l, sh, SITE_LAYER, "mlp_norm", e * sh->tok_r * h);
+    push_tp_entry(l, sh, "tp_gather_mlp", "tp_reduce_mlp_dx", "tp_regather_mlp");
+    if (sh->mlp == MLP_GELU) {
+        push_gemm(l, sh, SITE_LAYER, "fc1",
+                  "column-parallel linear h -> f: 2mnk; keeps its input (2sbh)", T, f, h,
+                  h * f + (bias ? f : 0), e * sh->tok_r * h);
+        push_mem(l, sh, SITE_LAYER, "gelu",
+                 "GELU (Hendrycks & Gimpel 2016): reads and writes b s f; keeps its input "
+                 "(Korthikanti Table 2: 8sbh at f = 4h)",
+                 2 * e * T * f, 3 * e * T * f, 0, e * T * f);
+        push_gemm(l, sh, SITE_LAYER, "fc2",
+                  "row-parallel linear f -> h: 2mnk; keeps its input (the GELU's output)", T, h, f,
+                  f * h + (bias ? h : 0), e * T * f);
+    } else {
+        bool geglu = sh->mlp == MLP_GEGLU;
+        push_gemm(l, sh, SITE_LAYER, "gate_up",
+                  "column-parallel linear h -> [gate | up] 2f (Shazeer 2020, GLU variants: three "
+                  "matrices in all): 2mnk; keeps its input",
+                  T, 2 * f, h, 2 * h * f + (bias ? 2 * f : 0), e * sh->tok_r * h);
+        /* keeps gate and up, and act(gate): 3 x 2sbf (with the product below, 8sbf) */
+        push_mem(l, sh, SITE_LAYER, geglu ? "geglu" : "swiglu",
+                 geglu ? "GeGLU: gelu(gate) x up: reads gate, up, writes the product; keeps gate, "
+                         "up and gelu(gate)"
+                       : "SwiGLU: silu(gate) x up: reads gate, up, writes the product; keeps gate, "
+                         "up and silu(gate)",
+                 3 * e * T * f, 5 * e * T * f, 0, 3 * e * T * f);
+        push_gemm(l, sh, SITE_LAYER, "down",
+                  "row-parallel linear f -> h: 2mnk; keeps its input (the product)", T, h, f,
+                  f * h + (bias ? h : 0), e * T * f);
+    }
+    push_tp_exit(l, sh, "tp_reduce_mlp", "tp_gather_mlp_dy");
+    push_dropout(l, sh, "mlp_out_dropout");
+    push_residual(l, sh, "mlp_residual");
+}
+
+void ops_build_layer_par(const struct config *c, int seq, const struct ops_par *par,
+                         struct op_list *out)
+{
+    struct shape sh;
+    ops_shape_of(c, seq, par, &sh);
+    build_attention(out, &sh);
+    build_mlp(out, &sh);
+}
+
+/* ---- the ends ------------------------------------------------------------------------------ */
+
+void ops_build_embed_par(const struct config *c, int seq, const struct ops_par *par,
+                         struct op_list *out)
+{
+    struct shape sh;
+    ops_shape_of(c, seq, par, &sh);
+    const struct model_spec *m = &c->model;
+    double x = sh.e * sh.tok_r * sh.h;
+    bool positions = m->arch == ARCH_GPT3; /* GPT's learned positions; LLaMA's RoPE has none */
+    double rows = c->seqlen.max_positions > 0 ? c->seqlen.max_positions : m->seq_length;
+    /* the vocabulary-parallel table (Megatron VocabParallelEmbedding): each rank looks up the
+     * tokens of its rows, zeros elsewhere, and the TP group sums them */
+    double params = sh.vocab * sh.h + (positions ? rows * sh.h : 0);
+    push_mem(out, &sh, SITE_EMBED, "embed",
+             positions ? "token + learned position embedding lookup: reads two rows, writes one "
+                         "(GPT-2); the backward scatters the gradient rows; keeps nothing"
+                       : "token embedding lookup: reads a row, writes it; keeps nothing",
+             (positions ? 3 : 2) * x, 3 * x, params, 0);
+    double full = sh.e * sh.tokens * sh.h;
+    push_tp_coll(out, &sh, SITE_EMBED, "tp_reduce_embed",
+                 sh.sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, full, PASS_FW, false);
+    if (sh.sp)
+        push_tp_coll(out, &sh, SITE_EMBED, "tp_gather_embed_dy", COLL_ALL_GATHER, full, PASS_B,
+                     false);
+}
+
+void ops_build_head_par(const struct config *c, int seq, const struct ops_par *par,
+                        struct op_list *out)
+{
+    struct shape sh;
+    ops_shape_of(c, seq, par, &sh);
+    double T = sh.tokens, e = sh.e, h = sh.h, V = sh.vocab;
+    /* The 2021 estimate counted the final norm as 2h whatever its kind and kept only the
+     * logits of the head; the paper's presets keep that (its figures are Table 5's). */
+    double norm_params = sh.legacy || sh.norm == NORM_LAYERNORM ? 2 * h : h;
+    double x_keep = sh.legacy ? 0 : e * sh.tok_r * h;
+    push_mem(out, &sh, SITE_HEAD, "final_norm",
+             sh.norm == NORM_LAYERNORM ? "final layer norm: reads x, writes y; keeps x"
+                                       : "final RMSNorm: reads x, writes y; keeps x",
+             2 * e * sh.tok_r * h, 3 * e * sh.tok_r * h, norm_params, x_keep);
+    push_tp_entry(out, &sh, "tp_gather_head", "tp_reduce_head_dx", "tp_regather_head");
+    /* its own matrix; a tied one is the embedding's, counted once where both ends are on one
+     * stage (model/cost.c) */
+    push_gemm(out, &sh, SITE_HEAD, "lm_head",
+              "column-parallel linear h -> V/t (vocabulary-parallel): 2mnk; keeps its input",
+              T, V, h, V * h, x_keep);
+    /* Megatron's VocabParallelCrossEntropy: the logits cast to fp32, exp'd and normalised in
+     * place, the fp32 softmax kept for the backward (4sbV/t) */
+    double n = T * V;
+    push_mem(out, &sh, SITE_HEAD, "cross_entropy",
+             "vocabulary-parallel cross-entropy, unfused (Megatron VocabParallelCrossEntropy): "
+             "logits to fp32, softmax in place; keeps the fp32 softmax 4sbV/t",
+             2 * n + 4 * n + 4 * 4 * n, 4 * n + 4 * n + 2 * n, 0, 4 * n);
+    /* the max and the sum of exponents (and the target's logit) summed over the TP group */
+    push_tp_coll(out, &sh, SITE_HEAD, "tp_reduce_ce", COLL_ALL_REDUCE, 3 * 4 * T, PASS_FW, false);
+}
+
+void ops_build_layer(const struct config *c, int seq, struct op_list *out)
+{
+    struct ops_par p = ops_par_of(c);
+    ops_build_layer_par(c, seq, &p, out);
+}
+
+void ops_build_embed(const struct config *c, int seq, struct op_list *out)
+{
+    struct ops_par p = ops_par_of(c);
+    ops_build_embed_par(c, seq, &p, out);
+}
+
+void ops_build_head(const struct config *c, int seq, struct op_list *out)
+{
+    struct ops_par p = ops_par_of(c);
+    ops_build_head_par(c, seq, &p, out);
+}

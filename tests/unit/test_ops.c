@@ -1,0 +1,254 @@
+/* tests/unit/test_ops.c: the op registry and the builders (model/ops.h, issue 37 item 1). Each
+ * kind against figures worked by hand (shown beside them), the builders' lists against
+ * published parameter counts (Hugging Face safetensors totals), and a stage's time as the sum
+ * of its ops (model/cost.c). */
+#include <config.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/config.h"
+#include "model/cost.h"
+#include "model/cost_ops.h"
+#include "model/ops.h"
+#include "model/presets.h"
+#include "tests/check.h"
+#include "util/err.h"
+
+static const struct op *find(const struct op_list *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->op[i].name, name) == 0)
+            return &l->op[i];
+    return NULL;
+}
+
+static int count_coll(const struct op_list *l, enum op_coll coll, enum op_pass p)
+{
+    int n = 0;
+    for (size_t i = 0; i < l->n; i++)
+        n += l->op[i].kind == OP_COLLECTIVE && l->op[i].coll == coll && l->op[i].pass == p &&
+             !l->op[i].overlapped;
+    return n;
+}
+
+/* A GEMM (3 x 7) . (7 x 5): 2mnk = 210 a pass; with neither side a weight, B computes both
+ * inputs' gradients (420) and there is no W. Bytes, bf16: FW reads A 21 and B 35, writes C 15. */
+static void test_gemm(void)
+{
+    struct op g = {.kind = OP_GEMM, .m = 3, .n = 5, .k = 7, .count = 1, .weight = true,
+                   .dtype = OP_BF16};
+    CHECK_NEAR(op_flops(&g, PASS_FW), 210, 0);
+    CHECK_NEAR(op_flops(&g, PASS_B), 210, 0);
+    CHECK_NEAR(op_flops(&g, PASS_W), 210, 0);
+    CHECK_NEAR(op_hbm_bytes(&g, PASS_FW), 2 * (21 + 35 + 15), 0);
+    g.weight = false;
+    g.count = 4; /* a batched product: four of them */
+    CHECK_NEAR(op_flops(&g, PASS_FW), 840, 0);
+    CHECK_NEAR(op_flops(&g, PASS_B), 1680, 0);
+    CHECK_NEAR(op_flops(&g, PASS_W), 0, 0);
+    CHECK_NEAR(op_model_flops(&g, PASS_B), 1680, 0);
+}
+
+/* Attention on 4 queries over 4 keys, one head of dimension 1: the causal mask leaves
+ * 4 + 3 + 2 + 1 = 10 pairs, each 2 (QK^T) + 2 (PV) FLOPs: 40; the full square 64. Flash's
+ * backward 2.5 x 40 = 100; eager's 2 x 64 (an eager kernel masks the whole square). 2 queries
+ * (the last two positions) over 4 keys: 3 + 4 = 7 pairs. */
+static void test_attention(void)
+{
+    struct op a = {.kind = OP_ATTENTION, .batch = 1, .s_q = 4, .s_kv = 4, .heads = 1,
+                   .kv_heads = 1, .head_dim = 1, .causal = true, .flash = true};
+    CHECK_NEAR(op_flops(&a, PASS_FW), 40, 0);
+    CHECK_NEAR(op_flops(&a, PASS_B), 100, 0);
+    CHECK_NEAR(op_flops(&a, PASS_W), 0, 0);
+    CHECK_NEAR(op_model_flops(&a, PASS_FW), 64, 0);
+    CHECK_NEAR(op_model_flops(&a, PASS_B), 128, 0);
+    a.flash = false;
+    CHECK_NEAR(op_flops(&a, PASS_FW), 64, 0);
+    CHECK_NEAR(op_flops(&a, PASS_B), 128, 0);
+    a.flash = true;
+    a.s_q = 2;
+    CHECK_NEAR(op_flops(&a, PASS_FW), 7 * 4, 0);
+    /* 2 x 8 heads, d 128: 2 x 2 x 8 x 10 x 256 = 81,920 */
+    a.s_q = 4, a.batch = 2, a.heads = 8, a.head_dim = 128;
+    CHECK_NEAR(op_flops(&a, PASS_FW), 81920, 0);
+}
+
+/* NCCL's bus factors (nccl-tests PERFORMANCE.md): ring all-reduce 2(n-1)/n, all-gather and
+ * reduce-scatter (n-1)/n. */
+static void test_collectives(void)
+{
+    CHECK_NEAR(op_coll_bus_factor(COLL_ALL_REDUCE, 8), 1.75, 0);
+    CHECK_NEAR(op_coll_bus_factor(COLL_ALL_GATHER, 8), 0.875, 0);
+    CHECK_NEAR(op_coll_bus_factor(COLL_REDUCE_SCATTER, 4), 0.75, 0);
+    CHECK_NEAR(op_coll_bus_factor(COLL_ALL_REDUCE, 1), 0, 0);
+    CHECK_NEAR(op_coll_bus_factor(COLL_SEND_RECV, 2), 1, 0);
+}
+
+/* Llama-3.1-8B (h 4096, 32 heads, 8 K/V heads of 128, f 14336, s 8192, b 1): the QKV GEMM is
+ * 8192 x (4096 + 2 x 1024) x 4096; over tp 8, 512 + 2 x 128 = 768 columns a rank. */
+static void test_gqa_shapes(void)
+{
+    struct config c;
+    config_default(&c);
+    CHECK_EQ_INT(presets_model("Llama-3.1-8B", &c.model, NULL), MT_OK);
+    struct op_list l;
+    op_list_init(&l);
+    ops_build_layer(&c, 8192, &l);
+    const struct op *qkv = find(&l, "qkv");
+    CHECK(qkv != NULL);
+    if (qkv) {
+        CHECK_NEAR(qkv->m, 8192, 0);
+        CHECK_NEAR(qkv->n, 6144, 0);
+        CHECK_NEAR(qkv->k, 4096, 0);
+        CHECK_NEAR(qkv->params, 4096.0 * 6144, 0);
+    }
+    const struct op *core = find(&l, "core_attn");
+    CHECK(core != NULL && core->flash && core->causal && core->kv_heads == 8);
+    /* the LLaMA block in order (llm.c-style listing) */
+    static const char *const order[] = {"attn_norm", "qkv", "rotary", "core_attn", "proj",
+                                        "attn_residual", "mlp_norm", "gate_up", "swiglu", "down",
+                                        "mlp_residual"};
+    CHECK_EQ_INT((long long)l.n, 11);
+    for (size_t i = 0; i < l.n && i < 11; i++)
+        CHECK(strcmp(l.op[i].name, order[i]) == 0);
+    op_list_fini(&l);
+
+    c.num_device = 64;
+    c.cluster.tp = 8;
+    op_list_init(&l);
+    ops_build_layer(&c, 8192, &l);
+    qkv = find(&l, "qkv");
+    CHECK(qkv != NULL && qkv->n == 768 && qkv->params == 4096.0 * 768);
+    const struct op *gate_up = find(&l, "gate_up");
+    CHECK(gate_up != NULL && gate_up->n == 2 * 14336 / 8); /* gate and up, 3 matrices in all */
+    /* Megatron's f/g: an all-reduce of 2sbh = 67,108,864 bytes after proj and after down in
+     * the forward, and the mirrored two in the backward */
+    CHECK_EQ_INT(count_coll(&l, COLL_ALL_REDUCE, PASS_FW), 2);
+    CHECK_EQ_INT(count_coll(&l, COLL_ALL_REDUCE, PASS_B), 2);
+    const struct op *ar = find(&l, "tp_reduce_mlp");
+    CHECK(ar != NULL && ar->bytes == 2.0 * 8192 * 4096 && ar->group == 8 && ar->link == LINK_NVLINK);
+    op_list_fini(&l);
+    /* sequence parallelism: all-gather in, reduce-scatter out, the same ring bytes */
+    c.sequence_parallel = true;
+    op_list_init(&l);
+    ops_build_layer(&c, 8192, &l);
+    CHECK_EQ_INT(count_coll(&l, COLL_ALL_REDUCE, PASS_FW), 0);
+    CHECK_EQ_INT(count_coll(&l, COLL_ALL_GATHER, PASS_FW), 2);
+    CHECK_EQ_INT(count_coll(&l, COLL_REDUCE_SCATTER, PASS_FW), 2);
+    CHECK_EQ_INT(count_coll(&l, COLL_ALL_GATHER, PASS_B), 2);
+    CHECK_EQ_INT(count_coll(&l, COLL_REDUCE_SCATTER, PASS_B), 2);
+    /* the norm's kept input is sequence-split: 2sbh / 8 */
+    const struct op *norm = find(&l, "attn_norm");
+    CHECK(norm != NULL && norm->keep_bytes == 2.0 * 8192 * 4096 / 8);
+    op_list_fini(&l);
+}
+
+/* The GPT block with eager attention, as the paper's stack runs it: dropout after the
+ * softmax and after each sublayer; kept bytes sum to Korthikanti et al. Table 2's
+ * 34sbh + 5as^2b (GPT3-1.6B: h 1024, a 16, s 1024, b 1: 34 x 2^20 x 1024 + 5 x 16 x 2^20). */
+static void test_gpt_eager(void)
+{
+    struct config c;
+    config_default(&c);
+    CHECK(ops_legacy(&c));
+    struct op_list l;
+    op_list_init(&l);
+    ops_build_layer(&c, 1024, &l);
+    static const char *const order[] = {"attn_norm", "qkv", "core_attn", "attn_softmax",
+                                        "attn_dropout", "proj", "attn_out_dropout",
+                                        "attn_residual", "mlp_norm", "fc1", "gelu", "fc2",
+                                        "mlp_out_dropout", "mlp_residual"};
+    CHECK_EQ_INT((long long)l.n, 14);
+    double keep = 0, params = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        if (i < 14)
+            CHECK(strcmp(l.op[i].name, order[i]) == 0);
+        keep += l.op[i].keep_bytes;
+        params += l.op[i].params;
+    }
+    double sbh = 1024.0 * 1024;
+    CHECK_NEAR(keep, 34 * sbh + 5 * 16 * 1024.0 * 1024, 0);
+    /* 4h^2 + 2hf + 9h + f at f = 4h: 12h^2 + 13h = 12,582,912 + 13,312 */
+    CHECK_NEAR(params, 12596224, 0);
+    op_list_fini(&l);
+}
+
+/* Whole-model parameter counts from the lists (a stage holding every layer and both ends, tp 1)
+ * against the published totals. */
+static double model_params(struct model_spec *m)
+{
+    struct config c;
+    config_default(&c);
+    c.model = *m;
+    c.attention = ATTN_DEFAULT;
+    return cost_stage_params(&c, m->num_layers, true, true);
+}
+
+static void test_published_params(void)
+{
+    struct model_spec m;
+    CHECK_EQ_INT(presets_model("Llama-3.1-8B", &m, NULL), MT_OK);
+    CHECK_NEAR(model_params(&m), 8030261248.0, 0); /* meta-llama/Llama-3.1-8B */
+    CHECK_EQ_INT(presets_model("LLaMA-2-7B", &m, NULL), MT_OK);
+    CHECK_NEAR(model_params(&m), 6738415616.0, 0); /* meta-llama/Llama-2-7b-hf */
+    /* GPT-2 small (openai-community/gpt2): h 768, 12 layers, 12 heads, 1024 positions, V 50257,
+     * tied: 124,439,808 */
+    struct model_spec g = {.name = "gpt2", .arch = ARCH_GPT3, .hidden_size = 768,
+                           .num_layers = 12, .num_attention_heads = 12, .seq_length = 1024,
+                           .vocab_size = 50257, .ffn_hidden_size = 3072};
+    CHECK_NEAR(model_params(&g), 124439808.0, 0);
+    /* Qwen2.5-7B (Qwen/Qwen2.5-7B): h 3584, 28 layers, 28 heads, 4 K/V heads, f 18944,
+     * V 152064, biases on q, k, v only, untied: 7,615,616,512 */
+    struct model_spec q = {.name = "qwen2.5-7b", .arch = ARCH_LLAMA2, .hidden_size = 3584,
+                           .num_layers = 28, .num_attention_heads = 28, .seq_length = 4096,
+                           .vocab_size = 152064, .ffn_hidden_size = 18944,
+                           .num_key_value_heads = 4, .bias = BIAS_QKV,
+                           .tie_embeddings = TRI_NO};
+    CHECK_NEAR(model_params(&q), 7615616512.0, 0);
+    /* qk_norm adds a head_dim weight for q and one for k a layer: 28 x 256 */
+    q.qk_norm = true;
+    CHECK_NEAR(model_params(&q), 7615616512.0 + 28 * 256, 0);
+}
+
+/* A stage's time is the sum of its ops (a priced framework): the forward of a middle stage of
+ * 8 blocks is 8 x the block's ops' forward plus the framework overheads of model/cost.h. */
+static void test_stage_is_sum(void)
+{
+    struct config c;
+    config_default(&c);
+    CHECK_EQ_INT(presets_model("Llama-3.1-8B", &c.model, NULL), MT_OK);
+    c.num_device = 32;
+    c.cluster.tp = 8;
+    CHECK(!ops_legacy(&c));
+    struct cost_model cm;
+    struct mt_err e;
+    CHECK_EQ_INT(cost_model_build(&c, 4, 1, 1, &cm, &e), MT_OK);
+    struct op_list l;
+    op_list_init(&l);
+    ops_build_layer(&c, c.model.seq_length, &l);
+    double fw = 0, bw = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        fw += cost_op_us(&c, &l.op[i], PASS_FW);
+        bw += cost_op_us(&c, &l.op[i], PASS_B) + cost_op_us(&c, &l.op[i], PASS_W);
+    }
+    op_list_fini(&l);
+    const struct stage_cost *st = &cm.stage[1];
+    const struct device_spec *d = &c.cluster.device;
+    CHECK_NEAR(st->fw, 8 * fw + d->op_overhead_us + 8 * d->layer_overhead_us, 1e-6);
+    CHECK_NEAR(st->bw, 8 * bw + d->op_overhead_us + 16 * d->layer_overhead_us, 1e-6);
+    CHECK(st->w > 0 && st->b > 0);
+    CHECK_NEAR(st->w + st->b, st->bw, 1e-6);
+    cost_model_fini(&cm);
+}
+
+int main(void)
+{
+    test_gemm();
+    test_attention();
+    test_collectives();
+    test_gqa_shapes();
+    test_gpt_eager();
+    test_published_params();
+    test_stage_is_sum();
+    return check_report("test_ops");
+}
