@@ -117,6 +117,11 @@ enum cmd_plan_flag {
     CMD_PLAN_RESERVE,
     CMD_PLAN_HOST_GBPS,
     CMD_PLAN_HOST_MEMORY,
+    CMD_PLAN_CE_FUSION,
+    CMD_PLAN_NO_CE_FUSION,
+    CMD_PLAN_GRAD_FP32,
+    CMD_PLAN_GRAD_BF16,
+    CMD_PLAN_VOCAB_DIV,
 };
 
 extern const struct cmd_option cmd_plan_options[];
