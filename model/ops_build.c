@@ -153,16 +153,16 @@ static void push_tp_coll(struct op_list *l, const struct shape *sh, enum op_site
  * backward); with it an all-gather at the entry and a reduce-scatter at the exit, mirrored in
  * the backward, plus the backward's all-gather of the input again for the weight gradient,
  * which Megatron overlaps with the input-gradient GEMM (Korthikanti §4.2.3). */
-static void push_tp_entry(struct op_list *l, const struct shape *sh, const char *fw_name,
-                          const char *bw_name, const char *regather_name)
+static void push_tp_entry(struct op_list *l, const struct shape *sh, enum op_site site,
+                          const char *fw_name, const char *bw_name, const char *regather_name)
 {
     double full = sh->e * sh->tokens * sh->h; /* the sublayer's whole input, 2sbh */
     if (sh->sp) {
-        push_tp_coll(l, sh, SITE_LAYER, fw_name, COLL_ALL_GATHER, full, PASS_FW, false);
-        push_tp_coll(l, sh, SITE_LAYER, bw_name, COLL_REDUCE_SCATTER, full, PASS_B, false);
-        push_tp_coll(l, sh, SITE_LAYER, regather_name, COLL_ALL_GATHER, full, PASS_B, true);
+        push_tp_coll(l, sh, site, fw_name, COLL_ALL_GATHER, full, PASS_FW, false);
+        push_tp_coll(l, sh, site, bw_name, COLL_REDUCE_SCATTER, full, PASS_B, false);
+        push_tp_coll(l, sh, site, regather_name, COLL_ALL_GATHER, full, PASS_B, true);
     } else {
-        push_tp_coll(l, sh, SITE_LAYER, bw_name, COLL_ALL_REDUCE, full, PASS_B, false);
+        push_tp_coll(l, sh, site, bw_name, COLL_ALL_REDUCE, full, PASS_B, false);
     }
 }
 
@@ -219,7 +219,7 @@ static void build_attention(struct op_list *l, const struct shape *sh)
     double qkv_n = sh->q_w + 2 * sh->kv_w;
 
     push_norm(l, sh, SITE_LAYER, "attn_norm", e * sh->tok_r * h);
-    push_tp_entry(l, sh, "tp_gather_attn", "tp_reduce_attn_dx", "tp_regather_attn");
+    push_tp_entry(l, sh, SITE_LAYER, "tp_gather_attn", "tp_reduce_attn_dx", "tp_regather_attn");
     push_gemm(l, sh, SITE_LAYER, "qkv",
               "column-parallel linear [q | k | v]: 2mnk, K/V narrower with GQA (Ainslie et al. "
               "2023); keeps its input (Korthikanti Table 2: 2sbh)",
@@ -279,7 +279,7 @@ static void build_mlp(struct op_list *l, const struct shape *sh)
     double T = sh->tokens, e = sh->e, h = sh->h, f = sh->ffn;
     bool bias = sh->bias == BIAS_ALL;
     push_norm(l, sh, SITE_LAYER, "mlp_norm", e * sh->tok_r * h);
-    push_tp_entry(l, sh, "tp_gather_mlp", "tp_reduce_mlp_dx", "tp_regather_mlp");
+    push_tp_entry(l, sh, SITE_LAYER, "tp_gather_mlp", "tp_reduce_mlp_dx", "tp_regather_mlp");
     if (sh->mlp == MLP_GELU) {
         push_gemm(l, sh, SITE_LAYER, "fc1",
                   "column-parallel linear h -> f: 2mnk; keeps its input (2sbh)", T, f, h,
@@ -363,7 +363,7 @@ void ops_build_head_par(const struct config *c, int seq, const struct ops_par *p
              sh.norm == NORM_LAYERNORM ? "final layer norm: reads x, writes y; keeps x"
                                        : "final RMSNorm: reads x, writes y; keeps x",
              2 * e * sh.tok_r * h, 3 * e * sh.tok_r * h, norm_params, x_keep);
-    push_tp_entry(out, &sh, "tp_gather_head", "tp_reduce_head_dx", "tp_regather_head");
+    push_tp_entry(out, &sh, SITE_HEAD, "tp_gather_head", "tp_reduce_head_dx", "tp_regather_head");
     /* its own matrix; a tied one is the embedding's, counted once where both ends are on one
      * stage (model/cost.c) */
     push_gemm(out, &sh, SITE_HEAD, "lm_head",
