@@ -107,6 +107,27 @@ enum framework_id config_framework(const struct config *c)
     return c->model.paper_stack ? FRAMEWORK_MEGATRON_DS_2021 : FRAMEWORK_MEGATRON_CORE;
 }
 
+bool config_ce_fusion(const struct config *c)
+{
+    if (c->ce_fusion != TRI_DEFAULT)
+        return c->ce_fusion == TRI_YES;
+    return config_framework(c) == FRAMEWORK_MEGATRON_CORE;
+}
+
+bool config_grad_reduce_fp32(const struct config *c)
+{
+    if (c->grad_reduce_fp32 != TRI_DEFAULT)
+        return c->grad_reduce_fp32 == TRI_YES;
+    return config_framework(c) != FRAMEWORK_MEGATRON_DS_2021;
+}
+
+int config_vocab_divisible_by(const struct config *c)
+{
+    if (c->vocab_divisible_by > 0)
+        return c->vocab_divisible_by;
+    return config_framework(c) == FRAMEWORK_MEGATRON_DS_2021 ? 1 : 128;
+}
+
 int config_pp(const struct config *c)
 {
     long group = (long)c->cluster.dp * c->cluster.tp;

@@ -189,6 +189,11 @@ struct config {
     double bytes_per_param;        /* "bytes_per_param"; 0 = config_bytes_per_param's rule */
     double reserve;                /* "reserve", bytes per GPU kept for the CUDA context and the
                                     * caching allocator; < 0 = config_reserve's default */
+    /* Megatron-LM's flags that move the figures (issue 37 item 4; TRI_DEFAULT / 0 = the
+     * framework's, resolved below) */
+    enum tri_state ce_fusion;      /* "cross_entropy_loss_fusion" */
+    enum tri_state grad_reduce_fp32; /* "accumulate_allreduce_grads_in_fp32" */
+    int vocab_divisible_by;        /* "make_vocab_size_divisible_by"; 0 = the framework's */
 };
 
 /* K/V heads: num_key_value_heads, or a when 0. */
@@ -202,6 +207,18 @@ bool config_tied_embeddings(const struct model_spec *m);
 /* The framework a config is priced as: cluster.framework, else Megatron-DeepSpeed 2021 for a
  * paper_stack model and Megatron-core otherwise. Never FRAMEWORK_DEFAULT. */
 enum framework_id config_framework(const struct config *c);
+/* Megatron-LM's --cross-entropy-loss-fusion: the config's, else on for Megatron-core (NeMo's
+ * recipes set it; the fused kernel keeps no fp32 logits), off for the 2021 stack and
+ * torchtitan (its loss casts the logits to fp32). */
+bool config_ce_fusion(const struct config *c);
+/* Megatron-LM's --accumulate-allreduce-grads-in-fp32 (fp32 gradients reduced, 4 bytes a
+ * parameter, else 2): the config's, else on except for the 2021 stack (fp16 gradients):
+ * Megatron forces it for bf16 unless --grad-reduce-in-bf16, torchtitan's FSDP reduces in fp32. */
+bool config_grad_reduce_fp32(const struct config *c);
+/* Megatron-LM's --make-vocab-size-divisible-by: the config's, else 128 (Megatron's default),
+ * 1 (no padding) for the 2021 stack's presets; the vocabulary is padded to a multiple of it
+ * x tp (model/ops.h ops_vocab_size). */
+int config_vocab_divisible_by(const struct config *c);
 /* The built-in default: GPT3-1.6B on 8 x A100-40G, V, global batch 128, mbs 1. */
 void config_default(struct config *c);
 /* The FFN width a model of hidden size h has unless given: 4h (GPT), SwiGLU's

@@ -366,6 +366,9 @@ enum {
     T_DISTOPT,
     T_BPP,
     T_RESERVE,
+    T_CE_FUSION,
+    T_GRAD_FP32,
+    T_VOCAB_DIV,
     T__COUNT
 };
 static const char *const top_keys[T__COUNT] = {
@@ -373,7 +376,8 @@ static const char *const top_keys[T__COUNT] = {
     "chunks",          "memory_per_device", "blocking_send",    "unit_costs", "model",
     "cluster",         "iterations",        "update_interval",  "calibration",
     "attention",       "sequence_parallel", "distributed_optimizer", "bytes_per_param",
-    "reserve",
+    "reserve",         "cross_entropy_loss_fusion", "accumulate_allreduce_grads_in_fp32",
+    "make_vocab_size_divisible_by",
 };
 
 /* "calibration": a calibration file (model/profile.h), its path relative to this file, or
@@ -450,6 +454,21 @@ static int load_top_fields(struct json_doc *d, const struct json_value *f, struc
         TRY(json_bool(d, &f[T_SP], &c->sequence_parallel));
     if (f[T_DISTOPT].item != NULL)
         TRY(json_bool(d, &f[T_DISTOPT], &c->distributed_optimizer));
+    static const struct {
+        int key;
+        size_t off;
+    } tris[] = {
+        {T_CE_FUSION, offsetof(struct config, ce_fusion)},
+        {T_GRAD_FP32, offsetof(struct config, grad_reduce_fp32)},
+    };
+    for (size_t i = 0; i < sizeof tris / sizeof tris[0]; i++)
+        if (f[tris[i].key].item != NULL) {
+            bool v;
+            TRY(json_bool(d, &f[tris[i].key], &v));
+            *(enum tri_state *)((char *)c + tris[i].off) = v ? TRI_YES : TRI_NO;
+        }
+    if (f[T_VOCAB_DIV].item != NULL) /* Megatron pads to a multiple of it x tp */
+        TRY(json_int(d, &f[T_VOCAB_DIV], 1, 1 << 20, &c->vocab_divisible_by));
     if (f[T_RESERVE].item != NULL) { /* 0 allowed: a size or a number of bytes */
         if (cJSON_IsNumber(f[T_RESERVE].item) && f[T_RESERVE].item->valuedouble == 0)
             c->reserve = 0;

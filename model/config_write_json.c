@@ -193,6 +193,13 @@ struct cJSON *config_to_cjson(const struct config *c)
         cJSON_AddBoolToObject(o, "distributed_optimizer", true);
     if (c->bytes_per_param > 0)
         write_number(o, "bytes_per_param", c->bytes_per_param);
+    if (c->ce_fusion != TRI_DEFAULT)
+        cJSON_AddBoolToObject(o, "cross_entropy_loss_fusion", c->ce_fusion == TRI_YES);
+    if (c->grad_reduce_fp32 != TRI_DEFAULT)
+        cJSON_AddBoolToObject(o, "accumulate_allreduce_grads_in_fp32",
+                              c->grad_reduce_fp32 == TRI_YES);
+    if (c->vocab_divisible_by > 0)
+        cJSON_AddNumberToObject(o, "make_vocab_size_divisible_by", c->vocab_divisible_by);
     if (c->reserve >= 0 || own_defaults)
         write_bytes(o, "reserve", c->reserve >= 0 ? c->reserve : config_reserve(c));
     if (c->profile.enabled)

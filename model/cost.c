@@ -304,6 +304,38 @@ static void stage_priced(const struct op_sums *L, const struct op_sums *E,
     *w_share = b + w > 0 ? w / (b + w) : 0;
 }
 
+/* The step after a stage's last backward (model/ops.h ops_build_step): the gradient reduction
+ * over the stage's `group` replicas and the optimizer. The 2021 estimate: a ring over
+ * cluster.allreduce_gbps with a latency a hop, 2(n-1)/n x 2 bytes a parameter for the
+ * all-reduce (a reduce-scatter and an all-gather (n-1)/n each with the distributed optimizer),
+ * and 32 bytes a parameter (sharded: / dp) over HBM; the others price the step's ops. */
+static void stage_step(const struct config *c, double params, int group, double *ar, double *os)
+{
+    const struct cluster_spec *k = &c->cluster;
+    struct op_list l;
+    op_list_init(&l);
+    ops_build_step(c, params, group, &l);
+    *ar = *os = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const struct op *o = &l.op[i];
+        if (o->kind == OP_MEMORY) {
+            *os += ops_legacy(c) ? o->fw_bytes / (k->device.hbm_gbps * 1e3)
+                                 : price_op_us(c, o, PASS_FW);
+            continue;
+        }
+        if (!ops_legacy(c)) {
+            *ar += price_op_us(c, o, o->pass);
+            continue;
+        }
+        double n = o->group;
+        if (o->coll == COLL_ALL_REDUCE) /* as before, bit for bit */
+            *ar += 2 * (n - 1) / n * o->bytes / (k->ar_gbps * 1e3) + 2 * (n - 1) * k->p2p_lat_us;
+        else
+            *ar += (n - 1) / n * o->bytes / (k->ar_gbps * 1e3) + (n - 1) * k->p2p_lat_us;
+    }
+    op_list_fini(&l);
+}
+
 int cost_model_build(const struct config *c, int num_stages, int parts_per_device, int ar_group,
                      struct cost_model *out, struct mt_err *e)
 {
@@ -379,11 +411,7 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         st->static_bytes = st->params * config_bytes_per_param(c);
         st->msg_bytes = ckpt_bytes; /* the stage's input or output, as the checkpoint */
         st->p2p = p2p_us;
-        double n_ar = ar_group;
-        st->ar = n_ar > 1 ? 2 * (n_ar - 1) / n_ar * 2 * st->params / (k->ar_gbps * 1e3) +
-                                2 * (n_ar - 1) * k->p2p_lat_us
-                          : 0;
-        st->os = 32 * st->params / (k->device.hbm_gbps * 1e3);
+        stage_step(c, st->params, ar_group, &st->ar, &st->os);
         cost_overhead_apply(c, st); /* framework and launch overheads (model/cost_overhead.c) */
         double act_analytic = st->act;
         profile_apply(&c->profile, c, st); /* a calibration replaces what it measured */

@@ -142,6 +142,11 @@ void ops_build_layer(const struct config *c, int seq, struct op_list *out);
  * loss). */
 void ops_build_embed(const struct config *c, int seq, struct op_list *out);
 void ops_build_head(const struct config *c, int seq, struct op_list *out);
+/* A stage's step after its last backward, for `params` parameters on this rank and a
+ * gradient group of `group` replicas (dp; x2 for Chimera): the gradient all-reduce, or with
+ * the distributed optimizer a reduce-scatter and the parameters' all-gather (SITE_STEP
+ * collectives, pass W), then the optimizer (a memory-bound op, its bytes in fw_bytes). */
+void ops_build_step(const struct config *c, double params, int group, struct op_list *out);
 /* The same at explicit degrees (model/cost.c evaluates the 2021 estimate on the unsplit
  * block, tp = 1, and divides its sums by tp as that estimate did). */
 void ops_build_layer_par(const struct config *c, int seq, const struct ops_par *par,

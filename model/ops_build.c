@@ -17,6 +17,7 @@
 #include <config.h>
 #include "model/ops.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "model/config.h"
@@ -57,8 +58,12 @@ bool ops_legacy(const struct config *c)
 
 double ops_vocab_size(const struct config *c, const struct ops_par *par)
 {
-    (void)par;
-    return c->model.vocab_size;
+    /* Megatron-LM's _vocab_size_with_padding: up to a multiple of
+     * make_vocab_size_divisible_by x tp, so that every rank's rows are equal and aligned */
+    if (ops_legacy(c) && c->vocab_divisible_by == 0)
+        return c->model.vocab_size; /* the 2021 estimate: V / t rows a rank, unpadded */
+    double multiple = (double)config_vocab_divisible_by(c) * (par->tp > 0 ? par->tp : 1);
+    return ceil(c->model.vocab_size / multiple) * multiple;
 }
 
 enum op_link ops_link_of(const struct config *c, enum op_group g, int ranks)
@@ -148,16 +153,16 @@ static void push_tp_coll(struct op_list *l, const struct shape *sh, enum op_site
  * backward); with it an all-gather at the entry and a reduce-scatter at the exit, mirrored in
  * the backward, plus the backward's all-gather of the input again for the weight gradient,
  * which Megatron overlaps with the input-gradient GEMM (Korthikanti §4.2.3). */
-static void push_tp_entry(struct op_list *l, const struct shape *sh, const char *fw_name,
-                          const char *bw_name, const char *regather_name)
+static void push_tp_entry(struct op_list *l, const struct shape *sh, enum op_site site,
+                          const char *fw_name, const char *bw_name, const char *regather_name)
 {
     double full = sh->e * sh->tokens * sh->h; /* the sublayer's whole input, 2sbh */
     if (sh->sp) {
-        push_tp_coll(l, sh, SITE_LAYER, fw_name, COLL_ALL_GATHER, full, PASS_FW, false);
-        push_tp_coll(l, sh, SITE_LAYER, bw_name, COLL_REDUCE_SCATTER, full, PASS_B, false);
-        push_tp_coll(l, sh, SITE_LAYER, regather_name, COLL_ALL_GATHER, full, PASS_B, true);
+        push_tp_coll(l, sh, site, fw_name, COLL_ALL_GATHER, full, PASS_FW, false);
+        push_tp_coll(l, sh, site, bw_name, COLL_REDUCE_SCATTER, full, PASS_B, false);
+        push_tp_coll(l, sh, site, regather_name, COLL_ALL_GATHER, full, PASS_B, true);
     } else {
-        push_tp_coll(l, sh, SITE_LAYER, bw_name, COLL_ALL_REDUCE, full, PASS_B, false);
+        push_tp_coll(l, sh, site, bw_name, COLL_ALL_REDUCE, full, PASS_B, false);
     }
 }
 
@@ -214,7 +219,7 @@ static void build_attention(struct op_list *l, const struct shape *sh)
     double qkv_n = sh->q_w + 2 * sh->kv_w;
 
     push_norm(l, sh, SITE_LAYER, "attn_norm", e * sh->tok_r * h);
-    push_tp_entry(l, sh, "tp_gather_attn", "tp_reduce_attn_dx", "tp_regather_attn");
+    push_tp_entry(l, sh, SITE_LAYER, "tp_gather_attn", "tp_reduce_attn_dx", "tp_regather_attn");
     push_gemm(l, sh, SITE_LAYER, "qkv",
               "column-parallel linear [q | k | v]: 2mnk, K/V narrower with GQA (Ainslie et al. "
               "2023); keeps its input (Korthikanti Table 2: 2sbh)",
@@ -274,7 +279,7 @@ static void build_mlp(struct op_list *l, const struct shape *sh)
     double T = sh->tokens, e = sh->e, h = sh->h, f = sh->ffn;
     bool bias = sh->bias == BIAS_ALL;
     push_norm(l, sh, SITE_LAYER, "mlp_norm", e * sh->tok_r * h);
-    push_tp_entry(l, sh, "tp_gather_mlp", "tp_reduce_mlp_dx", "tp_regather_mlp");
+    push_tp_entry(l, sh, SITE_LAYER, "tp_gather_mlp", "tp_reduce_mlp_dx", "tp_regather_mlp");
     if (sh->mlp == MLP_GELU) {
         push_gemm(l, sh, SITE_LAYER, "fc1",
                   "column-parallel linear h -> f: 2mnk; keeps its input (2sbh)", T, f, h,
@@ -358,21 +363,73 @@ void ops_build_head_par(const struct config *c, int seq, const struct ops_par *p
              sh.norm == NORM_LAYERNORM ? "final layer norm: reads x, writes y; keeps x"
                                        : "final RMSNorm: reads x, writes y; keeps x",
              2 * e * sh.tok_r * h, 3 * e * sh.tok_r * h, norm_params, x_keep);
-    push_tp_entry(out, &sh, "tp_gather_head", "tp_reduce_head_dx", "tp_regather_head");
+    push_tp_entry(out, &sh, SITE_HEAD, "tp_gather_head", "tp_reduce_head_dx", "tp_regather_head");
     /* its own matrix; a tied one is the embedding's, counted once where both ends are on one
      * stage (model/cost.c) */
     push_gemm(out, &sh, SITE_HEAD, "lm_head",
               "column-parallel linear h -> V/t (vocabulary-parallel): 2mnk; keeps its input",
               T, V, h, V * h, x_keep);
-    /* Megatron's VocabParallelCrossEntropy: the logits cast to fp32, exp'd and normalised in
-     * place, the fp32 softmax kept for the backward (4sbV/t) */
     double n = T * V;
-    push_mem(out, &sh, SITE_HEAD, "cross_entropy",
-             "vocabulary-parallel cross-entropy, unfused (Megatron VocabParallelCrossEntropy): "
-             "logits to fp32, softmax in place; keeps the fp32 softmax 4sbV/t",
-             2 * n + 4 * n + 4 * 4 * n, 4 * n + 4 * n + 2 * n, 0, 4 * n);
+    if (config_ce_fusion(c))
+        /* the fused kernel (Megatron --cross-entropy-loss-fusion with Transformer Engine's
+         * parallel_cross_entropy): reads the bf16 logits for the log-sum-exp, writes the
+         * gradient over them in the forward; the backward only scales it */
+        push_mem(out, &sh, SITE_HEAD, "cross_entropy",
+                 "vocabulary-parallel cross-entropy, fused (Megatron --cross-entropy-loss-fusion,"
+                 " TE parallel_cross_entropy): the gradient written over the bf16 logits in the "
+                 "forward; keeps them, 2sbV/t, no fp32 copy",
+                 3 * e * n, 2 * e * n, 0, e * n);
+    else
+        /* Megatron's VocabParallelCrossEntropy: the logits cast to fp32, exp'd and normalised
+         * in place, the fp32 softmax kept for the backward (4sbV/t) */
+        push_mem(out, &sh, SITE_HEAD, "cross_entropy",
+                 "vocabulary-parallel cross-entropy, unfused (Megatron VocabParallelCrossEntropy):"
+                 " logits to fp32, softmax in place; keeps the fp32 softmax 4sbV/t",
+                 2 * n + 4 * n + 4 * 4 * n, 4 * n + 4 * n + 2 * n, 0, 4 * n);
     /* the max and the sum of exponents (and the target's logit) summed over the TP group */
     push_tp_coll(out, &sh, SITE_HEAD, "tp_reduce_ce", COLL_ALL_REDUCE, 3 * 4 * T, PASS_FW, false);
+}
+
+void ops_build_step(const struct config *c, double params, int group, struct op_list *out)
+{
+    double grad = config_grad_reduce_fp32(c) ? 4 : 2; /* bytes a gradient */
+    enum op_link link = ops_link_of(c, GROUP_DP, group);
+    struct op o = {.kind = OP_COLLECTIVE, .site = SITE_STEP, .group_kind = GROUP_DP,
+                   .group = group, .link = link, .pass = PASS_W,
+                   .dtype = grad == 4 ? OP_FP32 : OP_BF16};
+    bool sharded = c->distributed_optimizer && group > 1;
+    if (sharded) {
+        /* Megatron's distributed optimizer (docs/source/distrib_optimizer.md): the gradient
+         * buffer reduce-scattered, each rank steps its 1/dp of the fp32 state, the updated
+         * bf16 parameters all-gathered */
+        o.name = "dp_reduce_scatter_grads";
+        o.coll = COLL_REDUCE_SCATTER;
+        o.bytes = grad * params;
+        o.source = "distributed optimizer: gradients reduce-scattered over dp (Megatron-LM "
+                   "distrib_optimizer.md); NCCL ring (n-1)/n";
+        op_list_push(out, &o);
+        o.name = "dp_all_gather_params";
+        o.coll = COLL_ALL_GATHER;
+        o.bytes = 2 * params;
+        o.dtype = OP_BF16;
+        o.source = "distributed optimizer: the updated bf16 parameters all-gathered over dp";
+        op_list_push(out, &o);
+    } else if (group > 1) {
+        o.name = "dp_all_reduce_grads";
+        o.coll = COLL_ALL_REDUCE;
+        o.bytes = grad * params;
+        o.source = "data-parallel gradient all-reduce (fp32 with "
+                   "--accumulate-allreduce-grads-in-fp32); NCCL ring 2(n-1)/n";
+        op_list_push(out, &o);
+    }
+    /* Adam on fp32 master weights: reads and writes the master weight, m and v, reads the
+     * gradient, writes the bf16 copy: ~32 bytes of HBM traffic a parameter it updates */
+    double shard = sharded ? group : 1;
+    struct op opt = {.kind = OP_MEMORY, .name = "optimizer", .site = SITE_STEP,
+                     .dtype = OP_FP32, .fw_bytes = 32 * params / shard,
+                     .source = "Adam step over the fp32 state: 32 bytes of HBM a parameter "
+                               "(sharded over dp with the distributed optimizer)"};
+    op_list_push(out, &opt);
 }
 
 void ops_build_layer(const struct config *c, int seq, struct op_list *out)

@@ -3,7 +3,11 @@
 # state and its peak activations as `mario-tui simulate --json` gives them, beside Megatron-LM's
 # estimator (megatron/training/theoretical_memory_usage.py, NVIDIA/Megatron-LM; transcribed below
 # in Python from its formulas) on the same tp, pp, dp, SP, distributed optimizer and schedule.
-# Flash attention, no checkpointing, micro-batch 1. Usage: scripts/cost_model_doc.sh [MARIO_TUI]
+# Flash attention, no checkpointing, micro-batch 1. Then the op table: each op kind's formula
+# (model/ops.c) and each op the builders list (model/ops_build.c) with its per-rank shape, kept
+# bytes and source, as `mario-tui simulate --costs --json` gives them.
+# Usage: scripts/cost_model_doc.sh [MARIO_TUI] (markdown on stdout: the two generated sections
+# of docs/cost-model.md)
 set -eu
 bin=${1:-./mario-tui}
 python3 - "$bin" <<'PY'
@@ -78,4 +82,56 @@ for name, tp, pp, dp, sp, do, v, n in CONFIGS:
         name, tp, pp, dp, "on" if sp else "off", "on" if do else "off",
         "interleaved v=%d" % v if v else "1F1B", ours_w / 1e9, mw / 1e9, pct(ours_w, mw),
         ours_a / 1e9, ma / 1e9, pct(ours_a, ma)))
+
+KINDS = [  # model/ops.c's registry, one formula per kind
+    ("gemm", "FW 2mnk x count; B 2mnk (4mnk with no weight side); W 2mnk for a weight GEMM",
+     "operands read once, result written once", "FLOPs / (peak x efficiency)",
+     "Narayanan et al. SC'21 eq. 2; torch.utils.flop_counter mm"),
+    ("attention", "FW 4 b a s_q s_kv d (causal flash: the pairs its kernel runs, s(s+1)/2); B 2.5x "
+     "flash (Dao 2023: S recomputed), 2x eager; model FLOPs: full squares, B 2x",
+     "Q, K, V read, O written; B twice that", "FLOPs / (peak x efficiency)",
+     "FlashAttention-2 Alg. 1-2; PaLM / Megatron model-FLOPs convention"),
+    ("memory", "0", "fw_bytes, bw_bytes (each op's reads + writes)", "bytes / HBM bandwidth",
+     "llm.c's kernel list; per op below"),
+    ("collective", "0", "the buffer a rank holds", "bus factor x bytes / link bandwidth + latency",
+     "NCCL ring: all-reduce 2(n-1)/n, all-gather, reduce-scatter (n-1)/n (nccl-tests PERFORMANCE.md)"),
+]
+print()
+print("### Op kinds")
+print()
+print("| kind | FLOPs | HBM bytes | time (Megatron-core, torchtitan) | source |")
+print("|---|---|---|---|---|")
+for k in KINDS:
+    print("| %s |" % " | ".join(k))
+print()
+print("The paper's presets (Megatron-DeepSpeed 2021) price the same list the 2021 way: model FLOPs")
+print("/ (peak x efficiency x T/(T + T_half)), the TP collectives by the ring formula without latency,")
+print("memory-bound ops 0 (inside the fitted layer overhead).")
+
+def ops_of(args):
+    out = subprocess.run([bin, "simulate", "--costs", "--json"] + args, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+LISTS = [
+    ("Llama-3.1-8B, tp 2 with SP, flash (Megatron-core)",
+     ["--model", "Llama-3.1-8B", "--devices", "8", "--tp", "2", "--sequence-parallel"]),
+    ("GPT3-1.6B, the paper's preset, eager (Megatron-DeepSpeed 2021)", ["--devices", "8"]),
+]
+for title, args in LISTS:
+    d = ops_of(args)
+    print()
+    print("### %s" % title)
+    print()
+    print("| site | op | kind | shape (per rank) | kept, MiB | source |")
+    print("|---|---|---|---|---|---|")
+    seen = set()
+    for st in (d[0], d[-1]):
+        for o in st["ops"]:
+            if (o["site"], o["name"]) in seen:
+                continue
+            seen.add((o["site"], o["name"]))
+            print("| %s | %s | %s | %s | %.1f | %s |" % (
+                o["site"], o["name"], o["kind"], o["shape"],
+                o["keep_bytes"] / o["count"] / 2**20, o["source"].replace("|", "/")))
 PY

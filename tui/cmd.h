@@ -117,9 +117,20 @@ enum cmd_plan_flag {
     CMD_PLAN_RESERVE,
     CMD_PLAN_HOST_GBPS,
     CMD_PLAN_HOST_MEMORY,
+    CMD_PLAN_CE_FUSION,
+    CMD_PLAN_NO_CE_FUSION,
+    CMD_PLAN_GRAD_FP32,
+    CMD_PLAN_GRAD_BF16,
+    CMD_PLAN_VOCAB_DIV,
 };
 
 extern const struct cmd_option cmd_plan_options[];
+
+/* `simulate --costs` (tui/cmd_costs.c): stage `only` of m (or, when < 0, the first, a middle
+ * and the last) as its ops in order with their FLOPs, bytes, time, kept bytes and share of the
+ * stage's time, a table or (json) an array. 0 ok. */
+struct cost_model;
+int cmd_costs_print(const struct config *c, const struct cost_model *m, int only, bool json);
 
 #define CMD_PLAN_MAX_OVERRIDES 32
 

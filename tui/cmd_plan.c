@@ -75,6 +75,21 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "distributed-optimizer", .type = CMD_PLAN, .value = CMD_PLAN_DIST_OPT,
      .help = "fp32 master weights and Adam state sharded over dp\n"
              "(6 + 12/dp bytes a parameter)"},
+    {.name = "cross-entropy-loss-fusion", .type = CMD_PLAN, .value = CMD_PLAN_CE_FUSION,
+     .help = "the fused vocabulary-parallel cross-entropy: no fp32 logits\n"
+             "kept (default for Megatron-core models)"},
+    {.name = "no-cross-entropy-loss-fusion", .type = CMD_PLAN, .value = CMD_PLAN_NO_CE_FUSION,
+     .help = "the unfused one: keeps the fp32 softmax, 4sbV/t bytes"},
+    {.name = "accumulate-allreduce-grads-in-fp32", .type = CMD_PLAN,
+     .value = CMD_PLAN_GRAD_FP32,
+     .help = "reduce gradients over dp in fp32, 4 bytes a parameter (the\n"
+             "default except for the paper's presets)"},
+    {.name = "grad-reduce-in-bf16", .type = CMD_PLAN, .value = CMD_PLAN_GRAD_BF16,
+     .help = "reduce gradients in 16 bits, 2 bytes a parameter"},
+    {.name = "make-vocab-size-divisible-by", .arg = "N", .type = CMD_PLAN,
+     .value = CMD_PLAN_VOCAB_DIV,
+     .help = "pad the vocabulary to a multiple of N x tp (default 128; 1\n"
+             "for the paper's presets: none)"},
     {.name = "unit-costs", .arg = "F,B,RC[,W[,O]]", .type = CMD_PLAN,
      .value = CMD_PLAN_UNIT_COSTS,
      .help = "unit costs: times in t, memory in units of M_theta; B is the\n"
@@ -187,6 +202,17 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
     case CMD_PLAN_DIST_OPT:
         c->distributed_optimizer = true;
         return MT_OK;
+    case CMD_PLAN_CE_FUSION:
+    case CMD_PLAN_NO_CE_FUSION:
+        c->ce_fusion = opt == CMD_PLAN_CE_FUSION ? TRI_YES : TRI_NO;
+        return MT_OK;
+    case CMD_PLAN_GRAD_FP32:
+    case CMD_PLAN_GRAD_BF16:
+        c->grad_reduce_fp32 = opt == CMD_PLAN_GRAD_FP32 ? TRI_YES : TRI_NO;
+        return MT_OK;
+    case CMD_PLAN_VOCAB_DIV:
+        return cmd_plan_int("make-vocab-size-divisible-by", arg, 1, 1 << 20,
+                            &c->vocab_divisible_by, e);
     case CMD_PLAN_UNIT_COSTS:
         if (config_unit_costs_parse(arg, &c->unit, e) != MT_OK)
             return err_wrap(e, "--unit-costs");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/cost.h"
 #include "model/presets.h"
 #include "sim/core/bound.h"
 #include "sim/passes/pass.h"
@@ -25,6 +26,7 @@
 static const char simulate_usage[] =
     "Usage: mario-tui simulate [CONFIG] [plan flags] [--search [--offload]] [--json]\n"
     "                          [--plan-out FILE] [--trace-out FILE] [--quiet]\n"
+    "       mario-tui simulate [CONFIG] [plan flags] --costs [--costs-stage N] [--json]\n"
     "Simulate one training iteration of a pipeline plan (K iterations of an Async or PipeDream\n"
     "plan): per-device busy time, bubbles and peak memory, step time and throughput,\n"
     "utilization over the whole step and over the steady state, and for asynchronous plans\n"
@@ -34,10 +36,14 @@ static const char simulate_usage[] =
     "--offload it may also offload forwards to host memory (OF/RL) where that is faster.\n"
     "--scheme S,S[,...] (a list) simulates each scheme on the same config: one row each (step,\n"
     "samples/s, peak, bound, fits), the best marked (highest samples/s that fits; ties: the\n"
-    "lower peak); --json: an array.\n\n";
+    "lower peak); --json: an array. --costs prints, instead, a stage's ops in order (the\n"
+    "first, a middle and the last stage, or --costs-stage N): kind, per-rank shape, FLOPs,\n"
+    "bytes, time of the forward, B and W, kept bytes and share of the stage's time\n"
+    "(docs/cost-model.md).\n\n";
 
 struct simulate_opts {
-    bool json, search, offload, quiet;
+    bool json, search, offload, quiet, costs;
+    int costs_stage; /* --costs-stage N; -1 = the first, a middle and the last */
     const char *plan_out, *trace_out;
 };
 
@@ -52,6 +58,11 @@ static const struct cmd_option simulate_options[] = {
      .help = "save the plan (mario-plan JSON)"},
     {.name = "trace-out", .arg = "FILE", CMD_TO_STRING(struct simulate_opts, trace_out),
      .help = "save the simulated timeline as a Chrome trace (Perfetto)"},
+    {.name = "costs", CMD_TO_BOOL(struct simulate_opts, costs),
+     .help = "print the ops of the first, a middle and the last stage instead: kind, shape,\n"
+             "FLOPs, bytes, time (fw, B, W), kept bytes and share of the stage's time"},
+    {.name = "costs-stage", .arg = "N", CMD_TO_INT(struct simulate_opts, costs_stage, 0, 1 << 20),
+     .help = "only stage N (0 = the first; implies --costs)"},
     {.name = "quiet", .letter = 'q', CMD_TO_BOOL(struct simulate_opts, quiet),
      .help = "no progress on stderr for --search (shown only on a terminal, after 0.2 s)"},
     {0},
@@ -368,13 +379,43 @@ static int simulate_schemes(const struct cmd_plan *cp, int at, const struct simu
     return simulated == 0 ? 2 : best < 0 ? 1 : 0;
 }
 
+/* --costs: the config's per-stage costs op by op (tui/cmd_costs.c), no simulation */
+static int simulate_costs(const struct cmd_plan *cp, const struct simulate_opts *o)
+{
+    struct mt_err e = {0};
+    struct config c;
+    struct plan *loaded = NULL;
+    if (cmd_plan_config(cp, &c, &loaded, &e) != MT_OK)
+        return cmd_fail("simulate", &e);
+    plan_free(loaded);
+    if (c.unit.enabled) {
+        err_set(&e, MT_EINVAL, "--costs: unit costs (--unit-costs) have no ops to list");
+        return cmd_fail("simulate", &e);
+    }
+    struct cost_model m;
+    if (scheme_costs(&c, &m, &e) != MT_OK)
+        return cmd_fail("simulate", &e);
+    int only = o->costs_stage; /* -1: the first, a middle and the last */
+    if (only >= m.num_stages) {
+        err_set(&e, MT_EINVAL, "--costs-stage: %d but the plan has stages 0-%d", only,
+                m.num_stages - 1);
+        cost_model_fini(&m);
+        return cmd_fail("simulate", &e);
+    }
+    int rc = cmd_costs_print(&c, &m, only, o->json);
+    cost_model_fini(&m);
+    return rc;
+}
+
 static int simulate_exec(int argc, char **argv)
 {
-    struct simulate_opts o = {0};
+    struct simulate_opts o = {.costs_stage = -1};
     struct cmd_plan cp = {0};
     int first, status = cmd_options_parse(&cmd_simulate_entry, argc, argv, &o, &cp, &first);
     if (status != CMD_OPTIONS_RUN)
         return status;
+    if (o.costs || o.costs_stage >= 0)
+        return simulate_costs(&cp, &o);
     for (int i = cp.n_over - 1; i >= 0; i--) /* the last --scheme is the one that counts */
         if (cp.over[i].opt == CMD_PLAN_SCHEME) {
             if (strchr(cp.over[i].arg, ','))

@@ -4,6 +4,7 @@
  * of its ops (model/cost.c). */
 #include <config.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/config.h"
@@ -174,14 +175,23 @@ static void test_gpt_eager(void)
 }
 
 /* Whole-model parameter counts from the lists (a stage holding every layer and both ends, tp 1)
- * against the published totals. */
-static double model_params(struct model_spec *m)
+ * against the published totals: the vocabulary as published (make_vocab_size_divisible_by 1),
+ * or padded as Megatron pads it (pad > 1, x tp). */
+static double model_params_padded(struct model_spec *m, int pad, int tp)
 {
     struct config c;
     config_default(&c);
     c.model = *m;
     c.attention = ATTN_DEFAULT;
+    c.vocab_divisible_by = pad;
+    c.num_device = 8 * tp;
+    c.cluster.tp = tp;
     return cost_stage_params(&c, m->num_layers, true, true);
+}
+
+static double model_params(struct model_spec *m)
+{
+    return model_params_padded(m, 1, 1);
 }
 
 static void test_published_params(void)
@@ -197,6 +207,22 @@ static void test_published_params(void)
                            .num_layers = 12, .num_attention_heads = 12, .seq_length = 1024,
                            .vocab_size = 50257, .ffn_hidden_size = 3072};
     CHECK_NEAR(model_params(&g), 124439808.0, 0);
+    /* Megatron pads 50257 to 50304 (a multiple of 128): 47 rows of 768 more, once (tied) */
+    CHECK_NEAR(model_params_padded(&g, 128, 1), 124439808.0 + 47 * 768, 0);
+    CHECK_NEAR(model_params_padded(&g, 0, 1), 124439808.0 + 47 * 768, 0); /* the default */
+    /* Llama-3.1-8B's 128,256 is 1002 x 128, but over tp 8 pads to 126 x 1024 = 129,024: a rank
+     * holds 16,128 rows of the embedding and of the head */
+    CHECK_EQ_INT(presets_model("Llama-3.1-8B", &m, NULL), MT_OK);
+    struct config c;
+    config_default(&c);
+    c.model = m;
+    c.num_device = 64;
+    c.cluster.tp = 8;
+    struct ops_par par = ops_par_of(&c);
+    CHECK_NEAR(ops_vocab_size(&c, &par), 129024, 0);
+    c.model = g;
+    c.model.paper_stack = true; /* the 2021 stack: V / t, unpadded */
+    CHECK_NEAR(ops_vocab_size(&c, &par), 50257, 0);
     /* Qwen2.5-7B (Qwen/Qwen2.5-7B): h 3584, 28 layers, 28 heads, 4 K/V heads, f 18944,
      * V 152064, biases on q, k, v only, untied: 7,615,616,512 */
     struct model_spec q = {.name = "qwen2.5-7b", .arch = ARCH_LLAMA2, .hidden_size = 3584,
@@ -241,6 +267,76 @@ static void test_stage_is_sum(void)
     cost_model_fini(&cm);
 }
 
+/* Item 4's Megatron details. Llama-3.1-8B, s 8192, b 1, tp 1 (V 128,256): the fused
+ * cross-entropy keeps the bf16 logits its gradient is written over, 2 x 8192 x 128,256 =
+ * 2,101,346,304 bytes; the unfused one the fp32 softmax, twice that. The step of a stage of
+ * 10^9 parameters over 4 replicas: one all-reduce of 4 x 10^9 bytes (fp32 gradients, Megatron's
+ * bf16 default), 2 x 10^9 with --grad-reduce-in-bf16; the distributed optimizer reduce-scatters
+ * the 4 x 10^9 and all-gathers 2 x 10^9 bytes of bf16 parameters, its Adam step 32 / 4 bytes a
+ * parameter. */
+static void test_megatron_details(void)
+{
+    struct config c;
+    config_default(&c);
+    CHECK_EQ_INT(presets_model("Llama-3.1-8B", &c.model, NULL), MT_OK);
+    CHECK(config_ce_fusion(&c) && config_grad_reduce_fp32(&c));
+    struct op_list l;
+    op_list_init(&l);
+    ops_build_head(&c, 8192, &l);
+    const struct op *ce = find(&l, "cross_entropy");
+    CHECK(ce != NULL && ce->keep_bytes == 2101346304.0);
+    op_list_fini(&l);
+    c.ce_fusion = TRI_NO;
+    op_list_init(&l);
+    ops_build_head(&c, 8192, &l);
+    ce = find(&l, "cross_entropy");
+    CHECK(ce != NULL && ce->keep_bytes == 2 * 2101346304.0);
+    op_list_fini(&l);
+
+    c.num_device = 32;
+    c.cluster.dp = 4;
+    op_list_init(&l);
+    ops_build_step(&c, 1e9, 4, &l);
+    CHECK_EQ_INT((long long)l.n, 2);
+    CHECK(l.op[0].coll == COLL_ALL_REDUCE && l.op[0].bytes == 4e9 && l.op[0].group == 4);
+    CHECK(l.op[1].kind == OP_MEMORY && l.op[1].fw_bytes == 32e9);
+    op_list_fini(&l);
+    c.grad_reduce_fp32 = TRI_NO;
+    op_list_init(&l);
+    ops_build_step(&c, 1e9, 4, &l);
+    CHECK(l.n == 2 && l.op[0].bytes == 2e9);
+    op_list_fini(&l);
+    c.grad_reduce_fp32 = TRI_DEFAULT;
+    c.distributed_optimizer = true;
+    op_list_init(&l);
+    ops_build_step(&c, 1e9, 4, &l);
+    CHECK_EQ_INT((long long)l.n, 3);
+    CHECK(l.op[0].coll == COLL_REDUCE_SCATTER && l.op[0].bytes == 4e9);
+    CHECK(l.op[1].coll == COLL_ALL_GATHER && l.op[1].bytes == 2e9);
+    CHECK(l.op[2].kind == OP_MEMORY && l.op[2].fw_bytes == 8e9);
+    op_list_fini(&l);
+    /* the 2021 stack keeps 16-bit gradients and the unfused loss */
+    config_default(&c);
+    CHECK(!config_ce_fusion(&c) && !config_grad_reduce_fp32(&c));
+    CHECK_EQ_INT(config_vocab_divisible_by(&c), 1);
+    /* the keys read, written and read back; a bad one named */
+    const char *text = "{\"model\": \"Llama-3.1-8B\", \"cross_entropy_loss_fusion\": false, "
+                       "\"accumulate_allreduce_grads_in_fp32\": false, "
+                       "\"make_vocab_size_divisible_by\": 64}";
+    struct mt_err e;
+    CHECK_EQ_INT(config_load_string(text, strlen(text), "t.json", &c, &e), MT_OK);
+    CHECK(!config_ce_fusion(&c) && !config_grad_reduce_fp32(&c));
+    CHECK_EQ_INT(config_vocab_divisible_by(&c), 64);
+    char *out = config_to_json(&c);
+    struct config d;
+    CHECK_EQ_INT(config_load_string(out, strlen(out), "w.json", &d, &e), MT_OK);
+    free(out);
+    CHECK(d.ce_fusion == TRI_NO && d.grad_reduce_fp32 == TRI_NO && d.vocab_divisible_by == 64);
+    const char *bad = "{\"make_vocab_size_divisible_by\": 0}";
+    CHECK_EQ_INT(config_load_string(bad, strlen(bad), "b.json", &c, &e), MT_EINVAL);
+    CHECK(strstr(e.msg, "make_vocab_size_divisible_by") != NULL);
+}
+
 int main(void)
 {
     test_gemm();
@@ -250,5 +346,6 @@ int main(void)
     test_gpt_eager();
     test_published_params();
     test_stage_is_sum();
+    test_megatron_details();
     return check_report("test_ops");
 }
