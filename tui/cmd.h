@@ -117,6 +117,9 @@ enum cmd_plan_flag {
     CMD_PLAN_RESERVE,
     CMD_PLAN_HOST_GBPS,
     CMD_PLAN_HOST_MEMORY,
+    CMD_PLAN_FRAMEWORK,
+    CMD_PLAN_TP_COMM_OVERLAP,
+    CMD_PLAN_OVERLAP_GRAD_REDUCE,
 };
 
 extern const struct cmd_option cmd_plan_options[];
