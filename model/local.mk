@@ -17,3 +17,9 @@ EXTRA_DIST += examples/gpt3-1.6b-v.json examples/gpt3-13b-x32.json \
 	examples/llama2-13b-w.json examples/tiny-cpu.json examples/hf-gpt2-config.json \
 	tests/data/bad/empty.json tests/data/bad/malformed.json tests/data/bad/odd-x.json \
 	tests/data/bad/stages.json tests/data/bad/top-array.json tests/data/bad/unknown-key.json
+
+# The device model, the framework profiles and the device presets (model/price.h, framework.h).
+check_PROGRAMS += tests/unit/test_price
+TESTS += tests/unit/test_price
+tests_unit_test_price_SOURCES = tests/unit/test_price.c
+tests_unit_test_price_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -42,9 +42,9 @@ double price_gemm_efficiency(const struct config *c, double m, double n, double 
         return 0;
     double h = d->gemm_mn_half;
     double shape = saturate(m, h) * saturate(n, h) * saturate(k, d->gemm_k_half);
-    /* Waves: output tiles of (2h)^2, each k split into GEMM_SPLIT_K units, against the SMs;
-     * half the SMs busy is half the rate. */
-    double units = m * n / (4 * h * h) * fmax(1, k / GEMM_SPLIT_K);
+    /* Waves: output tiles of (2h)^2 (a partial tile is a tile), each k split into
+     * GEMM_SPLIT_K units, against the SMs; half the SMs busy is half the rate. */
+    double units = fmax(1, m / (2 * h)) * fmax(1, n / (2 * h)) * fmax(1, k / GEMM_SPLIT_K);
     double waves = saturate(units, 0.5 * d->sms);
     return ceiling * shape * waves;
 }

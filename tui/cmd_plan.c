@@ -61,8 +61,8 @@ const struct cmd_option cmd_plan_options[] = {
      .help = "kept free on each GPU for the CUDA context and allocator,\n"
              "off the cap (default 1G; 0 for the paper's presets)"},
     {.name = "device", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_DEVICE,
-     .help = "device preset: A100-40G A100-80G H100-80G H200 H800 B200 GB200\n"
-             "MI300X (their figures: mario-tui models --devices)"},
+     .help = "device preset: A100-40G A100-80G H100-80G H200 H800 B200 GB200 MI300X\n"
+             "(their figures and sources: mario-tui models)"},
     {.name = "framework", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_FRAMEWORK,
      .help = "the training stack priced: megatron-deepspeed-2021 (the paper's\n"
              "presets' default) | megatron-core (Transformer Engine; the\n"
