@@ -204,7 +204,14 @@ int config_check_cap(const struct config *c, const char *what, struct mt_err *e)
 
 void config_set_device(struct config *c, const struct device_spec *d)
 {
+    double op_us = c->cluster.device.op_overhead_us, layer_us = c->cluster.device.layer_overhead_us;
     c->cluster.device = *d;
+    if (c->given & CONFIG_GIVEN_OP_OVERHEAD)
+        c->cluster.device.op_overhead_us = op_us;
+    if (c->given & CONFIG_GIVEN_LAYER_OVERHEAD)
+        c->cluster.device.layer_overhead_us = layer_us;
+    if (!(c->given & CONFIG_GIVEN_GPUS_PER_NODE))
+        c->cluster.gpus_per_node = d->gpus_per_node;
     if (!(c->given & CONFIG_GIVEN_MEMORY))
         c->memory_per_device = d->mem_bytes;
     if (!(c->given & CONFIG_GIVEN_TP_GBPS))
@@ -334,6 +341,10 @@ static int config_validate_cluster(const struct cluster_spec *k, struct mt_err *
          "cluster.op_overhead_us: must be >= 0 (got %g)", d->op_overhead_us);
     NEED(isfinite(d->layer_overhead_us) && d->layer_overhead_us >= 0,
          "cluster.layer_overhead_us: must be >= 0 (got %g)", d->layer_overhead_us);
+    NEED(isfinite(d->fp8_peak_flops) && d->fp8_peak_flops >= 0,
+         "cluster.fp8_peak_flops: must be >= 0 (got %g)", d->fp8_peak_flops);
+    NEED(isfinite(d->net_gbps) && d->net_gbps > 0, "cluster.network_gbps: must be > 0 (got %g)",
+         d->net_gbps);
     NEED(k->dp >= 1, "cluster.dp: must be >= 1 (got %d)", k->dp);
     NEED(k->tp >= 1, "cluster.tp: must be >= 1 (got %d)", k->tp);
     NEED(k->gpus_per_node >= 1, "cluster.gpus_per_node: must be >= 1 (got %d)",

@@ -50,7 +50,7 @@ enum framework_id { FRAMEWORK_DEFAULT, FRAMEWORK_MEGATRON_DS_2021, FRAMEWORK_MEG
                     FRAMEWORK_TORCHTITAN, FRAMEWORK__COUNT };
 
 /* Limits checked before anything is allocated from input. */
-#define CONFIG_MAX_DEVICES 4096
+#define CONFIG_MAX_DEVICES 131072 /* Llama 3 trained on 16,384 GPUs; 8x that */
 #define CONFIG_MAX_MICROBATCHES 65536
 #define CONFIG_MAX_CHUNKS 64
 #define CONFIG_MAX_LAYERS 100000
@@ -101,6 +101,31 @@ struct device_spec {
                           * of cluster.tp_gbps (model/presets.c says where each comes from) */
     double host_gbps;    /* GPU-to-host (PCIe) bandwidth, GB/s per direction, effective: the
                           * default of cluster.host_gbps (offload's OF/RL, model/cost.h) */
+    /* The op-level device model's figures (model/price.h; issue 37 items 2 and 5). The fields
+     * above are what the paper's aggregate path reads; model/presets.c names each figure's
+     * datasheet or measurement. */
+    double fp8_peak_flops;     /* dense FP8 FLOP/s; 0 = the device has no FP8 tensor cores */
+    double gemm_eff;           /* the largest fraction of the bf16 peak a GEMM reaches (measured
+                                * maximum achievable matmul FLOPS); the curve's ceiling */
+    double gemm_eff_fp8;       /* the same for FP8 GEMMs */
+    double gemm_mn_half;       /* an output dimension (m or n) at which a GEMM reaches half
+                                * the ceiling on that dimension alone (tile quantization) */
+    double gemm_k_half;        /* the same for the reduction dimension k (mainloop vs the
+                                * tile's prologue and epilogue) */
+    int sms;                   /* streaming multiprocessors (compute units): a GEMM's tiles
+                                * fill them in waves */
+    double attn_eff_fw;        /* fraction of the bf16 peak a flash-attention forward reaches at
+                                * long sequences */
+    double attn_eff_bw;        /* the same for its backward */
+    double hbm_eff;            /* fraction of hbm_gbps a memory-bound kernel reaches */
+    double nvlink_busbw_gbps;  /* NCCL all-reduce bus bandwidth inside an NVLink domain, GB/s
+                                * (nccl-tests busbw, large messages) */
+    double nvlink_lat_us;      /* one step of a collective inside the domain, us */
+    double net_gbps;           /* the network each GPU has to other nodes, GB/s per direction
+                                * (400 Gb/s NDR = 50) */
+    double net_lat_us;         /* one step of a collective over the network, us */
+    int gpus_per_node;         /* GPUs one NVLink domain joins: 8 on HGX/DGX, 72 on GB200 NVL72;
+                                * the default of cluster.gpus_per_node */
 };
 
 struct cluster_spec {
@@ -123,6 +148,11 @@ struct cluster_spec {
     double host_mem_per_node; /* host memory offloaded activations may take on one node, bytes;
                                * 0 = no cap (config_host_cap) */
     enum framework_id framework; /* "framework"; FRAMEWORK_DEFAULT = config_framework()'s rule */
+    /* What the framework hides behind compute (model/framework.h, framework_overlapped):
+     * Megatron-LM's --tp-comm-overlap and --overlap-grad-reduce, off unless asked */
+    bool tp_comm_overlap;     /* "tp_comm_overlap": TP collectives overlap their GEMMs */
+    bool overlap_grad_reduce; /* "overlap_grad_reduce": the DP gradient reduce overlaps the
+                               * last backwards */
 };
 
 /* The values a preset fills in (the device's cap and tp_gbps) unless the config or a flag gave
@@ -131,6 +161,11 @@ enum config_given {
     CONFIG_GIVEN_MEMORY = 1 << 0,  /* memory_per_device, --memory */
     CONFIG_GIVEN_TP_GBPS = 1 << 1, /* cluster.tp_gbps */
     CONFIG_GIVEN_HOST_GBPS = 1 << 2, /* cluster.host_gbps, --host-gbps */
+    CONFIG_GIVEN_GPUS_PER_NODE = 1 << 3, /* cluster.gpus_per_node */
+    /* cluster.op_overhead_us, cluster.layer_overhead_us: they win over the framework's
+     * profile (model/framework.h) */
+    CONFIG_GIVEN_OP_OVERHEAD = 1 << 4,
+    CONFIG_GIVEN_LAYER_OVERHEAD = 1 << 5,
 };
 
 /* Sequence lengths that vary from batch to batch (docs/design.md "Input-aware checkpointing",

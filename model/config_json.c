@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "model/framework.h"
 #include "model/presets.h"
 #include "model/seqlen.h"
 #include "util/err.h"
@@ -191,13 +192,19 @@ enum {
     C_TPGBPS,
     C_HOSTGBPS,
     C_HOSTMEM,
+    C_FRAMEWORK,   /* model/framework.h */
+    C_FP8_PEAK,
+    C_NET_GBPS,
+    C_TP_OVERLAP,
+    C_GRAD_OVERLAP,
     C__COUNT
 };
 static const char *const cluster_keys[C__COUNT] = {
     "device",   "device_name",    "peak_flops",     "efficiency",    "memory", "hbm_gbps",
     "p2p_gbps", "p2p_latency_us", "allreduce_gbps", "dp_efficiency", "dp",     "tp",
     "efficiency_half_tokens", "op_overhead_us", "layer_overhead_us", "gpus_per_node", "tp_gbps",
-    "host_gbps", "host_memory_per_node",
+    "host_gbps", "host_memory_per_node", "framework", "fp8_peak_flops", "network_gbps",
+    "tp_comm_overlap", "overlap_grad_reduce",
 };
 
 /* given: CONFIG_GIVEN_TP_GBPS is added when the file sets tp_gbps (a device preset's NVLink
@@ -218,6 +225,8 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
             k.tp_gbps = k.device.nvlink_gbps;
         if (!(*given & CONFIG_GIVEN_HOST_GBPS))
             k.host_gbps = k.device.host_gbps;
+        if (!(*given & CONFIG_GIVEN_GPUS_PER_NODE))
+            k.gpus_per_node = k.device.gpus_per_node;
     }
     if (f[C_DEVICE_NAME].item != NULL)
         TRY(json_label(d, &f[C_DEVICE_NAME], k.device.name, sizeof k.device.name));
@@ -234,12 +243,32 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
     for (size_t i = 0; i < sizeof idx / sizeof idx[0]; i++)
         if (f[idx[i]].item != NULL)
             TRY(json_double(d, &f[idx[i]], dst[i]));
+    if (f[C_OP_OVERHEAD].item != NULL)
+        *given |= CONFIG_GIVEN_OP_OVERHEAD;
+    if (f[C_LAYER_OVERHEAD].item != NULL)
+        *given |= CONFIG_GIVEN_LAYER_OVERHEAD;
+    if (f[C_FP8_PEAK].item != NULL)
+        TRY(load_flops(d, &f[C_FP8_PEAK], &k.device.fp8_peak_flops));
+    if (f[C_NET_GBPS].item != NULL)
+        TRY(json_double(d, &f[C_NET_GBPS], &k.device.net_gbps));
+    if (f[C_FRAMEWORK].item != NULL) {
+        const char *fw;
+        TRY(json_string(d, &f[C_FRAMEWORK], &fw));
+        if (framework_parse(fw, &k.framework, &pe) != MT_OK)
+            return json_fail_from(d, &f[C_FRAMEWORK], &pe);
+    }
+    if (f[C_TP_OVERLAP].item != NULL)
+        TRY(json_bool(d, &f[C_TP_OVERLAP], &k.tp_comm_overlap));
+    if (f[C_GRAD_OVERLAP].item != NULL)
+        TRY(json_bool(d, &f[C_GRAD_OVERLAP], &k.overlap_grad_reduce));
     if (f[C_DP].item != NULL)
         TRY(json_int(d, &f[C_DP], 1, CONFIG_MAX_DEVICES, &k.dp));
     if (f[C_TP].item != NULL)
         TRY(json_int(d, &f[C_TP], 1, CONFIG_MAX_DEVICES, &k.tp));
-    if (f[C_GPN].item != NULL)
+    if (f[C_GPN].item != NULL) {
         TRY(json_int(d, &f[C_GPN], 1, CONFIG_MAX_DEVICES, &k.gpus_per_node));
+        *given |= CONFIG_GIVEN_GPUS_PER_NODE;
+    }
     if (f[C_TPGBPS].item != NULL) {
         TRY(json_double(d, &f[C_TPGBPS], &k.tp_gbps));
         *given |= CONFIG_GIVEN_TP_GBPS;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/framework.h"
 #include "model/presets.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -164,13 +165,19 @@ struct cJSON *config_to_cjson(const struct config *c)
         write_number(cl, "allreduce_gbps", k->ar_gbps);
         write_number(cl, "dp_efficiency", k->dp_efficiency);
         write_number(cl, "efficiency_half_tokens", k->eff_half_tokens);
-        write_number(cl, "op_overhead_us", k->device.op_overhead_us);
-        write_number(cl, "layer_overhead_us", k->device.layer_overhead_us);
+        /* The overheads are the 2021 profile's (model/framework.h): written for it, as they
+         * price it; for another framework only when the config gave them (they win over its
+         * profile). */
+        bool ds2021 = config_framework(c) == FRAMEWORK_MEGATRON_DS_2021;
+        if (ds2021 || (c->given & CONFIG_GIVEN_OP_OVERHEAD))
+            write_number(cl, "op_overhead_us", k->device.op_overhead_us);
+        if (ds2021 || (c->given & CONFIG_GIVEN_LAYER_OVERHEAD))
+            write_number(cl, "layer_overhead_us", k->device.layer_overhead_us);
         cJSON_AddNumberToObject(cl, "dp", k->dp);
         cJSON_AddNumberToObject(cl, "tp", k->tp);
         /* Written where they differ from what a reload fills in, so that configs of the
          * default cluster read as before. */
-        if (k->gpus_per_node != CONFIG_GPUS_PER_NODE)
+        if (k->gpus_per_node != (is_preset ? dev.gpus_per_node : CONFIG_GPUS_PER_NODE))
             cJSON_AddNumberToObject(cl, "gpus_per_node", k->gpus_per_node);
         if (!is_preset || k->tp_gbps != dev.nvlink_gbps)
             write_number(cl, "tp_gbps", k->tp_gbps);
@@ -178,6 +185,22 @@ struct cJSON *config_to_cjson(const struct config *c)
             write_number(cl, "host_gbps", k->host_gbps);
         if (k->host_mem_per_node > 0)
             write_bytes(cl, "host_memory_per_node", k->host_mem_per_node);
+        if (k->framework != FRAMEWORK_DEFAULT)
+            cJSON_AddStringToObject(cl, "framework", framework_name(k->framework));
+        /* a reload fills these from the preset, or for a named device from the default's */
+        struct config base;
+        if (!is_preset) {
+            config_default(&base);
+            dev = base.cluster.device;
+        }
+        if (k->device.fp8_peak_flops != dev.fp8_peak_flops)
+            write_flops(cl, "fp8_peak_flops", k->device.fp8_peak_flops);
+        if (k->device.net_gbps != dev.net_gbps)
+            write_number(cl, "network_gbps", k->device.net_gbps);
+        if (k->tp_comm_overlap)
+            cJSON_AddBoolToObject(cl, "tp_comm_overlap", true);
+        if (k->overlap_grad_reduce)
+            cJSON_AddBoolToObject(cl, "overlap_grad_reduce", true);
     }
     /* The stack, where it was set (unset, the model's defaults come back on reading; a model
      * written by name reads back as one of its own, so a paper-stack one writes them out) */

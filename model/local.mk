@@ -2,7 +2,7 @@ noinst_LIBRARIES += libmt_model.a
 libmt_model_a_SOURCES = model/config.c model/config.h model/config_json.c \
 	model/config_hf_json.c model/config_write_json.c model/seqlen_json.c \
 	model/presets.c model/presets.h model/presets_json.c model/cost.c model/cost.h model/cost_ops.h model/cost_overhead.c \
-	model/ops.c model/ops.h model/ops_build.c model/price.c model/price.h \
+	model/ops.c model/ops.h model/ops_build.c model/price.c model/price.h model/framework.c model/framework.h \
 	model/seqlen.c model/seqlen.h model/memfit.c model/memfit.h
 libmt_model_a_SOURCES += model/scheme_registry.c model/scheme_registry.h
 libmt_model_a_SOURCES += model/profile.c model/profile_json.c model/profile.h model/xformer_layout.h
@@ -17,3 +17,9 @@ EXTRA_DIST += examples/gpt3-1.6b-v.json examples/gpt3-13b-x32.json \
 	examples/llama2-13b-w.json examples/tiny-cpu.json examples/hf-gpt2-config.json \
 	tests/data/bad/empty.json tests/data/bad/malformed.json tests/data/bad/odd-x.json \
 	tests/data/bad/stages.json tests/data/bad/top-array.json tests/data/bad/unknown-key.json
+
+# The device model, the framework profiles and the device presets (model/price.h, framework.h).
+check_PROGRAMS += tests/unit/test_price
+TESTS += tests/unit/test_price
+tests_unit_test_price_SOURCES = tests/unit/test_price.c
+tests_unit_test_price_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "model/config.h"
+#include "model/framework.h"
 #include "util/err.h"
 
 /* One record per preset: its shape and where the shape comes from. paper_stack (the spec's
@@ -60,36 +61,118 @@ static const struct model_preset model_table[] = {
      "meta-llama/Llama-3.1-405B config.json" LLAMA31_S},
 };
 
-/* Efficiency and the two overheads (model/cost.h, "Overheads") of the A100s are fitted to the
- * paper's measured Table 5 rows of GPT3-13B (scripts/fit_overheads.py; docs/paper-comparison.md
- * checks them on LLaMA2-13B's); the H100s keep their efficiency guess and take the same
- * software stack's overheads, unmeasured there. */
-#define FIT_EFFICIENCY 0.551  /* fitted: MFU of a block at large micro-batches */
-#define FIT_OP_US 3360.0      /* fitted: framework cost of a forward or backward instruction */
-#define FIT_LAYER_US 546.0    /* fitted: kernel launches of one block, one pass */
-/* nvlink_gbps (the last field), the GPU's NVLink bandwidth per direction: A100 (SXM) NVLink 3, 12 links x 25
- * GB/s = 300 GB/s per direction (600 GB/s total, NVIDIA A100 datasheet); H100 SXM and H200
- * NVLink 4, 18 links x 25 GB/s = 450 GB/s per direction (900 GB/s total, NVIDIA H100 and H200
- * datasheets). The bus bandwidth NCCL reaches is a little lower (nccl-tests all_reduce_perf
- * busbw ~230-240 GB/s on A100 DGX, ~360-370 on H100 DGX); set cluster.tp_gbps to measure. */
-/* host_gbps (after it), the GPU's link to host memory per direction, effective (model/cost.h
- * "Offload" says where the figures come from): PCIe Gen4 x16 for the A100s (~25 GB/s of the
- * 32 GB/s raw), PCIe Gen5 x16 for H100 SXM and H200 (~50 GB/s of 64). */
+/* The devices. Each figure names its datasheet; "measured" figures name their measurement,
+ * "estimate" ones say what they rest on (a calibration, `mario-tui profile`, replaces them).
+ *
+ * The paper's aggregate path (FRAMEWORK_MEGATRON_DS_2021, model/cost.c) reads peak_flops,
+ * efficiency, mem_bytes, hbm_gbps, the two overheads, nvlink_gbps and host_gbps; the A100s'
+ * efficiency and the overheads are the fit of Table 5 (model/framework.h), which every device
+ * carries for that path (the same software stack, unmeasured elsewhere); the others' efficiency
+ * is a guess of 0.45. The op-level path (model/price.h) reads the fields after host_gbps:
+ *   gemm_eff, gemm_eff_fp8: maximum achievable matmul FLOPS over theory, measured by Stas
+ *     Bekman's mamf-finder.py (ml-engineering, compute/accelerator/README.md, "Maximum
+ *     Achievable Matmul FLOPS comparison table", 2025): A100 SXM 271.2/312 (BF16), H100 SXM
+ *     794.5/989 ("H200 is the same"; FP8 1402.6/1979), H200 FP8 1453.4/1979, B200 1745/2250
+ *     (FP8 3432.5/4500), GB200 1822/2500 (FP8 3615.6/5000), MI300X 668.4/1300 (TunableOp on;
+ *     no FP8 row: taken as its BF16 figure). The H800 is the H100's die: its figures.
+ *   gemm_mn_half, gemm_k_half, sms: half a 128-wide tile on NVIDIA (cuBLAS/CUTLASS's 128 x 128
+ *     and 128 x 256 tiles), half a 256-wide one on MI300X (hipBLASLt's 256 x 256 macro tiles);
+ *     k at one mainloop of 128; SMs from the architecture whitepapers (A100 108, H100 SXM 132,
+ *     B200 and GB200 148 over the two dies), the MI300X's 304 compute units.
+ *   attn_eff_fw, attn_eff_bw: FlashAttention-2 on A100 (Dao 2023: forward 50-73 % of peak,
+ *     backward lower): 0.65 and 0.50; FlashAttention-3 on H100 (Shah et al. 2024: forward up to
+ *     75 % in BF16 at long sequences, backward 1.5-1.75x FA2's): 0.65 and 0.50, the same for
+ *     H200 and H800; B200 and GB200 estimate 0.60 and 0.45 (cuDNN/FA4 below Hopper's share);
+ *     MI300X estimate 0.35 and 0.25 (composable-kernel FA, about half Hopper's share).
+ *   hbm_eff: estimate from stream-copy benchmarks (BabelStream-type copies reach ~85-90 % of
+ *     the HBM datasheet rate on A100/H100): 0.85 on NVIDIA, 0.80 on MI300X.
+ *   nvlink_busbw_gbps: nccl-tests all_reduce_perf busbw at large sizes on 8 GPUs: measured
+ *     ~230-240 on DGX A100 (NCCL's own model caps Ampere at 235, src/graph/tuning.cc), ~360-370
+ *     on DGX H100 (and H200, the same NVLink 4 and NVSwitch); H800 160 (DeepSeek-V3 technical
+ *     report, section 3.2.2: NVLink 160 GB/s against IB 50 GB/s); B200, GB200 and MI300X
+ *     estimate 80 % of NVLink 5's 900 GB/s per direction (H100's 365/450) and 75 % of the
+ *     MI300X's 7 x 64 GB/s Infinity Fabric mesh.
+ *   nvlink_lat_us, net_lat_us: NCCL's per-step latencies of its ring LL protocol (tuning.cc's
+ *     hwLat: ~0.6 us an NVLink step, 2.7 us a network step).
+ *   net_gbps: one NIC a GPU: DGX A100 8 x 200 Gb/s HDR (25 GB/s), DGX H100/H200 8 x 400 Gb/s
+ *     NDR ConnectX-7 (50), H800 the same (DeepSeek-V3 report: 400 Gb/s IB a GPU), DGX B200 8 x
+ *     400 Gb/s ConnectX-7, GB200 NVL72 one 400 Gb/s ConnectX-7 a GPU (DGX GB200 datasheet),
+ *     MI300X platforms 8 x 400 Gb/s (e.g. Azure ND MI300X v5).
+ *   gpus_per_node: the NVLink domain: 8 on HGX/DGX and the MI300X platform, 72 on GB200 NVL72.
+ * nvlink_gbps (the raw NVLink per direction): A100 NVLink 3, 12 links x 25 GB/s = 300 (600
+ * total, A100 datasheet); H100 SXM and H200 NVLink 4, 18 x 25 = 450 (900 total); H800 NVLink
+ * 400 GB/s total, 200 per direction (H800 product brief); B200, GB200 NVLink 5, 1.8 TB/s
+ * total, 900 per direction; MI300X 7 Infinity Fabric links of 128 GB/s both ways, 448 per
+ * direction (AMD Instinct MI300X datasheet). host_gbps, the GPU's link to host memory per
+ * direction, effective (model/cost.h "Offload"): PCIe Gen4 x16 for the A100s (~25 of 32 GB/s),
+ * Gen5 x16 for H100, H200, H800, B200, MI300X (~50 of 64); GB200's Grace over NVLink-C2C (900
+ * GB/s total, 450 a direction; estimate 80 %, 360). */
 #define HOST_GBPS_PCIE4 25.0
 #define HOST_GBPS_PCIE5 50.0
+#define GIB (1024.0 * 1024 * 1024)
+#define DS2021 .op_overhead_us = FRAMEWORK_DS2021_OP_US, .layer_overhead_us = FRAMEWORK_DS2021_LAYER_US
+#define NCCL_LAT .nvlink_lat_us = 0.6, .net_lat_us = 2.7
+/* NVIDIA tiles and a mainloop (gemm_mn_half, gemm_k_half) */
+#define NV_TILES .gemm_mn_half = 64, .gemm_k_half = 128
 static const struct device_spec device_table[] = {
-    {"A100-40G", 312e12, FIT_EFFICIENCY, 40.0 * (1 << 30), 1555, FIT_OP_US, FIT_LAYER_US, 300,
-     HOST_GBPS_PCIE4},
-    {"A100-80G", 312e12, FIT_EFFICIENCY, 80.0 * (1 << 30), 2039, FIT_OP_US, FIT_LAYER_US, 300,
-     HOST_GBPS_PCIE4},
-    {"H100-80G", 989e12, 0.45, 80.0 * (1 << 30), 3350, FIT_OP_US, FIT_LAYER_US, 450,
-     HOST_GBPS_PCIE5},
-    {"H200", 989e12, 0.45, 141e9, 4800, FIT_OP_US, FIT_LAYER_US, 450, HOST_GBPS_PCIE5},
+    /* NVIDIA A100 Tensor Core GPU datasheet (SXM): 312 TFLOPS BF16 dense, no FP8, 40 GB
+     * HBM2 1,555 GB/s, 80 GB HBM2e 2,039 GB/s */
+    {.name = "A100-40G", .peak_flops = 312e12, .efficiency = FRAMEWORK_DS2021_EFFICIENCY,
+     .mem_bytes = 40 * GIB, .hbm_gbps = 1555, DS2021, .nvlink_gbps = 300,
+     .host_gbps = HOST_GBPS_PCIE4, .fp8_peak_flops = 0, .gemm_eff = 0.869, .gemm_eff_fp8 = 0,
+     NV_TILES, .sms = 108, .attn_eff_fw = 0.65, .attn_eff_bw = 0.50, .hbm_eff = 0.85,
+     .nvlink_busbw_gbps = 235, NCCL_LAT, .net_gbps = 25, .gpus_per_node = 8},
+    {.name = "A100-80G", .peak_flops = 312e12, .efficiency = FRAMEWORK_DS2021_EFFICIENCY,
+     .mem_bytes = 80 * GIB, .hbm_gbps = 2039, DS2021, .nvlink_gbps = 300,
+     .host_gbps = HOST_GBPS_PCIE4, .fp8_peak_flops = 0, .gemm_eff = 0.869, .gemm_eff_fp8 = 0,
+     NV_TILES, .sms = 108, .attn_eff_fw = 0.65, .attn_eff_bw = 0.50, .hbm_eff = 0.85,
+     .nvlink_busbw_gbps = 235, NCCL_LAT, .net_gbps = 25, .gpus_per_node = 8},
+    /* NVIDIA H100 Tensor Core GPU datasheet (SXM): 989 TFLOPS BF16 dense (1,979 sparse), 1,979
+     * FP8 dense, 80 GB HBM3 3.35 TB/s */
+    {.name = "H100-80G", .peak_flops = 989e12, .efficiency = 0.45, .mem_bytes = 80 * GIB,
+     .hbm_gbps = 3350, DS2021, .nvlink_gbps = 450, .host_gbps = HOST_GBPS_PCIE5,
+     .fp8_peak_flops = 1979e12, .gemm_eff = 0.803, .gemm_eff_fp8 = 0.709, NV_TILES, .sms = 132,
+     .attn_eff_fw = 0.65, .attn_eff_bw = 0.50, .hbm_eff = 0.85, .nvlink_busbw_gbps = 365,
+     NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8},
+    /* NVIDIA H200 datasheet (SXM): the H100's compute, 141 GB HBM3e 4.8 TB/s */
+    {.name = "H200", .peak_flops = 989e12, .efficiency = 0.45, .mem_bytes = 141e9,
+     .hbm_gbps = 4800, DS2021, .nvlink_gbps = 450, .host_gbps = HOST_GBPS_PCIE5,
+     .fp8_peak_flops = 1979e12, .gemm_eff = 0.803, .gemm_eff_fp8 = 0.734, NV_TILES, .sms = 132,
+     .attn_eff_fw = 0.65, .attn_eff_bw = 0.50, .hbm_eff = 0.85, .nvlink_busbw_gbps = 365,
+     NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8},
+    /* NVIDIA H800 SXM5 (product brief): the H100 SXM's BF16 and FP8 and 80 GB HBM3 3.35 TB/s,
+     * NVLink cut to 400 GB/s total */
+    {.name = "H800", .peak_flops = 989e12, .efficiency = 0.45, .mem_bytes = 80 * GIB,
+     .hbm_gbps = 3350, DS2021, .nvlink_gbps = 200, .host_gbps = HOST_GBPS_PCIE5,
+     .fp8_peak_flops = 1979e12, .gemm_eff = 0.803, .gemm_eff_fp8 = 0.709, NV_TILES, .sms = 132,
+     .attn_eff_fw = 0.65, .attn_eff_bw = 0.50, .hbm_eff = 0.85, .nvlink_busbw_gbps = 160,
+     NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8},
+    /* NVIDIA HGX B200 datasheet (per GPU): 2.25 PFLOPS BF16 dense (4.5 sparse), 4.5 FP8 dense,
+     * 180 GB HBM3e 8 TB/s, NVLink 5 1.8 TB/s */
+    {.name = "B200", .peak_flops = 2250e12, .efficiency = 0.45, .mem_bytes = 180e9,
+     .hbm_gbps = 8000, DS2021, .nvlink_gbps = 900, .host_gbps = HOST_GBPS_PCIE5,
+     .fp8_peak_flops = 4500e12, .gemm_eff = 0.776, .gemm_eff_fp8 = 0.763, NV_TILES, .sms = 148,
+     .attn_eff_fw = 0.60, .attn_eff_bw = 0.45, .hbm_eff = 0.85, .nvlink_busbw_gbps = 720,
+     NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8},
+    /* NVIDIA GB200 NVL72 datasheet (per GPU of 72): 2.5 PFLOPS BF16 dense (360 PF sparse a
+     * rack), 5 FP8 dense (720 PF sparse a rack), 186 GB HBM3e (13.4 TB a rack) 8 TB/s (576
+     * TB/s a rack), NVLink 5 1.8 TB/s in one 72-GPU domain */
+    {.name = "GB200", .peak_flops = 2500e12, .efficiency = 0.45, .mem_bytes = 186e9,
+     .hbm_gbps = 8000, DS2021, .nvlink_gbps = 900, .host_gbps = 360,
+     .fp8_peak_flops = 5000e12, .gemm_eff = 0.729, .gemm_eff_fp8 = 0.723, NV_TILES, .sms = 148,
+     .attn_eff_fw = 0.60, .attn_eff_bw = 0.45, .hbm_eff = 0.85, .nvlink_busbw_gbps = 720,
+     NCCL_LAT, .net_gbps = 50, .gpus_per_node = 72},
+    /* AMD Instinct MI300X datasheet: 1,307.4 TFLOPS BF16 dense (2,614.9 sparse), 2,614.9 FP8
+     * dense, 192 GB HBM3 5.3 TB/s, 7 Infinity Fabric links of 128 GB/s (896 GB/s total) */
+    {.name = "MI300X", .peak_flops = 1307.4e12, .efficiency = 0.45, .mem_bytes = 192e9,
+     .hbm_gbps = 5300, DS2021, .nvlink_gbps = 448, .host_gbps = HOST_GBPS_PCIE5,
+     .fp8_peak_flops = 2614.9e12, .gemm_eff = 0.514, .gemm_eff_fp8 = 0.514, .gemm_mn_half = 128,
+     .gemm_k_half = 128, .sms = 304, .attn_eff_fw = 0.35, .attn_eff_bw = 0.25, .hbm_eff = 0.80,
+     .nvlink_busbw_gbps = 336, NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const device_names[] = {"A100-40G", "A100-80G", "H100-80G", "H200", NULL};
 
 int presets_model(const char *name, struct model_spec *out, struct mt_err *e)
 {
@@ -127,8 +210,12 @@ int presets_device(const char *name, struct device_spec *out, struct mt_err *e)
             *out = device_table[i];
             return MT_OK;
         }
-    return err_set(e, MT_EINVAL, "unknown device '%s' (presets: A100-40G, A100-80G, H100-80G, H200)",
-                   name);
+    char list[256];
+    size_t n = 0;
+    const char *const *names = presets_device_names();
+    for (int i = 0; names[i] != NULL && n < sizeof list; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", names[i]);
+    return err_set(e, MT_EINVAL, "unknown device '%s' (presets: %s)", name, list);
 }
 
 /* The names, in model_table's order, taken from it once. */
@@ -147,7 +234,18 @@ const char *const *presets_model_names(void)
     return model_names;
 }
 
+/* The device names, in device_table's order, taken from it once. */
+static const char *device_names[COUNT(device_table) + 1];
+static pthread_once_t device_names_once = PTHREAD_ONCE_INIT;
+
+static void presets_device_names_fill(void)
+{
+    for (size_t i = 0; i < COUNT(device_table); i++)
+        device_names[i] = device_table[i].name;
+}
+
 const char *const *presets_device_names(void)
 {
+    pthread_once(&device_names_once, presets_device_names_fill);
     return device_names;
 }

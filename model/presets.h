@@ -18,13 +18,16 @@ const char *presets_model_source(const char *name);
 /* The name a model is shown by: the paper's Table 4 shapes read "GPT3-13B (paper Table 4)",
  * so that nobody takes them for the published models. Writes buf, returns it. */
 const char *presets_model_display(const struct model_spec *m, char *buf, size_t n);
-/* Names: A100-40G, A100-80G, H100-80G, H200. */
+/* Names: A100-40G, A100-80G, H100-80G, H200, H800, B200, GB200, MI300X (case-insensitive). */
 int presets_device(const char *name, struct device_spec *out, struct mt_err *e);
 /* A model's parameter count as the cost model counts it (model/cost.h; tp = 1, the LM head
  * apart from the embedding). */
 double presets_model_params(const struct model_spec *m);
-/* {"models": [{name, display_name, shape, parameters, attention, source}, ...]} for every model
- * preset; caller free()s; NULL if out of memory (model/presets_json.c). */
+/* {"models": [{name, display_name, shape, parameters, attention, source}, ...], "devices":
+ * [{name, bf16_peak_flops, fp8_peak_flops, memory_bytes, hbm_gbps, nvlink_gbps,
+ * nvlink_busbw_gbps, network_gbps, gpus_per_node, host_gbps, gemm_efficiency,
+ * gemm_efficiency_fp8, attention_efficiency_fw, attention_efficiency_bw}, ...]} for every model
+ * and device preset; caller free()s; NULL if out of memory (model/presets_json.c). */
 char *presets_models_json(void);
 /* NULL-terminated name lists, for --help and error messages. */
 const char *const *presets_model_names(void);

@@ -1,5 +1,6 @@
 /* model/presets_json.c: every model preset as JSON (`mario-tui models --json`): its shape, its
- * parameter count as the cost model counts it (model/cost.h, tp = 1) and its source. */
+ * parameter count as the cost model counts it (model/cost.h, tp = 1) and its source; every
+ * device preset's figures. */
 #include <config.h>
 #include "model/presets.h"
 
@@ -15,6 +16,35 @@ double presets_model_params(const struct model_spec *m)
     config_default(&c);
     c.model = *m;
     return cost_stage_params(&c, m->num_layers, true, true);
+}
+
+static void presets_devices_add(cJSON *o)
+{
+    cJSON *arr = o != NULL ? cJSON_AddArrayToObject(o, "devices") : NULL;
+    const char *const *names = presets_device_names();
+    for (int i = 0; arr != NULL && names[i] != NULL; i++) {
+        struct device_spec d;
+        if (presets_device(names[i], &d, NULL) != 0)
+            continue;
+        cJSON *j = cJSON_CreateObject();
+        if (j == NULL)
+            break;
+        cJSON_AddItemToArray(arr, j);
+        cJSON_AddStringToObject(j, "name", d.name);
+        cJSON_AddNumberToObject(j, "bf16_peak_flops", d.peak_flops);
+        cJSON_AddNumberToObject(j, "fp8_peak_flops", d.fp8_peak_flops);
+        cJSON_AddNumberToObject(j, "memory_bytes", d.mem_bytes);
+        cJSON_AddNumberToObject(j, "hbm_gbps", d.hbm_gbps);
+        cJSON_AddNumberToObject(j, "nvlink_gbps", d.nvlink_gbps);
+        cJSON_AddNumberToObject(j, "nvlink_busbw_gbps", d.nvlink_busbw_gbps);
+        cJSON_AddNumberToObject(j, "network_gbps", d.net_gbps);
+        cJSON_AddNumberToObject(j, "gpus_per_node", d.gpus_per_node);
+        cJSON_AddNumberToObject(j, "host_gbps", d.host_gbps);
+        cJSON_AddNumberToObject(j, "gemm_efficiency", d.gemm_eff);
+        cJSON_AddNumberToObject(j, "gemm_efficiency_fp8", d.gemm_eff_fp8);
+        cJSON_AddNumberToObject(j, "attention_efficiency_fw", d.attn_eff_fw);
+        cJSON_AddNumberToObject(j, "attention_efficiency_bw", d.attn_eff_bw);
+    }
 }
 
 char *presets_models_json(void)
@@ -45,7 +75,9 @@ char *presets_models_json(void)
         cJSON_AddStringToObject(j, "attention", m.paper_stack ? "eager" : "flash");
         cJSON_AddStringToObject(j, "source", presets_model_source(m.name));
     }
+    presets_devices_add(o);
     char *text = o != NULL ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
     return text;
 }
+

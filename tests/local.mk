@@ -153,3 +153,6 @@ check_PROGRAMS += tests/unit/test_stack
 TESTS += tests/unit/test_stack tests/cli/test_stack.sh tests/cli/test_costs.sh
 EXTRA_DIST += tests/cli/test_stack.sh tests/cli/test_costs.sh
 tests_unit_test_stack_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# Devices people have and the framework profile (issue 37 items 3, 5).
+TESTS += tests/cli/test_devices.sh
+EXTRA_DIST += tests/cli/test_devices.sh

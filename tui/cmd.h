@@ -122,6 +122,9 @@ enum cmd_plan_flag {
     CMD_PLAN_GRAD_FP32,
     CMD_PLAN_GRAD_BF16,
     CMD_PLAN_VOCAB_DIV,
+    CMD_PLAN_FRAMEWORK,
+    CMD_PLAN_TP_COMM_OVERLAP,
+    CMD_PLAN_OVERLAP_GRAD_REDUCE,
 };
 
 extern const struct cmd_option cmd_plan_options[];

@@ -1,6 +1,7 @@
 /* tui/cmd_models.c: `mario-tui models [--json]`: every model preset with its shape, its
- * parameter count (computed by the cost model, model/cost.h) and where the shape comes from.
- * The paper's Table 4 shapes are marked, so that nobody takes them for the published models. */
+ * parameter count (computed by the cost model, model/cost.h) and where the shape comes from,
+ * then every device preset with its figures (model/presets.c names their datasheets). The paper's Table 4 shapes are marked, so that nobody takes them for the
+ * published models. */
 #include <config.h>
 #include "tui/cmd.h"
 
@@ -17,7 +18,8 @@ struct models_opts {
 
 static const struct cmd_option models_options[] = {
     {.name = "json", CMD_TO_BOOL(struct models_opts, json),
-     .help = "the list as JSON: shape, parameters, default attention, source"},
+     .help = "the lists as JSON: shape, parameters, default attention, source;\n"
+             "each device's figures"},
     {0},
 };
 
@@ -25,10 +27,13 @@ static int models_exec(int argc, char **argv);
 
 const struct cmd_entry cmd_models_entry = {
     .name = "models",
-    .summary = "list the model presets: shape, parameter count, source",
+    .summary = "list the model presets (shape, parameters, source) and the device presets",
     .usage = "Usage: mario-tui models [--json]\n"
              "Every model preset (--model NAME): its shape, its parameter count as the cost\n"
-             "model counts it, its default attention, and the source of the shape.\n\n",
+             "model counts it, its default attention, and the source of the shape; then every\n"
+             "device preset (--device NAME): dense BF16 and FP8 peak, HBM size and bandwidth,\n"
+             "NVLink per direction and NCCL's bus bandwidth inside the node, network per GPU,\n"
+             "GPUs an NVLink domain joins, the measured GEMM ceiling.\n\n",
     .options = models_options,
     .footer = "Exit status: 0 ok, 2 bad usage.\n",
     .args_min = 0,
@@ -36,6 +41,37 @@ const struct cmd_entry cmd_models_entry = {
     .args = "",
     .exec = models_exec,
 };
+
+static void models_devices(void)
+{
+    printf("%-9s %8s %8s %8s %8s %8s %6s %5s %5s %5s\n", "device", "bf16 TF", "fp8 TF", "HBM",
+           "HBM GB/s", "NVL GB/s", "busbw", "net", "node", "GEMM");
+    const char *const *names = presets_device_names();
+    for (int i = 0; names[i] != NULL; i++) {
+        struct device_spec d;
+        if (presets_device(names[i], &d, NULL) != MT_OK)
+            continue;
+        char fp8[16];
+        if (d.fp8_peak_flops > 0)
+            snprintf(fp8, sizeof fp8, "%.0f", d.fp8_peak_flops / 1e12);
+        else
+            snprintf(fp8, sizeof fp8, "-");
+        /* the memory as its datasheet counts it: whole GiB (A100, H100) or decimal GB */
+        char mem[24];
+        double gib = d.mem_bytes / (1024.0 * 1024 * 1024);
+        if (gib == (double)(long)gib)
+            snprintf(mem, sizeof mem, "%.0f GiB", gib);
+        else
+            snprintf(mem, sizeof mem, "%.0f GB", d.mem_bytes / 1e9);
+        printf("%-9s %8.0f %8s %8s %8.0f %8.0f %6.0f %5.0f %5d %5.3f\n", d.name,
+               d.peak_flops / 1e12, fp8, mem, d.hbm_gbps, d.nvlink_gbps, d.nvlink_busbw_gbps,
+               d.net_gbps, d.gpus_per_node, d.gemm_eff);
+    }
+    printf("TF: dense TFLOP/s; NVL: NVLink (Infinity Fabric) per direction; busbw: NCCL all-reduce\n"
+           "bus bandwidth inside the node; net: the network per GPU, GB/s; node: GPUs an NVLink\n"
+           "domain joins; GEMM: the measured ceiling of a GEMM's share of the bf16 peak.\n"
+           "Sources: model/presets.c.\n");
+}
 
 static int models_exec(int argc, char **argv)
 {
@@ -68,5 +104,7 @@ static int models_exec(int argc, char **argv)
                m.ffn_hidden_size, m.seq_length, presets_model_params(&m) / 1e9,
                presets_model_source(m.name));
     }
+    printf("\n");
+    models_devices();
     return 0;
 }

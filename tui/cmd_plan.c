@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/framework.h"
 #include "model/presets.h"
 #include "model/profile.h"
 #include "model/scheme_registry.h"
@@ -60,7 +61,18 @@ const struct cmd_option cmd_plan_options[] = {
      .help = "kept free on each GPU for the CUDA context and allocator,\n"
              "off the cap (default 1G; 0 for the paper's presets)"},
     {.name = "device", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_DEVICE,
-     .help = "device preset: A100-40G A100-80G H100-80G H200"},
+     .help = "device preset: A100-40G A100-80G H100-80G H200 H800 B200 GB200 MI300X\n"
+             "(their figures and sources: mario-tui models)"},
+    {.name = "framework", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_FRAMEWORK,
+     .help = "the training stack priced: megatron-deepspeed-2021 (the paper's\n"
+             "presets' default) | megatron-core (Transformer Engine; the\n"
+             "default otherwise) | torchtitan"},
+    {.name = "tp-comm-overlap", .type = CMD_PLAN, .value = CMD_PLAN_TP_COMM_OVERLAP,
+     .help = "TP collectives overlap their GEMMs (Megatron-LM's\n"
+             "--tp-comm-overlap; off by default)"},
+    {.name = "overlap-grad-reduce", .type = CMD_PLAN, .value = CMD_PLAN_OVERLAP_GRAD_REDUCE,
+     .help = "the DP gradient reduce overlaps the last backwards\n"
+             "(Megatron-LM's --overlap-grad-reduce; off by default)"},
     {.name = "host-gbps", .arg = "GBPS", .type = CMD_PLAN, .value = CMD_PLAN_HOST_GBPS,
      .help = "a GPU's link to host memory, GB/s each way, for offload (OF/RL;\n"
              "default the device's: 25 A100 PCIe Gen4, 50 H100/H200 Gen5)"},
@@ -179,6 +191,16 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         config_set_device(c, &dev);
         return MT_OK;
     }
+    case CMD_PLAN_FRAMEWORK:
+        if (framework_parse(arg, &c->cluster.framework, e) != MT_OK)
+            return err_wrap(e, "--framework");
+        return MT_OK;
+    case CMD_PLAN_TP_COMM_OVERLAP:
+        c->cluster.tp_comm_overlap = true;
+        return MT_OK;
+    case CMD_PLAN_OVERLAP_GRAD_REDUCE:
+        c->cluster.overlap_grad_reduce = true;
+        return MT_OK;
     case CMD_PLAN_HOST_GBPS:
         if (str_parse_double(arg, &c->cluster.host_gbps, e) != MT_OK || !(c->cluster.host_gbps > 0))
             return err_set(e, MT_EINVAL, "--host-gbps: '%s' is not a bandwidth > 0 in GB/s", arg);

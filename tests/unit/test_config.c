@@ -406,11 +406,11 @@ static const struct bad bad_inputs[] = {
     {"{\"cluster\": {\"p2p_gbps\": null}}", MT_EINVAL,
      "bad.json:1:14: cluster.p2p_gbps: expected a finite number, got null"},
     /* negative, zero, huge, non-integer, NaN/inf */
-    {"{\n    \"num_device\": -4\n}", MT_EINVAL, "bad.json:2:5: num_device: must be in [1, 4096]"},
+    {"{\n    \"num_device\": -4\n}", MT_EINVAL, "bad.json:2:5: num_device: must be in [1, 131072]"},
     {"{\"micro_batch_size\": 0}", MT_EINVAL, "bad.json:1:2: micro_batch_size: must be >= 1"},
     {"{\"global_batch_size\": 3000000000}", MT_EINVAL,
      "bad.json:1:2: global_batch_size: must be in [1, 2147483647]"},
-    {"{\"num_device\": 5000}", MT_EINVAL, "bad.json:1:2: num_device: must be in [1, 4096]"},
+    {"{\"num_device\": 200000}", MT_EINVAL, "bad.json:1:2: num_device: must be in [1, 131072]"},
     {"{\"num_device\": 3.5}", MT_EINVAL, "bad.json:1:2: num_device: expected an integer, got 3.5"},
     {"{\"num_device\": 1e999}", MT_EINVAL,
      "bad.json:1:2: num_device: expected an integer, got inf"},
@@ -430,7 +430,7 @@ static const struct bad bad_inputs[] = {
      "bad.json:1:14: cluster.peak_flops: 'infT' is not a FLOP/s figure"},
     {"{\"cluster\": {\"peak_flops\": -1}}", MT_EINVAL,
      "bad.json:1:14: cluster.peak_flops: must be > 0"},
-    {"{\"cluster\": {\"dp\": 0}}", MT_EINVAL, "bad.json:1:14: cluster.dp: must be in [1, 4096]"},
+    {"{\"cluster\": {\"dp\": 0}}", MT_EINVAL, "bad.json:1:14: cluster.dp: must be in [1, 131072]"},
     /* N < 1 */
     {"{\"num_microbatches\": 0}", MT_EINVAL,
      "bad.json:1:2: num_microbatches: must be in [1, "
@@ -476,7 +476,7 @@ static const struct bad bad_inputs[] = {
     {"{\"num_device\": 24, \"cluster\": {\"tp\": 12}}", MT_EINVAL,
      "bad.json:1:32: cluster.tp: 12 neither divides nor is a multiple of gpus_per_node 8"},
     {"{\"cluster\": {\"gpus_per_node\": 0}}", MT_EINVAL,
-     "bad.json:1:14: cluster.gpus_per_node: must be in [1, 4096]"},
+     "bad.json:1:14: cluster.gpus_per_node: must be in [1, 131072]"},
     {"{\"cluster\": {\"tp_gbps\": 0}}", MT_EINVAL, "bad.json:1:14: cluster.tp_gbps: must be > 0"},
     {"{\"global_batch_size\": 100, \"micro_batch_size\": 8}", MT_EINVAL,
      "bad.json:1:2: global_batch_size: 100 is not a multiple of micro_batch_size 8"},
