@@ -12,14 +12,23 @@
  * maps each character to a layer type: so a comma may sit anywhere, even inside a count
  * ("t*1,2" is twelve t's), and anything else — a space, a ')' with no count after it, a count
  * after a count — survives to the last step and is refused there. We read the same strings
- * in one pass, with the column (1-based, of the given string) of what is wrong. Two choices:
- *   - Megatron expands "(t|)*2*3" to "t|t|||" (its x*n rule then repeats the group's last
- *     character); we refuse a count after a count ("t*2*3" Megatron refuses too).
+ * in one pass, with the column (1-based, of the given string) of what is wrong, and refuse on
+ * purpose four kinds that Megatron's text substitution lets through with a meaning no one
+ * writes (tests/unit/test_stage_split.c checks 200,000 random strings against a restatement
+ * of Megatron's parser: where both read one, the stages agree; where only Megatron does, it
+ * is one of these):
+ *   - a count after a group's count: "(t|)*2*3" is "t|t|||" there (x*n repeats the last
+ *     character of the expansion); "t*2*3" Megatron refuses too;
+ *   - any character repeated 0 times vanishes there, one that is no symbol too ("E3*0L",
+ *     "E(*0L" read as "EL"); we refuse what is no symbol wherever it stands;
+ *   - a group whose text opens with '*' or a digit joins the character before each copy:
+ *     "Et(*2t)*2L" is "Et*2t*2tL", "Et*2(0)*2L" is "Et*200L";
  *   - Megatron asks only that the first layer of the flattened layout be E and the last L
  *     (and each given once); but it builds the embedding on the first virtual stage and the
- *     loss on the last whatever the string says (pre_process / post_process), so "|Et|tL"
- *     or "Et|tL|" would describe a model Megatron does not build: we ask E to open the first
- *     stage and L to close the last.
+ *     loss on the last whatever the string says (pre_process and post_process are the first
+ *     and last virtual stage, megatron/training/models/gpt.py), so "|Et|tL" or "Et|tL|"
+ *     would describe a model Megatron does not build: we ask E to open the first stage and L
+ *     to close the last.
  * MTP layers ('m') are refused naming issue 38 (the cost model has none).
  *
  * Expansion is in counts, not characters: a run of t's adds to its stage's count, a group

@@ -150,3 +150,11 @@ check_PROGRAMS += tests/unit/test_stack
 TESTS += tests/unit/test_stack tests/cli/test_stack.sh
 EXTRA_DIST += tests/cli/test_stack.sh
 tests_unit_test_stack_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# The stages' layers (model/stage_split.c), Megatron's layout string (model/pp_layout.c) and the
+# split search (sim/tune/tune_split.c): the default rule against today's for every (layers,
+# stages) to 128 x 64, Megatron's own examples, random strings against a restatement of its
+# parser, round trips, the first/last and account-for flags, torchtitan's weights, the keys,
+# the search against brute force.
+check_PROGRAMS += tests/unit/test_stage_split
+TESTS += tests/unit/test_stage_split
+tests_unit_test_stage_split_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -94,7 +94,8 @@ static void table_sane(const struct cmd_entry *ce, const struct cmd_option *t, c
         bool takes = o->type != CMD_BOOL && o->type != CMD_SET &&
                      !(o->type == CMD_PLAN &&
                        (o->value == CMD_PLAN_BLOCKING || o->value == CMD_PLAN_SEQ_PARALLEL ||
-                        o->value == CMD_PLAN_DIST_OPT));
+                        o->value == CMD_PLAN_DIST_OPT || o->value == CMD_PLAN_ACCOUNT_EMB ||
+                        o->value == CMD_PLAN_ACCOUNT_LOSS));
         CHECK((o->arg != NULL) == takes);
         CHECK(!o->optional || o->type == CMD_INT || o->type == CMD_DOUBLE);
         CHECK(o->letter != 'h');
