@@ -13,6 +13,7 @@
 #include "model/presets.h"
 #include "model/scheme_registry.h"
 #include "model/seqlen.h"
+#include "model/stage_split.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -442,6 +443,10 @@ int config_validate(const struct config *c, struct mt_err *e)
     int pp = config_pp(c);
     TRY(scheme_registry_check(c, pp, n, e)); /* the scheme's own limits, chunks among them */
     int stages = pp * config_stages_per_device(c);
+    if (stage_split_is_custom(c)) /* the layers' split (model/stage_split.h); Auto: the tuner's
+                                   * candidates are checked with their own geometry */
+        return c->scheme == SCHEME_AUTO ? stage_split_check_spec(c, e)
+                                        : stage_split_check(c, stages, e);
     NEED(stages <= c->model.num_layers, "model.num_layers: %d stages but only %d layers", stages,
          c->model.num_layers);
     return MT_OK;

@@ -55,6 +55,7 @@ enum framework_id { FRAMEWORK_DEFAULT, FRAMEWORK_MEGATRON_DS_2021, FRAMEWORK_MEG
 #define CONFIG_MAX_CHUNKS 64
 #define CONFIG_MAX_LAYERS 100000
 #define CONFIG_MAX_ITERATIONS 4096
+#define CONFIG_LAYOUT_MAX 1024 /* bytes of a pipeline_layout string, with its NUL */
 /* The CUDA context (~0.3-0.6 GiB on A100/H100 with CUDA 12's lazy module loading; PyTorch's
  * "CUDA semantics" notes it is outside torch.cuda.memory_allocated), NCCL's communicator
  * buffers (NCCL_BUFFSIZE 4 MiB per channel and peer) and the caching allocator's
@@ -229,6 +230,18 @@ struct config {
     enum tri_state ce_fusion;      /* "cross_entropy_loss_fusion" */
     enum tri_state grad_reduce_fp32; /* "accumulate_allreduce_grads_in_fp32" */
     int vocab_divisible_by;        /* "make_vocab_size_divisible_by"; 0 = the framework's */
+    /* The layers' split over the stages (model/stage_split.h): at most one rule; none = the
+     * even split. Megatron-LM's flags: */
+    char pipeline_layout[CONFIG_LAYOUT_MAX];     /* "pipeline_layout": the string of
+                                                  * --pipeline-model-parallel-layout; "" = none */
+    int decoder_first_pipeline_num_layers;       /* layers of the first pipeline rank; 0 = unset */
+    int decoder_last_pipeline_num_layers;        /* of the last; 0 = unset */
+    bool account_for_embedding_in_pipeline_split; /* the embedding counts as a layer */
+    bool account_for_loss_in_pipeline_split;      /* the loss (LM head) counts as a layer */
+    /* torchtitan's [parallelism] pipeline_parallel_first/last_stage_less_layers: the ends'
+     * weights in layers, given when stage_less_layers (then each defaults to 1, as there) */
+    bool stage_less_layers;
+    int first_stage_less_layers, last_stage_less_layers;
 };
 
 /* K/V heads: num_key_value_heads, or a when 0. */

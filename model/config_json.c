@@ -24,6 +24,7 @@
 #include "model/framework.h"
 #include "model/presets.h"
 #include "model/seqlen.h"
+#include "model/stage_split.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -398,6 +399,14 @@ enum {
     T_CE_FUSION,
     T_GRAD_FP32,
     T_VOCAB_DIV,
+    /* the stages' layers (model/stage_split.h) */
+    T_LAYOUT,
+    T_FIRST_LAYERS,
+    T_LAST_LAYERS,
+    T_ACCOUNT_EMB,
+    T_ACCOUNT_LOSS,
+    T_FIRST_LESS,
+    T_LAST_LESS,
     T__COUNT
 };
 static const char *const top_keys[T__COUNT] = {
@@ -407,7 +416,47 @@ static const char *const top_keys[T__COUNT] = {
     "attention",       "sequence_parallel", "distributed_optimizer", "bytes_per_param",
     "reserve",         "cross_entropy_loss_fusion", "accumulate_allreduce_grads_in_fp32",
     "make_vocab_size_divisible_by",
+    "pipeline_layout", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
+    "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
+    "pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers",
 };
+
+/* The stages' layers: Megatron's layout string (read here, so that its errors carry the key's
+ * place and the string's column), its first/last counts and account-for flags, torchtitan's
+ * weights. Which rule wins and whether it fits the pipeline: model/stage_split.c. */
+static int load_split(struct json_doc *d, const struct json_value *f, struct config *c)
+{
+    if (f[T_LAYOUT].item != NULL) {
+        const char *s;
+        struct mt_err pe;
+        struct pp_layout l;
+        TRY(json_string(d, &f[T_LAYOUT], &s));
+        if (strlen(s) >= sizeof c->pipeline_layout)
+            return json_fail(d, &f[T_LAYOUT], "%zu characters, over the limit of %zu",
+                             strlen(s), sizeof c->pipeline_layout - 1);
+        if (pp_layout_parse(s, &l, &pe) != MT_OK)
+            return json_fail_from(d, &f[T_LAYOUT], &pe);
+        pp_layout_fini(&l);
+        snprintf(c->pipeline_layout, sizeof c->pipeline_layout, "%s", s);
+    }
+    if (f[T_FIRST_LAYERS].item != NULL) /* Megatron: "must be larger than 0" */
+        TRY(json_int(d, &f[T_FIRST_LAYERS], 1, CONFIG_MAX_LAYERS,
+                     &c->decoder_first_pipeline_num_layers));
+    if (f[T_LAST_LAYERS].item != NULL)
+        TRY(json_int(d, &f[T_LAST_LAYERS], 1, CONFIG_MAX_LAYERS,
+                     &c->decoder_last_pipeline_num_layers));
+    if (f[T_ACCOUNT_EMB].item != NULL)
+        TRY(json_bool(d, &f[T_ACCOUNT_EMB], &c->account_for_embedding_in_pipeline_split));
+    if (f[T_ACCOUNT_LOSS].item != NULL)
+        TRY(json_bool(d, &f[T_ACCOUNT_LOSS], &c->account_for_loss_in_pipeline_split));
+    if (f[T_FIRST_LESS].item != NULL || f[T_LAST_LESS].item != NULL)
+        stage_split_less_layers_given(c);
+    if (f[T_FIRST_LESS].item != NULL)
+        TRY(json_int(d, &f[T_FIRST_LESS], 0, CONFIG_MAX_LAYERS, &c->first_stage_less_layers));
+    if (f[T_LAST_LESS].item != NULL)
+        TRY(json_int(d, &f[T_LAST_LESS], 0, CONFIG_MAX_LAYERS, &c->last_stage_less_layers));
+    return MT_OK;
+}
 
 /* "calibration": a calibration file (model/profile.h), its path relative to this file, or
  * inline. */
@@ -509,6 +558,7 @@ static int load_top_fields(struct json_doc *d, const struct json_value *f, struc
         if (!(c->bytes_per_param > 0))
             return json_fail(d, &f[T_BPP], "must be > 0 (got %g)", c->bytes_per_param);
     }
+    TRY(load_split(d, f, c));
     /* The cap defaults to the device's memory. */
     if (f[T_MEM].item != NULL) {
         TRY(json_bytes(d, &f[T_MEM], &c->memory_per_device));

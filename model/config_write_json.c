@@ -225,6 +225,25 @@ struct cJSON *config_to_cjson(const struct config *c)
         cJSON_AddNumberToObject(o, "make_vocab_size_divisible_by", c->vocab_divisible_by);
     if (c->reserve >= 0 || own_defaults)
         write_bytes(o, "reserve", c->reserve >= 0 ? c->reserve : config_reserve(c));
+    /* the stages' layers (model/stage_split.h), where a rule was given */
+    if (c->pipeline_layout[0] != '\0')
+        cJSON_AddStringToObject(o, "pipeline_layout", c->pipeline_layout);
+    if (c->decoder_first_pipeline_num_layers > 0)
+        cJSON_AddNumberToObject(o, "decoder_first_pipeline_num_layers",
+                                c->decoder_first_pipeline_num_layers);
+    if (c->decoder_last_pipeline_num_layers > 0)
+        cJSON_AddNumberToObject(o, "decoder_last_pipeline_num_layers",
+                                c->decoder_last_pipeline_num_layers);
+    if (c->account_for_embedding_in_pipeline_split)
+        cJSON_AddBoolToObject(o, "account_for_embedding_in_pipeline_split", true);
+    if (c->account_for_loss_in_pipeline_split)
+        cJSON_AddBoolToObject(o, "account_for_loss_in_pipeline_split", true);
+    if (c->stage_less_layers) {
+        cJSON_AddNumberToObject(o, "pipeline_parallel_first_stage_less_layers",
+                                c->first_stage_less_layers);
+        cJSON_AddNumberToObject(o, "pipeline_parallel_last_stage_less_layers",
+                                c->last_stage_less_layers);
+    }
     if (c->profile.enabled)
         cJSON_AddItemToObject(o, "calibration", profile_to_cjson(&c->profile));
     return o;

@@ -156,3 +156,11 @@ tests_unit_test_stack_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 # Devices people have and the framework profile (issue 37 items 3, 5).
 TESTS += tests/cli/test_devices.sh
 EXTRA_DIST += tests/cli/test_devices.sh
+# The stages' layers (model/stage_split.c), Megatron's layout string (model/pp_layout.c) and the
+# split search (sim/tune/tune_split.c): the default rule against today's for every (layers,
+# stages) to 128 x 64, Megatron's own examples, random strings against a restatement of its
+# parser, round trips, the first/last and account-for flags, torchtitan's weights, the keys,
+# the search against brute force.
+check_PROGRAMS += tests/unit/test_stage_split
+TESTS += tests/unit/test_stage_split
+tests_unit_test_stage_split_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -125,6 +125,14 @@ enum cmd_plan_flag {
     CMD_PLAN_FRAMEWORK,
     CMD_PLAN_TP_COMM_OVERLAP,
     CMD_PLAN_OVERLAP_GRAD_REDUCE,
+    /* the stages' layers (model/stage_split.h) */
+    CMD_PLAN_PP_LAYOUT,
+    CMD_PLAN_FIRST_LAYERS,
+    CMD_PLAN_LAST_LAYERS,
+    CMD_PLAN_ACCOUNT_EMB,
+    CMD_PLAN_ACCOUNT_LOSS,
+    CMD_PLAN_FIRST_LESS,
+    CMD_PLAN_LAST_LESS,
 };
 
 extern const struct cmd_option cmd_plan_options[];

@@ -14,6 +14,7 @@
 #include "model/presets.h"
 #include "model/profile.h"
 #include "model/scheme_registry.h"
+#include "model/stage_split.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "sim/tune/tune.h"
@@ -102,6 +103,32 @@ const struct cmd_option cmd_plan_options[] = {
      .value = CMD_PLAN_VOCAB_DIV,
      .help = "pad the vocabulary to a multiple of N x tp (default 128; 1\n"
              "for the paper's presets: none)"},
+    /* the stages' layers (model/stage_split.h): Megatron-LM's flags, torchtitan's weights */
+    {.name = "pipeline-model-parallel-layout", .arg = "STR", .type = CMD_PLAN,
+     .value = CMD_PLAN_PP_LAYOUT,
+     .help = "Megatron's layout: each stage's layers, e.g. \"Et*3|(t*4|)*6,t*3L\"\n"
+             "(E embedding, t layer, L loss, | between stages, *n repeats;\n"
+             "pp x chunks stages in virtual-pipeline order)"},
+    {.name = "decoder-first-pipeline-num-layers", .arg = "N", .type = CMD_PLAN,
+     .value = CMD_PLAN_FIRST_LAYERS,
+     .help = "layers of the first pipeline rank (Megatron's); the rest split\n"
+             "evenly over the middle ranks"},
+    {.name = "decoder-last-pipeline-num-layers", .arg = "N", .type = CMD_PLAN,
+     .value = CMD_PLAN_LAST_LAYERS, .help = "layers of the last pipeline rank (Megatron's)"},
+    {.name = "account-for-embedding-in-pipeline-split", .type = CMD_PLAN,
+     .value = CMD_PLAN_ACCOUNT_EMB,
+     .help = "the embedding counts as a layer: the first stage holds one\n"
+             "layer less (Megatron's)"},
+    {.name = "account-for-loss-in-pipeline-split", .type = CMD_PLAN,
+     .value = CMD_PLAN_ACCOUNT_LOSS,
+     .help = "the loss counts as a layer: the last stage holds one layer\n"
+             "less (Megatron's)"},
+    {.name = "pipeline-parallel-first-stage-less-layers", .arg = "N", .type = CMD_PLAN,
+     .value = CMD_PLAN_FIRST_LESS,
+     .help = "torchtitan's: the embedding weighs N layers in the split\n"
+             "(given either, the other defaults to 1, as in torchtitan)"},
+    {.name = "pipeline-parallel-last-stage-less-layers", .arg = "N", .type = CMD_PLAN,
+     .value = CMD_PLAN_LAST_LESS, .help = "torchtitan's: the head weighs N layers in the split"},
     {.name = "unit-costs", .arg = "F,B,RC[,W[,O]]", .type = CMD_PLAN,
      .value = CMD_PLAN_UNIT_COSTS,
      .help = "unit costs: times in t, memory in units of M_theta; B is the\n"
@@ -235,6 +262,40 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
     case CMD_PLAN_VOCAB_DIV:
         return cmd_plan_int("make-vocab-size-divisible-by", arg, 1, 1 << 20,
                             &c->vocab_divisible_by, e);
+    case CMD_PLAN_PP_LAYOUT: {
+        struct pp_layout l;
+        if (strlen(arg) >= sizeof c->pipeline_layout)
+            return err_set(e, MT_EINVAL, "--pipeline-model-parallel-layout: over %zu characters",
+                           sizeof c->pipeline_layout - 1);
+        if (pp_layout_parse(arg, &l, e) != MT_OK)
+            return err_wrap(e, "--pipeline-model-parallel-layout");
+        pp_layout_fini(&l);
+        snprintf(c->pipeline_layout, sizeof c->pipeline_layout, "%s", arg);
+        return MT_OK;
+    }
+    case CMD_PLAN_FIRST_LAYERS: /* Megatron: "must be larger than 0" */
+        return cmd_plan_int("decoder-first-pipeline-num-layers", arg, 1, CONFIG_MAX_LAYERS,
+                            &c->decoder_first_pipeline_num_layers, e);
+    case CMD_PLAN_LAST_LAYERS:
+        return cmd_plan_int("decoder-last-pipeline-num-layers", arg, 1, CONFIG_MAX_LAYERS,
+                            &c->decoder_last_pipeline_num_layers, e);
+    case CMD_PLAN_ACCOUNT_EMB:
+        c->account_for_embedding_in_pipeline_split = true;
+        return MT_OK;
+    case CMD_PLAN_ACCOUNT_LOSS:
+        c->account_for_loss_in_pipeline_split = true;
+        return MT_OK;
+    case CMD_PLAN_FIRST_LESS:
+    case CMD_PLAN_LAST_LESS: {
+        bool first = opt == CMD_PLAN_FIRST_LESS;
+        int n = 0;
+        TRY(cmd_plan_int(first ? "pipeline-parallel-first-stage-less-layers"
+                               : "pipeline-parallel-last-stage-less-layers",
+                         arg, 0, CONFIG_MAX_LAYERS, &n, e));
+        stage_split_less_layers_given(c);
+        *(first ? &c->first_stage_less_layers : &c->last_stage_less_layers) = n;
+        return MT_OK;
+    }
     case CMD_PLAN_UNIT_COSTS:
         if (config_unit_costs_parse(arg, &c->unit, e) != MT_OK)
             return err_wrap(e, "--unit-costs");
@@ -332,7 +393,14 @@ int cmd_plan_config_raw(const struct cmd_plan *cp, struct config *out, struct mt
     check.num_microbatches = 0;
     check.iterations = 1; /* the tuner names an async scheme or several iterations itself */
     check.update_interval = 1;
-    int rc = config_validate(&check, e);
+    /* the stages' split is checked here without a geometry, then with each candidate's */
+    int rc = stage_split_check_spec(out, e);
+    check.pipeline_layout[0] = '\0';
+    check.decoder_first_pipeline_num_layers = check.decoder_last_pipeline_num_layers = 0;
+    check.account_for_embedding_in_pipeline_split = false;
+    check.account_for_loss_in_pipeline_split = check.stage_less_layers = false;
+    if (rc == MT_OK)
+        rc = config_validate(&check, e);
     if (rc == MT_OK && (out->num_device < 1 || out->num_device > CONFIG_MAX_DEVICES))
         rc = err_set(e, MT_EINVAL, "num_device: must be in [1, %d] (got %d)", CONFIG_MAX_DEVICES,
                      out->num_device);
