@@ -277,7 +277,8 @@ def predict(b, row, extra_cluster, tmp):
         " (its ckpt pass)" if verb == "optimize" else "", json.dumps(cfg))
     rc, out, err = b.call([verb, path] + flags + ["--json"])
     if rc == 2 or not out.strip():
-        row["reason"] = "mario-tui: " + (err.splitlines()[-1] if err else "exit %d" % rc)
+        msg = err.splitlines()[-1] if err else "exit %d" % rc
+        row["reason"] = msg if msg.startswith("mario-tui") else "mario-tui: " + msg
         return
     d = json.loads(out)
     if verb == "optimize":
