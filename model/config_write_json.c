@@ -195,7 +195,7 @@ struct cJSON *config_to_cjson(const struct config *c)
         write_number(o, "bytes_per_param", c->bytes_per_param);
     if (c->reserve >= 0 || own_defaults)
         write_bytes(o, "reserve", c->reserve >= 0 ? c->reserve : config_reserve(c));
-    if (c->profile.enabled)
+    if (c->profile.enabled || c->profile.micro != NULL) /* fits, tables, or both */
         cJSON_AddItemToObject(o, "calibration", profile_to_cjson(&c->profile));
     return o;
 }
