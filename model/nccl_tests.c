@@ -19,6 +19,7 @@
 
 #define NT_MAX_TOKENS 64
 #define NT_MAX_RANKS (1 << 20)
+#define NT_MAX_FIGURE 1e18 /* model/microcal.h's bound on sizes and rates */
 
 struct nt_token {
     const char *p;
@@ -334,6 +335,8 @@ static int nt_data_row(struct nt_state *st, const struct nt_token *t, int n, boo
                        nt_clip(t[0].p, t[0].n, buf, sizeof buf));
     if (size < 0)
         return nt_fail(e, st->name, st->line, "size %lld is negative", size);
+    if ((double)size > NT_MAX_FIGURE)
+        return nt_fail(e, st->name, st->line, "size %lld is over %g", size, NT_MAX_FIGURE);
     if (!nt_int(&t[1], &count) || count < 0)
         return nt_fail(e, st->name, st->line, "count '%s' is not an integer >= 0",
                        nt_clip(t[1].p, t[1].n, buf, sizeof buf));
@@ -352,9 +355,9 @@ static int nt_data_row(struct nt_state *st, const struct nt_token *t, int n, boo
             if (!nt_double(v, &fig[g][i]))
                 return nt_fail(e, st->name, st->line, "%s%s '%s' is not a finite number",
                                g ? "in-place " : "", what[i], nt_clip(v->p, v->n, buf, sizeof buf));
-            if (fig[g][i] < 0)
-                return nt_fail(e, st->name, st->line, "%s%s %g is negative", g ? "in-place " : "",
-                               what[i], fig[g][i]);
+            if (fig[g][i] < 0 || fig[g][i] > NT_MAX_FIGURE)
+                return nt_fail(e, st->name, st->line, "%s%s %g is %s", g ? "in-place " : "",
+                               what[i], fig[g][i], fig[g][i] < 0 ? "negative" : "out of range");
         }
         const struct nt_token *w = &t[c->wrong[g]];
         double wrong;
@@ -505,6 +508,9 @@ static int nt_finish(struct nt_state *st, const struct nccl_tests_opts *o,
             r->busbw = r->time_us > 0 ? r->size / (r->time_us * 1e-6) / 1e9 * factor : 0;
         if (!(r->busbw > 0) || !isfinite(r->busbw))
             return nt_fail(e, st->name, r->line, "busbw and time are 0: no bandwidth measured");
+        if (r->busbw > NT_MAX_FIGURE)
+            return nt_fail(e, st->name, r->line, "busbw %g GB/s (from the time) is out of range",
+                           r->busbw);
     }
     info->row_lines = xmalloc(st->nrows * sizeof *info->row_lines);
     for (size_t i = 0; i < st->nrows; i++) {

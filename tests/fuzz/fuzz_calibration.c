@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/microcal.h"
 #include "model/profile.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
@@ -118,10 +119,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!p.enabled) { /* micro-benchmark tables alone (tests/fuzz/fuzz_microcal.c reads them) */
         FUZZ_CHECK(p.micro != NULL, "an accepted calibration has neither fits nor tables");
         fuzz_calibration_round_trip(&p);
+        microcal_pool_clear();
         return 0;
     }
     fuzz_calibration_fits(&p);
     fuzz_calibration_round_trip(&p);
     fuzz_calibration_simulate(&p);
+    microcal_pool_clear(); /* the tables of this input: nothing refers to them any more */
     return 0;
 }
