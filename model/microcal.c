@@ -395,7 +395,8 @@ int microcal_build(const struct microcal_builder *b, const struct microcal **out
                 mc_pooled_free(p);
                 return mc_fault(fault, e, k, i, SIZE_MAX, NULL, what);
             }
-        qsort(ki->pt, n, sizeof *ki->pt, mc_point_cmp);
+        if (n > 1)
+            qsort(ki->pt, n, sizeof *ki->pt, mc_point_cmp);
         for (size_t i = 1; i < n; i++)
             if (mc_key_cmp(&ki->pt[i - 1], &ki->pt[i]) == 0) {
                 static const char *const key[MC__KINDS] = {

@@ -1,4 +1,4 @@
-/* model/microcal.h: calibration from micro-benchmarks (issue 37 item 6; docs/calibration.md,
+/* model/microcal.h: calibration from micro-benchmarks (issue 37 item 6; docs/traces.md,
  * "Micro-benchmark tables"): what one GPU (or CPU) measured running single kernels and
  * collectives, for the device model (model/price.h) to price ops with in place of its default
  * curves:

@@ -54,7 +54,7 @@ static const char profile_usage[] =
     "With --from-trace the calibration comes from a measured run instead (ours, or a PyTorch\n"
     "profiler trace, as `mario-tui import` reads it): per-op medians per stage, fitted over\n"
     "the stages' layer counts, and the p2p latency; the device from deviceProperties.\n"
-    "--from-nccl-tests and --micro make micro-benchmark tables instead (docs/calibration.md):\n"
+    "--from-nccl-tests and --micro make micro-benchmark tables instead (docs/traces.md):\n"
     "GEMM rates by shape, copy bandwidth, collective bus bandwidth by size, ranks and link,\n"
     "from nccl-tests' output as it prints it, or measured here (sgemm, memcpy and MPI\n"
     "collectives under mpirun on a CPU; cuBLAS, device copies and NCCL on a GPU).\n\n";
@@ -111,7 +111,7 @@ static const struct cmd_option profile_options[] = {
     {.name = "map", .arg = "FILE", CMD_TO_STRING(struct profile_opts, map),
      .help = "with --from-trace: a mapping of foreign event names (docs/traces.md)"},
     {.name = "from-nccl-tests", CMD_TO_BOOL(struct profile_opts, from_nccl_tests),
-     .heading = "Micro-benchmark tables (docs/calibration.md):\n",
+     .heading = "Micro-benchmark tables (docs/traces.md):\n",
      .help = "the arguments are nccl-tests outputs (all_reduce_perf, all_gather_perf,\n"
              "reduce_scatter_perf, alltoall_perf, sendrecv_perf): their busbw by size"},
     {.name = "collective", .arg = "C", CMD_TO_CHOICE(struct profile_opts, coll, profile_colls),
