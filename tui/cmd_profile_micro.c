@@ -64,16 +64,23 @@ static void profile_print_micro(const struct microcal *t)
             printf("  %-5s %21s %12.2f\n", "", profile_size_label(t->hbm[i].bytes, a, sizeof a),
                    t->hbm[i].gbps);
     }
-    for (size_t i = 0; i < t->n_coll;) {
+    /* rows are sorted by (collective, link, bytes, ranks): a group's are picked out */
+    for (size_t i = 0; i < t->n_coll; i++) {
         const struct microcal_coll *c = &t->coll[i];
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = t->coll[j].coll == c->coll && t->coll[j].link == c->link &&
+                   t->coll[j].ranks == c->ranks;
+        if (seen)
+            continue;
         printf("  %s, %d ranks (%s), busbw GB/s by size:", op_coll_name(c->coll), c->ranks,
                op_link_name(c->link));
         int k = 0;
-        for (; i < t->n_coll && t->coll[i].coll == c->coll && t->coll[i].link == c->link &&
-               t->coll[i].ranks == c->ranks;
-             i++, k++)
-            printf("%s%s %.3g", k % 6 == 0 ? "\n    " : "   ",
-                   profile_size_label(t->coll[i].bytes, a, sizeof a), t->coll[i].busbw_gbps);
+        for (size_t j = i; j < t->n_coll; j++)
+            if (t->coll[j].coll == c->coll && t->coll[j].link == c->link &&
+                t->coll[j].ranks == c->ranks)
+                printf("%s%s %.3g", k++ % 6 == 0 ? "\n    " : "   ",
+                       profile_size_label(t->coll[j].bytes, a, sizeof a), t->coll[j].busbw_gbps);
         printf("\n");
     }
 }
