@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "model/config.h"
-#include "model/microcal.h"
 #include "model/profile.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
@@ -23,6 +22,10 @@
 #include "util/err.h"
 
 #define FUZZ_NAME "fuzz.cal.json"
+
+/* model/microcal.h's, declared here: that header brings model/ops.h, whose struct op cannot
+ * share a file with sim/'s enum op */
+void microcal_pool_clear(void);
 
 static char *fuzz_calibration_json(const struct profile *p)
 {
