@@ -250,7 +250,7 @@ struct cJSON *config_to_cjson(const struct config *c)
         cJSON_AddNumberToObject(o, "pipeline_parallel_last_stage_less_layers",
                                 c->last_stage_less_layers);
     }
-    if (c->profile.enabled)
+    if (c->profile.enabled || c->profile.micro != NULL) /* fits, tables, or both */
         cJSON_AddItemToObject(o, "calibration", profile_to_cjson(&c->profile));
     return o;
 }
