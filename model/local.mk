@@ -5,6 +5,8 @@ libmt_model_a_SOURCES = model/config.c model/config.h model/config_json.c \
 	model/ops.c model/ops.h model/price.c model/price.h \
 	model/seqlen.c model/seqlen.h model/memfit.c model/memfit.h
 libmt_model_a_SOURCES += model/scheme_registry.c model/scheme_registry.h
+libmt_model_a_SOURCES += model/launch.c model/launch.h model/launch_internal.h \
+	model/launch_shell.c model/launch_megatron.c model/launch_torchtitan.c model/launch_write.c
 libmt_model_a_SOURCES += model/profile.c model/profile_json.c model/profile.h model/xformer_layout.h
 libmt_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
 

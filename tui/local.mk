@@ -4,6 +4,7 @@ libmt_tui_a_SOURCES = tui/cmd.h tui/cmd.c tui/cmd_options.c tui/cmd_plan.c tui/c
 	tui/view_tune.c tui/view_help.c tui/view_buckets.c tui/view_units.c tui/curses_compat.h tui/cmd_export.c \
 	tui/cmd_run.c tui/cmd_plan_inputs.c
 libmt_tui_a_SOURCES += tui/cmd_compare.c tui/cmd_profile.c tui/cmd_import.c
+libmt_tui_a_SOURCES += tui/cmd_import_args.c tui/export_launch.c
 libmt_tui_a_SOURCES += tui/cmd_chart.c tui/cmd_models.c tui/cmd_progress.c
 libmt_tui_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS) $(NCURSES_CFLAGS)
 
