@@ -482,13 +482,13 @@ static int mr_model(struct mread *r, int tp, struct config *c)
 {
     struct model_spec *m = &c->model;
     const struct launch_field *at = r->v[F_LAYERS].at;
+    memset(m, 0, sizeof *m);
+    TRY(mr_int(r, F_LAYERS, 1, CONFIG_MAX_LAYERS, 0, &m->num_layers));
     if (!r->v[F_HIDDEN].given || !r->v[F_HEADS].given || !r->v[F_SEQ].given)
         return mr_fail_at(r, at, "the launch lacks %s (Megatron-LM requires it)",
                           !r->v[F_HIDDEN].given  ? "--hidden-size"
                           : !r->v[F_HEADS].given ? "--num-attention-heads"
                                                  : "--seq-length");
-    memset(m, 0, sizeof *m);
-    TRY(mr_int(r, F_LAYERS, 1, CONFIG_MAX_LAYERS, 0, &m->num_layers));
     TRY(mr_int(r, F_HIDDEN, 1, 1 << 20, 0, &m->hidden_size));
     TRY(mr_int(r, F_HEADS, 1, 1 << 16, 0, &m->num_attention_heads));
     TRY(mr_int(r, F_SEQ, 1, 1 << 24, 0, &m->seq_length));

@@ -19,3 +19,9 @@ EXTRA_DIST += examples/gpt3-1.6b-v.json examples/gpt3-13b-x32.json \
 	examples/llama2-13b-w.json examples/tiny-cpu.json examples/hf-gpt2-config.json \
 	tests/data/bad/empty.json tests/data/bad/malformed.json tests/data/bad/odd-x.json \
 	tests/data/bad/stages.json tests/data/bad/top-array.json tests/data/bad/unknown-key.json
+
+# The launch readers and writers (model/launch.h): Megatron-LM scripts, torchtitan TOMLs.
+check_PROGRAMS += tests/unit/test_launch
+TESTS += tests/unit/test_launch
+tests_unit_test_launch_SOURCES = tests/unit/test_launch.c
+tests_unit_test_launch_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -17,6 +17,7 @@
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "sim/search/search.h"
+#include "sim/tune/tune.h"
 #include "tui/cmd.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -224,6 +225,63 @@ int export_launch(enum launch_kind k, const struct cmd_plan *cp, bool passes,
     }
     if (have_pl)
         pass_pipeline_fini(&pl);
+    plan_free(p);
+    return status;
+}
+
+int export_launch_tune(enum launch_kind k, const struct config *base, const struct tune_result *r,
+                       const struct tune_opts *o, const char *out)
+{
+    int *order = calloc((size_t)r->n + 1, sizeof *order);
+    if (order == NULL)
+        return 1;
+    tune_rank(r, order);
+    int pick = -1;
+    char why[MT_ERR_MSG_MAX] = "";
+    for (int i = 0; i < r->n && pick < 0; i++) {
+        const struct tune_candidate *kc = &r->cand[order[i]];
+        if (kc->status != TUNE_OK)
+            continue;
+        struct config cc;
+        struct mt_err e = {0};
+        tune_candidate_config(base, kc, &cc);
+        if (kc->ckpt) {
+            if (why[0] == '\0')
+                snprintf(why, sizeof why,
+                         "%s has no flag for %s's recomputes (placed by %s)",
+                         launch_kind_title(k), kc->search ? "the search" : "Mario",
+                         kc->search ? "the schedule search" : "its passes");
+            continue;
+        }
+        if (launch_expressible(k, &cc, NULL, &e) != MT_OK) {
+            if (why[0] == '\0')
+                snprintf(why, sizeof why, "%s", e.msg);
+            continue;
+        }
+        pick = order[i];
+    }
+    free(order);
+    if (pick < 0) {
+        fprintf(stderr, "mario-tui tune: --emit %s: no candidate that fits is one %s runs: %s\n",
+                launch_kind_name(k), launch_kind_title(k), why[0] ? why : "none fits");
+        return 1;
+    }
+    const struct tune_candidate *kc = &r->cand[pick];
+    if (r->best >= 0 && pick != r->best) {
+        char best[48], mine[48];
+        tune_label(&r->cand[r->best], best, sizeof best);
+        tune_label(kc, mine, sizeof mine);
+        fprintf(stderr,
+                "mario-tui tune: --emit %s: the best plan, %s%s (%.2f samples/s), is not one %s "
+                "runs (%s); emitting the best it runs: %s (%.2f samples/s)\n",
+                launch_kind_name(k), best, r->cand[r->best].ckpt ? " +ckpt" : "",
+                r->cand[r->best].throughput, launch_kind_title(k), why, mine, kc->throughput);
+    }
+    struct plan *p = NULL;
+    struct mt_err e = {0};
+    if (tune_build_plan(base, kc, o, &p, &e) != MT_OK)
+        return cmd_fail("tune", &e);
+    int status = export_launch_plan("tune", k, p, LAUNCH_RECOMPUTE_NONE, out);
     plan_free(p);
     return status;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "model/launch.h"
+#include "model/config.h"
 #include "sim/passes/pass.h"
 
 struct cmd_plan;
@@ -23,5 +24,12 @@ int export_launch(enum launch_kind k, const struct cmd_plan *cp, bool passes,
  * the exit status as export_launch. */
 int export_launch_plan(const char *cmd, enum launch_kind k, const struct plan *p,
                        enum launch_recompute rc, const char *out);
+
+/* `tune --emit K`: the best candidate of r the framework runs (the best of all when it can;
+ * else said on stderr, with both throughputs), its launch to out. Returns the exit status. */
+struct tune_result;
+struct tune_opts;
+int export_launch_tune(enum launch_kind k, const struct config *base, const struct tune_result *r,
+                       const struct tune_opts *o, const char *out);
 
 #endif
