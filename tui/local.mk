@@ -47,3 +47,10 @@ input-aware-doc: mario-tui$(EXEEXT)
 dist_man_MANS = mario-tui.1
 TESTS += tests/cli/test_man.sh
 EXTRA_DIST += tests/cli/test_man.sh
+
+# Launchers in and out (issue 40): import-args, export --format, tune --emit, launch files as CONFIG.
+EXTRA_DIST += tests/cli/test_launch.sh tests/data/launch/megatron_llama3_8b.sh \
+	tests/data/launch/megatron_gpt3_175b.sh tests/data/launch/megatron_cmdline.txt \
+	tests/data/launch/torchtitan_llama3_8b.toml tests/data/launch/torchtitan_llama3_70b_pp.toml \
+	tests/data/launch/torchtitan_llama3_405b_zbv.toml
+TESTS += tests/cli/test_launch.sh
