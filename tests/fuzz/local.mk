@@ -4,6 +4,7 @@
 # libFuzzer binaries; `make fuzz FUZZ_SECONDS=600` runs each that long in tests/fuzz/work/
 # (new inputs and crash-* files land there: copy a crash into the corpus with its fix).
 FUZZ_TARGETS = config plan chrome kineto calibration seqlen mapping chart gzip csv import
+FUZZ_TARGETS += launch_megatron launch_toml
 FUZZ_SECONDS = 60
 
 check_PROGRAMS += tests/fuzz/replay_config tests/fuzz/replay_plan tests/fuzz/replay_chrome \
@@ -14,6 +15,15 @@ TESTS += tests/fuzz/replay_config tests/fuzz/replay_plan tests/fuzz/replay_chrom
 	tests/fuzz/replay_kineto tests/fuzz/replay_calibration tests/fuzz/replay_seqlen \
 	tests/fuzz/replay_mapping tests/fuzz/replay_chart tests/fuzz/replay_gzip tests/fuzz/replay_csv \
 	tests/fuzz/replay_import
+check_PROGRAMS += tests/fuzz/replay_launch_megatron tests/fuzz/replay_launch_toml
+TESTS += tests/fuzz/replay_launch_megatron tests/fuzz/replay_launch_toml
+FUZZ_LAUNCH_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_launch_common.h
+tests_fuzz_replay_launch_megatron_SOURCES = $(FUZZ_LAUNCH_SOURCES) \
+	tests/fuzz/fuzz_launch_megatron.c tests/fuzz/replay.c
+tests_fuzz_replay_launch_megatron_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+tests_fuzz_replay_launch_toml_SOURCES = $(FUZZ_LAUNCH_SOURCES) tests/fuzz/fuzz_launch_toml.c \
+	tests/fuzz/replay.c
+tests_fuzz_replay_launch_toml_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 tests_fuzz_replay_import_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_import.c tests/fuzz/replay.c
 tests_fuzz_replay_import_LDADD = libmt_traces.a libmt_sim.a libmt_model.a libmt_util.a \
 	$(CJSON_LIBS) $(ZLIB_LIBS) -lm
@@ -57,6 +67,14 @@ check_PROGRAMS += tests/fuzz/fuzz_config tests/fuzz/fuzz_plan tests/fuzz/fuzz_ch
 	tests/fuzz/fuzz_kineto tests/fuzz/fuzz_calibration tests/fuzz/fuzz_seqlen \
 	tests/fuzz/fuzz_mapping tests/fuzz/fuzz_chart tests/fuzz/fuzz_gzip tests/fuzz/fuzz_csv \
 	tests/fuzz/fuzz_import
+check_PROGRAMS += tests/fuzz/fuzz_launch_megatron tests/fuzz/fuzz_launch_toml
+tests_fuzz_fuzz_launch_megatron_SOURCES = $(FUZZ_LAUNCH_SOURCES) \
+	tests/fuzz/fuzz_launch_megatron.c
+tests_fuzz_fuzz_launch_megatron_LDADD = $(tests_fuzz_replay_launch_megatron_LDADD)
+tests_fuzz_fuzz_launch_megatron_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
+tests_fuzz_fuzz_launch_toml_SOURCES = $(FUZZ_LAUNCH_SOURCES) tests/fuzz/fuzz_launch_toml.c
+tests_fuzz_fuzz_launch_toml_LDADD = $(tests_fuzz_replay_launch_toml_LDADD)
+tests_fuzz_fuzz_launch_toml_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
 tests_fuzz_fuzz_import_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_import.c
 tests_fuzz_fuzz_import_LDADD = $(tests_fuzz_replay_import_LDADD)
 tests_fuzz_fuzz_import_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
