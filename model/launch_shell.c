@@ -23,7 +23,7 @@
 #include "util/xalloc.h"
 
 #define SH_MAX_VARS 1024
-#define SH_MAX_FIELDS 65536 /* words of one variable or command */
+#define SH_MAX_FIELDS 4096 /* words of one variable or command (a launch has hundreds) */
 #define SH_MAX_DEPTH 64     /* nested if / loops / braces */
 #define SH_MAX_TEXT 65536   /* one word's text */
 #define SH_MAX_EXPAND 16    /* ${A:-${B:-...}} nesting */
