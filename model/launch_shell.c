@@ -55,7 +55,7 @@ struct sh {
     struct sh_token *tok;
     int ntok, captok;
     struct sh_var *vars;
-    int nvars;
+    int nvars, capvars;
     struct launch_shell *out;
     int depth; /* of ${...} expansions */
 };
@@ -419,6 +419,10 @@ static int sh_set(struct sh *s, const char *name, size_t len, struct sh_fields *
         if (s->nvars == SH_MAX_VARS || len >= sizeof v->name)
             return sh_fail(s, line, col, "more than %d variables, or a name over 63 bytes",
                            SH_MAX_VARS);
+        if (s->nvars == s->capvars) {
+            s->capvars = s->capvars ? 2 * s->capvars : 32;
+            s->vars = xreallocarray(s->vars, (size_t)s->capvars, sizeof *s->vars);
+        }
         v = &s->vars[s->nvars++];
         memset(v, 0, sizeof *v);
         memcpy(v->name, name, len);
@@ -571,10 +575,11 @@ static long sh_arith_atom(struct sh_arith *a)
     }
     if (isdigit((unsigned char)*a->p)) {
         long v = 0;
-        while (isdigit((unsigned char)*a->p)) {
+        for (; isdigit((unsigned char)*a->p); a->p++) {
             if (v > 100000000000L)
-                a->bad = true;
-            v = v * 10 + (*a->p++ - '0');
+                a->bad = true; /* and no more digits taken: v stays in range */
+            else
+                v = v * 10 + (*a->p - '0');
         }
         return v;
     }
@@ -1455,7 +1460,6 @@ int launch_shell_run(const char *text, size_t n, const char *name, struct launch
 {
     struct sh s = {.text = text, .n = n, .name = name, .e = e, .out = out};
     memset(out, 0, sizeof *out);
-    s.vars = xcalloc(SH_MAX_VARS, sizeof *s.vars);
     int rc = sh_tokenize(&s);
     /* Slurm's variables from #SBATCH, as srun and sbatch set them */
     static const char *const slurm[][2] = {{"SLURM_NNODES", "n"}, {"SLURM_JOB_NUM_NODES", "n"},
