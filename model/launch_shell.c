@@ -434,7 +434,8 @@ static int sh_set(struct sh *s, const char *name, size_t len, struct sh_fields *
     if ((long)v->n + val->n > SH_MAX_FIELDS)
         return sh_fail(s, line, col, "%.*s: more than %d words", (int)len, name, SH_MAX_FIELDS);
     v->v = xreallocarray(v->v, (size_t)(v->n + val->n) + 1, sizeof *v->v);
-    memcpy(v->v + v->n, val->v, (size_t)val->n * sizeof *val->v);
+    if (val->n > 0) /* A=(): nothing to copy, and val->v may be NULL */
+        memcpy(v->v + v->n, val->v, (size_t)val->n * sizeof *val->v);
     v->n += val->n;
     free(val->v);
     val->v = NULL;
