@@ -89,14 +89,49 @@ static int arch_parse(const char *s, enum model_arch *out)
 }
 
 enum { M_PRESET, M_NAME, M_TYPE, M_HIDDEN, M_LAYERS, M_HEADS, M_SEQ, M_VOCAB, M_FFN, M_MAXPOS,
-       M_KV, M__COUNT };
+       M_KV, M_MLP, M_NORM, M_BIAS, M_HEAD_DIM, M_TIE, M_QK_NORM, M__COUNT };
 static const char *const model_keys[M__COUNT] = {
     "preset",      "name",       "type",
     "hidden_size", "num_layers", "num_attention_heads",
     "seq_length",  "vocab_size", "ffn_hidden_size",
     "max_position_embeddings", /* read with seq_length's other forms by seqlen_from_json */
     "num_key_value_heads",
+    /* the family's parts (model/config.h; absent: the type's) */
+    "mlp", "norm", "bias", "head_dim", "tie_embeddings", "qk_norm",
 };
+
+/* The family's parts: "mlp": "gelu" | "swiglu" | "geglu", "norm": "layernorm" | "rmsnorm",
+ * "bias": "none" | "qkv" | "all", "head_dim", "tie_embeddings", "qk_norm". */
+static int load_model_family(struct json_doc *d, const struct json_value *f,
+                             struct model_spec *s)
+{
+    static const char *const mlp[] = {"gelu", "swiglu", "geglu"};
+    static const char *const norm[] = {"layernorm", "rmsnorm"};
+    static const char *const bias[] = {"none", "qkv", "all"};
+    int k;
+    if (f[M_MLP].item != NULL) {
+        TRY(json_enum(d, &f[M_MLP], mlp, 3, "gelu, swiglu or geglu", &k));
+        s->mlp = (enum mlp_kind)(MLP_GELU + k);
+    }
+    if (f[M_NORM].item != NULL) {
+        TRY(json_enum(d, &f[M_NORM], norm, 2, "layernorm or rmsnorm", &k));
+        s->norm = (enum norm_kind)(NORM_LAYERNORM + k);
+    }
+    if (f[M_BIAS].item != NULL) {
+        TRY(json_enum(d, &f[M_BIAS], bias, 3, "none, qkv or all", &k));
+        s->bias = (enum bias_kind)(BIAS_NONE + k);
+    }
+    if (f[M_HEAD_DIM].item != NULL)
+        TRY(json_int(d, &f[M_HEAD_DIM], 1, 1 << 16, &s->head_dim));
+    if (f[M_TIE].item != NULL) {
+        bool b;
+        TRY(json_bool(d, &f[M_TIE], &b));
+        s->tie_embeddings = b ? TRI_YES : TRI_NO;
+    }
+    if (f[M_QK_NORM].item != NULL)
+        TRY(json_bool(d, &f[M_QK_NORM], &s->qk_norm));
+    return MT_OK;
+}
 
 static int load_model_fields(struct json_doc *d, const struct json_value *f,
                              struct model_spec *out)
@@ -147,6 +182,7 @@ static int load_model_fields(struct json_doc *d, const struct json_value *f,
     }
     if (f[M_PRESET].item == NULL && (shaped || f[M_TYPE].item != NULL))
         s.paper_stack = false; /* a model of its own: today's stack unless the config says */
+    TRY(load_model_family(d, f, &s));
     *out = s;
     return MT_OK;
 }

@@ -147,6 +147,22 @@ struct cJSON *config_to_cjson(const struct config *c)
             cJSON_AddNumberToObject(m, "max_position_embeddings", c->seqlen.max_positions);
         cJSON_AddNumberToObject(m, "vocab_size", ms->vocab_size);
         cJSON_AddNumberToObject(m, "ffn_hidden_size", ms->ffn_hidden_size);
+        /* the family's parts where they are set (unset: the type's) */
+        static const char *const mlp[] = {"gelu", "swiglu", "geglu"};
+        static const char *const norm[] = {"layernorm", "rmsnorm"};
+        static const char *const bias[] = {"none", "qkv", "all"};
+        if (ms->mlp != MLP_DEFAULT)
+            cJSON_AddStringToObject(m, "mlp", mlp[ms->mlp - MLP_GELU]);
+        if (ms->norm != NORM_DEFAULT)
+            cJSON_AddStringToObject(m, "norm", norm[ms->norm - NORM_LAYERNORM]);
+        if (ms->bias != BIAS_DEFAULT)
+            cJSON_AddStringToObject(m, "bias", bias[ms->bias - BIAS_NONE]);
+        if (ms->head_dim > 0)
+            cJSON_AddNumberToObject(m, "head_dim", ms->head_dim);
+        if (ms->tie_embeddings != TRI_DEFAULT)
+            cJSON_AddBoolToObject(m, "tie_embeddings", ms->tie_embeddings == TRI_YES);
+        if (ms->qk_norm)
+            cJSON_AddBoolToObject(m, "qk_norm", true);
     }
 
     const struct cluster_spec *k = &c->cluster;

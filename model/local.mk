@@ -8,6 +8,8 @@ libmt_model_a_SOURCES += model/scheme_registry.c model/scheme_registry.h
 libmt_model_a_SOURCES += model/stage_split.c model/stage_split.h model/pp_layout.c
 libmt_model_a_SOURCES += model/profile.c model/profile_json.c model/profile.h model/xformer_layout.h \
 	model/microcal.c model/microcal.h model/microcal_json.c model/nccl_tests.c model/nccl_tests.h
+libmt_model_a_SOURCES += model/launch.c model/launch.h model/launch_internal.h \
+	model/launch_shell.c model/launch_megatron.c model/launch_torchtitan.c model/launch_write.c
 libmt_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
 
 check_PROGRAMS += tests/unit/test_microcal
@@ -35,3 +37,8 @@ check_PROGRAMS += tests/unit/test_price
 TESTS += tests/unit/test_price
 tests_unit_test_price_SOURCES = tests/unit/test_price.c
 tests_unit_test_price_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# The launch readers and writers (model/launch.h): Megatron-LM scripts, torchtitan TOMLs.
+check_PROGRAMS += tests/unit/test_launch
+TESTS += tests/unit/test_launch
+tests_unit_test_launch_SOURCES = tests/unit/test_launch.c
+tests_unit_test_launch_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/launch.h"
 #include "traces/trace.h"
 #include "util/err.h"
 
@@ -51,6 +52,24 @@ static bool format_has_tokens(const struct format_head *h, const char *const *to
 static bool sniff_gzip(const struct format_head *h)
 {
     return h->n >= 2 && (unsigned char)h->raw[0] == 0x1f && (unsigned char)h->raw[1] == 0x8b;
+}
+
+/* Launch files (model/launch.h tells them): before the trace rules, since a TOML's first
+ * table line starts with '[' as a Chrome array does. */
+static bool sniff_launch(const struct format_head *h, enum launch_kind want)
+{
+    enum launch_kind k;
+    return launch_detect(h->raw, h->n, &k) && k == want;
+}
+
+static bool sniff_torchtitan(const struct format_head *h)
+{
+    return sniff_launch(h, LAUNCH_TORCHTITAN);
+}
+
+static bool sniff_megatron(const struct format_head *h)
+{
+    return sniff_launch(h, LAUNCH_MEGATRON);
 }
 
 static bool sniff_pippy(const struct format_head *h)
@@ -154,6 +173,8 @@ static const struct {
     bool (*sniff)(const struct format_head *h);
 } format_table[FORMAT__COUNT] = {
     {{FORMAT_GZIP, "gzip-compressed trace", FILE_KIND_TRACE}, sniff_gzip},
+    {{FORMAT_LAUNCH_TORCHTITAN, "torchtitan job TOML", FILE_KIND_CONFIG}, sniff_torchtitan},
+    {{FORMAT_LAUNCH_MEGATRON, "Megatron-LM launch", FILE_KIND_CONFIG}, sniff_megatron},
     {{FORMAT_PIPPY, "PiPPy trace (array form)", FILE_KIND_TRACE}, sniff_pippy},
     {{FORMAT_CHROME_ARRAY, "Chrome trace (array form)", FILE_KIND_TRACE}, sniff_chrome_array},
     {{FORMAT_PLAN, "plan file", FILE_KIND_PLAN}, sniff_plan},

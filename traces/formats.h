@@ -22,6 +22,8 @@ enum file_kind {
 
 enum file_format_id {
     FORMAT_GZIP,       /* a gzip-compressed trace (the reader inflates it) */
+    FORMAT_LAUNCH_TORCHTITAN, /* a torchtitan job TOML (model/launch.h): a config */
+    FORMAT_LAUNCH_MEGATRON,   /* a Megatron-LM command line or script (model/launch.h): a config */
     FORMAT_PIPPY,      /* PiPPy's array form: F_s,m / B_s,m spans, ranks as pids */
     FORMAT_CHROME_ARRAY, /* Chrome's bare-array form */
     FORMAT_PLAN,       /* "format": "mario-plan" */

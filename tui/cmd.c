@@ -15,6 +15,7 @@ const struct cmd_entry *const cmd_table[] = {
     &cmd_plan_inputs_entry,
     &cmd_compare_entry,
     &cmd_import_entry,
+    &cmd_import_args_entry,
     &cmd_profile_entry,
     &cmd_chart_entry,
     &cmd_models_entry,

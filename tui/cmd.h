@@ -172,6 +172,13 @@ int cmd_plan_build(const struct cmd_plan *cp, struct plan **out, struct mt_err *
  * (owned from here on), + validate_plan. c may be changed (Auto resolved). */
 int cmd_plan_finish(const struct cmd_plan *cp, struct config *c, struct plan *loaded,
                     struct plan **out, struct mt_err *e);
+/* The plan flags applied to c, in the order given (what cmd_plan_config does after reading). */
+int cmd_plan_apply_flags(const struct cmd_plan *cp, struct config *c, struct mt_err *e);
+/* A launch file (model/launch.h: a Megatron-LM script, a torchtitan TOML) as a config, the
+ * flags' --devices filling what it leaves open; its warning line and assumptions go to stderr
+ * (tui/cmd_import_args.c). */
+int cmd_launch_read(const char *path, const struct cmd_plan *cp, struct config *out,
+                    struct mt_err *e);
 /* Prints "mario-tui CMD: message" and returns the exit status for the error code. */
 int cmd_fail(const char *cmd, const struct mt_err *e);
 /* Prints a usage error and returns 2. */
@@ -209,6 +216,7 @@ extern const struct cmd_entry cmd_run_entry;
 extern const struct cmd_entry cmd_plan_inputs_entry;
 extern const struct cmd_entry cmd_compare_entry;
 extern const struct cmd_entry cmd_import_entry;
+extern const struct cmd_entry cmd_import_args_entry;
 extern const struct cmd_entry cmd_profile_entry;
 extern const struct cmd_entry cmd_chart_entry;
 extern const struct cmd_entry cmd_models_entry;

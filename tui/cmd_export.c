@@ -21,6 +21,7 @@
 #include "sim/plan/plan.h"
 #include "sim/search/search.h"
 #include "sim/core/simulate.h"
+#include "tui/export_launch.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -34,7 +35,7 @@ static const char export_usage[] =
     "time.\n\n";
 
 /* EXPORT_PLAN: the plan itself, JSON or torch's schedule CSV by extension (plan_save). */
-enum export_fmt { EXPORT_SVG, EXPORT_PDF, EXPORT_PNG, EXPORT_PLAN };
+enum export_fmt { EXPORT_SVG, EXPORT_PDF, EXPORT_PNG, EXPORT_PLAN, EXPORT_OTHER };
 
 #define EXPORT_MAX_OUT 16
 
@@ -53,11 +54,14 @@ struct export_opts {
     bool rows[PASS_ROW__COUNT]; /* else the base plan only */
     bool search;                /* the search's plan (alone, or after the passes' steps) */
     bool quiet;                 /* no progress on stderr, even on a terminal */
+    int launch;                 /* --format: 1 + enum launch_kind, 0 none (tui/export_launch.c) */
 };
 
 static int export_passes(void *opts, const struct cmd_option *o, const char *arg,
                          struct mt_err *e);
 static int export_output(void *opts, const struct cmd_option *o, const char *arg,
+                         struct mt_err *e);
+static int export_format(void *opts, const struct cmd_option *o, const char *arg,
                          struct mt_err *e);
 
 static const struct cmd_option export_options[] = {
@@ -78,6 +82,11 @@ static const struct cmd_option export_options[] = {
      .help = "write FILE; the format follows its extension: .svg .pdf .png\n"
              "pictures; .json the plan, .csv the plan as torch's schedule\n"
              "CSV (torch.distributed.pipelining _load_csv; no CFW/RC)"},
+    {.name = "format", .arg = "megatron|torchtitan", CMD_TO_CALL(export_format, 0),
+     .help = "write the plan as a launch instead: a Megatron-LM script (degrees,\n"
+             "virtual stages, recompute, batch, model flags) or a torchtitan job\n"
+             "TOML ([parallelism], [activation_checkpoint]; a schedule CSV beside\n"
+             "it where torchtitan takes the schedule only so) to -o FILE or stdout"},
     {.name = "svg", .arg = "FILE", CMD_TO_CALL(export_output, EXPORT_SVG),
      .help = "write FILE as SVG whatever its extension"},
     {.name = "pdf", .arg = "FILE", CMD_TO_CALL(export_output, EXPORT_PDF),
@@ -173,13 +182,19 @@ static int export_output(void *opts, const struct cmd_option *o, const char *arg
     struct export_opts *x = opts;
     enum export_fmt fmt = (enum export_fmt)o->value;
     if (o->value < 0 && export_fmt_of(arg, &fmt) != 0)
-        return err_set(e, MT_EINVAL,
-                       "cannot tell the format of '%s' from its extension (.svg, .pdf, .png; "
-                       ".json or .csv for the plan; or use --svg/--pdf/--png)",
-                       arg);
+        fmt = EXPORT_OTHER; /* a launch file of --format, else refused in export_exec */
     if (x->n_out == EXPORT_MAX_OUT)
         return err_set(e, MT_EINVAL, "at most %d output files", EXPORT_MAX_OUT);
     x->outs[x->n_out++] = (struct export_out){fmt, arg};
+    return MT_OK;
+}
+
+static int export_format(void *opts, const struct cmd_option *o, const char *arg,
+                         struct mt_err *e)
+{
+    enum launch_kind k;
+    TRY(launch_kind_parse(arg, &k, e));
+    ((struct export_opts *)opts)->launch = 1 + (int)k;
     return MT_OK;
 }
 
@@ -270,6 +285,7 @@ static int export_write(const struct layout_panel *panels, int n, const struct l
         switch (outs[k].fmt) {
         case EXPORT_SVG: rc = paint_svg_file(all, outs[k].path, e); break;
         case EXPORT_PLAN: rc = plan_save(panels[n - 1].plan, outs[k].path, e); break;
+        case EXPORT_OTHER: break; /* refused in export_exec */
         case EXPORT_PNG: rc = paint_cairo_png(all, outs[k].path, e); break;
         case EXPORT_PDF:
             if (n == 1) {
@@ -326,10 +342,23 @@ static int export_exec(int argc, char **argv)
         return status;
     if (o.plan_path && first < argc)
         return cmd_usage_error("export", "give a CONFIG or --plan FILE, not both");
-    if (o.n_out == 0)
-        return cmd_usage_error("export", "no output file: give -o FILE.svg|.pdf|.png|.json|.csv");
     if (o.plan_path)
         cp.path = o.plan_path;
+    if (o.launch > 0) { /* a launch to -o FILE or stdout (tui/export_launch.c) */
+        if (o.n_out > 1)
+            return cmd_usage_error("export", "--format writes one file: give one -o FILE");
+        return export_launch((enum launch_kind)(o.launch - 1), &cp, o.passes, o.rows, o.search,
+                             o.n_out ? o.outs[0].path : NULL);
+    }
+    if (o.n_out == 0)
+        return cmd_usage_error("export", "no output file: give -o FILE.svg|.pdf|.png|.json|.csv");
+    for (int k = 0; k < o.n_out; k++)
+        if (o.outs[k].fmt == EXPORT_OTHER)
+            return cmd_usage_error("export",
+                                   "-o: cannot tell the format of '%s' from its extension (.svg, "
+                                   ".pdf, .png; .json or .csv for the plan; or use "
+                                   "--svg/--pdf/--png, or --format megatron|torchtitan)",
+                                   o.outs[k].path);
     o.lo.width = o.width;
 
     struct plan *p = NULL;

@@ -25,10 +25,11 @@
 
 /* --help: what CONFIG is, before the plan flags. */
 static const char cmd_plan_config_help[] =
-    "  CONFIG                   a config JSON, a Hugging Face config.json, a plan JSON or\n"
+    "  CONFIG                   a config JSON, a Hugging Face config.json, a plan JSON,\n"
     "                           torch's schedule CSV (*.csv; its model and costs from the\n"
-    "                           flags) (default: GPT3-1.6B on 8 x A100-40G, V, global batch\n"
-    "                           128)\n";
+    "                           flags), or a launch: a Megatron-LM script or a torchtitan\n"
+    "                           TOML (mario-tui import-args) (default: GPT3-1.6B on 8 x\n"
+    "                           A100-40G, V, global batch 128)\n";
 
 /* The plan flags' table: the parser (tui/cmd_options.c) records them in order, and
  * cmd_plan_apply applies them once the CONFIG file is read. */
@@ -329,6 +330,11 @@ static int cmd_plan_apply_all(const struct cmd_plan *cp, struct config *out, str
     return MT_OK;
 }
 
+int cmd_plan_apply_flags(const struct cmd_plan *cp, struct config *c, struct mt_err *e)
+{
+    return cmd_plan_apply_all(cp, c, e);
+}
+
 /* Under unit costs memory is in M_θ: --memory 2 is a cap of 2 M_θ per device. Without one
  * there is no cap (the device's bytes, the default, mean nothing in M_θ). */
 static void cmd_plan_unit_cap(const struct cmd_plan *cp, struct config *c)
@@ -359,6 +365,8 @@ static int cmd_plan_read(const struct cmd_plan *cp, struct config *out, struct p
     } else if (f->id == FORMAT_PLAN) {
         TRY(plan_load(cp->path, loaded, e));
         *out = *plan_config(*loaded);
+    } else if (f->id == FORMAT_LAUNCH_MEGATRON || f->id == FORMAT_LAUNCH_TORCHTITAN) {
+        TRY(cmd_launch_read(cp->path, cp, out, e));
     } else {
         TRY(config_load_file(cp->path, out, e));
     }

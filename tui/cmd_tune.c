@@ -14,6 +14,7 @@
 #include "model/presets.h"
 #include "sim/plan/plan.h"
 #include "sim/tune/tune.h"
+#include "tui/export_launch.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/xalloc.h"
@@ -54,7 +55,17 @@ struct tune_cmd_opts {
     bool json, ckpt_only, search, offload;
     const char *plan_out;
     bool quiet; /* no progress bar on stderr */
+    int emit;   /* --emit: 1 + enum launch_kind, 0 none (tui/export_launch.c) */
+    const char *emit_out;
 };
+
+static int tune_emit(void *opts, const struct cmd_option *o, const char *arg, struct mt_err *e)
+{
+    enum launch_kind k;
+    TRY(launch_kind_parse(arg, &k, e));
+    ((struct tune_cmd_opts *)opts)->emit = 1 + (int)k;
+    return MT_OK;
+}
 
 static const struct cmd_option tune_options[] = {
     {.name = "top", .arg = "K", CMD_TO_INT(struct tune_cmd_opts, top, 1, 1 << 20),
@@ -65,6 +76,12 @@ static const struct cmd_option tune_options[] = {
      .help = "no progress bar on stderr (drawn only on a terminal)"},
     {.name = "plan-out", .arg = "FILE", CMD_TO_STRING(struct tune_cmd_opts, plan_out),
      .help = "save the best plan"},
+    {.name = "emit", .arg = "megatron|torchtitan", CMD_TO_CALL(tune_emit, 0),
+     .help = "write the best plan the framework runs as its launch (a\n"
+             "Megatron-LM script, a torchtitan TOML) to stdout after the table,\n"
+             "or to --emit-out FILE"},
+    {.name = "emit-out", .arg = "FILE", CMD_TO_STRING(struct tune_cmd_opts, emit_out),
+     .help = "with --emit: the launch to FILE"},
     {.name = "min-pp", .arg = "N", CMD_TO_INT(struct tune_cmd_opts, o.min_pp, 1, 1 << 20),
      .help = "smallest pipeline depth (default 4, the paper's)"},
     {.name = "max-mbs", .arg = "B", CMD_TO_INT(struct tune_cmd_opts, o.max_mbs, 0, 1 << 20),
@@ -250,6 +267,10 @@ static int tune_exec(int argc, char **argv)
     if (st != CMD_OPTIONS_RUN)
         return st;
     t.o.with_ckpt_off = !t.ckpt_only;
+    if (t.emit_out && !t.emit)
+        return cmd_usage_error("tune", "--emit-out: give --emit megatron|torchtitan too");
+    if (t.emit && t.json && !t.emit_out)
+        return cmd_usage_error("tune", "--emit with --json: give --emit-out FILE");
     if (t.offload && !t.search)
         return cmd_usage_error("tune", "--offload: the searches offload; give --search too");
     if (t.search)
@@ -310,6 +331,11 @@ static int tune_exec(int argc, char **argv)
             plan_save(p, t.plan_out, &e) != MT_OK)
             status = cmd_fail("tune", &e);
         plan_free(p);
+    }
+    if (t.emit && r.best >= 0) {
+        fflush(stdout);
+        int es = export_launch_tune((enum launch_kind)(t.emit - 1), &c, &r, &t.o, t.emit_out);
+        status = status ? status : es;
     }
     tune_result_fini(&r);
     return status;

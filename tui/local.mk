@@ -5,6 +5,7 @@ libmt_tui_a_SOURCES = tui/cmd.h tui/cmd.c tui/cmd_options.c tui/cmd_plan.c tui/c
 	tui/cmd_run.c tui/cmd_plan_inputs.c
 libmt_tui_a_SOURCES += tui/cmd_compare.c tui/cmd_profile.c tui/cmd_import.c tui/cmd_profile_micro.c \
 	tui/cmd_profile_micro.h
+libmt_tui_a_SOURCES += tui/cmd_import_args.c tui/export_launch.c
 libmt_tui_a_SOURCES += tui/cmd_chart.c tui/cmd_models.c tui/cmd_progress.c
 libmt_tui_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS) $(NCURSES_CFLAGS)
 
@@ -47,3 +48,10 @@ input-aware-doc: mario-tui$(EXEEXT)
 dist_man_MANS = mario-tui.1
 TESTS += tests/cli/test_man.sh
 EXTRA_DIST += tests/cli/test_man.sh
+
+# Launchers in and out (issue 40): import-args, export --format, tune --emit, launch files as CONFIG.
+EXTRA_DIST += tests/cli/test_launch.sh tests/data/launch/megatron_llama3_8b.sh \
+	tests/data/launch/megatron_gpt3_175b.sh tests/data/launch/megatron_cmdline.txt \
+	tests/data/launch/torchtitan_llama3_8b.toml tests/data/launch/torchtitan_llama3_70b_pp.toml \
+	tests/data/launch/torchtitan_llama3_405b_zbv.toml
+TESTS += tests/cli/test_launch.sh

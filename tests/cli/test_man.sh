@@ -16,7 +16,7 @@ check "the page exists" "[ -s $page ]"
 # roff writes '-' as '\-': the page's text with that undone
 sed 's/\\-/-/g' "$page" >"$tmp/page"
 "$bin" --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }' >"$tmp/cmds"
-check "--help lists the twelve commands" "[ \$(wc -l <$tmp/cmds) -eq 12 ]"
+check "--help lists the thirteen commands" "[ \$(wc -l <$tmp/cmds) -eq 13 ]"
 for c in $(cat "$tmp/cmds"); do
     check "a section for $c" "grep -q '^\\.SS \"$c ' $tmp/page"
     "$bin" "$c" --help 2>&1 | grep -oE '^  (-[a-z], )?--[a-z][a-z-]*' | grep -oE -- '--[a-z-]+' | sort -u >"$tmp/opts"

@@ -5,6 +5,7 @@
 # (new inputs and crash-* files land there: copy a crash into the corpus with its fix).
 FUZZ_TARGETS = config plan chrome kineto calibration seqlen mapping chart gzip csv import microcal \
 	nccl_tests
+FUZZ_TARGETS += launch_megatron launch_toml
 FUZZ_SECONDS = 60
 
 check_PROGRAMS += tests/fuzz/replay_config tests/fuzz/replay_plan tests/fuzz/replay_chrome \
@@ -21,6 +22,15 @@ tests_fuzz_replay_microcal_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 tests_fuzz_replay_nccl_tests_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_nccl_tests.c \
 	tests/fuzz/replay.c
 tests_fuzz_replay_nccl_tests_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+check_PROGRAMS += tests/fuzz/replay_launch_megatron tests/fuzz/replay_launch_toml
+TESTS += tests/fuzz/replay_launch_megatron tests/fuzz/replay_launch_toml
+FUZZ_LAUNCH_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_launch_common.h
+tests_fuzz_replay_launch_megatron_SOURCES = $(FUZZ_LAUNCH_SOURCES) \
+	tests/fuzz/fuzz_launch_megatron.c tests/fuzz/replay.c
+tests_fuzz_replay_launch_megatron_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+tests_fuzz_replay_launch_toml_SOURCES = $(FUZZ_LAUNCH_SOURCES) tests/fuzz/fuzz_launch_toml.c \
+	tests/fuzz/replay.c
+tests_fuzz_replay_launch_toml_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 tests_fuzz_replay_import_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_import.c tests/fuzz/replay.c
 tests_fuzz_replay_import_LDADD = libmt_traces.a libmt_sim.a libmt_model.a libmt_util.a \
 	$(CJSON_LIBS) $(ZLIB_LIBS) -lm
@@ -71,6 +81,14 @@ tests_fuzz_fuzz_microcal_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
 tests_fuzz_fuzz_nccl_tests_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_nccl_tests.c
 tests_fuzz_fuzz_nccl_tests_LDADD = $(tests_fuzz_replay_nccl_tests_LDADD)
 tests_fuzz_fuzz_nccl_tests_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
+check_PROGRAMS += tests/fuzz/fuzz_launch_megatron tests/fuzz/fuzz_launch_toml
+tests_fuzz_fuzz_launch_megatron_SOURCES = $(FUZZ_LAUNCH_SOURCES) \
+	tests/fuzz/fuzz_launch_megatron.c
+tests_fuzz_fuzz_launch_megatron_LDADD = $(tests_fuzz_replay_launch_megatron_LDADD)
+tests_fuzz_fuzz_launch_megatron_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
+tests_fuzz_fuzz_launch_toml_SOURCES = $(FUZZ_LAUNCH_SOURCES) tests/fuzz/fuzz_launch_toml.c
+tests_fuzz_fuzz_launch_toml_LDADD = $(tests_fuzz_replay_launch_toml_LDADD)
+tests_fuzz_fuzz_launch_toml_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
 tests_fuzz_fuzz_import_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_import.c
 tests_fuzz_fuzz_import_LDADD = $(tests_fuzz_replay_import_LDADD)
 tests_fuzz_fuzz_import_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)

@@ -244,7 +244,7 @@ int main(void)
         test_command(cmd_table[n]);
         CHECK(cmd_find(cmd_table[n]->name) == cmd_table[n]);
     }
-    CHECK_EQ_INT(n, 12); /* ... compare, import, profile, chart, models */
+    CHECK_EQ_INT(n, 13); /* ... compare, import, import-args, profile, chart, models */
     CHECK(cmd_find("no-such-command") == NULL);
     return check_report("test_cmd_help");
 }

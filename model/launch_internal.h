@@ -1,0 +1,86 @@
+/* model/launch_internal.h: what the launch readers and the writer share (model/launch.c):
+ * the notes that become a reader's one warning line, errors at a file's line and column, the
+ * preset a shape is, and each framework's names (torchtitan's schedule classes). Only
+ * model/launch*.c include it. */
+#ifndef MT_MODEL_LAUNCH_INTERNAL_H
+#define MT_MODEL_LAUNCH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/config.h"
+#include "model/launch.h"
+
+struct mt_err;
+
+/* What a reader collects on its way: the pieces of the warning line and the assumptions. */
+struct launch_notes {
+    char unmodelled[LAUNCH_NOTE_LEN]; /* "--fp8-format hybrid (FP8: issue 39), ..." */
+    char unknown[LAUNCH_NOTE_LEN];    /* flags or keys not recognised */
+    char assumed[LAUNCH_NOTE_LEN];
+};
+
+/* Appends one item to a ", "-separated list buf of n bytes (cut with "..." when full; an item
+ * already there is not repeated). */
+void launch_note(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The notes as info's warning line and assumptions. */
+void launch_notes_finish(const struct launch_notes *nt, struct launch_info *info);
+/* MT_EINVAL "name:line:col: what" (line 0: "name: what"). */
+int launch_fail(struct mt_err *e, const char *name, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The model's name: a preset's when the shape is one (arch, h, L, a, FFN, K/V heads, the
+ * vocabulary padded to vocab_multiple (Megatron's; 1: as it is) and the family's parts; any
+ * sequence length), else "custom". */
+void launch_name_model(struct model_spec *m, int vocab_multiple);
+/* The llama3 flavor of torchtitan a shape is ("8B", "70B", "405B", "debugmodel"), or NULL. */
+const char *launch_torchtitan_flavor_of(const struct model_spec *m);
+/* The shape of torchtitan's llama3 flavor (any sequence length: the TOML's seq_len sets it);
+ * false for a flavor it does not know. */
+bool launch_torchtitan_flavor(const char *flavor, struct model_spec *out);
+/* torchtitan's (torch.distributed.pipelining's) schedule class name of a scheme, or NULL. */
+const char *launch_torchtitan_schedule_name(enum scheme_id s);
+/* The scheme a torch schedule class name is (case-insensitive, as torch's
+ * get_schedule_class); false when none of ours is. */
+bool launch_torchtitan_schedule_parse(const char *s, enum scheme_id *out);
+/* Megatron-LM's padded vocabulary: V rounded up to make_vocab_size_divisible_by x tp
+ * (megatron/training/tokenizer/tokenizer.py, _vocab_size_with_padding). */
+int launch_megatron_padded_vocab(int vocab, int divisible_by, int tp);
+/* Megatron-LM's FFN width when --ffn-hidden-size is not given: 4h, or with --swiglu
+ * int((4h x 2/3) / 64) x 64 (megatron/training/arguments.py). */
+int launch_megatron_ffn_default(int h, bool swiglu);
+
+/* ---- model/launch_shell.c: the shell subset a Megatron-LM launch script is read with ---- */
+/* One word of the launch command after expansion: its text, where it was written (for an
+ * array's element, in the array), and why its value is not known ("" when it is). */
+struct launch_field {
+    char *text;
+    int line, col;
+    char why[112];
+};
+
+struct launch_shell {
+    struct launch_field *f; /* the launch command, expanded: the launcher (torchrun, srun,
+                             * python) and the script's flags */
+    int n;
+    int line;               /* where the launch starts */
+    /* #SBATCH's --nodes, --ntasks-per-node, --gpus-per-node (0: not given) and their lines */
+    int sbatch_nodes, sbatch_tasks_per_node, sbatch_gpus_per_node;
+    int sbatch_line;
+};
+
+/* Runs the script's assignments (scalars, arrays, +=, export, ${VAR:-default}, $((...)),
+ * if/elif/else on [[ ]] / [ ] tests it can decide) and finds the one command holding
+ * --num-layers. MT_EINVAL "name:line:col: ..." for what it cannot follow: an assignment or
+ * the launch under a condition it cannot decide or in a loop, two launches, none. */
+int launch_shell_run(const char *text, size_t n, const char *name, struct launch_shell *out,
+                     struct mt_err *e);
+void launch_shell_fini(struct launch_shell *s);
+
+int launch_read_megatron(const char *text, size_t n, const char *name,
+                         const struct launch_read_opts *o, struct config *out,
+                         struct launch_info *info, struct mt_err *e);
+int launch_read_torchtitan(const char *text, size_t n, const char *name,
+                           const struct launch_read_opts *o, struct config *out,
+                           struct launch_info *info, struct mt_err *e);
+
+#endif

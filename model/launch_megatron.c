@@ -1,0 +1,709 @@
+/* model/launch_megatron.c: a Megatron-LM launch read as a config (model/launch.h). The shell
+ * around it is run by model/launch_shell.c; here are the launcher's GPU count (torchrun's
+ * --nproc-per-node x --nnodes, srun's or #SBATCH's --nodes x --ntasks-per-node) and
+ * pretrain_gpt.py's flags, each in one of four lists (megatron/training/arguments.py names
+ * them; docs/launchers.md lists them): read into the config, refused where a plan would be
+ * wrong (experts: issue 38; context parallelism: issue 39), not modelled (said in the one
+ * warning line), or skipped on purpose (data, tokenizer files, optimizer, logging,
+ * checkpointing, profiling). A flag in none of them is "not recognised", in the same line. */
+#include <config.h>
+#include "model/launch.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "model/launch_internal.h"
+#include "util/err.h"
+
+enum mf_id {
+    F_LAYERS, F_HIDDEN, F_FFN, F_HEADS, F_GROUPS, F_GQA, F_SWIGLU, F_NORM, F_NOBIAS, F_QKVBIAS,
+    F_SEQ, F_MAXPOS, F_VOCAB, F_TOKTYPE, F_TOKMODEL, F_DIVBY, F_UNTIE, F_KVCH, F_QKNORM,
+    F_TP, F_PP, F_VPP_LAYERS, F_VPP_STAGES, F_CP, F_EP, F_ETP, F_EXPERTS, F_MLA, F_SP, F_DISTOPT,
+    F_MBS, F_GBS, F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_MODULES, F_RC_ACT, F_BF16, F_FP16,
+    F_ATTN, F_FLASH, F__COUNT,
+    F_WARN = 100, /* not modelled: said */
+    F_SKIP,       /* skipped on purpose */
+};
+
+enum mf_arg { A_NONE, A_ONE, A_LIST, A_THREE, A_MAYBE /* a value when one follows */ };
+
+struct mflag {
+    const char *name; /* "--num-layers"; a trailing '*' matches a prefix */
+    enum mf_arg arg;
+    int id;
+    const char *why;  /* F_WARN: what is not modelled */
+};
+
+#define ISSUE39 "issue 39"
+static const struct mflag mflags[] = {
+    /* the model */
+    {"--num-layers", A_ONE, F_LAYERS, NULL},
+    {"--hidden-size", A_ONE, F_HIDDEN, NULL},
+    {"--ffn-hidden-size", A_ONE, F_FFN, NULL},
+    {"--num-attention-heads", A_ONE, F_HEADS, NULL},
+    {"--num-query-groups", A_ONE, F_GROUPS, NULL},
+    {"--group-query-attention", A_NONE, F_GQA, NULL},
+    {"--swiglu", A_NONE, F_SWIGLU, NULL},
+    {"--normalization", A_ONE, F_NORM, NULL},
+    {"--disable-bias-linear", A_NONE, F_NOBIAS, NULL},
+    {"--add-qkv-bias", A_NONE, F_QKVBIAS, NULL},
+    {"--seq-length", A_ONE, F_SEQ, NULL},
+    {"--max-position-embeddings", A_ONE, F_MAXPOS, NULL},
+    {"--vocab-size", A_ONE, F_VOCAB, NULL},
+    {"--tokenizer-type", A_ONE, F_TOKTYPE, NULL},
+    {"--tokenizer-model", A_ONE, F_TOKMODEL, NULL},
+    {"--make-vocab-size-divisible-by", A_ONE, F_DIVBY, NULL},
+    {"--untie-embeddings-and-output-weights", A_NONE, F_UNTIE, NULL},
+    {"--kv-channels", A_ONE, F_KVCH, NULL},
+    {"--qk-layernorm", A_NONE, F_QKNORM, NULL},
+    /* parallelism */
+    {"--tensor-model-parallel-size", A_ONE, F_TP, NULL},
+    {"--pipeline-model-parallel-size", A_ONE, F_PP, NULL},
+    {"--num-layers-per-virtual-pipeline-stage", A_ONE, F_VPP_LAYERS, NULL},
+    {"--num-virtual-stages-per-pipeline-rank", A_ONE, F_VPP_STAGES, NULL},
+    {"--context-parallel-size", A_ONE, F_CP, NULL},
+    {"--expert-model-parallel-size", A_ONE, F_EP, NULL},
+    {"--expert-tensor-parallel-size", A_ONE, F_ETP, NULL},
+    {"--num-experts", A_ONE, F_EXPERTS, NULL},
+    {"--multi-latent-attention", A_NONE, F_MLA, NULL},
+    {"--sequence-parallel", A_NONE, F_SP, NULL},
+    {"--use-distributed-optimizer", A_NONE, F_DISTOPT, NULL},
+    /* batch, recompute, precision, attention */
+    {"--micro-batch-size", A_ONE, F_MBS, NULL},
+    {"--global-batch-size", A_ONE, F_GBS, NULL},
+    {"--recompute-granularity", A_ONE, F_RC_GRAN, NULL},
+    {"--recompute-method", A_ONE, F_RC_METHOD, NULL},
+    {"--recompute-num-layers", A_ONE, F_RC_LAYERS, NULL},
+    {"--recompute-modules", A_LIST, F_RC_MODULES, NULL},
+    {"--recompute-activations", A_NONE, F_RC_ACT, NULL},
+    {"--bf16", A_NONE, F_BF16, NULL},
+    {"--fp16", A_NONE, F_FP16, NULL},
+    {"--attention-backend", A_ONE, F_ATTN, NULL},
+    {"--use-flash-attn", A_NONE, F_FLASH, NULL},
+    /* what matters and is not modelled: said in the warning line */
+    {"--pipeline-model-parallel-layout", A_ONE, F_WARN, "uneven stages: " ISSUE39},
+    {"--decoder-first-pipeline-num-layers", A_ONE, F_WARN, "uneven stages: " ISSUE39},
+    {"--decoder-last-pipeline-num-layers", A_ONE, F_WARN, "uneven stages: " ISSUE39},
+    {"--account-for-embedding-in-pipeline-split", A_NONE, F_WARN, "uneven stages: " ISSUE39},
+    {"--account-for-loss-in-pipeline-split", A_NONE, F_WARN, "uneven stages: " ISSUE39},
+    {"--fp8-format", A_ONE, F_WARN, "FP8: " ISSUE39},
+    {"--fp8-recipe", A_ONE, F_WARN, "FP8: " ISSUE39},
+    {"--fp8-param-gather", A_NONE, F_WARN, "FP8: " ISSUE39},
+    {"--fp8-*", A_MAYBE, F_SKIP, NULL}, /* the FP8 recipe's details: --fp8-format says it */
+    {"--fp4-*", A_MAYBE, F_WARN, "FP4"},
+    {"--overlap-grad-reduce", A_NONE, F_WARN, "the dp all-reduce overlapped with the backward"},
+    {"--overlap-param-gather", A_NONE, F_WARN, "the parameter all-gather overlapped"},
+    {"--tp-comm-overlap", A_NONE, F_WARN, "TP communication overlapped with GEMMs"},
+    {"--grad-reduce-in-bf16", A_NONE, F_WARN, "bf16 gradient buffers (planned as fp32)"},
+    {"--use-torch-fsdp2", A_NONE, F_WARN, "FSDP: " ISSUE39},
+    {"--use-custom-fsdp", A_NONE, F_WARN, "FSDP: " ISSUE39},
+    {"--data-parallel-sharding-strategy", A_ONE, F_WARN, "FSDP: " ISSUE39},
+    {"--cpu-offloading*", A_MAYBE, F_WARN, "CPU offloading of activations or weights"},
+    {"--distribute-saved-activations", A_NONE, F_WARN, "saved activations split over tp"},
+    {"--standalone-embedding-stage", A_NONE, F_WARN, "uneven stages: " ISSUE39},
+    {"--pipeline-model-parallel-split-rank", A_ONE, F_WARN, "encoder-decoder split"},
+    {"--rampup-batch-size", A_THREE, F_WARN, "a batch ramp-up (planned at the final batch)"},
+    {"--squared-relu", A_NONE, F_WARN, "squared ReLU (planned as GELU)"},
+    {"--moe-*", A_MAYBE, F_WARN, "an MoE flag without --num-experts"},
+    {"--mtp-num-layers", A_ONE, F_WARN, "multi-token prediction: issue 38"},
+    {"--hybrid-*", A_MAYBE, F_WARN, "hybrid (Mamba) layers"},
+    /* skipped on purpose: numerics, data, tokenizer files, optimizer, schedule of the run,
+     * logging, checkpointing, profiling, process setup (docs/launchers.md) */
+    {"--use-mcore-models", A_NONE, F_SKIP, NULL}, {"--use-legacy-models", A_NONE, F_SKIP, NULL},
+    {"--transformer-impl", A_ONE, F_SKIP, NULL}, {"--position-embedding-type", A_ONE, F_SKIP, NULL},
+    {"--use-rotary-position-embeddings", A_NONE, F_SKIP, NULL},
+    {"--no-position-embedding", A_NONE, F_SKIP, NULL}, {"--rotary-*", A_MAYBE, F_SKIP, NULL},
+    {"--rope-*", A_MAYBE, F_SKIP, NULL}, {"--use-rope-scaling", A_NONE, F_SKIP, NULL},
+    {"--attention-dropout", A_ONE, F_SKIP, NULL}, {"--hidden-dropout", A_ONE, F_SKIP, NULL},
+    {"--init-method-std", A_ONE, F_SKIP, NULL}, {"--apply-layernorm-1p", A_NONE, F_SKIP, NULL},
+    {"--norm-epsilon", A_ONE, F_SKIP, NULL}, {"--layernorm-epsilon", A_ONE, F_SKIP, NULL},
+    {"--apply-residual-connection-post-layernorm", A_NONE, F_SKIP, NULL},
+    {"--no-masked-softmax-fusion", A_NONE, F_SKIP, NULL}, {"--no-bias-*", A_NONE, F_SKIP, NULL},
+    {"--bias-*", A_NONE, F_SKIP, NULL}, {"--masked-softmax-fusion", A_NONE, F_SKIP, NULL},
+    {"--cross-entropy-*", A_MAYBE, F_SKIP, NULL},
+    {"--no-gradient-accumulation-fusion", A_NONE, F_SKIP, NULL},
+    {"--no-rope-fusion", A_NONE, F_SKIP, NULL}, {"--no-persist-layer-norm", A_NONE, F_SKIP, NULL},
+    {"--accumulate-allreduce-grads-in-fp32", A_NONE, F_SKIP, NULL},
+    {"--attention-softmax-in-fp32", A_NONE, F_SKIP, NULL},
+    {"--train-iters", A_ONE, F_SKIP, NULL}, {"--train-samples", A_ONE, F_SKIP, NULL},
+    {"--lr", A_ONE, F_SKIP, NULL}, {"--lr-*", A_MAYBE, F_SKIP, NULL},
+    {"--min-lr", A_ONE, F_SKIP, NULL}, {"--decoupled-*", A_MAYBE, F_SKIP, NULL},
+    {"--weight-decay*", A_MAYBE, F_SKIP, NULL}, {"--start-weight-decay", A_ONE, F_SKIP, NULL},
+    {"--end-weight-decay", A_ONE, F_SKIP, NULL}, {"--clip-grad", A_ONE, F_SKIP, NULL},
+    {"--adam-*", A_MAYBE, F_SKIP, NULL}, {"--sgd-*", A_MAYBE, F_SKIP, NULL},
+    {"--optimizer", A_ONE, F_SKIP, NULL}, {"--loss-scale*", A_MAYBE, F_SKIP, NULL},
+    {"--initial-loss-scale", A_ONE, F_SKIP, NULL}, {"--min-loss-scale", A_ONE, F_SKIP, NULL},
+    {"--hysteresis", A_ONE, F_SKIP, NULL}, {"--seed", A_ONE, F_SKIP, NULL},
+    {"--exit-*", A_MAYBE, F_SKIP, NULL}, {"--manual-gc*", A_MAYBE, F_SKIP, NULL},
+    {"--empty-unused-memory-level", A_ONE, F_SKIP, NULL},
+    {"--calculate-per-token-loss", A_NONE, F_SKIP, NULL},
+    {"--data-path", A_LIST, F_SKIP, NULL}, {"--data-*", A_MAYBE, F_SKIP, NULL},
+    {"--train-data-path", A_LIST, F_SKIP, NULL}, {"--valid-data-path", A_LIST, F_SKIP, NULL},
+    {"--test-data-path", A_LIST, F_SKIP, NULL}, {"--split", A_ONE, F_SKIP, NULL},
+    {"--mock-data", A_NONE, F_SKIP, NULL}, {"--num-workers", A_ONE, F_SKIP, NULL},
+    {"--vocab-file", A_ONE, F_SKIP, NULL}, {"--merge-file", A_ONE, F_SKIP, NULL},
+    {"--tiktoken-*", A_MAYBE, F_SKIP, NULL}, {"--no-mmap-bin-files", A_NONE, F_SKIP, NULL},
+    {"--no-create-attention-mask-in-dataloader", A_NONE, F_SKIP, NULL},
+    {"--reset-*", A_NONE, F_SKIP, NULL}, {"--eod-mask-loss", A_NONE, F_SKIP, NULL},
+    {"--dataloader-type", A_ONE, F_SKIP, NULL},
+    {"--log-*", A_MAYBE, F_SKIP, NULL}, {"--tensorboard-*", A_MAYBE, F_SKIP, NULL},
+    {"--wandb-*", A_MAYBE, F_SKIP, NULL}, {"--timing-log-*", A_MAYBE, F_SKIP, NULL},
+    {"--logging-level", A_ONE, F_SKIP, NULL},
+    {"--eval-iters", A_ONE, F_SKIP, NULL}, {"--eval-interval", A_ONE, F_SKIP, NULL},
+    {"--save", A_ONE, F_SKIP, NULL}, {"--load", A_ONE, F_SKIP, NULL},
+    {"--save-interval", A_ONE, F_SKIP, NULL}, {"--ckpt-*", A_MAYBE, F_SKIP, NULL},
+    {"--no-save-*", A_NONE, F_SKIP, NULL}, {"--no-load-*", A_NONE, F_SKIP, NULL},
+    {"--use-dist-ckpt", A_NONE, F_SKIP, NULL}, {"--dist-ckpt-*", A_MAYBE, F_SKIP, NULL},
+    {"--async-save", A_NONE, F_SKIP, NULL}, {"--finetune", A_NONE, F_SKIP, NULL},
+    {"--pretrained-checkpoint", A_ONE, F_SKIP, NULL},
+    {"--use-checkpoint-args", A_NONE, F_SKIP, NULL},
+    {"--auto-detect-ckpt-format", A_NONE, F_SKIP, NULL},
+    {"--profile", A_NONE, F_SKIP, NULL}, {"--profile-*", A_MAYBE, F_SKIP, NULL},
+    {"--use-pytorch-profiler", A_NONE, F_SKIP, NULL}, {"--nsys-*", A_MAYBE, F_SKIP, NULL},
+    {"--distributed-backend", A_ONE, F_SKIP, NULL},
+    {"--distributed-timeout-minutes", A_ONE, F_SKIP, NULL},
+    {"--ddp-*", A_MAYBE, F_SKIP, NULL}, {"--local-rank", A_ONE, F_SKIP, NULL},
+    {"--nccl-*", A_MAYBE, F_SKIP, NULL},
+    {NULL, A_NONE, 0, NULL},
+};
+
+static const struct mflag *mflag_find(const char *name, size_t len)
+{
+    for (const struct mflag *f = mflags; f->name != NULL; f++) {
+        size_t k = strlen(f->name);
+        if (f->name[k - 1] == '*') {
+            if (len >= k - 1 && strncmp(name, f->name, k - 1) == 0)
+                return f;
+        } else if (k == len && strncmp(name, f->name, len) == 0) {
+            return f;
+        }
+    }
+    return NULL;
+}
+
+struct mval {
+    bool given;
+    const struct launch_field *at; /* the flag */
+    const char *s;                 /* its value (A_ONE), or NULL */
+    const struct launch_field *val;
+};
+
+struct mread {
+    const char *name;
+    struct mval v[F__COUNT];
+    struct launch_notes nt;
+    struct mt_err *e;
+};
+
+static int mr_fail_at(struct mread *r, const struct launch_field *f, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int mr_fail_at(struct mread *r, const struct launch_field *f, const char *fmt, ...)
+{
+    char what[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return launch_fail(r->e, r->name, f ? f->line : 0, f ? f->col : 0, "%s", what);
+}
+
+/* The integer value of flag id in [lo, hi]; dflt when not given. */
+static int mr_int(struct mread *r, int id, long lo, long hi, int dflt, int *out)
+{
+    const struct mval *m = &r->v[id];
+    if (!m->given) {
+        *out = dflt;
+        return MT_OK;
+    }
+    const struct launch_field *f = m->val ? m->val : m->at;
+    if (m->val && m->val->why[0])
+        return mr_fail_at(r, f, "%s: its value is not known: %s", m->at->text, m->val->why);
+    char *end;
+    long v = m->s ? strtol(m->s, &end, 10) : 0;
+    if (m->s == NULL || m->s[0] == '\0' || *end != '\0')
+        return mr_fail_at(r, f, "%s: '%s' is not an integer", m->at->text, m->s ? m->s : "");
+    if (v < lo || v > hi)
+        return mr_fail_at(r, f, "%s: %ld is out of range [%ld, %ld]", m->at->text, v, lo, hi);
+    *out = (int)v;
+    return MT_OK;
+}
+
+static const char *mr_str(struct mread *r, int id)
+{
+    return r->v[id].given && r->v[id].s ? r->v[id].s : NULL;
+}
+
+/* The flags after the script: each into r->v, a note, or the skipped. */
+static int mr_flags(struct mread *r, const struct launch_field *f, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const char *t = f[i].text;
+        int at = i;
+        if (strncmp(t, "--", 2) != 0 || t[2] == '\0') {
+            if (t[0] != '\0')
+                launch_note(r->nt.unknown, sizeof r->nt.unknown, "'%s' (a word that is no flag)",
+                            t);
+            continue;
+        }
+        const char *eq = strchr(t, '=');
+        size_t len = eq ? (size_t)(eq - t) : strlen(t);
+        const struct mflag *fl = mflag_find(t, len);
+        enum mf_arg arg = fl ? fl->arg : A_MAYBE;
+        const struct launch_field *val = NULL;
+        const char *s = eq ? eq + 1 : NULL;
+        bool next_is_value = i + 1 < n && strncmp(f[i + 1].text, "--", 2) != 0;
+        if (eq == NULL && (arg == A_ONE || (arg == A_MAYBE && next_is_value))) {
+            if (!next_is_value)
+                return mr_fail_at(r, &f[i], "%.*s: a value is missing", (int)len, t);
+            val = &f[++i];
+            s = val->text;
+        } else if (arg == A_LIST || arg == A_THREE) {
+            int k = 0;
+            while (i + 1 < n && strncmp(f[i + 1].text, "--", 2) != 0 &&
+                   (arg == A_LIST || k < 3)) {
+                i++;
+                k++;
+            }
+        } else if (eq != NULL && arg == A_NONE) {
+            return mr_fail_at(r, &f[i], "%.*s takes no value", (int)len, t);
+        }
+        if (fl == NULL) {
+            launch_note(r->nt.unknown, sizeof r->nt.unknown, "%.*s", (int)len, t);
+            continue;
+        }
+        if (fl->id == F_SKIP)
+            continue;
+        if (fl->id == F_WARN) {
+            launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled, "%.*s%s%s (%s)", (int)len, t,
+                        s ? " " : "", s ? s : "", fl->why);
+            continue;
+        }
+        r->v[fl->id] = (struct mval){true, &f[at], s, val};
+    }
+    return MT_OK;
+}
+
+/* The GPUs the launcher starts (0: it does not say), and how, for messages. */
+struct mlaunch {
+    int gpus;
+    char how[160];
+    const struct launch_field *unknown; /* a count whose value is not known */
+    struct launch_field eqv[8];         /* --flag=value: the value with the flag's place */
+};
+
+static bool ml_is(const char *t, const char *a, const char *b)
+{
+    return strcmp(t, a) == 0 || (b && strcmp(t, b) == 0);
+}
+
+static const char *ml_base(const char *t)
+{
+    const char *s = strrchr(t, '/');
+    return s ? s + 1 : t;
+}
+
+static int ml_count(struct mread *r, const struct launch_shell *sh, int script, struct mlaunch *out)
+{
+    memset(out, 0, sizeof *out);
+    if (script < 0)
+        return MT_OK; /* flags alone: nothing launched */
+    bool torchrun = false, srun = false, mpi = false, ds = false;
+    const struct launch_field *nproc = NULL, *nnodes = NULL, *nodes = NULL, *tpn = NULL,
+                              *ntasks = NULL, *np = NULL, *dsg = NULL, *dsn = NULL;
+    const struct launch_field *f = sh->f;
+    for (int i = 0; i < script; i++) {
+        const char *t = f[i].text, *b = ml_base(t);
+        if (strcmp(b, "torchrun") == 0 ||
+            (strcmp(t, "-m") == 0 && i + 1 < script &&
+             (strcmp(f[i + 1].text, "torch.distributed.run") == 0 ||
+              strcmp(f[i + 1].text, "torch.distributed.launch") == 0)))
+            torchrun = true;
+        srun = srun || strcmp(b, "srun") == 0;
+        mpi = mpi || strcmp(b, "mpirun") == 0 || strcmp(b, "mpiexec") == 0;
+        ds = ds || strcmp(b, "deepspeed") == 0;
+        char name[64];
+        const char *eq = strchr(t, '=');
+        size_t len = eq ? (size_t)(eq - t) : strlen(t);
+        if (t[0] != '-' || len >= sizeof name)
+            continue;
+        memcpy(name, t, len);
+        name[len] = '\0';
+        const struct launch_field **dst = NULL;
+        if (ml_is(name, "--nproc-per-node", "--nproc_per_node"))
+            dst = &nproc;
+        else if (ml_is(name, "--nnodes", NULL))
+            dst = &nnodes;
+        else if (ml_is(name, "--nodes", "-N"))
+            dst = &nodes;
+        else if (ml_is(name, "--ntasks-per-node", NULL))
+            dst = &tpn;
+        else if (ml_is(name, "--ntasks", NULL) || (srun && !mpi && ml_is(name, "-n", NULL)))
+            dst = &ntasks;
+        else if (ml_is(name, "-np", NULL) || (mpi && ml_is(name, "-n", NULL)))
+            dst = &np;
+        else if (ml_is(name, "--num_gpus", "--num-gpus"))
+            dst = &dsg;
+        else if (ml_is(name, "--num_nodes", "--num-nodes"))
+            dst = &dsn;
+        if (dst == NULL)
+            continue;
+        if (eq != NULL) {
+            int slot = (int)(dst == &nproc ? 0 : dst == &nnodes ? 1 : dst == &nodes ? 2
+                             : dst == &tpn ? 3 : dst == &ntasks ? 4 : dst == &np ? 5
+                             : dst == &dsg ? 6 : 7);
+            out->eqv[slot] = f[i];
+            out->eqv[slot].text = (char *)eq + 1;
+            *dst = &out->eqv[slot];
+        } else if (i + 1 < script) {
+            *dst = &f[++i];
+        }
+    }
+    int v[8] = {0};
+    const struct launch_field *all[8] = {nproc, nnodes, nodes, tpn, ntasks, np, dsg, dsn};
+    for (int k = 0; k < 8; k++) {
+        if (all[k] == NULL)
+            continue;
+        char *end;
+        long x = strtol(all[k]->text, &end, 10);
+        if (all[k]->why[0] || end == all[k]->text || *end != '\0' || x < 1 ||
+            x > CONFIG_MAX_DEVICES) {
+            if (out->unknown == NULL)
+                out->unknown = all[k];
+            continue;
+        }
+        v[k] = (int)x;
+    }
+    long g = 0;
+    if (torchrun) {
+        g = (long)(v[0] ? v[0] : 1) * (v[1] ? v[1] : 1);
+        snprintf(out->how, sizeof out->how, "torchrun --nproc-per-node %d x --nnodes %d",
+                 v[0] ? v[0] : 1, v[1] ? v[1] : 1);
+        if (all[0] && !v[0])
+            g = 0;
+        if (all[1] && !v[1])
+            g = 0;
+    } else if (srun) {
+        int nodes_n = v[2] ? v[2] : sh->sbatch_nodes ? sh->sbatch_nodes : 1;
+        int tasks = v[3] ? v[3] : sh->sbatch_tasks_per_node ? sh->sbatch_tasks_per_node : 1;
+        g = v[4] ? v[4] : (long)nodes_n * tasks;
+        if (v[4])
+            snprintf(out->how, sizeof out->how, "srun --ntasks %d", v[4]);
+        else
+            snprintf(out->how, sizeof out->how, "srun: %d nodes x %d tasks a node%s", nodes_n,
+                     tasks, !v[2] || !v[3] ? " (#SBATCH)" : "");
+        if ((all[2] && !v[2]) || (all[3] && !v[3]) || (all[4] && !v[4]))
+            g = 0;
+    } else if (mpi) {
+        g = v[5];
+        snprintf(out->how, sizeof out->how, "mpirun -np %d", v[5]);
+    } else if (ds) {
+        g = (long)(v[6] ? v[6] : 1) * (v[7] ? v[7] : 1);
+        snprintf(out->how, sizeof out->how, "deepspeed --num_gpus %d x --num_nodes %d",
+                 v[6] ? v[6] : 1, v[7] ? v[7] : 1);
+    } else {
+        g = 1;
+        snprintf(out->how, sizeof out->how, "one process (no torchrun, srun or mpirun)");
+    }
+    if (g > CONFIG_MAX_DEVICES)
+        return mr_fail_at(r, &f[0], "the launch starts %ld GPUs (%s): more than %d", g, out->how,
+                          CONFIG_MAX_DEVICES);
+    out->gpus = (int)g;
+    return MT_OK;
+}
+
+/* The model's family parts as Megatron's flags give them; each left *_DEFAULT where it is
+ * the arch's, so that a config names only what differs. */
+static void mr_family(struct mread *r, struct model_spec *m)
+{
+    bool swiglu = r->v[F_SWIGLU].given;
+    m->arch = swiglu ? ARCH_LLAMA2 : ARCH_GPT3;
+    m->mlp = swiglu ? MLP_SWIGLU : MLP_GELU;
+    const char *norm = mr_str(r, F_NORM);
+    m->norm = norm && strcasecmp(norm, "RMSNorm") == 0 ? NORM_RMSNORM : NORM_LAYERNORM;
+    m->bias = !r->v[F_NOBIAS].given ? BIAS_ALL : r->v[F_QKVBIAS].given ? BIAS_QKV : BIAS_NONE;
+    m->tie_embeddings = r->v[F_UNTIE].given ? TRI_NO : TRI_YES;
+    m->qk_norm = r->v[F_QKNORM].given;
+    struct model_spec d = *m;
+    d.mlp = MLP_DEFAULT;
+    d.norm = NORM_DEFAULT;
+    d.bias = BIAS_DEFAULT;
+    d.tie_embeddings = TRI_DEFAULT;
+    if (config_mlp(&d) == m->mlp)
+        m->mlp = MLP_DEFAULT;
+    if (config_norm(&d) == m->norm)
+        m->norm = NORM_DEFAULT;
+    if (config_bias(&d) == m->bias)
+        m->bias = BIAS_DEFAULT;
+    if (config_tied_embeddings(&d) == (m->tie_embeddings == TRI_YES))
+        m->tie_embeddings = TRI_DEFAULT;
+    if (m->head_dim > 0 && m->head_dim * m->num_attention_heads == m->hidden_size)
+        m->head_dim = 0;
+}
+
+static int mr_refuse(struct mread *r, const struct launch_info *info)
+{
+    int v;
+    TRY(mr_int(r, F_EXPERTS, 0, 1 << 20, 0, &v));
+    if (v > 0)
+        return mr_fail_at(r, r->v[F_EXPERTS].at,
+                          "--num-experts %d: mixture of experts is not modelled yet (issue 38): "
+                          "a plan of the dense model would be wrong",
+                          v);
+    TRY(mr_int(r, F_EP, 1, CONFIG_MAX_DEVICES, 1, &v));
+    if (v > 1)
+        return mr_fail_at(r, r->v[F_EP].at,
+                          "--expert-model-parallel-size %d: expert parallelism is not modelled "
+                          "yet (issue 38)",
+                          v);
+    TRY(mr_int(r, F_ETP, 1, CONFIG_MAX_DEVICES, 1, &v));
+    if (v > 1)
+        return mr_fail_at(r, r->v[F_ETP].at,
+                          "--expert-tensor-parallel-size %d: experts are not modelled yet (issue "
+                          "38)",
+                          v);
+    if (r->v[F_MLA].given)
+        return mr_fail_at(r, r->v[F_MLA].at,
+                          "--multi-latent-attention: MLA is not modelled yet (issue 38)");
+    TRY(mr_int(r, F_CP, 1, CONFIG_MAX_DEVICES, 1, &v));
+    if (v > 1)
+        return mr_fail_at(r, r->v[F_CP].at,
+                          "--context-parallel-size %d: context parallelism is not modelled yet "
+                          "(issue 39): its activations and attention split over cp would be "
+                          "planned whole",
+                          v);
+    (void)info;
+    return MT_OK;
+}
+
+static int mr_model(struct mread *r, int tp, struct config *c)
+{
+    struct model_spec *m = &c->model;
+    const struct launch_field *at = r->v[F_LAYERS].at;
+    memset(m, 0, sizeof *m);
+    TRY(mr_int(r, F_LAYERS, 1, CONFIG_MAX_LAYERS, 0, &m->num_layers));
+    if (!r->v[F_HIDDEN].given || !r->v[F_HEADS].given || !r->v[F_SEQ].given)
+        return mr_fail_at(r, at, "the launch lacks %s (Megatron-LM requires it)",
+                          !r->v[F_HIDDEN].given  ? "--hidden-size"
+                          : !r->v[F_HEADS].given ? "--num-attention-heads"
+                                                 : "--seq-length");
+    TRY(mr_int(r, F_HIDDEN, 1, 1 << 20, 0, &m->hidden_size));
+    TRY(mr_int(r, F_HEADS, 1, 1 << 16, 0, &m->num_attention_heads));
+    TRY(mr_int(r, F_SEQ, 1, 1 << 24, 0, &m->seq_length));
+    int ffn_default = launch_megatron_ffn_default(m->hidden_size, r->v[F_SWIGLU].given);
+    TRY(mr_int(r, F_FFN, 1, 1 << 24, ffn_default, &m->ffn_hidden_size));
+    if (m->ffn_hidden_size < 1)
+        return mr_fail_at(r, r->v[F_HIDDEN].at, "--hidden-size: too large for Megatron's "
+                                                "default --ffn-hidden-size");
+    int groups = 0;
+    TRY(mr_int(r, F_GROUPS, 1, 1 << 16, 0, &groups));
+    if (r->v[F_GQA].given) {
+        if (groups == 0)
+            groups = 1; /* Megatron's default --num-query-groups is 1 */
+        if (m->num_attention_heads % groups != 0)
+            return mr_fail_at(r, r->v[F_GROUPS].at ? r->v[F_GROUPS].at : r->v[F_GQA].at,
+                              "--num-query-groups %d does not divide --num-attention-heads %d",
+                              groups, m->num_attention_heads);
+        m->num_key_value_heads = groups == m->num_attention_heads ? 0 : groups;
+    } else if (groups > 0) {
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--num-query-groups %d without --group-query-attention (Megatron ignores it, "
+                    "so does the plan)",
+                    groups);
+    }
+    TRY(mr_int(r, F_KVCH, 1, 1 << 16, 0, &m->head_dim));
+    int maxpos = 0, divby = 128, vocab = 0;
+    TRY(mr_int(r, F_MAXPOS, 1, 1 << 24, 0, &maxpos));
+    if (maxpos > m->seq_length)
+        c->seqlen.max_positions = maxpos;
+    TRY(mr_int(r, F_DIVBY, 1, 1 << 16, 128, &divby));
+    TRY(mr_int(r, F_VOCAB, 1, 1 << 26, 0, &vocab));
+    if (vocab == 0) {
+        const char *tok = mr_str(r, F_TOKTYPE), *model = mr_str(r, F_TOKMODEL);
+        if (tok && strcmp(tok, "GPT2BPETokenizer") == 0) {
+            vocab = 50257;
+            launch_note(r->nt.assumed, sizeof r->nt.assumed,
+                        "vocabulary 50257 (GPT2BPETokenizer: GPT-2's vocab.json; give "
+                        "--vocab-size if yours differs)");
+        } else {
+            const struct launch_field *f = r->v[F_TOKTYPE].at ? r->v[F_TOKTYPE].at : at;
+            return mr_fail_at(r, f,
+                              "no --vocab-size: the vocabulary is in the tokenizer%s%s%s, which "
+                              "mario-tui does not read: add --vocab-size N (Llama 3: 128256, "
+                              "Llama 2: 32000)",
+                              tok ? " (" : "", tok ? tok : "", tok ? ")" : "");
+            (void)model;
+        }
+    }
+    m->vocab_size = launch_megatron_padded_vocab(vocab, divby, tp);
+    mr_family(r, m);
+    launch_name_model(m, divby * tp); /* a preset's vocabulary as Megatron pads it */
+    if (m->vocab_size < 1)
+        return mr_fail_at(r, r->v[F_VOCAB].at ? r->v[F_VOCAB].at : at, "--vocab-size: too large");
+    if (m->vocab_size != vocab)
+        launch_note(r->nt.assumed, sizeof r->nt.assumed,
+                    "vocabulary %d padded to %d (a multiple of --make-vocab-size-divisible-by %d "
+                    "x tp %d, as Megatron-LM pads it)",
+                    vocab, m->vocab_size, divby, tp);
+    const char *norm = mr_str(r, F_NORM);
+    if (norm && strcasecmp(norm, "RMSNorm") != 0 && strcasecmp(norm, "LayerNorm") != 0)
+        return mr_fail_at(r, r->v[F_NORM].val ? r->v[F_NORM].val : r->v[F_NORM].at,
+                          "--normalization: '%s' (expected LayerNorm or RMSNorm)", norm);
+    m->paper_stack = false;
+    return MT_OK;
+}
+
+static void mr_recompute(struct mread *r, struct launch_info *info)
+{
+    const char *g = mr_str(r, F_RC_GRAN);
+    char text[256] = "";
+    if (g || r->v[F_RC_ACT].given) {
+        bool full = g && strcmp(g, "full") == 0;
+        info->recompute = full ? LAUNCH_RECOMPUTE_FULL : LAUNCH_RECOMPUTE_SELECTIVE;
+        snprintf(text, sizeof text, "--recompute-granularity %s%s%s%s%s",
+                 g ? g : "selective", mr_str(r, F_RC_METHOD) ? " --recompute-method " : "",
+                 mr_str(r, F_RC_METHOD) ? mr_str(r, F_RC_METHOD) : "",
+                 mr_str(r, F_RC_LAYERS) ? " --recompute-num-layers " : "",
+                 mr_str(r, F_RC_LAYERS) ? mr_str(r, F_RC_LAYERS) : "");
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "%s (recompute: a plan's checkpointing here, not the config's: simulate "
+                    "--passes 1 recomputes every stage, tune chooses)",
+                    text);
+    } else if (r->v[F_RC_MODULES].given) {
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--recompute-modules (recompute: a plan's checkpointing here)");
+    }
+}
+
+int launch_read_megatron(const char *text, size_t n, const char *name,
+                         const struct launch_read_opts *o, struct config *out,
+                         struct launch_info *info, struct mt_err *e)
+{
+    struct launch_shell sh;
+    TRY(launch_shell_run(text, n, name, &sh, e));
+    struct mread *r = calloc(1, sizeof *r);
+    if (r == NULL) {
+        launch_shell_fini(&sh);
+        return err_set(e, MT_ENOMEM, "%s: out of memory", name);
+    }
+    r->name = name;
+    r->e = e;
+    struct launch_info li = {.kind = LAUNCH_MEGATRON};
+    struct config c;
+    config_default(&c);
+    int rc = MT_OK;
+    /* the script: the first word that names a .py, or none (a pasted list of flags) */
+    int script = -1;
+    for (int i = 0; i < sh.n && script < 0; i++) {
+        size_t k = strlen(sh.f[i].text);
+        if (k > 3 && strcmp(sh.f[i].text + k - 3, ".py") == 0)
+            script = i;
+    }
+    if (script < 0 && strncmp(sh.f[0].text, "--", 2) != 0)
+        rc = mr_fail_at(r, &sh.f[0],
+                        "the launch runs no .py script ('%s ...'): mario-tui reads "
+                        "pretrain_gpt.py's flags, or a list of them alone",
+                        sh.f[0].text);
+    struct mlaunch ml;
+    if (rc == MT_OK)
+        rc = ml_count(r, &sh, script, &ml);
+    if (rc == MT_OK)
+        rc = mr_flags(r, sh.f + script + 1, sh.n - script - 1);
+    if (rc == MT_OK)
+        rc = mr_refuse(r, &li);
+    int tp = 1, pp = 1, vl = 0, vs = 0, mbs = 1, gbs = 0;
+    if (rc == MT_OK)
+        rc = mr_int(r, F_TP, 1, CONFIG_MAX_DEVICES, 1, &tp);
+    if (rc == MT_OK)
+        rc = mr_int(r, F_PP, 1, CONFIG_MAX_DEVICES, 1, &pp);
+    if (rc == MT_OK)
+        rc = mr_int(r, F_VPP_LAYERS, 1, CONFIG_MAX_LAYERS, 0, &vl);
+    if (rc == MT_OK)
+        rc = mr_int(r, F_VPP_STAGES, 1, CONFIG_MAX_CHUNKS, 0, &vs);
+    if (rc == MT_OK)
+        rc = mr_int(r, F_MBS, 1, 1 << 20, 1, &mbs);
+    if (rc == MT_OK)
+        rc = mr_int(r, F_GBS, 1, 1 << 30, 0, &gbs);
+    if (rc == MT_OK)
+        rc = mr_model(r, tp, &c);
+    /* the GPUs: --devices, else what the file launches */
+    li.launched_gpus = rc == MT_OK ? ml.gpus : 0;
+    int world = o->devices > 0 ? o->devices : ml.gpus;
+    if (rc == MT_OK && world == 0)
+        rc = ml.unknown
+                 ? mr_fail_at(r, ml.unknown, "%s: the GPU count is not known%s%s: give --devices N",
+                              ml.unknown->text, ml.unknown->why[0] ? ": " : "", ml.unknown->why)
+                 : mr_fail_at(r, &sh.f[0],
+                              "the file does not say how many GPUs it starts (no torchrun "
+                              "--nproc-per-node/--nnodes, srun, or #SBATCH --nodes/"
+                              "--ntasks-per-node): give --devices N");
+    if (rc == MT_OK && o->devices > 0 && ml.gpus > 0 && ml.gpus != o->devices)
+        launch_note(r->nt.assumed, sizeof r->nt.assumed,
+                    "the file starts %d GPUs (%s); planned for --devices %d", ml.gpus, ml.how,
+                    o->devices);
+    if (rc == MT_OK && (long)tp * pp > world)
+        rc = mr_fail_at(r, &sh.f[0],
+                        "the launch starts %d GPUs (%s) for TP %d x PP %d = %ld: give --devices "
+                        "N (a multiple of %ld) to plan it",
+                        world, o->devices > 0 ? "--devices" : ml.how, tp, pp, (long)tp * pp,
+                        (long)tp * pp);
+    if (rc == MT_OK && world % (tp * pp) != 0)
+        rc = mr_fail_at(r, &sh.f[0],
+                        "%d GPUs (%s) are not a multiple of TP %d x PP %d = %d (Megatron-LM "
+                        "would refuse to start): give --devices N",
+                        world, o->devices > 0 ? "--devices" : ml.how, tp, pp, tp * pp);
+    if (rc == MT_OK) {
+        c.cluster.tp = tp;
+        c.cluster.dp = world / (tp * pp);
+        config_set_pp(&c, pp);
+        c.micro_batch_size = mbs;
+        c.global_batch_size = gbs > 0 ? gbs : mbs * c.cluster.dp; /* Megatron's default */
+        c.num_microbatches = 0;
+        c.sequence_parallel = r->v[F_SP].given && tp > 1; /* off at tp 1, as Megatron turns it */
+        c.distributed_optimizer = r->v[F_DISTOPT].given;
+        c.scheme = SCHEME_V;
+        c.chunks = 2;
+        if (vl > 0 && vs > 0)
+            rc = mr_fail_at(r, r->v[F_VPP_STAGES].at,
+                            "--num-virtual-stages-per-pipeline-rank and "
+                            "--num-layers-per-virtual-pipeline-stage: give one");
+        int chunks = vs;
+        if (rc == MT_OK && vl > 0) {
+            if (c.model.num_layers % (pp * vl) != 0)
+                rc = mr_fail_at(r, r->v[F_VPP_LAYERS].at,
+                                "--num-layers-per-virtual-pipeline-stage %d: %d layers are not "
+                                "PP %d x %d",
+                                vl, c.model.num_layers, pp, vl);
+            else
+                chunks = c.model.num_layers / (pp * vl);
+        }
+        if (rc == MT_OK && chunks > 1) {
+            if (pp == 1)
+                rc = mr_fail_at(r, r->v[vl ? F_VPP_LAYERS : F_VPP_STAGES].at,
+                                "virtual pipeline stages need --pipeline-model-parallel-size > "
+                                "1");
+            c.scheme = SCHEME_W; /* Megatron's interleaved 1F1B */
+            c.chunks = chunks;
+        }
+        const char *ab = mr_str(r, F_ATTN);
+        if (ab && (strcmp(ab, "unfused") == 0 || strcmp(ab, "local") == 0))
+            c.attention = ATTN_EAGER; /* the s x s scores are kept */
+        if (!r->v[F_BF16].given && !r->v[F_FP16].given)
+            launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                        "fp32 training (no --bf16 or --fp16): planned as bf16 mixed precision");
+        mr_recompute(r, &li);
+        snprintf(c.source, sizeof c.source, "%s", name);
+    }
+    if (rc == MT_OK && config_validate(&c, e) != MT_OK)
+        rc = err_wrap(e, "%s (read as Megatron-LM flags)", name);
+    if (rc == MT_OK) {
+        launch_notes_finish(&r->nt, &li);
+        *out = c;
+        *info = li;
+    }
+    free(r);
+    launch_shell_fini(&sh);
+    return rc;
+}

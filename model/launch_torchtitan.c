@@ -1,0 +1,883 @@
+/* model/launch_torchtitan.c: a torchtitan job TOML read as a config (model/launch.h), and
+ * torchtitan's names (llama3 flavors, schedule classes) for the writer. The TOML reader takes
+ * the subset job files use (TOML 1.0: tables, dotted keys, strings, integers, floats,
+ * booleans, arrays, inline tables; no dates, no arrays of tables) with line:column errors.
+ * The keys are torchtitan's JobConfig (torchtitan/config/job_config.py): [model] name/flavor,
+ * [training] local_batch_size/global_batch_size/seq_len, [parallelism] degrees and schedule,
+ * [activation_checkpoint] mode; the rest is skipped on purpose or said (docs/launchers.md). */
+#include <config.h>
+#include "model/launch.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "model/launch_internal.h"
+#include "model/presets.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+/* ---- torchtitan's names -------------------------------------------------------------------- */
+
+/* torch.distributed.pipelining's schedule classes (get_schedule_class) our schemes are. */
+static const struct {
+    enum scheme_id id;
+    const char *name;
+} tt_schedules[] = {
+    {SCHEME_V, "1F1B"},
+    {SCHEME_GPIPE, "GPipe"},
+    {SCHEME_W, "Interleaved1F1B"},
+    {SCHEME_ZBW, "InterleavedZeroBubble"},
+    {SCHEME_ZBV_TORCH, "ZBVZeroBubble"},
+    {SCHEME_DUALPIPEV, "DualPipeV"},
+};
+#define TT_NSCHED (int)(sizeof tt_schedules / sizeof tt_schedules[0])
+
+const char *launch_torchtitan_schedule_name(enum scheme_id s)
+{
+    for (int i = 0; i < TT_NSCHED; i++)
+        if (tt_schedules[i].id == s)
+            return tt_schedules[i].name;
+    return NULL;
+}
+
+bool launch_torchtitan_schedule_parse(const char *s, enum scheme_id *out)
+{
+    if (strncasecmp(s, "Schedule", 8) == 0)
+        s += 8;
+    for (int i = 0; i < TT_NSCHED; i++)
+        if (strcasecmp(s, tt_schedules[i].name) == 0) {
+            *out = tt_schedules[i].id;
+            return true;
+        }
+    return false;
+}
+
+/* torchtitan/models/llama3/__init__.py llama3_configs: 8B, 70B, 405B are Llama 3.1's shapes
+ * (the FFN widths of compute_ffn_hidden_dim: 14336, 28672, 53248, the presets'); debugmodel:
+ * dim 256, 6 layers, 16 heads, vocabulary 2048, FFN 768 (multiple_of 256). */
+static const struct {
+    const char *flavor;
+    const char *preset;
+} tt_flavors[] = {{"8B", "Llama-3.1-8B"}, {"70B", "Llama-3.1-70B"}, {"405B", "Llama-3.1-405B"}};
+
+bool launch_torchtitan_flavor(const char *flavor, struct model_spec *out)
+{
+    size_t len = strcspn(flavor, "_"); /* 8B_flex, 8B_varlen: the same shape */
+    for (size_t i = 0; i < sizeof tt_flavors / sizeof tt_flavors[0]; i++)
+        if (strlen(tt_flavors[i].flavor) == len && strncmp(flavor, tt_flavors[i].flavor, len) == 0)
+            return presets_model(tt_flavors[i].preset, out, NULL) == MT_OK;
+    if (strncmp(flavor, "debugmodel", 10) == 0 && (flavor[10] == '\0' || flavor[10] == '_')) {
+        *out = (struct model_spec){.name = "llama3-debugmodel", .arch = ARCH_LLAMA2,
+                                   .hidden_size = 256, .num_layers = 6, .num_attention_heads = 16,
+                                   .seq_length = 2048, .vocab_size = 2048,
+                                   .ffn_hidden_size = 768};
+        return true;
+    }
+    return false;
+}
+
+const char *launch_torchtitan_flavor_of(const struct model_spec *m)
+{
+    static const char *const names[] = {"8B", "70B", "405B", "debugmodel"};
+    for (int i = 0; i < 4; i++) {
+        struct model_spec f;
+        if (!launch_torchtitan_flavor(names[i], &f))
+            continue;
+        if (f.arch == m->arch && f.hidden_size == m->hidden_size &&
+            f.num_layers == m->num_layers && f.num_attention_heads == m->num_attention_heads &&
+            f.ffn_hidden_size == m->ffn_hidden_size && config_kv_heads(&f) == config_kv_heads(m) &&
+            f.vocab_size == m->vocab_size && config_mlp(&f) == config_mlp(m) &&
+            config_norm(&f) == config_norm(m) && config_bias(&f) == config_bias(m) &&
+            config_head_dim(&f) == config_head_dim(m) &&
+            config_tied_embeddings(&f) == config_tied_embeddings(m) && f.qk_norm == m->qk_norm)
+            return names[i];
+    }
+    return NULL;
+}
+
+/* ---- the TOML subset ----------------------------------------------------------------------- */
+
+enum tv_type { TV_STRING, TV_INT, TV_FLOAT, TV_BOOL, TV_ARRAY, TV_TABLE };
+
+struct tentry {
+    char table[96];
+    char key[96];
+    enum tv_type type;
+    char *str; /* TV_STRING; TV_ARRAY: its strings joined with ',' */
+    long i;
+    bool b;
+    int line, col;
+    bool used;
+};
+
+struct toml {
+    const char *t;
+    size_t n, p;
+    int line;
+    size_t line_start;
+    const char *name;
+    struct mt_err *e;
+    struct tentry *v;
+    int nv, cap;
+    char table[96];
+};
+
+#define TOML_MAX_ENTRIES 4096
+#define TOML_MAX_DEPTH 32
+
+static int tm_col(const struct toml *m)
+{
+    return (int)(m->p - m->line_start) + 1;
+}
+
+static int tm_fail(struct toml *m, const char *what)
+{
+    return launch_fail(m->e, m->name, m->line, tm_col(m), "%s", what);
+}
+
+static void tm_blank(struct toml *m)
+{
+    while (m->p < m->n && (m->t[m->p] == ' ' || m->t[m->p] == '\t'))
+        m->p++;
+}
+
+/* Blanks, newlines and comments (inside arrays). */
+static void tm_space(struct toml *m)
+{
+    for (;;) {
+        tm_blank(m);
+        if (m->p < m->n && m->t[m->p] == '#')
+            while (m->p < m->n && m->t[m->p] != '\n')
+                m->p++;
+        if (m->p < m->n && (m->t[m->p] == '\n' || m->t[m->p] == '\r')) {
+            if (m->t[m->p] == '\n') {
+                m->p++;
+                m->line++;
+                m->line_start = m->p;
+            } else {
+                m->p++;
+            }
+            continue;
+        }
+        return;
+    }
+}
+
+/* A string at m->p (", ', """ or '''), into a new buffer. */
+static int tm_string(struct toml *m, char **out)
+{
+    char q = m->t[m->p];
+    bool multi = m->p + 2 < m->n && m->t[m->p + 1] == q && m->t[m->p + 2] == q;
+    m->p += multi ? 3 : 1;
+    size_t cap = 64, len = 0;
+    char *s = xmalloc(cap);
+    for (;;) {
+        if (m->p >= m->n) {
+            free(s);
+            return tm_fail(m, "a string does not end");
+        }
+        char c = m->t[m->p];
+        if (c == q && (!multi || (m->p + 2 < m->n && m->t[m->p + 1] == q && m->t[m->p + 2] == q))) {
+            m->p += multi ? 3 : 1;
+            break;
+        }
+        if (c == '\n') {
+            if (!multi) {
+                free(s);
+                return tm_fail(m, "a newline in a one-line string");
+            }
+            m->line++;
+            m->line_start = m->p + 1;
+        }
+        if (c == '\\' && q == '"') {
+            m->p++;
+            if (m->p >= m->n) {
+                free(s);
+                return tm_fail(m, "a string does not end");
+            }
+            char d = m->t[m->p];
+            static const char from[] = "btnfr\"\\", to[] = "\b\t\n\f\r\"\\";
+            const char *k = strchr(from, d);
+            if (d == 'u' || d == 'U') {
+                int digits = d == 'u' ? 4 : 8;
+                for (int i = 1; i <= digits; i++)
+                    if (m->p + i >= m->n || !isxdigit((unsigned char)m->t[m->p + i])) {
+                        free(s);
+                        return tm_fail(m, "a \\u escape needs hex digits");
+                    }
+                m->p += (size_t)digits;
+                c = '?';
+            } else if (k != NULL && d != '\0') {
+                c = to[k - from];
+            } else if (multi && (d == '\n' || d == ' ' || d == '\t' || d == '\r')) {
+                while (m->p < m->n && isspace((unsigned char)m->t[m->p])) {
+                    if (m->t[m->p] == '\n') {
+                        m->line++;
+                        m->line_start = m->p + 1;
+                    }
+                    m->p++;
+                }
+                continue;
+            } else {
+                free(s);
+                return tm_fail(m, "an unknown escape in a string");
+            }
+        }
+        if (len + 2 > cap)
+            s = xreallocarray(s, cap *= 2, 1);
+        s[len++] = c;
+        m->p++;
+        if (len > 65536) {
+            free(s);
+            return tm_fail(m, "a string longer than 64 KiB");
+        }
+    }
+    s[len] = '\0';
+    *out = s;
+    return MT_OK;
+}
+
+static int tm_value(struct toml *m, struct tentry *v, int depth);
+
+/* [ v, v, ... ]: strings joined with ','; other values counted. */
+static int tm_array(struct toml *m, struct tentry *v, int depth)
+{
+    m->p++;
+    size_t cap = 64, len = 0;
+    char *joined = xcalloc(cap, 1);
+    int rc = MT_OK;
+    v->i = 0;
+    for (;;) {
+        tm_space(m);
+        if (m->p < m->n && m->t[m->p] == ']') {
+            m->p++;
+            break;
+        }
+        struct tentry x = {0};
+        rc = tm_value(m, &x, depth + 1);
+        if (rc != MT_OK)
+            break;
+        v->i++;
+        if (x.type == TV_STRING) {
+            size_t k = strlen(x.str);
+            if (len + k + 2 > cap) {
+                cap = 2 * (len + k + 2);
+                joined = xreallocarray(joined, cap, 1);
+            }
+            if (len)
+                joined[len++] = ',';
+            memcpy(joined + len, x.str, k + 1);
+            len += k;
+        }
+        free(x.str);
+        tm_space(m);
+        if (m->p < m->n && m->t[m->p] == ',') {
+            m->p++;
+            continue;
+        }
+        if (m->p < m->n && m->t[m->p] == ']') {
+            m->p++;
+            break;
+        }
+        rc = tm_fail(m, "expected ',' or ']' in an array");
+        break;
+    }
+    if (rc != MT_OK) {
+        free(joined);
+        return rc;
+    }
+    v->type = TV_ARRAY;
+    v->str = joined;
+    return MT_OK;
+}
+
+static int tm_key(struct toml *m, char *key, size_t kn);
+
+/* { k = v, ... }: read and dropped (no torchtitan key that matters is one). */
+static int tm_inline_table(struct toml *m, struct tentry *v, int depth)
+{
+    m->p++;
+    tm_blank(m);
+    if (m->p < m->n && m->t[m->p] == '}') {
+        m->p++;
+        v->type = TV_TABLE;
+        return MT_OK;
+    }
+    for (;;) {
+        char key[96];
+        tm_blank(m);
+        TRY(tm_key(m, key, sizeof key));
+        tm_blank(m);
+        if (m->p >= m->n || m->t[m->p] != '=')
+            return tm_fail(m, "expected '=' after a key");
+        m->p++;
+        tm_blank(m);
+        struct tentry x = {0};
+        TRY(tm_value(m, &x, depth + 1));
+        free(x.str);
+        tm_blank(m);
+        if (m->p < m->n && m->t[m->p] == ',') {
+            m->p++;
+            continue;
+        }
+        if (m->p < m->n && m->t[m->p] == '}') {
+            m->p++;
+            v->type = TV_TABLE;
+            return MT_OK;
+        }
+        return tm_fail(m, "expected ',' or '}' in an inline table");
+    }
+}
+
+static int tm_value(struct toml *m, struct tentry *v, int depth)
+{
+    if (depth > TOML_MAX_DEPTH)
+        return tm_fail(m, "values nested too deep");
+    v->line = m->line;
+    v->col = tm_col(m);
+    if (m->p >= m->n || m->t[m->p] == '\n' || m->t[m->p] == '#')
+        return tm_fail(m, "a value is missing");
+    char c = m->t[m->p];
+    if (c == '"' || c == '\'') {
+        v->type = TV_STRING;
+        return tm_string(m, &v->str);
+    }
+    if (c == '[')
+        return tm_array(m, v, depth);
+    if (c == '{')
+        return tm_inline_table(m, v, depth);
+    size_t a = m->p;
+    while (m->p < m->n && (isalnum((unsigned char)m->t[m->p]) || strchr("+-._:", m->t[m->p])))
+        m->p++;
+    size_t len = m->p - a;
+    char buf[64];
+    if (len == 0 || len >= sizeof buf)
+        return tm_fail(m, len == 0 ? "not a TOML value" : "a number too long");
+    memcpy(buf, m->t + a, len);
+    buf[len] = '\0';
+    if (strcmp(buf, "true") == 0 || strcmp(buf, "false") == 0) {
+        v->type = TV_BOOL;
+        v->b = buf[0] == 't';
+        return MT_OK;
+    }
+    /* digits with '_' between them (TOML), a sign, then an integer or a float */
+    char clean[64];
+    size_t k = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == '_') {
+            if (i == 0 || i + 1 == len || !isalnum((unsigned char)buf[i - 1]) ||
+                !isalnum((unsigned char)buf[i + 1])) {
+                m->p = a + i;
+                return tm_fail(m, "'_' must sit between digits");
+            }
+            continue;
+        }
+        clean[k++] = buf[i];
+    }
+    clean[k] = '\0';
+    char *end;
+    long iv = strtol(clean, &end, 10);
+    if (*end == '\0' && end != clean && strchr("+-0123456789", clean[0]) &&
+        !(clean[0] == '0' && clean[1] != '\0') &&
+        !((clean[0] == '+' || clean[0] == '-') && clean[1] == '0' && clean[2] != '\0')) {
+        v->type = TV_INT;
+        v->i = iv;
+        return MT_OK;
+    }
+    double dv = strtod(clean, &end);
+    (void)dv;
+    if ((*end == '\0' && end != clean && strpbrk(clean, ".eE") != NULL &&
+         !strpbrk(clean, "xX")) ||
+        strcmp(clean, "inf") == 0 || strcmp(clean, "+inf") == 0 || strcmp(clean, "-inf") == 0 ||
+        strcmp(clean, "nan") == 0 || strcmp(clean, "+nan") == 0 || strcmp(clean, "-nan") == 0) {
+        v->type = TV_FLOAT;
+        return MT_OK;
+    }
+    if (strncmp(clean, "0x", 2) == 0 || strncmp(clean, "0o", 2) == 0 ||
+        strncmp(clean, "0b", 2) == 0) {
+        long x = strtol(clean + 2, &end, clean[1] == 'x' ? 16 : clean[1] == 'o' ? 8 : 2);
+        if (*end == '\0' && end != clean + 2) {
+            v->type = TV_INT;
+            v->i = x;
+            return MT_OK;
+        }
+    }
+    m->p = a;
+    return tm_fail(m, strchr(clean, ':') || (k == 10 && clean[4] == '-')
+                          ? "a date or time (torchtitan's keys take none)"
+                          : "not a TOML value (a string needs quotes)");
+}
+
+/* A key: bare (A-Za-z0-9_-) or quoted; dotted parts are joined with '.'. */
+static int tm_key(struct toml *m, char *key, size_t kn)
+{
+    size_t len = 0;
+    for (;;) {
+        tm_blank(m);
+        char *part = NULL;
+        if (m->p < m->n && (m->t[m->p] == '"' || m->t[m->p] == '\'')) {
+            TRY(tm_string(m, &part));
+        } else {
+            size_t a = m->p;
+            while (m->p < m->n && (isalnum((unsigned char)m->t[m->p]) || m->t[m->p] == '_' ||
+                                   m->t[m->p] == '-'))
+                m->p++;
+            if (m->p == a)
+                return tm_fail(m, "a key is missing");
+            part = xmalloc(m->p - a + 1);
+            memcpy(part, m->t + a, m->p - a);
+            part[m->p - a] = '\0';
+        }
+        size_t k = strlen(part);
+        if (len + k + 2 > kn) {
+            free(part);
+            return tm_fail(m, "a key longer than 90 bytes");
+        }
+        if (len)
+            key[len++] = '.';
+        memcpy(key + len, part, k + 1);
+        len += k;
+        free(part);
+        tm_blank(m);
+        if (m->p < m->n && m->t[m->p] == '.') {
+            m->p++;
+            continue;
+        }
+        return MT_OK;
+    }
+}
+
+static int tm_parse(struct toml *m)
+{
+    while (m->p < m->n) {
+        tm_space(m);
+        if (m->p >= m->n)
+            break;
+        int line = m->line, col = tm_col(m);
+        if (m->t[m->p] == '[') {
+            if (m->p + 1 < m->n && m->t[m->p + 1] == '[')
+                return tm_fail(m, "arrays of tables ([[...]]) are not a torchtitan job's");
+            m->p++;
+            char key[96];
+            TRY(tm_key(m, key, sizeof key));
+            if (m->p >= m->n || m->t[m->p] != ']')
+                return tm_fail(m, "expected ']' after a table name");
+            m->p++;
+            for (int i = 0; i < m->nv; i++)
+                if (m->v[i].key[0] == '\0' && strcmp(m->v[i].table, key) == 0)
+                    return launch_fail(m->e, m->name, line, col,
+                                       "[%s] a second time (first at line %d)", key,
+                                       m->v[i].line);
+            snprintf(m->table, sizeof m->table, "%s", key);
+            if (m->nv == m->cap)
+                m->v = xreallocarray(m->v, (size_t)(m->cap = m->cap ? 2 * m->cap : 64),
+                                     sizeof *m->v);
+            m->v[m->nv++] = (struct tentry){.type = TV_TABLE, .line = line, .col = col};
+            snprintf(m->v[m->nv - 1].table, sizeof m->v[m->nv - 1].table, "%s", key);
+        } else {
+            char key[96], full_table[200];
+            TRY(tm_key(m, key, sizeof key));
+            if (m->p >= m->n || m->t[m->p] != '=')
+                return tm_fail(m, "expected '=' after a key");
+            m->p++;
+            tm_blank(m);
+            struct tentry v = {0};
+            TRY(tm_value(m, &v, 0));
+            /* a dotted key a.b = v sits in table "table.a" */
+            char *dot = strrchr(key, '.');
+            snprintf(full_table, sizeof full_table, "%s%s%.*s", m->table,
+                     m->table[0] && dot ? "." : "", dot ? (int)(dot - key) : 0, key);
+            if (strlen(full_table) >= sizeof v.table) {
+                free(v.str);
+                return launch_fail(m->e, m->name, line, col, "a table name over 95 bytes");
+            }
+            snprintf(v.table, sizeof v.table, "%s", full_table);
+            snprintf(v.key, sizeof v.key, "%s", dot ? dot + 1 : key);
+            v.line = line;
+            v.col = col;
+            for (int i = 0; i < m->nv; i++)
+                if (strcmp(m->v[i].key, v.key) == 0 && strcmp(m->v[i].table, v.table) == 0) {
+                    free(v.str);
+                    return launch_fail(m->e, m->name, line, col,
+                                       "%s%s%s a second time (first at line %d)", v.table,
+                                       v.table[0] ? "." : "", v.key, m->v[i].line);
+                }
+            if (m->nv == TOML_MAX_ENTRIES) {
+                free(v.str);
+                return tm_fail(m, "more than 4096 keys");
+            }
+            if (m->nv == m->cap)
+                m->v = xreallocarray(m->v, (size_t)(m->cap = m->cap ? 2 * m->cap : 64),
+                                     sizeof *m->v);
+            m->v[m->nv++] = v;
+            tm_blank(m);
+            if (m->p < m->n && m->t[m->p] == '#')
+                while (m->p < m->n && m->t[m->p] != '\n')
+                    m->p++;
+            if (m->p < m->n && m->t[m->p] == '\r')
+                m->p++;
+            if (m->p < m->n && m->t[m->p] != '\n')
+                return tm_fail(m, "text after a value (one key = value a line)");
+        }
+    }
+    return MT_OK;
+}
+
+/* ---- torchtitan's keys ---------------------------------------------------------------------- */
+
+static struct tentry *tt_get(struct toml *m, const char *table, const char *key)
+{
+    for (int i = 0; i < m->nv; i++)
+        if (strcmp(m->v[i].table, table) == 0 && strcmp(m->v[i].key, key) == 0) {
+            m->v[i].used = true;
+            return &m->v[i];
+        }
+    return NULL;
+}
+
+static int tt_fail(struct toml *m, const struct tentry *v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int tt_fail(struct toml *m, const struct tentry *v, const char *fmt, ...)
+{
+    char what[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (v != NULL)
+        return launch_fail(m->e, m->name, v->line, v->col, "%s.%s: %s", v->table, v->key, what);
+    return launch_fail(m->e, m->name, 0, 0, "%s", what);
+}
+
+static int tt_int(struct toml *m, const char *table, const char *key, long lo, long hi, int dflt,
+                  int *out, struct tentry **at)
+{
+    struct tentry *v = tt_get(m, table, key);
+    if (at)
+        *at = v;
+    if (v == NULL) {
+        *out = dflt;
+        return MT_OK;
+    }
+    if (v->type != TV_INT)
+        return tt_fail(m, v, "expected an integer");
+    if (v->i < lo || v->i > hi)
+        return tt_fail(m, v, "%ld is out of range [%ld, %ld]", v->i, lo, hi);
+    *out = (int)v->i;
+    return MT_OK;
+}
+
+static int tt_str(struct toml *m, const char *table, const char *key, const char **out,
+                  struct tentry **at)
+{
+    struct tentry *v = tt_get(m, table, key);
+    if (at)
+        *at = v;
+    *out = NULL;
+    if (v == NULL)
+        return MT_OK;
+    if (v->type != TV_STRING)
+        return tt_fail(m, v, "expected a string");
+    *out = v->str;
+    return MT_OK;
+}
+
+/* Keys that matter and are not modelled: said when set to other than their default. */
+static void tt_warn_keys(struct toml *m, struct launch_notes *nt)
+{
+    static const struct {
+        const char *table, *key, *why;
+    } warn[] = {
+        {"parallelism", "pipeline_parallel_split_points", "explicit stage splits: issue 39"},
+        {"parallelism", "enable_async_tensor_parallel", "async TP"},
+        {"parallelism", "fsdp_reshard_after_forward", "FSDP resharding: issue 39"},
+        {"training", "enable_cpu_offload", "FSDP CPU offload"},
+        {"training", "mixed_precision_param", "parameter dtype (planned as bf16)"},
+        {"parallelism", "pipeline_parallel_first_stage_less_layers", "uneven stages: issue 39"},
+        {"parallelism", "pipeline_parallel_last_stage_less_layers", "uneven stages: issue 39"},
+    };
+    for (size_t i = 0; i < sizeof warn / sizeof warn[0]; i++) {
+        struct tentry *v = tt_get(m, warn[i].table, warn[i].key);
+        if (v == NULL)
+            continue;
+        bool dflt = (v->type == TV_BOOL && !v->b) || (v->type == TV_ARRAY && v->i == 0) ||
+                    (v->type == TV_STRING &&
+                     (strcmp(v->str, "default") == 0 || strcmp(v->str, "bfloat16") == 0));
+        if (!dflt)
+            launch_note(nt->unmodelled, sizeof nt->unmodelled, "%s.%s (%s)", warn[i].table,
+                        warn[i].key, warn[i].why);
+    }
+    const char *conv = NULL;
+    struct tentry *cv = tt_get(m, "model", "converters");
+    if (cv != NULL && (cv->type == TV_STRING || cv->type == TV_ARRAY))
+        conv = cv->str;
+    if (conv && (strstr(conv, "float8") || strstr(conv, "mx")))
+        launch_note(nt->unmodelled, sizeof nt->unmodelled, "model.converters %s (FP8: issue 39)",
+                    conv);
+}
+
+/* Tables skipped on purpose (torchtitan's JobConfig: the run, not the plan), and float8/mx
+ * whose keys matter only with a converter (said above). */
+static bool tt_skipped_table(const char *t)
+{
+    static const char *const skip[] = {
+        "job",   "profiling", "metrics",    "optimizer",  "lr_scheduler",      "checkpoint",
+        "comm",  "validation", "memory_estimation", "fault_tolerance", "experimental", "compile",
+        "float8", "mx", "quantize", NULL};
+    for (int i = 0; skip[i]; i++) {
+        size_t k = strlen(skip[i]);
+        if (strncmp(t, skip[i], k) == 0 && (t[k] == '\0' || t[k] == '.'))
+            return true;
+    }
+    return false;
+}
+
+static const char *const tt_skipped_keys[] = {
+    "model.tokenizer_path", "model.hf_assets_path", "model.print_after_conversion",
+    "model.converters",
+    "training.dataset", "training.dataset_path", "training.max_norm", "training.steps",
+    "training.warmup_steps", "training.compile", "training.gc_freq", "training.gc_debug",
+    "training.seed", "training.deterministic", "training.mixed_precision_reduce",
+    "training.debug_moe_force_load_balance",
+    "parallelism.disable_loss_parallel", "parallelism.enable_compiled_autograd",
+    "parallelism.context_parallel_rotate_method",
+    "activation_checkpoint.selective_ac_option",
+    "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
+    "activation_checkpoint.early_stop", "activation_checkpoint.memory_budget",
+    "activation_checkpoint.visualize_memory_budget_pareto", NULL};
+
+static void tt_unknown_keys(struct toml *m, struct launch_notes *nt)
+{
+    for (int i = 0; i < m->nv; i++) {
+        const struct tentry *v = &m->v[i];
+        if (v->used || v->key[0] == '\0' || tt_skipped_table(v->table))
+            continue;
+        char full[200];
+        snprintf(full, sizeof full, "%s.%s", v->table, v->key);
+        bool skipped = false;
+        for (int k = 0; tt_skipped_keys[k] && !skipped; k++)
+            skipped = strcmp(full, tt_skipped_keys[k]) == 0;
+        if (!skipped)
+            launch_note(nt->unknown, sizeof nt->unknown, "%s", full);
+    }
+}
+
+static int tt_model(struct toml *m, struct config *c)
+{
+    const char *name, *flavor;
+    struct tentry *nv, *fv;
+    TRY(tt_str(m, "model", "name", &name, &nv));
+    TRY(tt_str(m, "model", "flavor", &flavor, &fv));
+    if (name == NULL)
+        name = "llama3"; /* JobConfig's defaults */
+    if (flavor == NULL)
+        flavor = "debugmodel";
+    static const char *const moe[] = {"deepseek_v3", "llama4", "qwen3_moe", "gpt_oss", NULL};
+    for (int i = 0; moe[i]; i++)
+        if (strcmp(name, moe[i]) == 0)
+            return tt_fail(m, nv, "'%s': mixture of experts is not modelled yet (issue 38)", name);
+    if (strcmp(name, "llama3") != 0)
+        return tt_fail(m, nv,
+                       "'%s': mario-tui knows torchtitan's llama3 flavors (8B 70B 405B "
+                       "debugmodel); give a config JSON or a Hugging Face config.json for "
+                       "other models",
+                       name);
+    if (!launch_torchtitan_flavor(flavor, &c->model))
+        return tt_fail(m, fv, "'%s': not one of llama3's flavors (8B 70B 405B debugmodel)",
+                       flavor);
+    c->model.paper_stack = false;
+    return MT_OK;
+}
+
+int launch_read_torchtitan(const char *text, size_t n, const char *name,
+                           const struct launch_read_opts *o, struct config *out,
+                           struct launch_info *info, struct mt_err *e)
+{
+    struct toml m = {.t = text, .n = n, .line = 1, .name = name, .e = e};
+    if (n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        m.p = m.line_start = 3;
+    struct launch_notes *nt = calloc(1, sizeof *nt);
+    if (nt == NULL)
+        return err_set(e, MT_ENOMEM, "%s: out of memory", name);
+    struct launch_info li = {.kind = LAUNCH_TORCHTITAN};
+    struct config c;
+    config_default(&c);
+    int rc = tm_parse(&m);
+    if (rc == MT_OK)
+        rc = tt_model(&m, &c);
+    int rep = 1, shard = -1, tp = 1, pp = 1, cp = 1, ep = 1, etp = 1, ppmbs = 1, lps = 0;
+    int local = 8, global = -1, seq = 2048;
+    struct tentry *shard_at = NULL, *cp_at = NULL, *ep_at = NULL, *etp_at = NULL, *lps_at = NULL,
+                  *local_at = NULL, *global_at = NULL;
+    const char *P = "parallelism", *T = "training";
+#define TT_INT(tb, k, lo, hi, d, dst, a) \
+    if (rc == MT_OK)                     \
+    rc = tt_int(&m, tb, k, lo, hi, d, dst, a)
+    TT_INT(P, "data_parallel_replicate_degree", 1, CONFIG_MAX_DEVICES, 1, &rep, NULL);
+    TT_INT(P, "data_parallel_shard_degree", -1, CONFIG_MAX_DEVICES, -1, &shard, &shard_at);
+    TT_INT(P, "tensor_parallel_degree", 1, CONFIG_MAX_DEVICES, 1, &tp, NULL);
+    TT_INT(P, "pipeline_parallel_degree", 1, CONFIG_MAX_DEVICES, 1, &pp, NULL);
+    TT_INT(P, "context_parallel_degree", 1, CONFIG_MAX_DEVICES, 1, &cp, &cp_at);
+    TT_INT(P, "expert_parallel_degree", 1, CONFIG_MAX_DEVICES, 1, &ep, &ep_at);
+    TT_INT(P, "expert_tensor_parallel_degree", 1, CONFIG_MAX_DEVICES, 1, &etp, &etp_at);
+    TT_INT(P, "pipeline_parallel_microbatch_size", 1, 1 << 20, 1, &ppmbs, NULL);
+    TT_INT(P, "pipeline_parallel_layers_per_stage", 1, CONFIG_MAX_LAYERS, 0, &lps, &lps_at);
+    TT_INT(T, "local_batch_size", 1, 1 << 20, 8, &local, &local_at);
+    if (rc == MT_OK && local_at == NULL) /* torchtitan's earlier name of it */
+        TT_INT(T, "batch_size", 1, 1 << 20, 8, &local, &local_at);
+    TT_INT(T, "global_batch_size", -1, 1 << 30, -1, &global, &global_at);
+    TT_INT(T, "seq_len", 1, 1 << 24, 2048, &seq, NULL);
+#undef TT_INT
+    if (rc == MT_OK && shard == 0)
+        rc = tt_fail(&m, shard_at, "0: -1 (the GPUs left) or a degree >= 1");
+    if (rc == MT_OK && cp > 1)
+        rc = tt_fail(&m, cp_at,
+                     "%d: context parallelism is not modelled yet (issue 39): its activations "
+                     "and attention split over cp would be planned whole",
+                     cp);
+    if (rc == MT_OK && (ep > 1 || etp > 1))
+        rc = tt_fail(&m, ep > 1 ? ep_at : etp_at,
+                     "%d: expert parallelism is not modelled yet (issue 38)", ep > 1 ? ep : etp);
+    /* the GPUs: --devices, else the degrees when none is -1 */
+    long fixed = (long)rep * tp * pp * cp;
+    int devices = o->devices;
+    if (rc == MT_OK && devices == 0 && shard < 0)
+        rc = tt_fail(&m, shard_at,
+                     "%s takes the GPUs torchrun starts, which a job TOML does not say: give "
+                     "--devices N",
+                     shard_at ? "-1" : "data_parallel_shard_degree (default -1)");
+    if (rc == MT_OK && shard < 0) {
+        if (devices % fixed != 0)
+            rc = tt_fail(&m, shard_at,
+                         "-1: --devices %d is not a multiple of the other degrees (replicate %d "
+                         "x tp %d x pp %d = %ld)",
+                         devices, rep, tp, pp, fixed);
+        else
+            shard = (int)(devices / fixed);
+    }
+    if (rc == MT_OK && fixed * shard > CONFIG_MAX_DEVICES)
+        rc = tt_fail(&m, NULL, "the degrees multiply to more than %d GPUs", CONFIG_MAX_DEVICES);
+    if (rc == MT_OK && devices > 0 && fixed * shard != devices)
+        rc = tt_fail(&m, shard_at,
+                     "the degrees (replicate %d x shard %d x tp %d x pp %d = %ld GPUs) disagree "
+                     "with --devices %d (torchtitan would refuse the mesh)",
+                     rep, shard, tp, pp, fixed * shard, devices);
+    int dp = rep * shard;
+    if (rc == MT_OK) {
+        c.model.seq_length = seq;
+        launch_name_model(&c.model, 1);
+        if (strcmp(c.model.name, "custom") == 0) {
+            const char *fl = NULL;
+            tt_str(&m, "model", "flavor", &fl, NULL);
+            snprintf(c.model.name, sizeof c.model.name, "llama3-%s", fl ? fl : "debugmodel");
+        }
+        c.cluster.tp = tp;
+        c.cluster.dp = dp;
+        config_set_pp(&c, pp);
+        c.sequence_parallel = tp > 1; /* torchtitan's TP plan shards the norms' sequence */
+        c.distributed_optimizer = shard > 1;
+        if (shard > 1)
+            launch_note(nt->unmodelled, sizeof nt->unmodelled,
+                        "FSDP (data_parallel_shard_degree %d: parameters and gradients sharded "
+                        "too, issue 39; planned as the distributed optimizer)",
+                        shard);
+        if (global > 0 && global % (local * dp) != 0)
+            rc = tt_fail(&m, global_at, "%d is not a multiple of local_batch_size %d x dp %d",
+                         global, local, dp);
+    }
+    if (rc == MT_OK) {
+        if (pp > 1) {
+            if (local % ppmbs != 0)
+                rc = tt_fail(&m, local_at,
+                             "%d is not a multiple of pipeline_parallel_microbatch_size %d",
+                             local, ppmbs);
+            c.micro_batch_size = ppmbs;
+            c.global_batch_size = local * dp;
+            if (global > local * dp)
+                launch_note(nt->unmodelled, sizeof nt->unmodelled,
+                            "training.global_batch_size %d (gradient accumulation: %d pipeline "
+                            "steps, each flushed; planned as one)",
+                            global, global / (local * dp));
+        } else {
+            c.micro_batch_size = local;
+            c.global_batch_size = global > 0 ? global : local * dp;
+        }
+        c.num_microbatches = 0;
+    }
+    /* the schedule */
+    const char *sched = NULL, *csv = NULL;
+    struct tentry *sched_at = NULL, *csv_at = NULL;
+    if (rc == MT_OK)
+        rc = tt_str(&m, P, "pipeline_parallel_schedule", &sched, &sched_at);
+    if (rc == MT_OK)
+        rc = tt_str(&m, P, "pipeline_parallel_schedule_csv", &csv, &csv_at);
+    if (rc == MT_OK) {
+        c.scheme = SCHEME_V;
+        c.chunks = 2;
+        if (pp > 1 && csv && csv[0])
+            rc = tt_fail(&m, csv_at,
+                         "'%s': a schedule from a CSV: give the CSV itself (mario-tui simulate "
+                         "%s --devices %d ...)",
+                         csv, csv, pp);
+        else if (pp > 1 && sched && !launch_torchtitan_schedule_parse(sched, &c.scheme))
+            rc = tt_fail(&m, sched_at,
+                         "'%s': no scheme of mario-tui's (1F1B, Interleaved1F1B, GPipe, "
+                         "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV; LoopedBFS is not "
+                         "modelled)",
+                         sched);
+        if (rc == MT_OK && config_scheme_uses_chunks(c.scheme)) {
+            /* torchtitan (pipeline_parallel.py, generate_llm_fqn_per_model_part): 2 stages a
+             * rank for a multi-stage schedule unless layers_per_stage gives
+             * ceil(L / layers_per_stage) stages; mario-tui takes only an exact split */
+            if (lps > 0 && c.model.num_layers % (lps * pp) != 0)
+                rc = tt_fail(&m, lps_at, "%d: %d layers are not pp %d x %d", lps,
+                             c.model.num_layers, pp, lps);
+            else if (lps > 0)
+                c.chunks = c.model.num_layers / (lps * pp);
+        } else if (rc == MT_OK && lps > 0 && pp > 1 &&
+                   lps * pp * config_stages_per_device(&c) != c.model.num_layers) {
+            rc = tt_fail(&m, lps_at, "%d: %s holds %d stages of %d layers, not %d", lps, sched,
+                         pp * config_stages_per_device(&c), c.model.num_layers / (pp * config_stages_per_device(&c)), lps);
+        }
+    }
+    /* activation checkpointing: torchtitan's default is selective */
+    const char *mode = NULL;
+    struct tentry *mode_at = NULL;
+    if (rc == MT_OK)
+        rc = tt_str(&m, "activation_checkpoint", "mode", &mode, &mode_at);
+    if (rc == MT_OK) {
+        const char *md = mode ? mode : "selective";
+        if (strcmp(md, "none") == 0)
+            li.recompute = LAUNCH_RECOMPUTE_NONE;
+        else if (strcmp(md, "selective") == 0 || strcmp(md, "full") == 0) {
+            li.recompute = md[0] == 'f' ? LAUNCH_RECOMPUTE_FULL : LAUNCH_RECOMPUTE_SELECTIVE;
+            launch_note(nt->unmodelled, sizeof nt->unmodelled,
+                        "activation_checkpoint.mode %s%s (recompute: a plan's checkpointing "
+                        "here, not the config's: simulate --passes 1 recomputes every stage, "
+                        "tune chooses)",
+                        md, mode ? "" : ", torchtitan's default");
+        } else
+            rc = tt_fail(&m, mode_at, "'%s' (expected none, selective or full)", mode);
+    }
+    if (rc == MT_OK) {
+        tt_warn_keys(&m, nt);
+        tt_unknown_keys(&m, nt);
+        snprintf(c.source, sizeof c.source, "%s", name);
+        if (config_validate(&c, e) != MT_OK)
+            rc = err_wrap(e, "%s (read as a torchtitan job)", name);
+    }
+    if (rc == MT_OK) {
+        launch_notes_finish(nt, &li);
+        *out = c;
+        *info = li;
+    }
+    for (int i = 0; i < m.nv; i++)
+        free(m.v[i].str);
+    free(m.v);
+    free(nt);
+    return rc;
+}

@@ -1,0 +1,88 @@
+#!/bin/sh
+# tests/cli/test_launch.sh: the launchers in and out (issue 40). Each launch file of
+# tests/data/launch goes through import-args, export --format of its own framework and
+# import-args again and must give the same config, and the flags text of the export must be
+# stable (a second export of the re-import is the same text); a launch file given directly
+# as CONFIG simulates to the step of its imported JSON; tune --emit writes a launch that reads
+# back; what a framework cannot run is refused (exit 1) with the nearest; bad input exits 2
+# naming file:line:column.
+set -u
+bin=${MT_BIN:-./mario-tui}
+src=${top_srcdir:-.}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+. "$src/tests/lib.sh"
+data=$src/tests/data/launch
+
+# the config without its "source" (the file it came from)
+strip() { grep -v '"source"' "$1"; }
+
+for f in "$data"/megatron_* "$data"/torchtitan_*; do
+    b=$(basename "$f")
+    case $b in
+    megatron_*) k=megatron; ext=sh ;;
+    *) k=torchtitan; ext=toml ;;
+    esac
+    dev=""
+    [ "$b" = torchtitan_llama3_8b.toml ] && dev="--devices 64"
+    "$bin" import-args -q $dev "$f" -o "$tmp/$b.1.json" >/dev/null 2>"$tmp/$b.err"
+    check "$b: import-args" "[ $? -eq 0 ]"
+    "$bin" export "$tmp/$b.1.json" --format $k -o "$tmp/$b.out.$ext" >/dev/null 2>&1
+    check "$b: export --format $k" "[ $? -eq 0 ]"
+    "$bin" import-args -q $dev "$tmp/$b.out.$ext" -o "$tmp/$b.2.json" >/dev/null 2>&1
+    check "$b: import-args of the export" "[ $? -eq 0 ]"
+    strip "$tmp/$b.1.json" >"$tmp/a" && strip "$tmp/$b.2.json" >"$tmp/b"
+    check "$b: the round trip gives the same config" "cmp -s $tmp/a $tmp/b"
+    "$bin" export "$tmp/$b.2.json" --format $k -o "$tmp/$b.again.$ext" >/dev/null 2>&1
+    grep -v '^# Written by' "$tmp/$b.out.$ext" >"$tmp/a"
+    grep -v '^# Written by' "$tmp/$b.again.$ext" >"$tmp/b"
+    check "$b: the export's text is stable" "cmp -s $tmp/a $tmp/b"
+    # the file itself as CONFIG: the same plan as its JSON
+    "$bin" simulate $dev "$f" --json >"$tmp/s1" 2>/dev/null
+    "$bin" simulate $dev "$tmp/$b.1.json" --json >"$tmp/s2" 2>/dev/null
+    check "$b: simulate FILE = simulate its JSON" \
+        "python3 -c 'import json,sys; a=json.load(open(\"$tmp/s1\")); b=json.load(open(\"$tmp/s2\")); sys.exit(0 if a[\"step_time\"]==b[\"step_time\"] else 1)'"
+done
+
+# what each file gives (hand-checked against the files' own numbers)
+json "$tmp/megatron_llama3_8b.sh.1.json" "d['num_device']==64 and d['cluster']['tp']==4 and d['cluster']['dp']==4 and d['pipeline_scheme']=='W' and d['chunks']==2 and d['model']['preset']=='Llama-3.1-8B' and d['model']['vocab_size']==128512"
+check "llama3 8b script: 8 nodes x 8, TP 4 x PP 4, 2 virtual stages, vocabulary padded" "[ $? -eq 0 ]"
+json "$tmp/megatron_gpt3_175b.sh.1.json" "d['num_device']==128 and d['cluster']['tp']==8 and d['cluster']['dp']==1 and d['model']['vocab_size']==51200 and d['global_batch_size']==1536"
+check "gpt3 175b script: #SBATCH 16 x 8, TP 8 x PP 16, 50257 padded to 51200" "[ $? -eq 0 ]"
+check "gpt3 175b: one warning line naming the recompute and the ramp-up" \
+    "[ \$(grep -c warning $tmp/megatron_gpt3_175b.sh.err) -eq 1 ] && grep -q 'recompute-granularity full' $tmp/megatron_gpt3_175b.sh.err && grep -q rampup $tmp/megatron_gpt3_175b.sh.err"
+json "$tmp/torchtitan_llama3_70b_pp.toml.1.json" "d['num_device']==64 and d['chunks']==4 and d['pipeline_scheme']=='W' and d['cluster']['dp']==2 and d.get('sequence_parallel')==True and 'distributed_optimizer' not in d"
+check "70b toml: layers_per_stage 5 -> 4 chunks, DDP 2" "[ $? -eq 0 ]"
+json "$tmp/torchtitan_llama3_8b.toml.1.json" "d['cluster']['dp']==64 and d['distributed_optimizer']==True"
+check "8b toml: -1 filled by --devices 64" "[ $? -eq 0 ]"
+
+# stdin, and errors
+"$bin" import-args -q - <"$data/megatron_cmdline.txt" >"$tmp/stdin.json" 2>/dev/null
+check "import-args - reads stdin" "[ $? -eq 0 ] && json $tmp/stdin.json \"d['num_device']==8\""
+"$bin" import-args "$data/torchtitan_llama3_8b.toml" >/dev/null 2>"$tmp/err"
+check "-1 without --devices exits 2 naming line:column" "[ $? -eq 2 ] && grep -q 'toml:42:1: parallelism.data_parallel_shard_degree' $tmp/err"
+printf 'torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \\\n  --num-attention-heads 32 --seq-length 4096 --vocab-size 32000 \\\n  --tensor-model-parallel-size 8 --pipeline-model-parallel-size 16\n' >"$tmp/few.sh"
+"$bin" import-args "$tmp/few.sh" >/dev/null 2>"$tmp/err"
+check "8 GPUs for TP 8 x PP 16 is said (exit 2)" "[ $? -eq 2 ] && grep -q 'starts 8 GPUs' $tmp/err"
+printf 'python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 512 --vocab-size 32000 --num-experts 8\n' >"$tmp/moe.sh"
+"$bin" simulate "$tmp/moe.sh" >/dev/null 2>"$tmp/err"
+check "experts refused by any command (issue 38)" "[ $? -eq 2 ] && grep -q 'issue 38' $tmp/err"
+
+# out: a plan Megatron-LM cannot run, Mario's passes, tune --emit
+cfg="$tmp/megatron_llama3_8b.sh.1.json"
+"$bin" export "$cfg" --scheme ZB-H1 --format megatron >/dev/null 2>"$tmp/err"
+check "ZB-H1 refused for Megatron-LM with the nearest (exit 1)" "[ $? -eq 1 ] && grep -q 'nearest it runs is V' $tmp/err && grep -q 'simulated step' $tmp/err"
+"$bin" export "$cfg" --passes 1 --format megatron -o "$tmp/ck.sh" >/dev/null 2>&1
+check "apply-checkpoint: full recompute, a stage's 4 layers a unit" "[ $? -eq 0 ] && grep -q -- '--recompute-granularity full' $tmp/ck.sh && grep -q -- '--recompute-num-layers 4' $tmp/ck.sh"
+"$bin" export "$cfg" --passes 4 --format megatron >/dev/null 2>"$tmp/err"
+check "Mario's final plan refused with the nearest and both steps" "[ $? -eq 1 ] && grep -q 'prepose' $tmp/err && grep -q 'apply-checkpoint' $tmp/err"
+"$bin" export "$tmp/torchtitan_llama3_70b_pp.toml.1.json" --scheme ZB-H1 --format torchtitan -o "$tmp/zb.toml" >/dev/null 2>&1
+check "torchtitan ZB-H1: a schedule CSV beside the TOML" "[ $? -eq 0 ] && [ -s $tmp/zb.schedule.csv ] && grep -q 'pipeline_parallel_schedule_csv = \"zb.schedule.csv\"' $tmp/zb.toml"
+"$bin" tune "$cfg" -q --top 1 --emit megatron --emit-out "$tmp/best.sh" >/dev/null 2>&1
+check "tune --emit writes a launch" "[ $? -eq 0 ] && [ -s $tmp/best.sh ]"
+"$bin" import-args -q "$tmp/best.sh" -o "$tmp/best.json" >/dev/null 2>&1
+check "tune --emit's launch reads back" "[ $? -eq 0 ]"
+"$bin" export --format slurm >/dev/null 2>&1
+check "unknown --format exits 2" "[ $? -eq 2 ]"
+exit $fail

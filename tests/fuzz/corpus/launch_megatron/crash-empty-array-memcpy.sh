@@ -1,0 +1,1 @@
+A=(())n‹’yeyt‹žiÒ”ayoE_FIL)=$4 ))n‹’yeyt‹žiÒ”ayoE_FIL)=$4 
