@@ -117,6 +117,8 @@ enum cmd_plan_flag {
     CMD_PLAN_RESERVE,
     CMD_PLAN_HOST_GBPS,
     CMD_PLAN_HOST_MEMORY,
+    CMD_PLAN_SEQ_LENGTH,
+    CMD_PLAN_PP,
 };
 
 extern const struct cmd_option cmd_plan_options[];

@@ -160,10 +160,10 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
     char cap[32], model[96];
     tune_mem(c, c->memory_per_device, cap, sizeof cap);
     presets_model_display(&c->model, model, sizeof model);
-    printf("%s on %d x %s, global batch %d, cap %s: %d candidates, %d fit, %d out of memory, "
-           "%d invalid", model, c->num_device,
+    printf("%s on %d x %s, global batch %d x %d tokens, cap %s: %d candidates, %d fit, %d out "
+           "of memory, %d invalid", model, c->num_device,
            c->unit.enabled ? "unit-cost devices" : c->cluster.device.name, config_global_batch(c),
-           cap, r->n, n_ok, n_oom, n_bad);
+           c->model.seq_length, cap, r->n, n_ok, n_oom, n_bad);
     if (n_pruned > 0)
         printf(", %d pruned", n_pruned);
     if (n_not_run > 0)

@@ -744,6 +744,7 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
     free(groups);
     out->n = n;
     out->cand = cand;
+    out->seq_length = base->model.seq_length;
     out->done = atomic_load(&pl.done);
     out->cancelled = atomic_load(&pl.stop);
     if (o->progress && !out->cancelled)

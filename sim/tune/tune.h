@@ -83,6 +83,7 @@ struct tune_result {
                                   * grid order), -1 if none fits */
     int done;                    /* candidates simulated (n unless cancelled) */
     bool cancelled;              /* the progress callback said stop: the rest are TUNE_NOT_RUN */
+    int seq_length;              /* the base config's tokens per sample */
 };
 
 /* Mario on: the whole pass pipeline (sim/passes/pass.h), its final plan. */

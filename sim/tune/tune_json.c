@@ -58,6 +58,7 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
 char *tune_report_json(const struct tune_result *r)
 {
     cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "seq_length", r->seq_length);
     if (r->cancelled) /* only then, so a finished grid's text is as before */
         cJSON_AddNumberToObject(root, "cancelled_after", r->done);
     cJSON_AddItemToObject(
