@@ -42,6 +42,10 @@ enum mlp_kind { MLP_DEFAULT, MLP_GELU, MLP_SWIGLU, MLP_GEGLU };     /* GEGLU: Ge
 enum norm_kind { NORM_DEFAULT, NORM_LAYERNORM, NORM_RMSNORM };
 enum bias_kind { BIAS_DEFAULT, BIAS_NONE, BIAS_QKV, BIAS_ALL };     /* BIAS_QKV: Qwen2 */
 enum tri_state { TRI_DEFAULT, TRI_NO, TRI_YES };
+/* A norm on q and k before the scores: over each head's head_dim, one weight the heads share
+ * (Qwen3's q_norm and k_norm, transformers modeling_qwen3.py), or over the whole projection,
+ * a x head_dim for q and kv x head_dim for k (OLMo2's, modeling_olmo2.py). */
+enum qk_norm_kind { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_WHOLE };
 
 /* The software stack whose costs a config prices (model/framework.h; issue 37 item 3):
  * FRAMEWORK_DEFAULT is Megatron-DeepSpeed 2021 for the paper's presets (its Table 5 was
@@ -81,7 +85,7 @@ struct model_spec {
     enum bias_kind bias;
     int head_dim;                /* per head; 0 = hidden_size / num_attention_heads */
     enum tri_state tie_embeddings; /* the LM head shares the embedding's matrix */
-    bool qk_norm;                /* a norm on each head's q and k (Qwen3, OLMo2, Gemma 3) */
+    enum qk_norm_kind qk_norm;   /* a norm on q and k (Qwen3, OLMo2, Gemma 3); 0 = none */
 };
 
 /* Attention kernels. CONFIG_ATTN_DEFAULT: the model's (eager for a paper_stack model, else
@@ -359,10 +363,14 @@ int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err
 /* ---- model/config_hf_json.c: a Hugging Face config.json as the model -------------------- */
 /* Whether obj looks like one (model_type, n_embd, or hidden_size with num_hidden_layers). */
 bool config_hf_detect(const struct cJSON *obj);
-/* Reads obj's shape into *out; model_path is the config's path of its model ("model",
- * "config.model"): when obj is not there, obj is the whole config file. */
+/* Reads obj's model into c->model (shape, family parts, the training seq_length) and its
+ * max_position_embeddings into c->seqlen.max_positions; model_path is the config's path of its
+ * model ("model", "config.model"): when obj is not there, obj is the whole config file. Refuses
+ * (MT_EINVAL, naming the key) what it cannot model: an unknown model_type, experts, latent
+ * attention, sliding windows, quantized or multimodal configs; warns on stderr, one line, of
+ * keys it does not know (the file's header lists those it reads and those it accepts). */
 int config_hf_read(struct json_doc *d, const struct json_value *obj, const char *model_path,
-                   struct model_spec *out);
+                   struct config *c);
 
 /* ---- model/config_write_json.c: writing ---------------------------------------------------- */
 /* Every field as a JSON object (caller cJSON_Delete()s; NULL if cJSON cannot allocate).

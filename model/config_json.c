@@ -96,40 +96,43 @@ static const char *const model_keys[M__COUNT] = {
     "seq_length",  "vocab_size", "ffn_hidden_size",
     "max_position_embeddings", /* read with seq_length's other forms by seqlen_from_json */
     "num_key_value_heads",
-    /* the family's parts (model/config.h; absent: the type's) */
+    /* the family's parts (model/config.h; default: the type's) */
     "mlp", "norm", "bias", "head_dim", "tie_embeddings", "qk_norm",
 };
 
-/* The family's parts: "mlp": "gelu" | "swiglu" | "geglu", "norm": "layernorm" | "rmsnorm",
- * "bias": "none" | "qkv" | "all", "head_dim", "tie_embeddings", "qk_norm". */
-static int load_model_family(struct json_doc *d, const struct json_value *f,
-                             struct model_spec *s)
+/* The names of the parts' values, in their enums' order from 1 (0 is the type's default). */
+static const char *const mlp_names[] = {"gelu", "swiglu", "geglu"};
+static const char *const norm_names[] = {"layernorm", "rmsnorm"};
+static const char *const bias_names[] = {"none", "qkv", "all"};
+static const char *const qk_norm_names[] = {"none", "head", "whole"};
+
+/* The family's parts: mlp, norm, bias, head_dim, tie_embeddings, qk_norm. */
+static int load_model_parts(struct json_doc *d, const struct json_value *f, struct model_spec *s)
 {
-    static const char *const mlp[] = {"gelu", "swiglu", "geglu"};
-    static const char *const norm[] = {"layernorm", "rmsnorm"};
-    static const char *const bias[] = {"none", "qkv", "all"};
     int k;
     if (f[M_MLP].item != NULL) {
-        TRY(json_enum(d, &f[M_MLP], mlp, 3, "gelu, swiglu or geglu", &k));
-        s->mlp = (enum mlp_kind)(MLP_GELU + k);
+        TRY(json_enum(d, &f[M_MLP], mlp_names, 3, "gelu, swiglu or geglu", &k));
+        s->mlp = (enum mlp_kind)(k + 1);
     }
     if (f[M_NORM].item != NULL) {
-        TRY(json_enum(d, &f[M_NORM], norm, 2, "layernorm or rmsnorm", &k));
-        s->norm = (enum norm_kind)(NORM_LAYERNORM + k);
+        TRY(json_enum(d, &f[M_NORM], norm_names, 2, "layernorm or rmsnorm", &k));
+        s->norm = (enum norm_kind)(k + 1);
     }
     if (f[M_BIAS].item != NULL) {
-        TRY(json_enum(d, &f[M_BIAS], bias, 3, "none, qkv or all", &k));
-        s->bias = (enum bias_kind)(BIAS_NONE + k);
+        TRY(json_enum(d, &f[M_BIAS], bias_names, 3, "none, qkv or all", &k));
+        s->bias = (enum bias_kind)(k + 1);
+    }
+    if (f[M_QK_NORM].item != NULL) {
+        TRY(json_enum(d, &f[M_QK_NORM], qk_norm_names, 3, "none, head or whole", &k));
+        s->qk_norm = (enum qk_norm_kind)k;
     }
     if (f[M_HEAD_DIM].item != NULL)
-        TRY(json_int(d, &f[M_HEAD_DIM], 1, 1 << 16, &s->head_dim));
+        TRY(json_int(d, &f[M_HEAD_DIM], 1, 1 << 20, &s->head_dim));
     if (f[M_TIE].item != NULL) {
-        bool b;
-        TRY(json_bool(d, &f[M_TIE], &b));
-        s->tie_embeddings = b ? TRI_YES : TRI_NO;
+        bool tied;
+        TRY(json_bool(d, &f[M_TIE], &tied));
+        s->tie_embeddings = tied ? TRI_YES : TRI_NO;
     }
-    if (f[M_QK_NORM].item != NULL)
-        TRY(json_bool(d, &f[M_QK_NORM], &s->qk_norm));
     return MT_OK;
 }
 
@@ -182,14 +185,15 @@ static int load_model_fields(struct json_doc *d, const struct json_value *f,
     }
     if (f[M_PRESET].item == NULL && (shaped || f[M_TYPE].item != NULL))
         s.paper_stack = false; /* a model of its own: today's stack unless the config says */
-    TRY(load_model_family(d, f, &s));
+    TRY(load_model_parts(d, f, &s));
     *out = s;
     return MT_OK;
 }
 
 /* `model`: a preset name, our object, or a Hugging Face config. */
-static int load_model(struct json_doc *d, const struct json_value *mm, struct model_spec *out)
+static int load_model(struct json_doc *d, const struct json_value *mm, struct config *c)
 {
+    struct model_spec *out = &c->model;
     struct mt_err pe;
     if (cJSON_IsString(mm->item)) {
         if (presets_model(mm->item->valuestring, out, &pe) != MT_OK)
@@ -199,7 +203,7 @@ static int load_model(struct json_doc *d, const struct json_value *mm, struct mo
     if (!cJSON_IsObject(mm->item))
         return json_type_fail(d, mm, "a preset name or an object");
     if (config_hf_detect(mm->item))
-        return config_hf_read(d, mm, mm->path, out);
+        return config_hf_read(d, mm, mm->path, c);
     struct json_value f[M__COUNT];
     TRY(json_fields(d, mm, model_keys, M__COUNT, f));
     return load_model_fields(d, f, out);
@@ -523,7 +527,7 @@ static int load_top_fields(struct json_doc *d, const struct json_value *f, struc
 {
     struct mt_err pe;
     if (f[T_MODEL].item != NULL) {
-        TRY(load_model(d, &f[T_MODEL], &c->model));
+        TRY(load_model(d, &f[T_MODEL], c));
         TRY(seqlen_from_json(d, &f[T_MODEL], c));
     }
     if (f[T_CLUSTER].item != NULL)
@@ -660,7 +664,7 @@ int config_from_json(struct json_doc *d, const struct json_value *top, struct co
         char model_path[JSON_PATH_LEN];
         snprintf(model_path, sizeof model_path, "%.*s%smodel", JSON_PATH_LEN - 8, top->path,
                  top->path[0] ? "." : "");
-        rc = config_hf_read(d, top, model_path, &c.model);
+        rc = config_hf_read(d, top, model_path, &c);
     } else {
         struct json_value f[T__COUNT];
         rc = json_fields(d, top, top_keys, T__COUNT, f);

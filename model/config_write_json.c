@@ -90,6 +90,34 @@ static void write_seqlen(cJSON *m, const struct seqlen_spec *sp)
     }
 }
 
+/* The family's parts where they differ from the type's defaults (model/config.h), so that a
+ * preset's config reads as before and a Hugging Face family's loads back the same. */
+static void write_model_parts(cJSON *m, const struct model_spec *ms)
+{
+    static const char *const mlp[] = {"", "gelu", "swiglu", "geglu"};
+    static const char *const norm[] = {"", "layernorm", "rmsnorm"};
+    static const char *const bias[] = {"", "none", "qkv", "all"};
+    static const char *const qk[] = {"none", "head", "whole"};
+    struct model_spec bare = *ms;
+    bare.mlp = MLP_DEFAULT;
+    bare.norm = NORM_DEFAULT;
+    bare.bias = BIAS_DEFAULT;
+    bare.head_dim = 0;
+    bare.tie_embeddings = TRI_DEFAULT;
+    if (config_mlp(ms) != config_mlp(&bare))
+        cJSON_AddStringToObject(m, "mlp", mlp[config_mlp(ms)]);
+    if (config_norm(ms) != config_norm(&bare))
+        cJSON_AddStringToObject(m, "norm", norm[config_norm(ms)]);
+    if (config_bias(ms) != config_bias(&bare))
+        cJSON_AddStringToObject(m, "bias", bias[config_bias(ms)]);
+    if (config_head_dim(ms) != config_head_dim(&bare))
+        cJSON_AddNumberToObject(m, "head_dim", config_head_dim(ms));
+    if (config_tied_embeddings(ms) != config_tied_embeddings(&bare))
+        cJSON_AddBoolToObject(m, "tie_embeddings", config_tied_embeddings(ms));
+    if (ms->qk_norm != QK_NORM_NONE && ms->qk_norm <= QK_NORM_WHOLE)
+        cJSON_AddStringToObject(m, "qk_norm", qk[ms->qk_norm]);
+}
+
 struct cJSON *config_to_cjson(const struct config *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -147,22 +175,7 @@ struct cJSON *config_to_cjson(const struct config *c)
             cJSON_AddNumberToObject(m, "max_position_embeddings", c->seqlen.max_positions);
         cJSON_AddNumberToObject(m, "vocab_size", ms->vocab_size);
         cJSON_AddNumberToObject(m, "ffn_hidden_size", ms->ffn_hidden_size);
-        /* the family's parts where they are set (unset: the type's) */
-        static const char *const mlp[] = {"gelu", "swiglu", "geglu"};
-        static const char *const norm[] = {"layernorm", "rmsnorm"};
-        static const char *const bias[] = {"none", "qkv", "all"};
-        if (ms->mlp != MLP_DEFAULT)
-            cJSON_AddStringToObject(m, "mlp", mlp[ms->mlp - MLP_GELU]);
-        if (ms->norm != NORM_DEFAULT)
-            cJSON_AddStringToObject(m, "norm", norm[ms->norm - NORM_LAYERNORM]);
-        if (ms->bias != BIAS_DEFAULT)
-            cJSON_AddStringToObject(m, "bias", bias[ms->bias - BIAS_NONE]);
-        if (ms->head_dim > 0)
-            cJSON_AddNumberToObject(m, "head_dim", ms->head_dim);
-        if (ms->tie_embeddings != TRI_DEFAULT)
-            cJSON_AddBoolToObject(m, "tie_embeddings", ms->tie_embeddings == TRI_YES);
-        if (ms->qk_norm)
-            cJSON_AddBoolToObject(m, "qk_norm", true);
+        write_model_parts(m, ms);
     }
 
     const struct cluster_spec *k = &c->cluster;

@@ -41,7 +41,7 @@ struct shape {
     enum mlp_kind mlp;
     enum norm_kind norm;
     enum bias_kind bias;
-    bool dropout, rotary, qk_norm, flash, legacy;
+    bool dropout, rotary, qk_norm, qk_norm_whole, flash, legacy;
 };
 
 struct ops_par ops_par_of(const struct config *c)
@@ -105,7 +105,8 @@ static void ops_shape_of(const struct config *c, int seq, const struct ops_par *
     /* GPT (Megatron-LM's --hidden-dropout / --attention-dropout 0.1); LLaMA trains without */
     sh->dropout = m->arch == ARCH_GPT3;
     sh->rotary = m->arch == ARCH_LLAMA2;
-    sh->qk_norm = m->qk_norm;
+    sh->qk_norm = m->qk_norm != QK_NORM_NONE;
+    sh->qk_norm_whole = m->qk_norm == QK_NORM_WHOLE;
     sh->flash = config_attention(c) == ATTN_FLASH;
 }
 
@@ -227,8 +228,9 @@ static void build_attention(struct op_list *l, const struct shape *sh)
     if (sh->qk_norm) {
         double qk = e * T * (sh->q_w + sh->kv_w);
         push_mem(l, sh, SITE_LAYER, "qk_norm",
-                 "per-head RMSNorm of q and k (Qwen3, OLMo 2): reads and writes q, k; keeps them",
-                 2 * qk, 3 * qk, 2 * sh->d, qk);
+                 "RMSNorm of q and k, per head (Qwen3: a head_dim weight each) or over the whole "
+                 "projection (OLMo 2: q and k widths): reads and writes q, k; keeps them",
+                 2 * qk, 3 * qk, sh->qk_norm_whole ? sh->q_w + sh->kv_w : 2 * sh->d, qk);
     }
     if (sh->rotary) {
         double qk = e * T * (sh->q_w + sh->kv_w);

@@ -23,12 +23,17 @@ int presets_device(const char *name, struct device_spec *out, struct mt_err *e);
 /* A model's parameter count as the cost model counts it (model/cost.h; tp = 1, the LM head
  * apart from the embedding). */
 double presets_model_params(const struct model_spec *m);
-/* {"models": [{name, display_name, shape, parameters, attention, source}, ...], "devices":
- * [{name, bf16_peak_flops, fp8_peak_flops, memory_bytes, hbm_gbps, nvlink_gbps,
- * nvlink_busbw_gbps, network_gbps, gpus_per_node, host_gbps, gemm_efficiency,
- * gemm_efficiency_fp8, attention_efficiency_fw, attention_efficiency_bw}, ...]} for every model
- * and device preset; caller free()s; NULL if out of memory (model/presets_json.c). */
-char *presets_models_json(void);
+/* The same for a config's model, with its positions (seqlen.max_positions): the whole model's
+ * count, not a rank's (`model_parameters` in models, simulate and optimize --json). */
+struct config;
+double presets_config_params(const struct config *c);
+/* {"models": [{name, display_name, shape, family parts, parameters (= model_parameters),
+ * attention, source}, ...], "devices": [{name, bf16_peak_flops, fp8_peak_flops, memory_bytes,
+ * hbm_gbps, nvlink_gbps, nvlink_busbw_gbps, network_gbps, gpus_per_node, host_gbps,
+ * gemm_efficiency, gemm_efficiency_fp8, attention_efficiency_fw, attention_efficiency_bw}, ...]}
+ * for every model and device preset, or for given's model alone (no devices) when given is not
+ * NULL (its source: the file); caller free()s; NULL if out of memory (model/presets_json.c). */
+char *presets_models_json(const struct config *given);
 /* NULL-terminated name lists, for --help and error messages. */
 const char *const *presets_model_names(void);
 const char *const *presets_device_names(void);

@@ -10,12 +10,21 @@
 #include "model/config.h"
 #include "model/cost.h"
 
+double presets_config_params(const struct config *c)
+{
+    struct config whole = *c;
+    whole.cluster.tp = 1; /* the whole model, not a rank's share */
+    whole.vocab_divisible_by = 1; /* the model card's count: the vocabulary as published, not
+                                   * padded as Megatron pads it for its kernels */
+    return cost_stage_params(&whole, c->model.num_layers, true, true);
+}
+
 double presets_model_params(const struct model_spec *m)
 {
     struct config c;
     config_default(&c);
     c.model = *m;
-    return cost_stage_params(&c, m->num_layers, true, true);
+    return presets_config_params(&c);
 }
 
 static void presets_devices_add(cJSON *o)
@@ -47,35 +56,64 @@ static void presets_devices_add(cJSON *o)
     }
 }
 
-char *presets_models_json(void)
+/* One model's entry: its shape, its family's parts, its whole parameter count. */
+static cJSON *presets_entry(const struct config *c, const char *source)
+{
+    const struct model_spec *m = &c->model;
+    static const char *const mlp[] = {"", "gelu", "swiglu", "geglu"};
+    static const char *const norm[] = {"", "layernorm", "rmsnorm"};
+    static const char *const bias[] = {"", "none", "qkv", "all"};
+    static const char *const qk[] = {"none", "head", "whole"};
+    char display[96];
+    cJSON *j = cJSON_CreateObject();
+    if (j == NULL)
+        return NULL;
+    cJSON_AddStringToObject(j, "name", m->name);
+    cJSON_AddStringToObject(j, "display_name", presets_model_display(m, display, sizeof display));
+    cJSON_AddStringToObject(j, "type", config_arch_name(m->arch));
+    cJSON_AddNumberToObject(j, "hidden_size", m->hidden_size);
+    cJSON_AddNumberToObject(j, "num_layers", m->num_layers);
+    cJSON_AddNumberToObject(j, "num_attention_heads", m->num_attention_heads);
+    cJSON_AddNumberToObject(j, "num_key_value_heads", config_kv_heads(m));
+    cJSON_AddNumberToObject(j, "head_dim", config_head_dim(m));
+    cJSON_AddNumberToObject(j, "ffn_hidden_size", m->ffn_hidden_size);
+    cJSON_AddStringToObject(j, "mlp", mlp[config_mlp(m)]);
+    cJSON_AddStringToObject(j, "norm", norm[config_norm(m)]);
+    cJSON_AddStringToObject(j, "bias", bias[config_bias(m)]);
+    cJSON_AddBoolToObject(j, "tie_embeddings", config_tied_embeddings(m));
+    cJSON_AddStringToObject(j, "qk_norm", qk[m->qk_norm <= QK_NORM_WHOLE ? m->qk_norm : 0]);
+    cJSON_AddNumberToObject(j, "seq_length", m->seq_length);
+    cJSON_AddNumberToObject(j, "vocab_size", m->vocab_size);
+    double params = presets_config_params(c);
+    cJSON_AddNumberToObject(j, "parameters", params); /* the name of earlier releases */
+    cJSON_AddNumberToObject(j, "model_parameters", params);
+    cJSON_AddStringToObject(j, "attention", config_attention_name(config_attention(c)));
+    cJSON_AddStringToObject(j, "source", source);
+    return j;
+}
+
+char *presets_models_json(const struct config *given)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON *arr = o != NULL ? cJSON_AddArrayToObject(o, "models") : NULL;
     const char *const *names = presets_model_names();
-    for (int i = 0; arr != NULL && names[i] != NULL; i++) {
-        struct model_spec m;
-        if (presets_model(names[i], &m, NULL) != 0)
+    if (given != NULL && arr != NULL) {
+        cJSON *j = presets_entry(given, given->source);
+        if (j != NULL)
+            cJSON_AddItemToArray(arr, j);
+    }
+    for (int i = 0; given == NULL && arr != NULL && names[i] != NULL; i++) {
+        struct config c;
+        config_default(&c);
+        if (presets_model(names[i], &c.model, NULL) != 0)
             continue;
-        char display[96];
-        cJSON *j = cJSON_CreateObject();
+        cJSON *j = presets_entry(&c, presets_model_source(c.model.name));
         if (j == NULL)
             break;
         cJSON_AddItemToArray(arr, j);
-        cJSON_AddStringToObject(j, "name", m.name);
-        cJSON_AddStringToObject(j, "display_name", presets_model_display(&m, display, sizeof display));
-        cJSON_AddStringToObject(j, "type", config_arch_name(m.arch));
-        cJSON_AddNumberToObject(j, "hidden_size", m.hidden_size);
-        cJSON_AddNumberToObject(j, "num_layers", m.num_layers);
-        cJSON_AddNumberToObject(j, "num_attention_heads", m.num_attention_heads);
-        cJSON_AddNumberToObject(j, "num_key_value_heads", config_kv_heads(&m));
-        cJSON_AddNumberToObject(j, "ffn_hidden_size", m.ffn_hidden_size);
-        cJSON_AddNumberToObject(j, "seq_length", m.seq_length);
-        cJSON_AddNumberToObject(j, "vocab_size", m.vocab_size);
-        cJSON_AddNumberToObject(j, "parameters", presets_model_params(&m));
-        cJSON_AddStringToObject(j, "attention", m.paper_stack ? "eager" : "flash");
-        cJSON_AddStringToObject(j, "source", presets_model_source(m.name));
     }
-    presets_devices_add(o);
+    if (given == NULL) /* the whole listing: the device presets too */
+        presets_devices_add(o);
     char *text = o != NULL ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
     return text;

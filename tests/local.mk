@@ -169,3 +169,14 @@ EXTRA_DIST += tests/cli/test_devices.sh
 check_PROGRAMS += tests/unit/test_stage_split
 TESTS += tests/unit/test_stage_split
 tests_unit_test_stage_split_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# Issue 41: published Hugging Face configs of each family (tests/data/hf/README names them).
+# test_hf_params.sh checks their whole parameter counts against the published ones (the op
+# builder, model/ops_build.c, prices each family's parts; its header gives each formula).
+EXTRA_DIST += tests/cli/test_hf_params.sh tests/data/hf/README tests/data/hf/DeepSeek-V3.json \
+	tests/data/hf/Llama-3.1-8B.json tests/data/hf/Mistral-7B-v0.1.json \
+	tests/data/hf/Mistral-7B-v0.3.json tests/data/hf/Mixtral-8x7B-v0.1.json \
+	tests/data/hf/OLMo-2-1124-7B.json tests/data/hf/Phi-3-mini-4k-instruct.json \
+	tests/data/hf/Qwen2.5-32B.json tests/data/hf/Qwen2.5-7B.json tests/data/hf/Qwen3-30B-A3B.json \
+	tests/data/hf/Qwen3-8B.json tests/data/hf/gemma-2-9b.json tests/data/hf/gemma-7b.json \
+	tests/data/hf/phi-4.json
+TESTS += tests/cli/test_hf_params.sh

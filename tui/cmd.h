@@ -133,6 +133,8 @@ enum cmd_plan_flag {
     CMD_PLAN_ACCOUNT_LOSS,
     CMD_PLAN_FIRST_LESS,
     CMD_PLAN_LAST_LESS,
+    CMD_PLAN_SEQ_LENGTH,
+    CMD_PLAN_PP,
 };
 
 extern const struct cmd_option cmd_plan_options[];

@@ -170,8 +170,9 @@ static void compare_print(const struct compare_side *s, const char *const *files
     const struct plan_geom *g = plan_geom(p);
     bool unit = s->sim.unit;
     char b1[48], b2[48], b3[48], b4[48], b5[48];
-    printf("simulated: %s, %s, pp %d, %d micro-batches%s [%s]\n", c->model.name,
-           config_scheme_name(c->scheme), g->devices, g->mbs,
+    printf("simulated: %s, %s, pp %d, %d micro-batches of %d x %d tokens%s [%s]\n",
+           c->model.name, config_scheme_name(c->scheme), g->devices, g->mbs, c->micro_batch_size,
+           c->model.seq_length,
            s->from_trace ? " (from its trace)" : "", s->name ? s->name : c->source);
     printf("measured:  %s%s (%s%s%s), ", files[0], nfiles > 1 ? " ..." : "", ti->source,
            ti->backend[0] ? ", " : "", ti->backend);

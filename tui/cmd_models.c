@@ -1,7 +1,9 @@
-/* tui/cmd_models.c: `mario-tui models [--json]`: every model preset with its shape, its
- * parameter count (computed by the cost model, model/cost.h) and where the shape comes from,
- * then every device preset with its figures (model/presets.c names their datasheets). The paper's Table 4 shapes are marked, so that nobody takes them for the
- * published models. */
+/* tui/cmd_models.c: `mario-tui models [CONFIG] [--json]`: every model preset with its shape,
+ * its parameter count (computed by the cost model, model/cost.h) and where the shape comes
+ * from, then every device preset with its figures (model/presets.c names their datasheets); or
+ * the model of CONFIG (ours or a Hugging Face config.json), so that its count can be checked
+ * against the model card. The paper's Table 4 shapes are marked, so that nobody takes them for
+ * the published models. */
 #include <config.h>
 #include "tui/cmd.h"
 
@@ -28,17 +30,19 @@ static int models_exec(int argc, char **argv);
 const struct cmd_entry cmd_models_entry = {
     .name = "models",
     .summary = "list the model presets (shape, parameters, source) and the device presets",
-    .usage = "Usage: mario-tui models [--json]\n"
+    .usage = "Usage: mario-tui models [CONFIG] [--json]\n"
              "Every model preset (--model NAME): its shape, its parameter count as the cost\n"
-             "model counts it, its default attention, and the source of the shape; then every\n"
-             "device preset (--device NAME): dense BF16 and FP8 peak, HBM size and bandwidth,\n"
-             "NVLink per direction and NCCL's bus bandwidth inside the node, network per GPU,\n"
-             "GPUs an NVLink domain joins, the measured GEMM ceiling.\n\n",
+             "model counts it (the whole model, model_parameters), its default attention, and\n"
+             "the source of the shape; then every device preset (--device NAME): dense BF16\n"
+             "and FP8 peak, HBM size and bandwidth, NVLink per direction and NCCL's bus\n"
+             "bandwidth inside the node, network per GPU, GPUs an NVLink domain joins, the\n"
+             "measured GEMM ceiling. With CONFIG (a config or a Hugging Face config.json),\n"
+             "that config's model alone, as it is read: family parts, seq_length, parameters.\n\n",
     .options = models_options,
-    .footer = "Exit status: 0 ok, 2 bad usage.\n",
+    .footer = "Exit status: 0 ok, 2 bad usage or input.\n",
     .args_min = 0,
-    .args_max = 0,
-    .args = "",
+    .args_max = 1,
+    .args = "CONFIG",
     .exec = models_exec,
 };
 
@@ -79,10 +83,15 @@ static int models_exec(int argc, char **argv)
     int first, st = cmd_options_parse(&cmd_models_entry, argc, argv, &o, NULL, &first);
     if (st != CMD_OPTIONS_RUN)
         return st;
+    struct config given;
+    struct mt_err e;
+    err_clear(&e);
+    if (first < argc && config_load_file(argv[first], &given, &e) != MT_OK)
+        return cmd_fail("models", &e);
+    const struct config *one = first < argc ? &given : NULL;
     if (o.json) {
-        char *text = presets_models_json();
+        char *text = presets_models_json(one);
         if (text == NULL) {
-            struct mt_err e;
             err_set(&e, MT_ENOMEM, "out of memory");
             return cmd_fail("models", &e);
         }
@@ -93,18 +102,26 @@ static int models_exec(int argc, char **argv)
     printf("%-32s %6s %6s %5s %4s %6s %6s %7s %9s  %s\n", "model", "type", "h", "L", "a", "kv",
            "ffn", "s", "params", "source");
     const char *const *names = presets_model_names();
-    for (int i = 0; names[i] != NULL; i++) {
-        struct model_spec m;
-        if (presets_model(names[i], &m, NULL) != MT_OK)
-            continue;
+    for (int i = 0; one != NULL ? i == 0 : names[i] != NULL; i++) {
+        struct config c;
+        if (one != NULL) {
+            c = *one;
+        } else {
+            config_default(&c);
+            if (presets_model(names[i], &c.model, NULL) != MT_OK)
+                continue;
+        }
+        const struct model_spec *m = &c.model;
         char display[96];
         printf("%-32s %6s %6d %5d %4d %6d %6d %7d %8.2fB  %s\n",
-               presets_model_display(&m, display, sizeof display), config_arch_name(m.arch),
-               m.hidden_size, m.num_layers, m.num_attention_heads, config_kv_heads(&m),
-               m.ffn_hidden_size, m.seq_length, presets_model_params(&m) / 1e9,
-               presets_model_source(m.name));
+               presets_model_display(m, display, sizeof display), config_arch_name(m->arch),
+               m->hidden_size, m->num_layers, m->num_attention_heads, config_kv_heads(m),
+               m->ffn_hidden_size, m->seq_length, presets_config_params(&c) / 1e9,
+               one != NULL ? one->source : presets_model_source(m->name));
     }
-    printf("\n");
-    models_devices();
+    if (one == NULL) {
+        printf("\n");
+        models_devices();
+    }
     return 0;
 }

@@ -129,9 +129,9 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
     bool unit = c->unit.enabled;
     char model[96];
     presets_model_display(&c->model, model, sizeof model);
-    printf("%s, %s, pp %d x dp %d, %d micro-batches of %d, %s  [%s]\n", model,
+    printf("%s, %s, pp %d x dp %d, %d micro-batches of %d x %d tokens, %s  [%s]\n", model,
            config_scheme_name(c->scheme), g->devices, c->cluster.dp, g->mbs, c->micro_batch_size,
-           unit ? "unit costs" : c->cluster.device.name, c->source);
+           c->model.seq_length, unit ? "unit costs" : c->cluster.device.name, c->source);
     printf("%-11s %12s %12s %9s %12s %12s %8s %7s\n", "step", unit ? "step (t)" : "step (ms)",
            unit ? "samples/t" : "samples/s", "vs base", "peak min", "peak max", "changes", "gap");
     int n_rows = PASS_ROW__COUNT + (pass_pipeline_row(pl, PASS_ROW_SEARCH) != NULL);

@@ -4,6 +4,7 @@
 #include <config.h>
 #include "tui/cmd.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,9 @@ const struct cmd_option cmd_plan_options[] = {
      .help_write = scheme_registry_help}, /* the scheme records' names, by family */
     {.name = "devices", .arg = "D", .type = CMD_PLAN, .value = CMD_PLAN_DEVICES,
      .help = "GPUs: pp x dp x tp"},
+    {.name = "pp", .arg = "P", .type = CMD_PLAN, .value = CMD_PLAN_PP,
+     .help = "pipeline depth: the GPUs become P x dp x tp (with --devices:\n"
+             "they must agree)"},
     {.name = "dp", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_DP,
      .help = "data-parallel degree (default 1)"},
     {.name = "tp", .arg = "T", .type = CMD_PLAN, .value = CMD_PLAN_TP,
@@ -54,6 +58,10 @@ const struct cmd_option cmd_plan_options[] = {
      .help = "samples per micro-batch"},
     {.name = "global-batch", .arg = "G", .type = CMD_PLAN, .value = CMD_PLAN_GLOBAL_BATCH,
      .help = "samples per iteration"},
+    {.name = "seq-length", .arg = "S", .type = CMD_PLAN, .value = CMD_PLAN_SEQ_LENGTH,
+     .help = "tokens per sample (Megatron-LM's --seq-length); at most the\n"
+             "model's max_position_embeddings (default: the config's; a\n"
+             "Hugging Face config's training length, see docs/commands.md)"},
     {.name = "chunks", .arg = "V", .type = CMD_PLAN, .value = CMD_PLAN_CHUNKS,
      .help = "chunks per device for W and ZB-W (default 2)"},
     {.name = "memory", .arg = "SIZE", .type = CMD_PLAN, .value = CMD_PLAN_MEMORY,
@@ -315,18 +323,54 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         return MT_OK;
     case CMD_PLAN_CORES:
         return cmd_plan_int("cores", arg, 1, 1 << 20, &c->profile.cores, e);
+    case CMD_PLAN_SEQ_LENGTH: {
+        int s = 0, old = c->model.seq_length;
+        TRY(cmd_plan_int("seq-length", arg, 1, INT_MAX, &s, e));
+        /* a shorter length keeps the model's positions (GPT's learned table); a longer one is
+         * checked against max_position_embeddings where the model has one (seqlen_validate) */
+        if (c->seqlen.max_positions == 0 && s < old)
+            c->seqlen.max_positions = old;
+        c->seqlen.kind = SEQLEN_FIXED;
+        c->seqlen.n = 0;
+        c->model.seq_length = s;
+        return MT_OK;
+    }
+    case CMD_PLAN_PP: {
+        int pp = 0;
+        TRY(cmd_plan_int("pp", arg, 1, CONFIG_MAX_DEVICES, &pp, e));
+        long gpus = (long)pp * c->cluster.dp * c->cluster.tp;
+        if (gpus > CONFIG_MAX_DEVICES)
+            return err_set(e, MT_EINVAL, "--pp: %d x dp %d x tp %d = %ld GPUs, over the limit of %d",
+                           pp, c->cluster.dp, c->cluster.tp, gpus, CONFIG_MAX_DEVICES);
+        config_set_pp(c, pp);
+        return MT_OK;
+    }
     default:
         return err_set(e, MT_EINVAL, "unknown plan flag");
     }
 }
 
-/* Every flag in order, --cores last (it sets what a --calibration file would). */
+/* Every flag in order, --cores after them (it sets what a --calibration file would), --pp last
+ * (the GPUs are pp x dp x tp of the final dp and tp); --pp and --devices must agree. */
 static int cmd_plan_apply_all(const struct cmd_plan *cp, struct config *out, struct mt_err *e)
 {
-    for (int last = 0; last < 2; last++)
-        for (int i = 0; i < cp->n_over; i++)
-            if ((cp->over[i].opt == CMD_PLAN_CORES) == (last == 1))
-                TRY(cmd_plan_apply(out, cp->over[i].opt, cp->over[i].arg, e));
+    for (int last = 0; last < 3; last++)
+        for (int i = 0; i < cp->n_over; i++) {
+            int opt = cp->over[i].opt;
+            if ((opt == CMD_PLAN_CORES ? 1 : opt == CMD_PLAN_PP ? 2 : 0) == last)
+                TRY(cmd_plan_apply(out, opt, cp->over[i].arg, e));
+        }
+    if (cmd_plan_given(cp, CMD_PLAN_PP) && cmd_plan_given(cp, CMD_PLAN_DEVICES)) {
+        int devices = 0;
+        for (int i = 0; i < cp->n_over; i++) /* the last --devices given */
+            if (cp->over[i].opt == CMD_PLAN_DEVICES)
+                devices = atoi(cp->over[i].arg);
+        if (devices != out->num_device)
+            return err_set(e, MT_EINVAL,
+                           "--pp %d x dp %d x tp %d = %d GPUs, but --devices %d: give one, or make "
+                           "them agree", config_pp(out), out->cluster.dp, out->cluster.tp,
+                           out->num_device, devices);
+    }
     return MT_OK;
 }
 

@@ -173,9 +173,9 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
     presets_model_display(&c->model, model, sizeof model);
     if (c->cluster.tp > 1)
         snprintf(tp, sizeof tp, " x tp %d", c->cluster.tp);
-    printf("%s, %s, pp %d x dp %d%s, %d micro-batches of %d, %s%s  [%s]\n", model,
+    printf("%s, %s, pp %d x dp %d%s, %d micro-batches of %d x %d tokens, %s%s  [%s]\n", model,
            config_scheme_name(c->scheme), g->devices, c->cluster.dp, tp, g->mbs,
-           c->micro_batch_size,
+           c->micro_batch_size, c->model.seq_length,
            c->unit.enabled     ? "unit costs"
            : c->profile.enabled ? c->profile.device /* calibrated: what it was measured on */
                                 : c->cluster.device.name,

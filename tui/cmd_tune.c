@@ -4,6 +4,7 @@
 #include <config.h>
 #include "tui/cmd.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +33,17 @@ __attribute__((constructor)) static void tune_usage_fill(void)
         "Usage: mario-tui tune [CONFIG] [plan flags] [--top K] [--json] [--plan-out FILE]\n"
         "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--threads N]\n"
         "                      [--ckpt-only] [--search [--offload]]\n"
+        "                      [--no-sequence-parallel] [--no-distributed-optimizer]\n"
         "Grid search (paper §5.3, Equation 1) over checkpointing (off; 'mario', Mario's four\n"
         "passes; with --search 'search', the schedule search under the cap), the scheme, tp in\n"
         "1, 2, 4, 8 dividing cluster.gpus_per_node and the GPUs (--tp T: T only), pp over the\n"
         "divisors of D / tp (--devices D counts GPUs: pp x dp x tp), the micro-batch size (1, 2,\n"
-        "4, ... dividing global / dp) and W's chunks, each simulated. A candidate over the memory\n"
+        "4, ... dividing global / dp), W's chunks, sequence parallelism where tp > 1 and the\n"
+        "distributed optimizer where dp > 1 (off and on; labels end -sp, -do when on), each\n"
+        "simulated. A plan flag pins its dimension: --pp, --dp, --tp, --micro-batch-size,\n"
+        "--chunks keep that value only (--pp with --dp and --tp and no --devices: pp x dp x tp\n"
+        "GPUs), --sequence-parallel and --distributed-optimizer keep them on, the --no-\n"
+        "options below keep them off. A candidate over the memory\n"
         "cap (--memory) scores 0. Labels are scheme-pp-mbs as in the paper's Figure 11, -tT after\n"
         "them when tp > 1 (V-8-2-t2). Throughput ties go to the lower peak. iter is the time of\n"
         "one iteration of the global batch over all dp replicas (global / samples/s), so it\n"
@@ -52,7 +59,7 @@ __attribute__((constructor)) static void tune_usage_fill(void)
 struct tune_cmd_opts {
     struct tune_opts o;
     int top;
-    bool json, ckpt_only, search, offload;
+    bool json, ckpt_only, search, offload, no_sp, no_distopt;
     const char *plan_out;
     bool quiet; /* no progress bar on stderr */
     int emit;   /* --emit: 1 + enum launch_kind, 0 none (tui/export_launch.c) */
@@ -98,6 +105,10 @@ static const struct cmd_option tune_options[] = {
              "(pruned where its lower bound cannot beat a step found)"},
     {.name = "offload", CMD_TO_BOOL(struct tune_cmd_opts, offload),
      .help = "with --search: the searches may offload forwards to host memory (OF/RL)"},
+    {.name = "no-sequence-parallel", CMD_TO_BOOL(struct tune_cmd_opts, no_sp),
+     .help = "only candidates without sequence parallelism"},
+    {.name = "no-distributed-optimizer", CMD_TO_BOOL(struct tune_cmd_opts, no_distopt),
+     .help = "only candidates without the distributed optimizer"},
     {0},
 };
 
@@ -177,24 +188,24 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
     char cap[32], model[96];
     tune_mem(c, c->memory_per_device, cap, sizeof cap);
     presets_model_display(&c->model, model, sizeof model);
-    printf("%s on %d x %s, global batch %d, cap %s: %d candidates, %d fit, %d out of memory, "
-           "%d invalid", model, c->num_device,
+    printf("%s on %d x %s, global batch %d x %d tokens, cap %s: %d candidates, %d fit, %d out "
+           "of memory, %d invalid", model, c->num_device,
            c->unit.enabled ? "unit-cost devices" : c->cluster.device.name, config_global_batch(c),
-           cap, r->n, n_ok, n_oom, n_bad);
+           c->model.seq_length, cap, r->n, n_ok, n_oom, n_bad);
     if (n_pruned > 0)
         printf(", %d pruned", n_pruned);
     if (n_not_run > 0)
         printf(", %d not run", n_not_run);
     printf("\n");
     const char *tu = c->unit.enabled ? "samples/t" : "samples/s";
-    printf("%4s  %-18s %-6s %4s %3s %12s %12s %12s  %s\n", "rank", "config", "ckpt", "dp", "tp",
+    printf("%4s  %-22s %-6s %4s %3s %12s %12s %12s  %s\n", "rank", "config", "ckpt", "dp", "tp",
            tu, c->unit.enabled ? "iter (t)" : "iter (s)", "peak mem", "");
     for (int i = 0; i < n_ok && i < top; i++) {
         const struct tune_candidate *k = &r->cand[order[i]];
         char label[48], mem[32];
         tune_label(k, label, sizeof label);
         tune_mem(c, k->peak_mem, mem, sizeof mem);
-        printf("%4d  %-18s %-6s %4d %3d %12.*f %12.4f %12s  %s\n", i + 1, label,
+        printf("%4d  %-22s %-6s %4d %3d %12.*f %12.4f %12s  %s\n", i + 1, label,
                tune_ckpt_name(k), k->dp, k->tp, rate_digits, k->throughput, k->iter_time, mem,
                k->pareto ? "pareto" : "");
     }
@@ -217,10 +228,10 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
             tune_label(k, label, sizeof label);
             if (k->status == TUNE_OOM) {
                 tune_mem(c, k->over_bytes, over, sizeof over);
-                printf("      %-18s %-6s out of memory: device %d over the cap by %s\n", label,
+                printf("      %-22s %-6s out of memory: device %d over the cap by %s\n", label,
                        tune_ckpt_name(k), k->oom_device, over);
             } else {
-                printf("      %-18s %-6s %s\n", label, tune_ckpt_name(k), k->why);
+                printf("      %-22s %-6s %s\n", label, tune_ckpt_name(k), k->why);
             }
             shown++;
         }
@@ -278,16 +289,38 @@ static int tune_exec(int argc, char **argv)
     t.o.offload = t.offload;
 
     /* --scheme is the grid's filter here, not the config's scheme: taken out of the plan
-     * flags (the last one given wins, as for every plan flag) */
+     * flags (the last one given wins, as for every plan flag); --tp and --pp pin the grid's
+     * degrees; --dp, --micro-batch-size and --chunks pin theirs and stay in the config (the
+     * global batch of --microbatches counts them) */
     int kept = 0;
+    bool pin_sp = false, pin_distopt = false;
     for (int i = 0; i < cp.n_over; i++) {
-        if (cp.over[i].opt == CMD_PLAN_TP) { /* --tp T: the grid keeps that degree only */
+        static const struct {
+            int opt;
+            const char *flag;
+            size_t at;
+            bool keep;
+        } pins[] = {
+            {CMD_PLAN_TP, "tp", offsetof(struct tune_opts, tp), false},
+            {CMD_PLAN_PP, "pp", offsetof(struct tune_opts, pp), false},
+            {CMD_PLAN_DP, "dp", offsetof(struct tune_opts, dp), true},
+            {CMD_PLAN_MBS, "micro-batch-size", offsetof(struct tune_opts, mbs), true},
+            {CMD_PLAN_CHUNKS, "chunks", offsetof(struct tune_opts, chunks), true},
+        };
+        size_t k = 0;
+        while (k < sizeof pins / sizeof pins[0] && pins[k].opt != cp.over[i].opt)
+            k++;
+        if (k < sizeof pins / sizeof pins[0]) {
             long v;
-            if (cmd_options_int(cp.over[i].arg, 1, CONFIG_MAX_DEVICES, &v, &e) != MT_OK)
-                return cmd_usage_error("tune", "--tp: %s", e.msg);
-            t.o.tp = (int)v;
+            if (cmd_options_int(cp.over[i].arg, 1, 1 << 20, &v, &e) != MT_OK)
+                return cmd_usage_error("tune", "--%s: %s", pins[k].flag, e.msg);
+            *(int *)((char *)&t.o + pins[k].at) = (int)v;
+            if (pins[k].keep)
+                cp.over[kept++] = cp.over[i];
             continue;
         }
+        pin_sp |= cp.over[i].opt == CMD_PLAN_SEQ_PARALLEL;
+        pin_distopt |= cp.over[i].opt == CMD_PLAN_DIST_OPT;
         if (cp.over[i].opt != CMD_PLAN_SCHEME) {
             cp.over[kept++] = cp.over[i];
             continue;
@@ -303,9 +336,18 @@ static int tune_exec(int argc, char **argv)
             return cmd_usage_error("tune", "--scheme: %s: the tuner tries synchronous schemes only "
                                    "(%s)", config_scheme_name((enum scheme_id)s), names);
         }
+    if ((pin_sp && t.no_sp) || (pin_distopt && t.no_distopt))
+        return cmd_usage_error("tune", "%s and --no-%s: give one", pin_sp && t.no_sp ?
+                               "--sequence-parallel" : "--distributed-optimizer",
+                               pin_sp && t.no_sp ? "sequence-parallel" : "distributed-optimizer");
+    t.o.sp = t.no_sp ? TUNE_OFF : pin_sp ? TUNE_ON : TUNE_BOTH;
+    t.o.distopt = t.no_distopt ? TUNE_OFF : pin_distopt ? TUNE_ON : TUNE_BOTH;
     struct config c;
     if (cmd_plan_config_raw(&cp, &c, &e) != MT_OK)
         return cmd_fail("tune", &e);
+    /* every degree pinned and no --devices: the GPUs are their product */
+    if (t.o.pp > 0 && t.o.dp > 0 && t.o.tp > 0 && !cmd_plan_given(&cp, CMD_PLAN_DEVICES))
+        c.num_device = t.o.pp * t.o.dp * t.o.tp;
     struct tune_progress pr = {.tty = isatty(STDERR_FILENO) && !t.json && !t.quiet,
                                .t0 = tune_now()};
     t.o.progress = tune_progress_cb;

@@ -114,17 +114,20 @@ void view_tune_draw(struct explore *x, struct cells *g, int top, int height)
     }
     if (n > 0 && x->tune_sel < n) {
         const struct tune_candidate *k = &x->tune.cand[order[x->tune_sel]];
-        char label[48], chunks[48] = "";
+        char label[48], chunks[96] = "";
         tune_label(k, label, sizeof label);
         if (config_scheme_uses_chunks(k->scheme))
             snprintf(chunks, sizeof chunks, ", %d chunks", k->chunks);
         if (k->tp > 1)
             snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), ", tp %d", k->tp);
+        snprintf(chunks + strlen(chunks), sizeof chunks - strlen(chunks), "%s%s",
+                 k->sp ? ", sequence parallel" : "", k->distopt ? ", distributed optimizer" : "");
         cells_printf(g, 1, top + height - 1, g->w - 2, PAL_TEXT_DIM, PAL_BG, 0,
-                     "%s (scheme-pp-mbs%s%s): %s, pp %d, dp %d, micro-batch size %d%s; ckpt %s; "
+                     "%s (scheme-pp-mbs%s%s%s%s): %s, pp %d, dp %d, micro-batch size %d%s; ckpt %s; "
                      "iter: one iteration of the global batch, all dp replicas",
                      label,
                      config_scheme_uses_chunks(k->scheme) ? "xchunks" : "", k->tp > 1 ? "-tT" : "",
+                     k->sp ? "-sp" : "", k->distopt ? "-do" : "",
                      config_scheme_name(k->scheme), k->pp,
                      k->dp, k->mbs, chunks,
                      k->search ? "search = the schedule search under the cap (search)"

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/presets.h"
 #include "sim/schemes/scheme.h"
 #include "sim/core/vpipe.h"
 #include "util/err.h"
@@ -263,6 +264,8 @@ void plan_json_add_shape(struct cJSON *o, const struct plan *p)
     if (plan_origin(p)[0] != '\0') /* the scheme is then the placement the order fits */
         cJSON_AddStringToObject(o, "origin", plan_origin(p));
     cJSON_AddStringToObject(o, "model", c->model.name);
+    cJSON_AddNumberToObject(o, "seq_length", c->model.seq_length);
+    cJSON_AddNumberToObject(o, "model_parameters", presets_config_params(c));
     cJSON_AddNumberToObject(o, "pp", g->devices);
     cJSON_AddNumberToObject(o, "dp", c->cluster.dp);
     cJSON_AddNumberToObject(o, "microbatches", g->mbs);

@@ -150,9 +150,11 @@ void tune_opts_default(struct tune_opts *o)
 
 void tune_label(const struct tune_candidate *c, char *buf, int n)
 {
-    char tp[16] = "";
+    char tp[32] = "";
     if (c->tp > 1)
         snprintf(tp, sizeof tp, "-t%d", c->tp);
+    snprintf(tp + strlen(tp), sizeof tp - strlen(tp), "%s%s", c->sp ? "-sp" : "",
+             c->distopt ? "-do" : "");
     if (config_scheme_uses_chunks(c->scheme))
         snprintf(buf, (size_t)n, "%s-%d-%dx%d%s", config_scheme_name(c->scheme), c->pp, c->mbs,
                  c->chunks, tp);
@@ -171,6 +173,8 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
     out->global_batch_size = config_global_batch(base);
     out->micro_batch_size = c->mbs;
     out->num_microbatches = 0;
+    out->sequence_parallel = c->sp;
+    out->distributed_optimizer = c->distopt;
     out->chunks = config_scheme_uses_chunks(c->scheme) ? c->chunks : base->chunks;
 }
 
@@ -196,29 +200,58 @@ struct tune_grid {
     int n, cap;
 };
 
+/* The values an on/off dimension takes: searched, both where it can matter (else off, or on
+ * when the config says so); pinned, that one. */
+static int tune_switch_values(enum tune_switch s, bool matters, bool config_on, bool out[2])
+{
+    if (s != TUNE_BOTH) {
+        out[0] = s == TUNE_ON;
+        return 1;
+    }
+    out[0] = config_on;
+    out[1] = true;
+    return matters && !config_on ? 2 : 1;
+}
+
 /* The candidates of one (checkpointing, scheme, tp, pp): each micro-batch size dividing the
- * replica's batch, each chunk count of W and ZB-W. */
+ * replica's batch (the pinned one alone), each chunk count of W and ZB-W, sequence parallelism
+ * and the distributed optimizer off and on where they change the costs. */
 static void tune_add(struct tune_grid *g, const struct config *base, const struct tune_opts *o,
                      struct tune_candidate k)
 {
     int per_replica = config_global_batch(base) / k.dp;
+    /* unit costs and a calibration do not follow them; an explicit bytes_per_param fixes the
+     * optimizer's share */
+    bool costed = !base->unit.enabled && !base->profile.enabled;
+    bool sps[2], dos[2];
+    int n_sp = tune_switch_values(o->sp, costed && k.tp > 1, base->sequence_parallel, sps);
+    int n_do = tune_switch_values(o->distopt, costed && k.dp > 1 && !(base->bytes_per_param > 0),
+                                  base->distributed_optimizer, dos);
     for (int mbs = 1; mbs <= per_replica; mbs *= 2) {
         if (per_replica % mbs != 0 || (o->max_mbs > 0 && mbs > o->max_mbs))
+            continue;
+        if (o->mbs > 0 && mbs != o->mbs)
             continue;
         /* unit costs are per micro-batch whatever its size: a larger one would only look
          * faster, so the config's size is the one candidate */
         if (base->unit.enabled && mbs != base->micro_batch_size)
             continue;
         int v_lo = 1, v_hi = 1;
-        if (config_scheme_uses_chunks(k.scheme))
+        if (config_scheme_uses_chunks(k.scheme) && o->chunks > 0)
+            v_lo = v_hi = o->chunks;
+        else if (config_scheme_uses_chunks(k.scheme))
             v_lo = 2, v_hi = o->max_chunks < 2 ? 2 : o->max_chunks;
-        for (int v = v_lo; v <= v_hi; v *= 2) {
-            if (g->n == g->cap)
-                g->c = xreallocarray(g->c, (size_t)(g->cap *= 2), sizeof *g->c);
-            k.mbs = mbs;
-            k.chunks = v;
-            g->c[g->n++] = k;
-        }
+        for (int v = v_lo; v <= v_hi; v *= 2)
+            for (int s = 0; s < n_sp; s++)
+                for (int d = 0; d < n_do; d++) {
+                    if (g->n == g->cap)
+                        g->c = xreallocarray(g->c, (size_t)(g->cap *= 2), sizeof *g->c);
+                    k.mbs = mbs;
+                    k.chunks = v;
+                    k.sp = sps[s];
+                    k.distopt = dos[d];
+                    g->c[g->n++] = k;
+                }
     }
 }
 
@@ -245,8 +278,10 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                 /* the GPUs of one TP group are one pipeline device: pp x dp = D / tp */
                 int D = base->num_device / tps[t];
                 int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
-                for (int pp = min_pp; pp <= D; pp++)
-                    if (D % pp == 0 && G % (D / pp) == 0)
+                if (o->pp > 0) /* pinned: that depth alone, whatever min_pp */
+                    min_pp = o->pp;
+                for (int pp = min_pp; pp <= D && (o->pp == 0 || pp == o->pp); pp++)
+                    if (D % pp == 0 && G % (D / pp) == 0 && (o->dp == 0 || D / pp == o->dp))
                         tune_add(&g, base, o,
                                  (struct tune_candidate){.scheme = schemes[s], .pp = pp,
                                                          .dp = D / pp, .tp = tps[t],
@@ -394,7 +429,7 @@ struct tune_group {
 static int tune_group_of(const struct tune_candidate *a, const struct tune_candidate *b)
 {
     return a->scheme == b->scheme && a->pp == b->pp && a->mbs == b->mbs &&
-           a->chunks == b->chunks && a->tp == b->tp;
+           a->chunks == b->chunks && a->tp == b->tp && a->sp == b->sp && a->distopt == b->distopt;
 }
 
 static int tune_make_groups(const struct tune_candidate *cand, int n, struct tune_group **out)
@@ -678,7 +713,7 @@ static void tune_search_phase(struct tune_pool *pl, int threads)
             bool none = isinf(g->bound_iter);
             *c = (struct tune_candidate){.scheme = c->scheme, .pp = c->pp, .dp = c->dp,
                                          .mbs = c->mbs, .chunks = c->chunks, .tp = c->tp,
-                                         .ckpt = true,
+                                         .sp = c->sp, .distopt = c->distopt, .ckpt = true,
                                          .search = true, .status = TUNE_PRUNED,
                                          .oom_device = -1, .lower_bound = g->bound_step};
             if (none)
@@ -724,6 +759,22 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
     int n = tune_enumerate(base, o, &cand);
     if (n == 0) {
         free(cand);
+        char pins[96] = "";
+        int at = 0;
+        if (o->pp > 0)
+            at += snprintf(pins + at, sizeof pins - (size_t)at, ", pp %d", o->pp);
+        if (o->dp > 0)
+            at += snprintf(pins + at, sizeof pins - (size_t)at, ", dp %d", o->dp);
+        if (o->tp > 0)
+            at += snprintf(pins + at, sizeof pins - (size_t)at, ", tp %d", o->tp);
+        if (o->mbs > 0)
+            snprintf(pins + at, sizeof pins - (size_t)at, ", micro-batch size %d", o->mbs);
+        if (pins[0] != '\0')
+            return err_set(e, MT_EINVAL,
+                           "num_device: no candidate with%s (as given) makes %d GPUs = pp x dp x tp "
+                           "with dp dividing the global batch %d and the micro-batch size "
+                           "dividing global / dp", pins + 1, base->num_device,
+                           config_global_batch(base));
         return err_set(e, MT_EINVAL,
                        "num_device: no pipeline depth >= %d divides %d devices with a data-parallel "
                        "degree dividing the global batch %d", o->min_pp, base->num_device,
@@ -744,6 +795,7 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
     free(groups);
     out->n = n;
     out->cand = cand;
+    out->seq_length = base->model.seq_length;
     out->done = atomic_load(&pl.done);
     out->cancelled = atomic_load(&pl.stop);
     if (o->progress && !out->cancelled)

@@ -2,8 +2,10 @@
  * checkpointing a in {off, on (Mario's passes), and with --search the schedule search under the
  * cap}, scheme b in the scheme table, the tensor-parallel degree tp in {1, 2, 4, 8} dividing
  * the node's GPUs and the D GPUs, pp over the divisors of D / tp (pp >= min_pp), dp =
- * D / (tp pp), micro-batch size in {1, 2, 4, ...} dividing global / dp, and W's chunk count,
- * each candidate simulated. A candidate whose simulated
+ * D / (tp pp), micro-batch size in {1, 2, 4, ...} dividing global / dp, W's chunk count,
+ * sequence parallelism off/on where tp > 1 and the distributed optimizer off/on where dp > 1
+ * (issue 41: they change the best plan), each candidate simulated. A dimension given (tune_opts:
+ * tp, pp, dp, mbs, chunks, sp, distopt) is pinned to that value. A candidate whose simulated
  * peak on any device exceeds the cap scores 0 and is reported with the device and the bytes
  * over. Data parallelism enters through the simulator: the allreduce in the cool-down and
  * the dp efficiency coefficient. */
@@ -29,6 +31,9 @@ typedef int (*tune_optimize_fn)(const struct plan *in, const struct pass_watch *
  * give up within a pass and are not run). */
 typedef bool (*tune_progress_fn)(void *ctx, int done, int total);
 
+/* An on/off dimension: searched (both), or pinned. */
+enum tune_switch { TUNE_BOTH, TUNE_OFF, TUNE_ON };
+
 struct tune_opts {
     int min_pp;            /* smallest pipeline depth (paper: 4); clipped to D */
     int max_mbs;           /* largest micro-batch size tried (0 = no limit but the batch) */
@@ -39,6 +44,13 @@ struct tune_opts {
     int tp;                /* the tensor-parallel degree kept; 0 = 1, 2, 4, 8 dividing
                             * cluster.gpus_per_node and the GPUs (the config's under unit costs
                             * or a calibration) */
+    int pp, dp, mbs;       /* the pipeline depth, data-parallel degree, micro-batch size kept;
+                            * 0 = searched (pp from min_pp) */
+    int chunks;            /* W's and ZB-W's chunk count kept; 0 = 2 .. max_chunks */
+    enum tune_switch sp;   /* sequence parallelism (only where tp > 1); TUNE_BOTH: both, but
+                            * on only when the config says sequence_parallel */
+    enum tune_switch distopt; /* the distributed optimizer (only where dp > 1 and the config
+                               * does not fix bytes_per_param); TUNE_BOTH likewise */
     bool with_ckpt_off;    /* try a = off */
     bool exhaustive;       /* search every search candidate: no pruning by the bound */
     tune_optimize_fn optimize; /* a = on (Mario's passes); NULL skips it */
@@ -58,6 +70,7 @@ struct tune_candidate {
     enum scheme_id scheme;
     int pp, dp, mbs, chunks; /* chunks: W only, else 1 */
     int tp;                  /* tensor-parallel degree (cluster.tp) */
+    bool sp, distopt;        /* sequence parallelism, the distributed optimizer */
     bool ckpt;               /* checkpointing on: Mario's passes, or the search */
     bool search;             /* ... made by the schedule search (tune_optimize_search) */
     enum tune_status status;
@@ -83,6 +96,7 @@ struct tune_result {
                                   * grid order), -1 if none fits */
     int done;                    /* candidates simulated (n unless cancelled) */
     bool cancelled;              /* the progress callback said stop: the rest are TUNE_NOT_RUN */
+    int seq_length;              /* the base config's tokens per sample */
 };
 
 /* Mario on: the whole pass pipeline (sim/passes/pass.h), its final plan. */
@@ -107,7 +121,8 @@ const char *tune_ckpt_name(const struct tune_candidate *c);
 /* min_pp 4, chunks up to 4, all cores, both a = off and a = on (tune_optimize_mario). */
 void tune_opts_default(struct tune_opts *o);
 /* "V-8-2" (scheme-pp-mbs, as the paper's Figure 11), "W-8-2x4" with chunks, "-t2" after it
- * when tp > 1 ("V-8-2-t2"). */
+ * when tp > 1 ("V-8-2-t2"), then "-sp" with sequence parallelism and "-do" with the distributed
+ * optimizer ("V-8-2-t2-sp-do"). */
 void tune_label(const struct tune_candidate *c, char *buf, int n);
 /* The whole grid as JSON text, malloc'd: `tune --json` (best, every candidate with its
  * status and why, the Pareto front of throughput and peak memory). */

@@ -29,6 +29,8 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
     cJSON_AddNumberToObject(o, "tp", k->tp);
     cJSON_AddNumberToObject(o, "micro_batch_size", k->mbs);
     cJSON_AddNumberToObject(o, "chunks", k->chunks);
+    cJSON_AddBoolToObject(o, "sequence_parallel", k->sp);
+    cJSON_AddBoolToObject(o, "distributed_optimizer", k->distopt);
     cJSON_AddBoolToObject(o, "ckpt", k->ckpt);
     if (k->search)
         cJSON_AddStringToObject(o, "checkpointing", tune_ckpt_name(k));
@@ -58,6 +60,7 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
 char *tune_report_json(const struct tune_result *r)
 {
     cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "seq_length", r->seq_length);
     if (r->cancelled) /* only then, so a finished grid's text is as before */
         cJSON_AddNumberToObject(root, "cancelled_after", r->done);
     cJSON_AddItemToObject(

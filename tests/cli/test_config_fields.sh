@@ -168,6 +168,69 @@ def run(i_job):
 
 with ThreadPoolExecutor(max_workers=3) as pool:
     problems = [r for r in pool.map(run, enumerate(jobs)) if r]
+# Issue 41: a Hugging Face config's keys are read, accepted on purpose, refused, or warned
+# about by name (one line on stderr); model_parameters and seq_length are reported; --seq-length
+# and --pp mean what they say.
+def mt(*args):
+    return subprocess.run([bin_] + list(args), capture_output=True, timeout=60)
+def sim_json(*args):
+    p = mt("simulate", "--json", *args)
+    return p, json.loads(p.stdout) if p.returncode in (0, 1) and p.stdout else None
+hfdir = os.path.join(src, "tests/data/hf")
+for f in sorted(os.listdir(hfdir)):
+    if f.endswith(".json"):
+        p = mt("models", os.path.join(hfdir, f))
+        if b"warning" in p.stderr:
+            problems.append("%s: a published config warns: %s" % (f, p.stderr[:200]))
+doc = json.load(open(os.path.join(hfdir, "Qwen2.5-7B.json")))
+doc["frobnicate_heads"] = 3
+doc["zz_extra"] = None
+wpath = os.path.join(tmp, "unknown-key.json")
+json.dump(doc, open(wpath, "w"))
+p = mt("models", wpath)
+lines = [l for l in p.stderr.decode().splitlines() if "warning" in l]
+if p.returncode != 0 or len(lines) != 1 or "frobnicate_heads, zz_extra" not in lines[0]:
+    problems.append("unknown keys: exit %d, want one warning line naming both: %r" %
+                    (p.returncode, p.stderr[:300]))
+# untied GPT-2 (tie_word_embeddings false): 12 (4h^2 + 2hf + 9h + f) + 2Vh + 1024 h + 2h with
+# h 768, f 3072, V 50257 = 163,037,184 whole, whatever the tp (a formula both cost models give)
+doc = json.load(open(os.path.join(src, hf)))
+doc["tie_word_embeddings"] = False
+gpath = os.path.join(tmp, "gpt2-untied.json")
+json.dump(doc, open(gpath, "w"))
+for extra in ([], ["--tp", "2", "--devices", "16"]):
+    p, j = sim_json(gpath, *extra)
+    if j is None or j.get("model_parameters") != 163037184 or j.get("seq_length") != 1024:
+        problems.append("simulate --json %s: model_parameters %s seq_length %s, want 163037184 "
+                        "and 1024" % (" ".join(extra), j and j.get("model_parameters"),
+                                      j and j.get("seq_length")))
+p = mt("models", "--json", gpath)
+if json.loads(p.stdout)["models"][0]["model_parameters"] != 163037184:
+    problems.append("models --json: model_parameters of untied GPT-2")
+# Llama-3.1: the pre-training 8192 (rope_scaling), not max_position_embeddings 131072
+llama = os.path.join(hfdir, "Llama-3.1-8B.json")
+p, j = sim_json(llama, "--memory", "0")
+if j is None or j["seq_length"] != 8192:
+    problems.append("Llama-3.1-8B: seq_length %s, want 8192" % (j and j["seq_length"]))
+p, j = sim_json(llama, "--memory", "0", "--seq-length", "2048")
+if j is None or j["seq_length"] != 2048:
+    problems.append("--seq-length 2048: seq_length %s" % (j and j["seq_length"]))
+head = mt("simulate", llama, "--memory", "0", "--seq-length", "2048").stdout.decode()
+if "micro-batches of 1 x 2048 tokens" not in head.splitlines()[0]:
+    problems.append("simulate's header does not say the 2048 tokens: %r" % head[:200])
+p = mt("simulate", llama, "--seq-length", "131073")
+if p.returncode != 2 or b"max_position_embeddings 131072" not in p.stderr:
+    problems.append("--seq-length past the positions: exit %d %r" % (p.returncode, p.stderr[:200]))
+# --pp: pp x dp x tp GPUs; with --devices they must agree
+p, j = sim_json("--pp", "4", "--dp", "2")
+if j is None or j["pp"] != 4 or j["dp"] != 2:
+    problems.append("--pp 4 --dp 2: %s" % (j and (j["pp"], j["dp"])))
+p = mt("simulate", "--pp", "4", "--dp", "2", "--devices", "16")
+if p.returncode != 2 or b"--pp 4" not in p.stderr or b"--devices 16" not in p.stderr:
+    problems.append("--pp 4 --dp 2 --devices 16: exit %d %r" % (p.returncode, p.stderr[:200]))
+p, j = sim_json("--pp", "2", "--dp", "2", "--tp", "2", "--devices", "8")
+if j is None or j["pp"] != 2:
+    problems.append("--pp 2 --dp 2 --tp 2 --devices 8: %s" % p.stderr[:200])
 for pr in problems:
     print("FAIL:", pr)
 print("%d variants of %d fields, %d problems" % (len(jobs), len(fields), len(problems)))

@@ -26,7 +26,7 @@ ok = [x for x in c if x['feasible']]
 assert d['best']['throughput'] == max(x['throughput'] for x in ok)
 assert all(x['pp'] * x['dp'] * x['tp'] == 8 for x in c)
 assert set(x['tp'] for x in c) == {1, 2, 4, 8}
-assert all(x['label'].endswith('-t%d' % x['tp']) == (x['tp'] > 1) for x in c)
+assert all(('-t%d' % x['tp'] in x['label']) == (x['tp'] > 1) for x in c)
 assert any(x['ckpt'] for x in c) and any(not x['ckpt'] for x in c)
 assert set(x['scheme'] for x in c) == {'V', 'X', 'W', 'GPipe', 'ZB-H1', 'ZB-H2', 'ZB-V', 'ZB-W', 'DualPipeV',
                                        'ZBVZeroBubble', 'V-Half', 'V-Min'}
@@ -105,4 +105,30 @@ check "tune --search --offload: 33 t against 34 t without offload" \
     "json $tmp/s.json 'abs(d[\"best\"][\"iteration_time\"] - 34) < 1e-9' && json $tmp/o.json 'abs(d[\"best\"][\"iteration_time\"] - 33) < 1e-9'"
 "$bin" tune --offload >"$tmp/e" 2>&1
 check "--offload without --search: exit 2 naming it" "[ $? -eq 2 ] && grep -q -- '--offload: .*--search' $tmp/e"
+# Issue 41: each flag given pins its dimension; sequence parallelism (where tp > 1) and the
+# distributed optimizer (where dp > 1) are searched off and on.
+q="--devices 8 --global-batch 32 --scheme V --max-mbs 2 --threads 2 --json"
+"$bin" tune $q --dp 2 >"$tmp/dp.json" 2>&1
+check "--dp 2 keeps dp 2 only" "json $tmp/dp.json 'set(c[\"dp\"] for c in d[\"candidates\"]) == {2}'"
+"$bin" tune $q --micro-batch-size 2 >"$tmp/mbs.json" 2>&1
+check "--micro-batch-size 2 keeps 2 only" \
+    "json $tmp/mbs.json 'set(c[\"micro_batch_size\"] for c in d[\"candidates\"]) == {2}'"
+"$bin" tune $q --pp 2 >"$tmp/pp.json" 2>&1
+check "--pp 2 keeps pp 2 only, below --min-pp's 4" \
+    "json $tmp/pp.json 'set(c[\"pp\"] for c in d[\"candidates\"]) == {2}'"
+"$bin" tune $q --pp 2 --dp 2 --tp 2 >"$tmp/pdt.json" 2>&1
+check "--pp 2 --dp 2 --tp 2: 8 GPUs, one geometry" \
+    "json $tmp/pdt.json 'set((c[\"pp\"], c[\"dp\"], c[\"tp\"]) for c in d[\"candidates\"]) == {(2, 2, 2)}'"
+"$bin" tune $q --pp 3 >"$tmp/e" 2>&1
+check "--pp 3 of 8 GPUs: exit 2 naming the pin" "[ $? -eq 2 ] && grep -q 'pp 3 (as given)' $tmp/e"
+"$bin" tune $q >"$tmp/st.json" 2>&1
+check "sp searched where tp > 1 only, the optimizer where dp > 1 only" "json $tmp/st.json '
+set((c[\"tp\"] > 1, c[\"sequence_parallel\"]) for c in d[\"candidates\"]) == {(False, False), (True, False), (True, True)} and
+set((c[\"dp\"] > 1, c[\"distributed_optimizer\"]) for c in d[\"candidates\"]) == {(False, False), (True, False), (True, True)} and
+all(c[\"label\"].endswith(\"-sp\") or c[\"label\"].endswith(\"-sp-do\") for c in d[\"candidates\"] if c[\"sequence_parallel\"])'"
+"$bin" tune $q --sequence-parallel --no-distributed-optimizer >"$tmp/pin.json" 2>&1
+check "--sequence-parallel pins it on, --no-distributed-optimizer off" "json $tmp/pin.json '
+all(c[\"sequence_parallel\"] and not c[\"distributed_optimizer\"] for c in d[\"candidates\"])'"
+"$bin" tune $q --sequence-parallel --no-sequence-parallel >"$tmp/e" 2>&1
+check "--sequence-parallel with --no-sequence-parallel: exit 2" "[ $? -eq 2 ]"
 exit $fail

@@ -69,7 +69,11 @@ static int config_same(const struct config *a, const struct config *b)
            ka->dp_efficiency == kb->dp_efficiency && ka->dp == kb->dp && ka->tp == kb->tp &&
            ka->device.op_overhead_us == kb->device.op_overhead_us &&
            ka->device.layer_overhead_us == kb->device.layer_overhead_us &&
-           ka->gpus_per_node == kb->gpus_per_node && ka->tp_gbps == kb->tp_gbps;
+           ka->gpus_per_node == kb->gpus_per_node && ka->tp_gbps == kb->tp_gbps &&
+           config_mlp(ma) == config_mlp(mb) && config_norm(ma) == config_norm(mb) &&
+           config_bias(ma) == config_bias(mb) && config_head_dim(ma) == config_head_dim(mb) &&
+           config_tied_embeddings(ma) == config_tied_embeddings(mb) && ma->qk_norm == mb->qk_norm &&
+           a->seqlen.max_positions == b->seqlen.max_positions;
 }
 
 /* docs/design.md: GPT3-1.6B (Table 4: h 1024, 128 layers, 16 heads, s 1024) on 8 x A100-40G,
@@ -644,6 +648,170 @@ static void test_truncation(void)
     }
 }
 
+/* Issue 41: each family's own layer, from its published config.json (tests/data/hf/README
+ * names the sources): the parts transformers' modeling files give it, the training length. */
+static void test_hf_families(void)
+{
+    static const struct {
+        const char *file;
+        enum model_arch arch;
+        enum mlp_kind mlp;
+        enum bias_kind bias;
+        int head_dim, kv, ffn, seq, positions;
+        bool tied;
+        enum qk_norm_kind qk;
+    } fam[] = {
+        /* rope_scaling.original_max_position_embeddings: 8192, not 131,072 */
+        {"Llama-3.1-8B", ARCH_LLAMA2, MLP_SWIGLU, BIAS_NONE, 128, 8, 14336, 8192, 131072, false,
+         QK_NORM_NONE},
+        /* biases on q, k, v; untied (tie_word_embeddings false); 4096 = min(131072, 4096) */
+        {"Qwen2.5-7B", ARCH_LLAMA2, MLP_SWIGLU, BIAS_QKV, 128, 4, 18944, 4096, 131072, false,
+         QK_NORM_NONE},
+        {"Qwen2.5-32B", ARCH_LLAMA2, MLP_SWIGLU, BIAS_QKV, 128, 8, 27648, 4096, 131072, false,
+         QK_NORM_NONE},
+        /* head_dim given, q_norm and k_norm over one head */
+        {"Qwen3-8B", ARCH_LLAMA2, MLP_SWIGLU, BIAS_NONE, 128, 8, 12288, 4096, 40960, false,
+         QK_NORM_HEAD},
+        /* GeGLU, head_dim 256 (16 x 256 = 4096 != h 3072), tied by GemmaConfig's default */
+        {"gemma-7b", ARCH_LLAMA2, MLP_GEGLU, BIAS_NONE, 256, 16, 24576, 4096, 8192, true,
+         QK_NORM_NONE},
+        /* sliding_window null: none */
+        {"Mistral-7B-v0.3", ARCH_LLAMA2, MLP_SWIGLU, BIAS_NONE, 128, 8, 14336, 4096, 32768, false,
+         QK_NORM_NONE},
+        /* Phi-3's fused projections: llama's matrices; original_max_position_embeddings */
+        {"phi-4", ARCH_LLAMA2, MLP_SWIGLU, BIAS_NONE, 128, 10, 17920, 16384, 16384, false,
+         QK_NORM_NONE},
+        /* q_norm and k_norm over the whole projection */
+        {"OLMo-2-1124-7B", ARCH_LLAMA2, MLP_SWIGLU, BIAS_NONE, 128, 32, 11008, 4096, 4096, false,
+         QK_NORM_WHOLE},
+    };
+    for (size_t i = 0; i < sizeof fam / sizeof fam[0]; i++) {
+        char rel[128];
+        struct config c;
+        int failed = check_failures;
+        snprintf(rel, sizeof rel, "tests/data/hf/%s.json", fam[i].file);
+        CHECK_EQ_INT(load_example(rel, &c), MT_OK);
+        const struct model_spec *m = &c.model;
+        CHECK_EQ_INT(m->arch, fam[i].arch);
+        CHECK_EQ_INT(config_mlp(m), fam[i].mlp);
+        CHECK_EQ_INT(config_norm(m), NORM_RMSNORM);
+        CHECK_EQ_INT(config_bias(m), fam[i].bias);
+        CHECK_EQ_INT(config_head_dim(m), fam[i].head_dim);
+        CHECK_EQ_INT(config_kv_heads(m), fam[i].kv);
+        CHECK_EQ_INT(m->ffn_hidden_size, fam[i].ffn);
+        CHECK_EQ_INT(m->seq_length, fam[i].seq);
+        CHECK_EQ_INT(c.seqlen.max_positions, fam[i].positions);
+        CHECK_EQ_INT(config_tied_embeddings(m), fam[i].tied);
+        CHECK_EQ_INT(m->qk_norm, fam[i].qk);
+        if (check_failures != failed)
+            fprintf(stderr, "  family %s\n", fam[i].file);
+        check_round_trip(&c); /* the parts are written and read back */
+    }
+    /* GPT-2: LayerNorm, GELU, biases everywhere, tied; tie_word_embeddings false unties it */
+    struct config c;
+    struct mt_err e;
+    CHECK_EQ_INT(load_example("examples/hf-gpt2-config.json", &c), MT_OK);
+    CHECK(config_mlp(&c.model) == MLP_GELU && config_norm(&c.model) == NORM_LAYERNORM &&
+          config_bias(&c.model) == BIAS_ALL && config_tied_embeddings(&c.model));
+    CHECK_EQ_INT(c.seqlen.max_positions, 1024);
+    CHECK_EQ_INT(load_str("{\"model_type\": \"gpt2\", \"n_embd\": 768, \"n_layer\": 12, "
+                          "\"n_head\": 12, \"tie_word_embeddings\": false}", &c, &e), MT_OK);
+    CHECK(!config_tied_embeddings(&c.model));
+    /* Qwen2 ties only when told (Qwen2.5-0.5B: tie_word_embeddings true) */
+    CHECK_EQ_INT(load_str("{\"model_type\": \"qwen2\", \"hidden_size\": 896, "
+                          "\"num_hidden_layers\": 24, \"num_attention_heads\": 14, "
+                          "\"num_key_value_heads\": 2, \"tie_word_embeddings\": true}", &c, &e),
+                 MT_OK);
+    CHECK(config_tied_embeddings(&c.model) && config_bias(&c.model) == BIAS_QKV);
+    /* Llama with attention_bias and mlp_bias: every linear layer */
+    CHECK_EQ_INT(load_str("{\"model_type\": \"llama\", \"hidden_size\": 512, "
+                          "\"num_hidden_layers\": 8, \"num_attention_heads\": 8, "
+                          "\"attention_bias\": true, \"mlp_bias\": true}", &c, &e), MT_OK);
+    CHECK_EQ_INT(config_bias(&c.model), BIAS_ALL);
+    /* our own keys for the parts */
+    CHECK_EQ_INT(load_str("{\"model\": {\"preset\": \"LLaMA-2-7B\", \"mlp\": \"geglu\", "
+                          "\"bias\": \"qkv\", \"head_dim\": 256, \"tie_embeddings\": true, "
+                          "\"qk_norm\": \"head\", \"norm\": \"layernorm\"}}", &c, &e), MT_OK);
+    CHECK(config_mlp(&c.model) == MLP_GEGLU && config_bias(&c.model) == BIAS_QKV &&
+          config_head_dim(&c.model) == 256 && config_tied_embeddings(&c.model) &&
+          c.model.qk_norm == QK_NORM_HEAD && config_norm(&c.model) == NORM_LAYERNORM);
+    check_round_trip(&c);
+}
+
+/* Issue 41 item 1: what cannot be modelled is refused naming its key and value, never read as
+ * something simpler (a mixture of experts simulated as a dense model). */
+static void test_hf_refused(void)
+{
+    static const struct {
+        const char *file, *msg;
+    } bad[] = {
+        {"Qwen3-30B-A3B", "num_experts: mixture of experts (num_experts = 128) is not modelled "
+                          "yet: issue 38"},
+        {"Mixtral-8x7B-v0.1", "num_local_experts: mixture of experts (num_local_experts = 8) is "
+                              "not modelled yet: issue 38"},
+        {"DeepSeek-V3", "n_routed_experts: mixture of experts (n_routed_experts = 256) is not "
+                        "modelled yet: issue 38"},
+        {"Mistral-7B-v0.1", "sliding_window: sliding-window attention (sliding_window = 4096, "
+                            "below max_position_embeddings 32768) is not modelled"},
+        {"Phi-3-mini-4k-instruct", "sliding_window: sliding-window attention (sliding_window = "
+                                   "2047, below max_position_embeddings 4096) is not modelled"},
+        {"gemma-2-9b", "model_type: model_type 'gemma2' is not modelled: sliding-window attention "
+                       "on every other layer"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char rel[128], path[1024];
+        struct config c;
+        struct mt_err e;
+        err_clear(&e);
+        snprintf(rel, sizeof rel, "tests/data/hf/%s.json", bad[i].file);
+        src_path(path, sizeof path, rel);
+        CHECK_EQ_INT(config_load_file(path, &c, &e), MT_EINVAL);
+        CHECK(strstr(e.msg, bad[i].msg) != NULL);
+        if (strstr(e.msg, bad[i].msg) == NULL)
+            fprintf(stderr, "  %s: %s\n", bad[i].file, e.msg);
+    }
+    static const struct {
+        const char *json, *msg;
+    } str[] = {
+        {"{\"model_type\": \"falcon\", \"hidden_size\": 4544, \"num_hidden_layers\": 32, "
+         "\"num_attention_heads\": 71}",
+         "bad.json:1:2: model_type: model_type 'falcon' is not modelled (known: gpt2, llama, "
+         "mistral, qwen2, qwen3, gemma, phi3, olmo2)"},
+        {"{\"hidden_size\": 512, \"num_hidden_layers\": 8, \"num_attention_heads\": 8}",
+         "Hugging Face config without a model_type"},
+        {"{\"model_type\": \"qwen2\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"use_sliding_window\": true, \"sliding_window\": 4096}",
+         "sliding_window: sliding-window attention (sliding_window = 4096, use_sliding_window "
+         "true) is not modelled"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"attention_bias\": true}",
+         "attention_bias: biases on the attention's q, k, v and o only are not modelled"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"hidden_act\": \"relu\"}",
+         "hidden_act: activation 'relu' is not modelled for model_type llama"},
+        {"{\"model_type\": \"llama4\", \"text_config\": {\"num_local_experts\": 16}}",
+         "text_config.num_local_experts: mixture of experts (num_local_experts = 16)"},
+        {"{\"model_type\": \"deepseek_v2\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"kv_lora_rank\": 512}",
+         "kv_lora_rank: multi-head latent attention (kv_lora_rank = 512) is not modelled"},
+        {"{\"model_type\": \"qwen3\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"layer_types\": [\"full_attention\", "
+         "\"sliding_attention\"]}",
+         "layer_types: layers of kind 'sliding_attention'"},
+        {"{\"model\": {\"preset\": \"tiny\", \"mlp\": \"relu\"}}",
+         "model.mlp: expected gelu, swiglu or geglu"},
+    };
+    for (size_t i = 0; i < sizeof str / sizeof str[0]; i++) {
+        struct config c;
+        struct mt_err e;
+        err_clear(&e);
+        CHECK_EQ_INT(load_str(str[i].json, &c, &e), MT_EINVAL);
+        CHECK(strstr(e.msg, str[i].msg) != NULL);
+        if (strstr(e.msg, str[i].msg) == NULL)
+            fprintf(stderr, "  %s\n  got %s\n", str[i].json, e.msg);
+    }
+}
+
 static void test_unit_parse(void)
 {
     struct unit_costs u = {0};
@@ -670,5 +838,7 @@ int main(void)
     test_bad_files();
     test_truncation();
     test_unit_parse();
+    test_hf_families();
+    test_hf_refused();
     return check_report("test_config");
 }

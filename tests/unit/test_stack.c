@@ -195,10 +195,11 @@ static void test_presets_gqa(void)
     CHECK_EQ_INT(config_load_string(bad, strlen(bad), "t.json", &c, &e), MT_EINVAL);
     CHECK(strstr(e.msg, "model.num_key_value_heads: 5 does not divide num_attention_heads 32") !=
           NULL);
-    /* from a Hugging Face config */
+    /* from a Hugging Face config: its training length, rope_scaling's 8192 (issue 41) */
     const char *hf = "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"num_hidden_layers\": 32,"
                      " \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"intermediate_size\":"
-                     " 14336, \"vocab_size\": 128256, \"max_position_embeddings\": 8192}";
+                     " 14336, \"vocab_size\": 128256, \"max_position_embeddings\": 131072,"
+                     " \"rope_scaling\": {\"original_max_position_embeddings\": 8192}}";
     CHECK_EQ_INT(config_load_string(hf, strlen(hf), "hf.json", &c, &e), MT_OK);
     CHECK_EQ_INT(config_kv_heads(&c.model), 8);
     CHECK_NEAR(cost_layer_act_bytes(&c), 1376780288.0, 0);

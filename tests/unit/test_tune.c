@@ -441,9 +441,23 @@ static void test_scheme_filter(void)
         x += r.cand[i].scheme == SCHEME_X;
         v += r.cand[i].scheme == SCHEME_ZBV;
     }
-    /* pp 4 and 8 (dp 2, 1), micro-batch sizes dividing 8 and 16, ckpt off and mario */
-    CHECK_EQ_INT(x, 2 * (4 + 5));
+    /* pp 4 and 8 (dp 2, 1), micro-batch sizes dividing 8 and 16, ckpt off and mario; the
+     * distributed optimizer off and on where dp > 1 (issue 41): 2 (2 x 4 + 5) */
+    CHECK_EQ_INT(x, 2 * (2 * 4 + 5));
     CHECK_EQ_INT(v, x);
+    for (int i = 0; i < r.n; i++) {
+        CHECK(!r.cand[i].sp); /* tp 1: sequence parallelism changes nothing */
+        CHECK(!r.cand[i].distopt || r.cand[i].dp > 1);
+    }
+    tune_result_fini(&r);
+    /* pinned: the optimizer off, micro-batch size 2, dp 2: 2 x 1 per scheme */
+    o.distopt = TUNE_OFF;
+    o.mbs = 2;
+    o.dp = 2;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+    CHECK_EQ_INT(r.n, 2 * 2);
+    for (int i = 0; i < r.n; i++)
+        CHECK(r.cand[i].mbs == 2 && r.cand[i].dp == 2 && !r.cand[i].distopt);
     tune_result_fini(&r);
 }
 
@@ -531,6 +545,7 @@ static void test_tp_grid(void)
     o.max_mbs = 1;
     o.schemes = 1u << SCHEME_V;
     o.min_pp = 1;
+    o.sp = o.distopt = TUNE_OFF; /* the geometry alone */
     struct { int devices, per_node, tps; } cases[] = {
         {8, 8, 1 | 2 | 4 | 8}, {8, 4, 1 | 2 | 4}, {12, 8, 1 | 2 | 4}, {6, 8, 1 | 2}};
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
