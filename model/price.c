@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "model/config.h"
+#include "model/microcal.h"
 
 /* A saturation that is 1/2 at d = half and 1 - 1.5 (half/d)^2 for d >> half: the loss of a
  * dimension quantized into tiles of ~2 x half is a fixed remainder, small once d spans many
@@ -37,8 +38,13 @@ double price_gemm_efficiency(const struct config *c, double m, double n, double 
                              enum op_dtype dt)
 {
     const struct device_spec *d = &c->cluster.device;
-    double ceiling = dt == OP_FP8 ? d->gemm_eff_fp8 : d->gemm_eff;
-    if (!(m > 0 && n > 0 && k > 0) || !(ceiling > 0))
+    double ceiling = dt == OP_FP8 ? d->gemm_eff_fp8 : d->gemm_eff, measured;
+    if (!(m > 0 && n > 0 && k > 0))
+        return 0;
+    /* a calibration's GEMM sweep (model/microcal.h) where it measured near this shape */
+    if (microcal_gemm_efficiency(c->profile.micro, m, n, k, dt, price_peak_flops(c, dt), &measured))
+        return measured;
+    if (!(ceiling > 0))
         return 0;
     double h = d->gemm_mn_half;
     double shape = saturate(m, h) * saturate(n, h) * saturate(k, d->gemm_k_half);
@@ -127,6 +133,11 @@ static double collective_us(const struct config *c, enum op_coll coll, double by
     case COLL_ALL_TO_ALL: factor = (n - 1) / n; break;
     default: factor = 1; break;
     }
+    /* a calibration's measured bus bandwidth (nccl-tests, profile --micro): the latency of
+     * small messages is inside it (nccl-tests' busbw = bytes / time x factor) */
+    double measured;
+    if (microcal_busbw(c->profile.micro, coll, bytes, group, link, &measured) && measured > 0)
+        return factor * bytes / (measured * 1e3);
     double busbw = price_busbw_gbps(c, coll, bytes, group, local, link);
     return collective_latency_us(&c->cluster.device, coll, group, local, link) +
            factor * bytes / (busbw * 1e3);
@@ -216,10 +227,18 @@ double price_op_us(const struct config *c, const struct op *o, enum op_pass p)
         double f = op_flops(o, p);
         if (!(f > 0))
             return 0;
-        double rate = price_peak_flops(c, o->dtype) * price_attention_efficiency(c, p, o->s_kv);
+        double rate;
+        if (!microcal_attention_flops(c->profile.micro, o->batch, o->s_kv, o->heads, o->head_dim,
+                                      o->causal, o->dtype, p, &rate) || !(rate > 0))
+            rate = price_peak_flops(c, o->dtype) * price_attention_efficiency(c, p, o->s_kv);
         return rate > 0 ? f / (rate * 1e-6) : INFINITY;
     }
-    case OP_MEMORY: return op_hbm_bytes(o, p) / (price_hbm_gbps(c) * 1e3);
+    case OP_MEMORY: {
+        double bytes = op_hbm_bytes(o, p), gbps;
+        if (!microcal_hbm_gbps(c->profile.micro, bytes, &gbps) || !(gbps > 0))
+            gbps = price_hbm_gbps(c);
+        return bytes / (gbps * 1e3);
+    }
     case OP_COLLECTIVE: {
         if (o->pass != p)
             return 0;

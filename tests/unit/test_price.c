@@ -14,6 +14,7 @@
 
 #include "model/config.h"
 #include "model/framework.h"
+#include "model/microcal.h"
 #include "model/ops.h"
 #include "model/presets.h"
 #include "model/price.h"
@@ -326,8 +327,47 @@ static void test_config_keys(void)
     CHECK(config_load_string(many, sizeof many - 1, "many.json", &c, &e) != MT_OK);
 }
 
+/* A calibration's micro-benchmark tables replace the device's defaults where they measured:
+ * a GEMM at its measured rate (400 TFLOP/s of H100's 989: 0.4044...), a collective at its
+ * measured busbw with no latency added (nccl-tests' busbw already holds it), HBM at the copy's
+ * rate; a shape the table has nothing near keeps the default curve. */
+static void test_calibration_tables(void)
+{
+    struct config c;
+    config_default(&c);
+    struct device_spec d;
+    CHECK_EQ_INT(presets_device("H100-80G", &d, NULL), MT_OK);
+    config_set_device(&c, &d);
+    double curve = price_gemm_efficiency(&c, 4096, 4096, 4096, OP_BF16);
+    double far = price_gemm_efficiency(&c, 64, 64, 64, OP_BF16);
+    double ar_default = price_collective_us(&c, COLL_ALL_REDUCE, 1 << 30, 8, LINK_NVLINK);
+    struct microcal_builder *b = microcal_builder_new();
+    microcal_add_gemm(b, &(struct microcal_gemm){.dtype = OP_BF16, .m = 4096, .n = 4096,
+                                                 .k = 4096, .tflops = 400});
+    microcal_add_coll(b, &(struct microcal_coll){.coll = COLL_ALL_REDUCE, .link = LINK_NVLINK,
+                                                 .ranks = 8, .bytes = 1 << 30,
+                                                 .busbw_gbps = 250});
+    microcal_add_hbm(b, &(struct microcal_hbm){.bytes = 1 << 28, .gbps = 2000});
+    const struct microcal *t = NULL;
+    struct mt_err e = {0};
+    CHECK_EQ_INT(microcal_build(b, &t, NULL, &e), MT_OK);
+    microcal_builder_free(b);
+    c.profile.micro = t;
+    CHECK_NEAR(price_gemm_efficiency(&c, 4096, 4096, 4096, OP_BF16), 400e12 / 989e12, 1e-12);
+    CHECK(fabs(curve - 400e12 / 989e12) > 0.1); /* the default curve differs: the table won */
+    CHECK_NEAR(price_gemm_efficiency(&c, 64, 64, 64, OP_BF16), far, 1e-15); /* nothing near */
+    /* 2 (n-1)/n x 1 GiB / 250 GB/s = 7516.19 us, no latency term */
+    CHECK_NEAR(price_collective_us(&c, COLL_ALL_REDUCE, 1 << 30, 8, LINK_NVLINK),
+               2.0 * 7 / 8 * (1 << 30) / 250e3, 1e-9);
+    CHECK(ar_default < 2.0 * 7 / 8 * (1 << 30) / 250e3);
+    struct op mem = {.kind = OP_MEMORY, .fw_bytes = 1 << 28};
+    CHECK_NEAR(price_op_us(&c, &mem, PASS_FW), (double)(1 << 28) / 2000e3, 1e-9);
+    microcal_pool_clear();
+}
+
 int main(void)
 {
+    test_calibration_tables();
     test_presets_datasheets();
     test_collectives();
     const char *const *names = presets_device_names();
