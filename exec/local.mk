@@ -58,6 +58,8 @@ tests_mpi_exec_ref_LDADD = libmt_exec.a libmt_sim.a libmt_model.a libmt_util.a $
 	$(BLAS_LIBS) -lm
 MPI_TESTS = tests/mpi/test_run_cli.sh tests/mpi/test_train.sh tests/mpi/test_fault.sh \
 	tests/mpi/test_equivalence_v.sh tests/mpi/test_equivalence_x.sh \
+	tests/mpi/test_equivalence_llama_v.sh tests/mpi/test_equivalence_llama_w.sh \
+	tests/mpi/test_equivalence_llama_zbv.sh \
 	tests/mpi/test_equivalence_w.sh tests/mpi/test_equivalence_gpipe.sh \
 	tests/mpi/test_async_async.sh tests/mpi/test_async_pipedream.sh \
 	tests/mpi/test_input_aware.sh tests/mpi/test_equivalence_zbh1.sh \
