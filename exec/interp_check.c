@@ -38,14 +38,56 @@ void interp_opts_default(struct interp_opts *o)
     fault_from_env(&o->fault);
 }
 
+/* The executor's two blocks (exec/xformer.h), each exactly as a config's family parts say: GPT
+ * (GELU, LayerNorm, biases on every linear layer, multi-head attention; the head untied, see
+ * exec/xformer_cpu.c) and LLaMA (SwiGLU, RMSNorm, no biases, GQA, an untied head, RoPE). A
+ * model that is neither names the part the executor lacks. model/cost.c's executor bytes take
+ * the LLaMA layout for SwiGLU, which only the LLaMA block passes here. */
+static int interp_block(const struct model_spec *m, enum xformer_block *out, struct mt_err *e)
+{
+    enum mlp_kind mlp = config_mlp(m);
+    enum norm_kind norm = config_norm(m);
+    enum bias_kind bias = config_bias(m);
+    int kv = config_kv_heads(m);
+    if (m->qk_norm)
+        return err_set(e, MT_EUNSUPPORTED, "model %s: qk_norm: the executor's blocks have none",
+                       m->name);
+    if (m->num_attention_heads > 0 && config_head_dim(m) * m->num_attention_heads != m->hidden_size)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "model %s: head_dim %d x %d heads != hidden_size %d: the executor's "
+                       "heads split the hidden state",
+                       m->name, config_head_dim(m), m->num_attention_heads, m->hidden_size);
+    if (mlp == MLP_SWIGLU) {
+        if (norm != NORM_RMSNORM || bias != BIAS_NONE || config_tied_embeddings(m))
+            return err_set(e, MT_EUNSUPPORTED,
+                           "model %s: the executor's SwiGLU block is LLaMA's (RMSNorm, no "
+                           "biases, an untied head), not this model's %s%s%s",
+                           m->name, norm != NORM_RMSNORM ? "LayerNorm " : "",
+                           bias != BIAS_NONE ? "biases " : "",
+                           config_tied_embeddings(m) ? "tied embeddings" : "");
+        *out = XFORMER_BLOCK_LLAMA;
+        return MT_OK;
+    }
+    if (mlp != MLP_GELU)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "model %s: mlp %s: the executor implements GELU (GPT) and SwiGLU (LLaMA)",
+                       m->name, mlp == MLP_GEGLU ? "GEGLU" : "?");
+    if (norm != NORM_LAYERNORM || bias != BIAS_ALL || kv != m->num_attention_heads)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "model %s: the executor's GELU block is GPT's (LayerNorm, biases on every "
+                       "linear layer, multi-head attention), not this model's %s%s%s",
+                       m->name, norm != NORM_LAYERNORM ? "RMSNorm " : "",
+                       bias != BIAS_ALL ? "partial or no biases " : "",
+                       kv != m->num_attention_heads ? "grouped-query attention" : "");
+    *out = XFORMER_BLOCK_GPT;
+    return MT_OK;
+}
+
 int interp_dims(const struct config *c, struct xformer_dims *d, int *B, int *T, struct mt_err *e)
 {
     const struct model_spec *m = &c->model;
-    if (m->arch == ARCH_LLAMA2)
-        return err_set(e, MT_EUNSUPPORTED,
-                       "model %s: the executor implements the GPT block (LayerNorm, GELU MLP), "
-                       "not LLaMA's (RMSNorm, SwiGLU, RoPE)",
-                       m->name);
+    enum xformer_block block = XFORMER_BLOCK_GPT;
+    TRY(interp_block(m, &block, e));
     if (c->cluster.tp != 1)
         return err_set(e, MT_EUNSUPPORTED,
                        "cluster.tp %d: the executor runs pipeline and data parallelism only",
@@ -55,14 +97,17 @@ int interp_dims(const struct config *c, struct xformer_dims *d, int *B, int *T, 
                        "model.vocab_size %d: the executor trains on byte-level tokens and needs "
                        "at least %d",
                        m->vocab_size, DATASET_VOCAB);
-    /* the position table: the largest length the config allows (model/seqlen.h) */
+    /* the position table (GPT): the largest length the config allows (model/seqlen.h); LLaMA's
+     * RoPE has none, the same figure bounds its sequence */
     *d = (struct xformer_dims){.vocab = m->vocab_size,
                                .max_seq = c->seqlen.max_positions > 0 ? c->seqlen.max_positions
                                                                       : m->seq_length,
                                .channels = m->hidden_size,
                                .heads = m->num_attention_heads,
                                .ffn = m->ffn_hidden_size,
-                               .layers = m->num_layers};
+                               .layers = m->num_layers,
+                               .block = block,
+                               .kv_heads = block == XFORMER_BLOCK_LLAMA ? config_kv_heads(m) : 0};
     *B = c->micro_batch_size;
     *T = m->seq_length;
     if (xformer_dims_check(d, e) != MT_OK)

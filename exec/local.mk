@@ -2,7 +2,7 @@
 # byte-level dataset; the interpreter, MPI communication, trace capture and the launcher.
 # The CUDA backend (cuBLAS + kernels) and NCCL are added when configure finds them.
 noinst_LIBRARIES += libmt_exec.a
-libmt_exec_a_SOURCES = exec/xformer.h exec/xformer_cpu.c exec/memcount.h exec/memcount.c \
+libmt_exec_a_SOURCES = exec/xformer.h exec/xformer_cpu.c exec/xformer_llama.h exec/xformer_llama.c exec/memcount.h exec/memcount.c \
 	exec/dataset.h exec/dataset.c exec/check.h exec/check.c exec/backend.h exec/backend_cpu.c \
 	exec/copy_cpu.h exec/copy_cpu.c \
 	exec/comm.h exec/comm_mpi.c exec/capture.h exec/capture.c exec/interp.h exec/interp.c exec/fault.h exec/fault.c exec/interp_check.c \
@@ -44,6 +44,9 @@ endif
 check_PROGRAMS += tests/unit/test_xformer
 TESTS += tests/unit/test_xformer
 tests_unit_test_xformer_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
+check_PROGRAMS += tests/unit/test_xformer_llama
+TESTS += tests/unit/test_xformer_llama
+tests_unit_test_xformer_llama_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
 check_PROGRAMS += tests/unit/test_copy_cpu
 TESTS += tests/unit/test_copy_cpu
 tests_unit_test_copy_cpu_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
@@ -55,6 +58,8 @@ tests_mpi_exec_ref_LDADD = libmt_exec.a libmt_sim.a libmt_model.a libmt_util.a $
 	$(BLAS_LIBS) -lm
 MPI_TESTS = tests/mpi/test_run_cli.sh tests/mpi/test_train.sh tests/mpi/test_fault.sh \
 	tests/mpi/test_equivalence_v.sh tests/mpi/test_equivalence_x.sh \
+	tests/mpi/test_equivalence_llama_v.sh tests/mpi/test_equivalence_llama_w.sh \
+	tests/mpi/test_equivalence_llama_zbv.sh \
 	tests/mpi/test_equivalence_w.sh tests/mpi/test_equivalence_gpipe.sh \
 	tests/mpi/test_async_async.sh tests/mpi/test_async_pipedream.sh \
 	tests/mpi/test_input_aware.sh tests/mpi/test_equivalence_zbh1.sh \

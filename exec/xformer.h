@@ -1,4 +1,5 @@
-/* exec/xformer.h: the executor's real model, a GPT-style decoder cut into pipeline stages
+/* exec/xformer.h: the executor's real model, a GPT-style or LLaMA-style decoder cut into
+ * pipeline stages
  * (issue 7; docs/design.md "exec/"). The paper's FW / CFW / RC / BW / OS (Table 3) are
  * xformer_forward(FULL) / xformer_forward(CHECKPOINT) / xformer_recompute / xformer_backward
  * / xformer_stage_adamw_step. The CPU implementation is exec/xformer_cpu.c (fp32, OpenBLAS). */
@@ -12,6 +13,10 @@ struct mt_err;
 struct xformer_stage; /* parameters, gradients and AdamW state of a run of layers */
 struct xformer_act;   /* the activations of one micro-batch on one stage */
 
+/* The block: GPT-2's (LayerNorm, GELU MLP, biases, learned positions) or LLaMA's (RMSNorm,
+ * SwiGLU, RoPE, grouped-query attention, no biases; exec/xformer_llama.h). */
+enum xformer_block { XFORMER_BLOCK_GPT, XFORMER_BLOCK_LLAMA };
+
 /* The whole model (every stage of a split is made from the same dims). */
 struct xformer_dims {
     int vocab;    /* V: 256 for byte-level tokens */
@@ -20,6 +25,8 @@ struct xformer_dims {
     int heads;    /* NH; C % NH == 0 */
     int ffn;      /* F: hidden width of the MLP, usually 4C */
     int layers;   /* L: transformer blocks of the whole model */
+    enum xformer_block block; /* 0: GPT */
+    int kv_heads; /* LLaMA's K/V heads, heads % kv_heads == 0; 0 = heads (GPT: always) */
 };
 
 enum xformer_keep {
@@ -28,7 +35,9 @@ enum xformer_keep {
                               * ckpt_layers = k < n also what layers k..n-1 need (selective) */
 };
 
-/* Parameter tensors, in their order inside a layer / the flat buffer. Shapes: (rows, cols). */
+/* Parameter tensors, in their order inside a layer / the flat buffer. Shapes: (rows, cols).
+ * The LLaMA block has no WPE, no biases (LN*B, *B: 0 floats, not held) and these shapes:
+ * QKVW (C + 2 kvc, C) with kvc = kv_heads x C / heads, FCW (2F, C) gate rows then up rows. */
 enum xformer_tensor {
     XFORMER_WTE,      /* (V, C)  token embedding; first stage */
     XFORMER_WPE,      /* (maxT, C) position embedding; first stage */
@@ -79,7 +88,8 @@ struct xformer_sel_size {
                                * + this) over what was held before it */
 };
 
-/* Checks dims: every field >= 1, C % heads == 0. */
+/* Checks dims: every field >= 1, C % heads == 0; LLaMA: heads % kv_heads == 0, an even head
+ * size (RoPE rotates halves). */
 int xformer_dims_check(const struct xformer_dims *d, struct mt_err *e);
 /* Parameters (floats) of the stage holding layers [first, first+n). Its static memory is
  * 4 x 4 bytes per parameter (weights, gradients, AdamW m and v). */

@@ -50,6 +50,7 @@
 #include <string.h>
 
 #include "exec/memcount.h"
+#include "exec/xformer_llama.h"
 #include "model/xformer_layout.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -104,8 +105,43 @@ struct final_acts {
 /* Sizes                                                                                 */
 /* ------------------------------------------------------------------------------------ */
 
+static int is_llama(const struct xformer_dims *d)
+{
+    return d->block == XFORMER_BLOCK_LLAMA;
+}
+
+/* The layout's shape of the block (model/xformer_layout.h). */
+static struct xl_block block_of(const struct xformer_dims *d)
+{
+    size_t C = (size_t)d->channels, H = (size_t)d->heads;
+    size_t kv = is_llama(d) && d->kv_heads > 0 ? (size_t)d->kv_heads : H;
+    struct xl_block b = {is_llama(d), C, H, kv * (C / H), (size_t)d->ffn, (size_t)d->vocab};
+    return b;
+}
+
+/* The LLaMA block's tensors: no position table, no biases (0 floats), a (C + 2 kvc, C) qkv and
+ * a gate | up (2F, C) fc. */
+static size_t tensor_numel_llama(const struct xformer_dims *d, enum xformer_tensor t)
+{
+    struct xl_block b = block_of(d);
+    switch (t) {
+    case XFORMER_WTE:
+    case XFORMER_HEADW: return b.V * b.C;
+    case XFORMER_QKVW: return xl_qkv_width(&b) * b.C;
+    case XFORMER_ATTPROJW: return b.C * b.C;
+    case XFORMER_FCW: return 2 * b.F * b.C;
+    case XFORMER_FCPROJW: return b.C * b.F;
+    case XFORMER_LN1W:
+    case XFORMER_LN2W:
+    case XFORMER_LNFW: return b.C;
+    default: return 0;
+    }
+}
+
 static size_t tensor_numel(const struct xformer_dims *d, enum xformer_tensor t)
 {
+    if (is_llama(d))
+        return tensor_numel_llama(d, t);
     size_t C = (size_t)d->channels, F = (size_t)d->ffn, V = (size_t)d->vocab;
     switch (t) {
     case XFORMER_WTE: return V * C;
@@ -173,25 +209,28 @@ size_t xformer_param_count(const struct xformer_dims *d, int first, int n)
 /* The layout's sizes (model/xformer_layout.h) for these dims. */
 static size_t layer_act_floats(const struct xformer_dims *d, size_t B, size_t T)
 {
-    return xl_layer_floats(B, T, (size_t)d->channels, (size_t)d->heads, (size_t)d->ffn);
+    struct xl_block b = block_of(d);
+    return xl_block_layer_floats(&b, B, T);
 }
 
 static size_t final_act_floats(const struct xformer_dims *d, size_t B, size_t T)
 {
-    return xl_head_floats(B, T, (size_t)d->channels, (size_t)d->vocab);
+    struct xl_block b = block_of(d);
+    return xl_block_head_floats(&b, B, T);
 }
 
 static size_t cfw_scratch_floats(const struct xformer_dims *d, int is_first, int is_last, int n,
                                  size_t B, size_t T)
 {
-    return xl_cfw_scratch_floats(is_first, is_last, (size_t)n, B, T, (size_t)d->channels,
-                                 (size_t)d->heads, (size_t)d->ffn, (size_t)d->vocab);
+    struct xl_block b = block_of(d);
+    return xl_block_cfw_scratch_floats(&b, is_first, is_last, (size_t)n, B, T);
 }
 
 /* BW walks the attention one head at a time. */
 static size_t bw_scratch_floats(const struct xformer_dims *d, size_t B, size_t T)
 {
-    return xl_bw_scratch_floats(B, T, (size_t)d->channels, (size_t)d->ffn, 1);
+    struct xl_block b = block_of(d);
+    return xl_block_bw_scratch_floats(&b, B, T, 1);
 }
 
 struct xformer_sel_size xformer_sel_bytes(const struct xformer_dims *d, int first, int n, int k,
@@ -220,8 +259,8 @@ struct xformer_act_size xformer_act_bytes(const struct xformer_dims *d, int firs
     size_t b = (size_t)B, t = (size_t)T;
     size_t kept = xl_kept_bytes(is_first, is_last, b, t, (size_t)d->channels);
     struct xformer_act_size a;
-    a.full_bytes = kept + xl_full_floats(is_first, is_last, (size_t)n, b, t, (size_t)d->channels,
-                                         (size_t)d->heads, (size_t)d->ffn, (size_t)d->vocab) *
+    struct xl_block blk = block_of(d);
+    a.full_bytes = kept + xl_block_full_floats(&blk, is_first, is_last, (size_t)n, b, t) *
                               sizeof(float);
     a.ckpt_bytes = kept;
     a.cfw_scratch_bytes = cfw_scratch_floats(d, is_first, is_last, n, b, t) * sizeof(float);
@@ -255,6 +294,8 @@ static void layer_params_point(struct layer_params *lp, float *base, const struc
     lp->fcb = take(&p, tensor_numel(d, XFORMER_FCB));
     lp->fcprojw = take(&p, tensor_numel(d, XFORMER_FCPROJW));
     lp->fcprojb = take(&p, tensor_numel(d, XFORMER_FCPROJB));
+    if (is_llama(d))
+        lp->ln1b = lp->qkvb = lp->attprojb = lp->ln2b = lp->fcb = lp->fcprojb = NULL;
 }
 
 /* Points la at the layer chunk starting at *p and advances *p past it; a chunk without res3
@@ -263,17 +304,19 @@ static void layer_acts_point(struct layer_acts *la, float **p, const struct xfor
                              size_t B, size_t T, int with_res3)
 {
     size_t N = B * T, C = (size_t)d->channels, F = (size_t)d->ffn;
+    struct xl_block b = block_of(d);
+    int llama = is_llama(d); /* RMSNorm keeps no mean; SwiGLU's fch is gate | up */
     la->ln1 = take(p, N * C);
-    la->ln1_mean = take(p, N);
+    la->ln1_mean = llama ? NULL : take(p, N);
     la->ln1_rstd = take(p, N);
-    la->qkv = take(p, N * 3 * C);
+    la->qkv = take(p, N * xl_qkv_width(&b));
     la->att = take(p, B * (size_t)d->heads * T * T);
     la->atty = take(p, N * C);
     la->res2 = take(p, N * C);
     la->ln2 = take(p, N * C);
-    la->ln2_mean = take(p, N);
+    la->ln2_mean = llama ? NULL : take(p, N);
     la->ln2_rstd = take(p, N);
-    la->fch = take(p, N * F);
+    la->fch = take(p, N * F * (llama ? 2 : 1));
     la->fch_gelu = take(p, N * F);
     la->res3 = with_res3 ? take(p, N * C) : NULL;
 }
@@ -283,7 +326,7 @@ static void final_acts_point(struct final_acts *fa, float **p, const struct xfor
 {
     size_t N = B * T;
     fa->lnf = take(p, N * (size_t)d->channels);
-    fa->lnf_mean = take(p, N);
+    fa->lnf_mean = is_llama(d) ? NULL : take(p, N);
     fa->lnf_rstd = take(p, N);
     fa->probs = take(p, N * (size_t)d->vocab);
     fa->losses = take(p, N);
@@ -300,6 +343,10 @@ static void encoder_forward(float *out, const int *inp, const float *wte, const 
         for (int t = 0; t < T; t++) {
             float *o = out + ((size_t)b * T + t) * C;
             const float *we = wte + (size_t)inp[b * T + t] * C;
+            if (wpe == NULL) { /* LLaMA: positions enter through RoPE */
+                memcpy(o, we, (size_t)C * sizeof(float));
+                continue;
+            }
             const float *pe = wpe + (size_t)t * C;
             for (int i = 0; i < C; i++)
                 o[i] = we[i] + pe[i];
@@ -313,11 +360,13 @@ static void encoder_backward(float *dwte, float *dwpe, const float *dout, const 
         for (int t = 0; t < T; t++) {
             const float *g = dout + ((size_t)b * T + t) * C;
             float *dwe = dwte + (size_t)inp[b * T + t] * C;
-            float *dpe = dwpe + (size_t)t * C;
-            for (int i = 0; i < C; i++) {
+            for (int i = 0; i < C; i++)
                 dwe[i] += g[i];
+            if (dwpe == NULL)
+                continue;
+            float *dpe = dwpe + (size_t)t * C;
+            for (int i = 0; i < C; i++)
                 dpe[i] += g[i];
-            }
         }
 }
 
@@ -613,6 +662,20 @@ int xformer_dims_check(const struct xformer_dims *d, struct mt_err *e)
     if (d->channels % d->heads != 0)
         return err_set(e, MT_EINVAL, "model dims: channels %d not a multiple of heads %d",
                        d->channels, d->heads);
+    if (d->block != XFORMER_BLOCK_GPT && d->block != XFORMER_BLOCK_LLAMA)
+        return err_set(e, MT_EINVAL, "model dims: unknown block %d", (int)d->block);
+    if (!is_llama(d) && d->kv_heads != 0 && d->kv_heads != d->heads)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "model dims: %d K/V heads: the GPT block has multi-head attention only",
+                       d->kv_heads);
+    if (is_llama(d)) {
+        if (d->kv_heads < 0 || (d->kv_heads > 0 && d->heads % d->kv_heads != 0))
+            return err_set(e, MT_EINVAL, "model dims: heads %d not a multiple of K/V heads %d",
+                           d->heads, d->kv_heads);
+        if ((d->channels / d->heads) % 2 != 0)
+            return err_set(e, MT_EINVAL, "model dims: head size %d is odd (RoPE rotates halves)",
+                           d->channels / d->heads);
+    }
     return MT_OK;
 }
 
@@ -649,6 +712,8 @@ static size_t stage_tensor_off(const struct xformer_stage *s, enum xformer_tenso
 
 static int stage_holds(const struct xformer_stage *s, enum xformer_tensor t, int layer)
 {
+    if ((int)t >= 0 && t < XFORMER_NTENSORS && tensor_numel(&s->d, t) == 0)
+        return 0; /* the LLaMA block's biases and position table */
     if (t == XFORMER_WTE || t == XFORMER_WPE)
         return s->is_first && layer == -1;
     if (tensor_is_layer(t))
@@ -830,9 +895,70 @@ static const int *act_targets(const struct xformer_act *a)
     return (const int *)(const void *)(a->kept + in);
 }
 
+/* The LLaMA block (exec/xformer_llama.h): x -> rmsnorm -> qkv -> RoPE on q and k (kept rotated,
+ * in place) -> GQA attention -> attproj (+x) = res2 -> rmsnorm -> gate | up -> SwiGLU -> fcproj
+ * (+res2) = res3. No biases. */
+static void llama_layer_forward(struct layer_acts *la, const float *x,
+                                const struct layer_params *lp, const struct xformer_dims *d, int B,
+                                int T)
+{
+    size_t N = (size_t)B * T;
+    struct xl_block b = block_of(d);
+    int C = d->channels, F = d->ffn, W = (int)xl_qkv_width(&b), kvc = (int)b.kvc;
+    int hs = C / d->heads;
+    rmsnorm_forward(la->ln1, la->ln1_rstd, x, lp->ln1w, N, C);
+    matmul_forward(la->qkv, la->ln1, lp->qkvw, NULL, N, C, W);
+    rope_apply(la->qkv, B, T, (size_t)W, C, hs, 1);
+    rope_apply(la->qkv + C, B, T, (size_t)W, kvc, hs, 1);
+    gqa_attention_forward(la->atty, la->att, la->qkv, B, T, C, d->heads, kvc);
+    matmul_forward(la->res2, la->atty, lp->attprojw, NULL, N, C, C);
+    residual_forward(la->res2, x, N * C);
+    rmsnorm_forward(la->ln2, la->ln2_rstd, la->res2, lp->ln2w, N, C);
+    matmul_forward(la->fch, la->ln2, lp->fcw, NULL, N, C, 2 * F);
+    swiglu_forward(la->fch_gelu, la->fch, N, F);
+    matmul_forward(la->res3, la->fch_gelu, lp->fcprojw, NULL, N, F, C);
+    residual_forward(la->res3, la->res2, N * C);
+}
+
+/* Its backward, as layer_backward's (wk: split). dmlp is (N, 2F): d(SwiGLU output) is written
+ * into the first half of each row (ldc 2F), then swiglu_backward turns the row into
+ * d(gate | up). RoPE's transpose turns d(rotated q, k) into d(q, k) before the qkv GEMM. */
+static void llama_layer_backward(float *dres, float *dbuf, float *dqkv, float *datt, float *dmlp,
+                                 struct layer_params *gp, const struct layer_acts *la,
+                                 const float *x, const struct layer_params *lp,
+                                 const struct xformer_dims *d, int B, int T, float **wk)
+{
+    size_t N = (size_t)B * T;
+    struct xl_block b = block_of(d);
+    int C = d->channels, F = d->ffn, W = (int)xl_qkv_width(&b), kvc = (int)b.kvc;
+    int hs = C / d->heads;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, F, C, 1.0f, dres, C,
+                lp->fcprojw, F, 0.0f, dmlp, 2 * F);
+    if (wk == NULL) {
+        matmul_backward_weight(gp->fcprojw, NULL, dres, la->fch_gelu, N, F, C);
+    } else {
+        memcpy(*wk, la->fch_gelu, N * (size_t)F * sizeof(float));
+        memcpy(*wk + N * (size_t)F, dres, N * (size_t)C * sizeof(float));
+        *wk += N * (size_t)(F + C);
+    }
+    swiglu_backward(dmlp, la->fch, N, F);
+    matmul_backward(dbuf, gp->fcw, NULL, dmlp, la->ln2, lp->fcw, N, C, 2 * F, wk);
+    rmsnorm_backward(dres, gp->ln2w, dbuf, la->res2, lp->ln2w, la->ln2_rstd, N, C);
+    matmul_backward(dbuf, gp->attprojw, NULL, dres, la->atty, lp->attprojw, N, C, C, wk);
+    gqa_attention_backward(dqkv, datt, dbuf, la->qkv, la->att, B, T, C, d->heads, kvc);
+    rope_apply(dqkv, B, T, (size_t)W, C, hs, -1);
+    rope_apply(dqkv + C, B, T, (size_t)W, kvc, hs, -1);
+    matmul_backward(dbuf, gp->qkvw, NULL, dqkv, la->ln1, lp->qkvw, N, C, W, wk);
+    rmsnorm_backward(dres, gp->ln1w, dbuf, x, lp->ln1w, la->ln1_rstd, N, C);
+}
+
 static void layer_forward(struct layer_acts *la, const float *x, const struct layer_params *lp,
                           const struct xformer_dims *d, int B, int T)
 {
+    if (is_llama(d)) {
+        llama_layer_forward(la, x, lp, d, B, T);
+        return;
+    }
     size_t N = (size_t)B * T;
     int C = d->channels, F = d->ffn;
     layernorm_forward(la->ln1, la->ln1_mean, la->ln1_rstd, x, lp->ln1w, lp->ln1b, N, C);
@@ -856,6 +982,10 @@ static void layer_backward(float *dres, float *dbuf, float *dqkv, float *datt, f
                            const struct layer_params *lp, const struct xformer_dims *d, int B,
                            int T, float **wk)
 {
+    if (is_llama(d)) {
+        llama_layer_backward(dres, dbuf, dqkv, datt, dgelu, gp, la, x, lp, d, B, T, wk);
+        return;
+    }
     size_t N = (size_t)B * T;
     int C = d->channels, F = d->ffn;
     matmul_backward(dgelu, gp->fcprojw, gp->fcprojb, dres, la->fch_gelu, lp->fcprojw, N, F, C, wk);
@@ -875,13 +1005,15 @@ static void layer_backward_weight(struct layer_params *gp, const struct xformer_
                                   const float **wk)
 {
     int C = d->channels, F = d->ffn;
+    struct xl_block blk = block_of(d);
+    int gated = is_llama(d) ? 2 : 1, W = (int)xl_qkv_width(&blk);
     struct {
         float *w, *b;
         int in, out;
     } g[4] = {{gp->fcprojw, gp->fcprojb, F, C},
-              {gp->fcw, gp->fcb, C, F},
+              {gp->fcw, gp->fcb, C, gated * F},
               {gp->attprojw, gp->attprojb, C, C},
-              {gp->qkvw, gp->qkvb, C, 3 * C}};
+              {gp->qkvw, gp->qkvb, C, W}};
     for (int i = 0; i < 4; i++) {
         const float *inp = *wk, *dout = *wk + N * (size_t)g[i].in;
         matmul_backward_weight(g[i].w, g[i].b, dout, inp, N, g[i].in, g[i].out);
@@ -939,6 +1071,18 @@ static void act_alloc_blocks(struct xformer_act *a, int from, int to)
         a->head = memcount_alloc(final_act_floats(&s->d, B, T) * sizeof(float));
 }
 
+/* Where HEADW starts in the last stage's final block (after the final norm's gain and bias). */
+static size_t head_matrix_off(const struct xformer_dims *d)
+{
+    return tensor_numel(d, XFORMER_LNFW) + tensor_numel(d, XFORMER_LNFB);
+}
+
+/* The position table on the first stage, NULL for LLaMA (RoPE). */
+static float *stage_wpe(const struct xformer_stage *s, float *base)
+{
+    return is_llama(&s->d) ? NULL : base + tensor_numel(&s->d, XFORMER_WTE);
+}
+
 /* The head on the last layer's output x, its activations in `head`: sets a->loss. */
 static void act_run_head(struct xformer_act *a, const float *x, float *head)
 {
@@ -949,8 +1093,11 @@ static void act_run_head(struct xformer_act *a, const float *x, float *head)
     struct final_acts fa;
     final_acts_point(&fa, &head, d, (size_t)a->B, (size_t)a->T);
     const float *fp = s->params + s->final_off;
-    const float *lnfw = fp, *lnfb = fp + C, *headw = fp + 2 * C;
-    layernorm_forward(fa.lnf, fa.lnf_mean, fa.lnf_rstd, x, lnfw, lnfb, N, C);
+    const float *lnfw = fp, *lnfb = fp + C, *headw = fp + head_matrix_off(d);
+    if (is_llama(d))
+        rmsnorm_forward(fa.lnf, fa.lnf_rstd, x, lnfw, N, C);
+    else
+        layernorm_forward(fa.lnf, fa.lnf_mean, fa.lnf_rstd, x, lnfw, lnfb, N, C);
     matmul_forward(fa.probs, fa.lnf, headw, NULL, N, C, d->vocab);
     crossentropy_forward(fa.probs, fa.losses, act_targets(a), N, d->vocab);
     double sum = 0.0;
@@ -967,8 +1114,7 @@ static void act_run(struct xformer_act *a, int from, int to, float *out_hidden)
     const struct xformer_dims *d = &s->d;
     int B = a->B, T = a->T, C = d->channels;
     if (from == 0 && s->is_first)
-        encoder_forward(a->enc, act_tokens(a), s->params, s->params + tensor_numel(d, XFORMER_WTE),
-                        B, T, C);
+        encoder_forward(a->enc, act_tokens(a), s->params, stage_wpe(s, s->params), B, T, C);
     for (int l = from; l < to; l++) {
         struct layer_params lp;
         struct layer_acts la;
@@ -998,8 +1144,7 @@ static const float *act_run_scratch(struct xformer_act *a, float *scratch, float
     const float *x;
     if (s->is_first) {
         float *encoded = take(&p, (size_t)B * T * C);
-        encoder_forward(encoded, act_tokens(a), s->params, s->params + tensor_numel(d, XFORMER_WTE),
-                        B, T, C);
+        encoder_forward(encoded, act_tokens(a), s->params, stage_wpe(s, s->params), B, T, C);
         x = encoded;
     } else {
         x = act_in_hidden(a);
@@ -1141,10 +1286,10 @@ int xformer_backward_input(struct xformer_act **act, const float *dout, float *d
     w->s = a->s;
     w->B = a->B;
     w->T = a->T;
-    w->buf = memcount_alloc(xl_w_keep_floats(a->s->is_last, (size_t)a->s->n, (size_t)a->B,
-                                             (size_t)a->T, (size_t)d->channels, (size_t)d->ffn,
-                                             (size_t)d->vocab) *
-                            sizeof(float));
+    struct xl_block blk = block_of(d);
+    w->buf = memcount_alloc(
+        xl_block_w_keep_floats(&blk, a->s->is_last, (size_t)a->s->n, (size_t)a->B, (size_t)a->T) *
+        sizeof(float));
     int rc = backward_run(act, dout, din, w->buf, e);
     if (rc != MT_OK) {
         xformer_wgrad_free(w);
@@ -1164,7 +1309,7 @@ int xformer_backward_weight(struct xformer_wgrad **wg, struct mt_err *e)
     const float *wk = w->buf;
     if (s->is_last) { /* the head first, as B saved it */
         float *fg = s->grads + s->final_off;
-        matmul_backward_weight(fg + 2 * d->channels, NULL, wk + N * (size_t)d->channels, wk, N,
+        matmul_backward_weight(fg + head_matrix_off(d), NULL, wk + N * (size_t)d->channels, wk, N,
                                d->channels, d->vocab);
         wk += N * (size_t)(d->channels + d->vocab);
     }
@@ -1206,8 +1351,9 @@ static int backward_run(struct xformer_act **act, const float *dout, float *din,
     float *scratch = memcount_alloc(bw_scratch_floats(d, (size_t)B, (size_t)T) * sizeof(float));
     float *q = scratch;
     float *dres = take(&q, NC), *dbuf = take(&q, NC);
-    float *dqkv = take(&q, 3 * NC), *datt = take(&q, (size_t)T * T);
-    float *dgelu = take(&q, N * (size_t)d->ffn);
+    struct xl_block blk = block_of(d);
+    float *dqkv = take(&q, N * xl_qkv_width(&blk)), *datt = take(&q, (size_t)T * T);
+    float *dgelu = take(&q, N * (size_t)d->ffn * (is_llama(d) ? 2 : 1));
 
     if (s->is_last) {
         float *hp = a->head;
@@ -1219,9 +1365,13 @@ static int backward_run(struct xformer_act **act, const float *dout, float *din,
         const float *fp = s->params + s->final_off;
         memset(dres, 0, NC * sizeof(float));
         crossentropy_backward(fa.probs, act_targets(a), s->loss_scale / (float)N, N, d->vocab);
-        matmul_backward(dbuf, fg + 2 * C, NULL, fa.probs, fa.lnf, fp + 2 * C, N, C, d->vocab,
+        size_t ho = head_matrix_off(d);
+        matmul_backward(dbuf, fg + ho, NULL, fa.probs, fa.lnf, fp + ho, N, C, d->vocab,
                         wk ? &wk : NULL);
-        layernorm_backward(dres, fg, fg + C, dbuf, xlast, fp, fa.lnf_mean, fa.lnf_rstd, N, C);
+        if (is_llama(d))
+            rmsnorm_backward(dres, fg, dbuf, xlast, fp, fa.lnf_rstd, N, C);
+        else
+            layernorm_backward(dres, fg, fg + C, dbuf, xlast, fp, fa.lnf_mean, fa.lnf_rstd, N, C);
     } else {
         memcpy(dres, dout, NC * sizeof(float));
     }
@@ -1235,8 +1385,7 @@ static int backward_run(struct xformer_act **act, const float *dout, float *din,
                        T, wk ? &wk : NULL);
     }
     if (s->is_first)
-        encoder_backward(s->grads, s->grads + tensor_numel(d, XFORMER_WTE), dres, act_tokens(a), B,
-                         T, C);
+        encoder_backward(s->grads, stage_wpe(s, s->grads), dres, act_tokens(a), B, T, C);
     else
         memcpy(din, dres, NC * sizeof(float));
     memcount_free(scratch);

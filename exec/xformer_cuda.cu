@@ -629,6 +629,11 @@ extern "C" int xformer_cuda_stage_create(const struct xformer_dims *d, int first
                                          struct mt_err *e)
 {
     *out = NULL;
+    /* the CUDA twin has the GPT block's kernels only; the LLaMA block runs on the CPU model */
+    if (d->block != XFORMER_BLOCK_GPT)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "CUDA stage: the CUDA backend implements the GPT block only; the LLaMA "
+                       "block (RMSNorm, SwiGLU, RoPE, GQA) runs on the CPU backend");
     if (!xc_ready)
         return err_set(e, MT_EDEVICE, "CUDA stage: xformer_cuda_init was not called");
     struct xformer_stage *cpu = NULL;

@@ -223,12 +223,24 @@ double cost_efficiency(const struct config *c)
     return c->cluster.device.efficiency * (half > 0 ? tokens / (tokens + half) : 1.0);
 }
 
-double cost_layer_act_bytes_exec(const struct config *c, int seq)
+/* The executor's block for c (model/xformer_layout.h): LLaMA's for SwiGLU, else GPT's; for a
+ * config it runs, the same block as exec/interp_check.c's interp_block picks. */
+static struct xl_block cost_exec_block(const struct config *c)
 {
     const struct model_spec *m = &c->model;
-    return 4.0 * (double)xl_layer_floats((size_t)c->micro_batch_size, (size_t)seq,
-                                         (size_t)m->hidden_size, (size_t)m->num_attention_heads,
-                                         (size_t)m->ffn_hidden_size);
+    size_t C = (size_t)m->hidden_size, H = (size_t)m->num_attention_heads;
+    struct xl_block b = xl_gpt_block(C, H, (size_t)m->ffn_hidden_size, (size_t)m->vocab_size);
+    if (config_mlp(m) == MLP_SWIGLU && H > 0) {
+        b.llama = 1;
+        b.kvc = (size_t)config_kv_heads(m) * (C / H);
+    }
+    return b;
+}
+
+double cost_layer_act_bytes_exec(const struct config *c, int seq)
+{
+    struct xl_block b = cost_exec_block(c);
+    return 4.0 * (double)xl_block_layer_floats(&b, (size_t)c->micro_batch_size, (size_t)seq);
 }
 
 /* The executor's bytes (fp32) from its layout, model/xformer_layout.h: what a FW keeps is the
@@ -237,26 +249,27 @@ double cost_layer_act_bytes_exec(const struct config *c, int seq)
 void cost_stage_bytes_exec(const struct config *c, int seq, struct stage_cost *st)
 {
     const struct model_spec *m = &c->model;
+    struct xl_block b = cost_exec_block(c);
     size_t B = (size_t)c->micro_batch_size, T = (size_t)seq, C = (size_t)m->hidden_size;
-    size_t H = (size_t)m->num_attention_heads, F = (size_t)m->ffn_hidden_size;
-    size_t V = (size_t)m->vocab_size, n = (size_t)st->num_layers;
+    size_t n = (size_t)st->num_layers;
     bool first = st->first_layer == 0, last = st->first_layer + st->num_layers == m->num_layers;
-    double positions = c->seqlen.max_positions > 0 ? c->seqlen.max_positions : m->seq_length;
-    double h = C, f = F, enc = first ? 4.0 * (double)(B * T * C) : 0;
+    size_t positions = (size_t)(c->seqlen.max_positions > 0 ? c->seqlen.max_positions
+                                                            : m->seq_length);
+    double enc = first ? 4.0 * (double)(B * T * C) : 0;
     st->ckpt = (double)xl_kept_bytes(first, last, B, T, C);
     st->layer_act = cost_layer_act_bytes_exec(c, seq);
-    st->act = st->ckpt + 4.0 * (double)xl_full_floats(first, last, n, B, T, C, H, F, V);
+    st->act = st->ckpt + 4.0 * (double)xl_block_full_floats(&b, first, last, n, B, T);
     st->sel_ckpt = 4.0 * (double)(B * T * C) - enc;
     st->cfw_peak_bytes =
-        st->ckpt + 4.0 * (double)xl_cfw_scratch_floats(first, last, n, B, T, C, H, F, V);
-    st->bw_work_bytes = 4.0 * (double)xl_bw_scratch_floats(B, T, C, F, 1);
-    st->w_keep = 4.0 * (double)xl_w_keep_floats(last, n, B, T, C, F, V);
+        st->ckpt + 4.0 * (double)xl_block_cfw_scratch_floats(&b, first, last, n, B, T);
+    st->bw_work_bytes = 4.0 * (double)xl_block_bw_scratch_floats(&b, B, T, 1);
+    st->w_keep = 4.0 * (double)xl_block_w_keep_floats(&b, last, n, B, T);
     st->fw_work_bytes = 0;
-    double params = n * (4 * h * h + 2 * h * f + 9 * h + f);
+    double params = (double)n * (double)xl_block_layer_params(&b);
     if (first)
-        params += V * h + positions * h;
+        params += (double)xl_block_embed_params(&b, positions);
     if (last)
-        params += V * h + 2 * h;
+        params += (double)xl_block_head_params(&b);
     st->static_bytes = 16 * params;
 }
 

@@ -40,6 +40,8 @@ static const struct model_preset model_table[] = {
     /* Small enough that the CPU executor trains it in seconds: byte-level vocabulary. */
     {SHAPE("tiny", ARCH_GPT3, 64, 8, 4, 64, 256, 256, 0, true),
      "mario-tui: the CPU executor's test model"},
+    {SHAPE("tiny-llama", ARCH_LLAMA2, 64, 8, 4, 64, 256, 176, 2, true),
+     "mario-tui: the CPU executor's LLaMA-block test model (GQA 4 heads on 2 K/V heads)"},
     /* Real models, from their published configs; their training sequence length as s.
      * Llama's RoPE has no parameters, so it adds nothing. */
     {SHAPE("GPT-3-13B", ARCH_GPT3, 5120, 40, 40, 2048, 50257, 20480, 0, false),

@@ -37,7 +37,7 @@ static const char cmd_plan_config_help[] =
 const struct cmd_option cmd_plan_options[] = {
     {.name = "model", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_MODEL,
      .heading = cmd_plan_config_help,
-     .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny GPT-3-13B GPT-3-175B "
+     .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny tiny-llama GPT-3-13B GPT-3-175B "
              "LLaMA-2-7B LLaMA-2-13B LLaMA-2-70B Llama-3.1-8B Llama-3.1-70B Llama-3.1-405B\n"
              "(the first four: the paper's Table 4 shapes; mario-tui models)"},
     {.name = "scheme", .arg = "S", .type = CMD_PLAN, .value = CMD_PLAN_SCHEME,

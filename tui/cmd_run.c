@@ -35,7 +35,8 @@ static const char run_usage[] =
     "                     [--lengths FILE [--input-aware | --checkpointing S] [--bucket W]\n"
     "                      [--fit-batches N]]\n"
     "Run a plan for real: each MPI rank is one pipeline device and runs its instruction list\n"
-    "on a GPT-style model with the config's sizes, trained on byte-level text. Outside MPI the\n"
+    "on a GPT-style model (LayerNorm, GELU) or a LLaMA-style one (RMSNorm, SwiGLU, RoPE, GQA;\n"
+    "CPU backend) with the config's sizes, trained on byte-level text. Outside MPI the\n"
     "command starts itself under `mpirun -np D`. Prints the loss per step, the step time and\n"
     "the peak memory measured per device beside the simulator's prediction.\n\n";
 

@@ -22,8 +22,18 @@ check "unknown backend exits 2" "[ \$? -eq 2 ] && grep -q 'cpu, cuda, nccl' $tmp
 "$bin" run --model tiny --devices 4 --np 2 >/dev/null 2>"$tmp/err"
 check "--np that does not fit the plan exits 2 naming both" \
     "[ \$? -eq 2 ] && grep -q 'needs 4 MPI ranks (pp 4 x dp 1), the job has 2' $tmp/err"
-"$bin" run --model LLaMA2-3B --devices 2 >/dev/null 2>"$tmp/err"
-check "a LLaMA model is refused" "[ \$? -eq 2 ] && grep -q 'GPT block' $tmp/err"
+# the executor's blocks are GPT's and LLaMA's, each exactly: a GELU block with grouped-query
+# attention is neither, and is refused naming the part
+cat >"$tmp/gqa.json" <<'EOF'
+{"pipeline_scheme": "V", "global_batch_size": 4, "micro_batch_size": 1, "num_device": 2,
+ "model": {"preset": "tiny", "num_key_value_heads": 2}}
+EOF
+"$bin" run "$tmp/gqa.json" >/dev/null 2>"$tmp/err"
+check "a GPT block with GQA is refused" \
+    "[ \$? -eq 2 ] && grep -q \"GELU block is GPT's.*grouped-query attention\" $tmp/err"
+# the LLaMA block runs: tiny-llama, one step, under the same launcher
+"$bin" run --model tiny-llama --devices 2 --microbatches 2 --steps 1 >"$tmp/llama" 2>"$tmp/err"
+check "a LLaMA model runs (tiny-llama)" "[ \$? -eq 0 ] && grep -q 'tiny-llama, V' $tmp/llama"
 
 # under mpirun directly, every rank refuses a plan that needs another number of ranks
 mpirun --oversubscribe -np 2 "$bin" run --model tiny --devices 4 --steps 1 >/dev/null 2>"$tmp/err"
