@@ -133,6 +133,9 @@ enum cmd_plan_flag {
     CMD_PLAN_ACCOUNT_LOSS,
     CMD_PLAN_FIRST_LESS,
     CMD_PLAN_LAST_LESS,
+    /* context parallelism (model/config_parallel.c) */
+    CMD_PLAN_CP,
+    CMD_PLAN_CP_COMM,
 };
 
 extern const struct cmd_option cmd_plan_options[];
