@@ -398,7 +398,7 @@ int cmd_plan_config_raw(const struct cmd_plan *cp, struct config *out, struct mt
      * geometry is the tuner's to choose, so it is checked on a one-device pipeline. */
     struct config check = *out;
     check.scheme = SCHEME_V;
-    check.num_device = 1;
+    check.num_device = config_cp(&check); /* one pipeline device: one CP group (tp 1) */
     check.cluster.dp = 1;
     check.cluster.tp = 1; /* the tuner chooses tp too; a one-device pipeline has one GPU */
     check.micro_batch_size = 1;
