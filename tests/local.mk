@@ -164,3 +164,7 @@ EXTRA_DIST += tests/cli/test_devices.sh
 check_PROGRAMS += tests/unit/test_stage_split
 TESTS += tests/unit/test_stage_split
 tests_unit_test_stage_split_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# Context parallelism (issue 39 item 1): pairs, K/V bytes per mode, GPUs = tp x cp x pp x dp.
+check_PROGRAMS += tests/unit/test_cp
+TESTS += tests/unit/test_cp
+tests_unit_test_cp_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
