@@ -42,6 +42,7 @@ void config_default(struct config *c)
     c->cluster.eff_half_tokens = 512;
     c->cluster.dp = 1;
     c->cluster.tp = 1;
+    c->cluster.cp = 1;
     c->unit.f = 1;
     c->unit.b = 2;
     c->unit.rc = 1;
@@ -131,14 +132,14 @@ int config_vocab_divisible_by(const struct config *c)
 
 int config_pp(const struct config *c)
 {
-    long group = (long)c->cluster.dp * c->cluster.tp;
+    long group = (long)c->cluster.dp * c->cluster.tp * config_cp(c);
     return group > 0 ? (int)(c->num_device / group) : 0;
 }
 
 void config_set_pp(struct config *c, int pp)
 {
     int dp = c->cluster.dp > 0 ? c->cluster.dp : 1, tp = c->cluster.tp > 0 ? c->cluster.tp : 1;
-    c->num_device = pp * dp * tp;
+    c->num_device = pp * dp * tp * config_cp(c);
 }
 
 enum attention_kind config_attention(const struct config *c)
@@ -169,7 +170,11 @@ double config_bytes_per_param(const struct config *c)
     if (c->bytes_per_param > 0)
         return c->bytes_per_param;
     double replicated = c->model.paper_stack ? 4 : 6;
-    double shards = c->distributed_optimizer && c->cluster.dp > 1 ? c->cluster.dp : 1;
+    /* Megatron shards the optimizer over the data-parallel group with its context-parallel
+     * ranks (get_data_parallel_group(with_context_parallel=True)): the weights are the same
+     * on every CP rank */
+    int dp_cp = c->cluster.dp * config_cp(c);
+    double shards = c->distributed_optimizer && dp_cp > 1 ? dp_cp : 1;
     return replicated + 12 / shards;
 }
 
@@ -377,6 +382,7 @@ int config_validate(const struct config *c, struct mt_err *e)
     NEED((c->num_device / c->cluster.dp) % c->cluster.tp == 0,
          "cluster.tp: %d does not divide num_device %d / dp %d = %d GPUs per replica",
          c->cluster.tp, c->num_device, c->cluster.dp, c->num_device / c->cluster.dp);
+    TRY(config_validate_cp(c, e)); /* cp, cp_comm_type (model/config_parallel.c) */
     NEED(c->micro_batch_size >= 1, "micro_batch_size: must be >= 1 (got %d)",
          c->micro_batch_size);
     NEED(c->global_batch_size >= 1, "global_batch_size: must be >= 1 (got %d)",

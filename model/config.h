@@ -53,6 +53,14 @@ enum qk_norm_kind { QK_NORM_NONE, QK_NORM_HEAD, QK_NORM_WHOLE };
 enum framework_id { FRAMEWORK_DEFAULT, FRAMEWORK_MEGATRON_DS_2021, FRAMEWORK_MEGATRON_CORE,
                     FRAMEWORK_TORCHTITAN, FRAMEWORK__COUNT };
 
+/* How context-parallel ranks exchange K/V (Megatron-LM --cp-comm-type, Transformer Engine's
+ * cp_comm_type; model/ops_build_cp.c): p2p a ring of K/V blocks overlapped with the attention
+ * blocks; all_gather K/V gathered before the attention, exposed (Llama 3 §3.3.2); a2a
+ * DeepSpeed-Ulysses, the heads scattered by an all-to-all; a2a+p2p both, the all-to-all inside a
+ * node and the ring across. */
+enum cp_comm_type { CP_COMM_P2P, CP_COMM_ALL_GATHER, CP_COMM_A2A, CP_COMM_A2A_P2P,
+                    CP_COMM__COUNT };
+
 /* Limits checked before anything is allocated from input. */
 #define CONFIG_MAX_DEVICES 131072 /* Llama 3 trained on 16,384 GPUs; 8x that */
 #define CONFIG_MAX_MICROBATCHES 65536
@@ -158,6 +166,11 @@ struct cluster_spec {
     bool tp_comm_overlap;     /* "tp_comm_overlap": TP collectives overlap their GEMMs */
     bool overlap_grad_reduce; /* "overlap_grad_reduce": the DP gradient reduce overlaps the
                                * last backwards */
+    /* Context parallelism (issue 39 item 1; docs/long-context.md): the sequence split over cp
+     * GPUs, Megatron-LM's --context-parallel-size and --cp-comm-type. A GPU holds s / cp
+     * tokens of every activation; the attention exchanges K/V as cp_comm_type says. */
+    int cp;                          /* "cp": 1 = none (config_cp) */
+    enum cp_comm_type cp_comm_type;  /* "cp_comm_type" */
 };
 
 /* The values a preset fills in (the device's cap and tp_gbps) unless the config or a flag gave
@@ -248,6 +261,23 @@ struct config {
     int first_stage_less_layers, last_stage_less_layers;
 };
 
+/* ---- model/config_parallel.c: context parallelism's keys -------------------------------- */
+/* cluster.cp, at least 1 */
+int config_cp(const struct config *c);
+/* "p2p" | "all_gather" | "a2a" | "a2a+p2p" (Megatron's spellings, case-insensitive); MT_EINVAL
+ * listing them otherwise. */
+int config_cp_comm_parse(const char *s, enum cp_comm_type *out, struct mt_err *e);
+const char *config_cp_comm_name(enum cp_comm_type t);
+/* "p2p all_gather a2a a2a+p2p", for --help and messages */
+const char *config_cp_comm_names_line(void);
+/* The all-to-all group of the attention under cp: cp for a2a; for a2a+p2p the CP ranks that
+ * share a node (gpus_per_node / tp of them, Megatron's --hierarchical-context-parallel-sizes
+ * with the inner level on NVLink), the largest divisor of cp and of this rank's K/V heads not
+ * above that; 1 for p2p and all_gather. The ring is cp / this. */
+int config_cp_a2a_size(const struct config *c);
+/* The checks of cp and cp_comm_type and their combinations (config_validate calls it). */
+int config_validate_cp(const struct config *c, struct mt_err *e);
+
 /* K/V heads: num_key_value_heads, or a when 0. */
 int config_kv_heads(const struct model_spec *m);
 /* The family's parts with the arch's defaults resolved (enum mlp_kind ...): never *_DEFAULT. */
@@ -276,10 +306,11 @@ void config_default(struct config *c);
 /* The FFN width a model of hidden size h has unless given: 4h (GPT), SwiGLU's
  * 256 * ceil((8h/3) / 256) (LLaMA2). -1 when it does not fit an int. */
 int config_ffn_default(enum model_arch arch, int h, int *out);
-/* Pipeline depth pp = num_device / (dp x tp). */
+/* Pipeline depth pp = num_device / (tp x cp x dp): Megatron-LM's world size is
+ * tp x cp x pp x dp (parallel_state.initialize_model_parallel). */
 int config_pp(const struct config *c);
-/* The GPUs for pipeline depth pp at the config's dp and tp: num_device = pp x dp x tp (the one
- * place that says how a depth becomes GPUs). */
+/* The GPUs for pipeline depth pp at the config's dp, tp and cp: num_device = pp x dp x tp x cp
+ * (the one place that says how a depth becomes GPUs). */
 void config_set_pp(struct config *c, int pp);
 /* The attention a config runs: its "attention", else the model's default (eager for the
  * paper's presets, flash otherwise). */

@@ -238,6 +238,8 @@ enum {
     C_NET_GBPS,
     C_TP_OVERLAP,
     C_GRAD_OVERLAP,
+    C_CP,          /* context parallelism (model/config_parallel.c) */
+    C_CP_COMM,
     C__COUNT
 };
 static const char *const cluster_keys[C__COUNT] = {
@@ -246,6 +248,7 @@ static const char *const cluster_keys[C__COUNT] = {
     "efficiency_half_tokens", "op_overhead_us", "layer_overhead_us", "gpus_per_node", "tp_gbps",
     "host_gbps", "host_memory_per_node", "framework", "fp8_peak_flops", "network_gbps",
     "tp_comm_overlap", "overlap_grad_reduce",
+    "cp", "cp_comm_type",
 };
 
 /* given: CONFIG_GIVEN_TP_GBPS is added when the file sets tp_gbps (a device preset's NVLink
@@ -320,6 +323,14 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
     }
     if (f[C_HOSTMEM].item != NULL)
         TRY(json_bytes(d, &f[C_HOSTMEM], &k.host_mem_per_node));
+    if (f[C_CP].item != NULL)
+        TRY(json_int(d, &f[C_CP], 1, CONFIG_MAX_DEVICES, &k.cp));
+    if (f[C_CP_COMM].item != NULL) {
+        const char *mode;
+        TRY(json_string(d, &f[C_CP_COMM], &mode));
+        if (config_cp_comm_parse(mode, &k.cp_comm_type, &pe) != MT_OK)
+            return json_fail_from(d, &f[C_CP_COMM], &pe);
+    }
     *out = k;
     return MT_OK;
 }

@@ -236,6 +236,11 @@ struct cJSON *config_to_cjson(const struct config *c)
             cJSON_AddBoolToObject(cl, "tp_comm_overlap", true);
         if (k->overlap_grad_reduce)
             cJSON_AddBoolToObject(cl, "overlap_grad_reduce", true);
+        /* context parallelism, where set */
+        if (k->cp > 1)
+            cJSON_AddNumberToObject(cl, "cp", k->cp);
+        if (k->cp_comm_type != CP_COMM_P2P)
+            cJSON_AddStringToObject(cl, "cp_comm_type", config_cp_comm_name(k->cp_comm_type));
     }
     /* The stack, where it was set (unset, the model's defaults come back on reading; a model
      * written by name reads back as one of its own, so a paper-stack one writes them out) */

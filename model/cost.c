@@ -39,9 +39,31 @@ static bool is_tp_coll(const struct op *o)
     return o->kind == OP_COLLECTIVE && o->group_kind == GROUP_TP;
 }
 
+/* A context-parallel ring's send/recv (model/ops_build_cp.c, p2p) runs under the attention
+ * blocks of its pass that need no mask (the off-diagonal steps: one K/V block arrives while
+ * the previous computes): only what outlasts them shows. */
+static double cp_ring_exposed_us(const struct config *c, const struct op_list *l,
+                                 enum op_pass p)
+{
+    double ring = 0, blocks = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const struct op *o = &l->op[i];
+        if (o->kind == OP_COLLECTIVE && o->group_kind == GROUP_CP && o->overlapped &&
+            o->pass == p)
+            ring += price_op_us(c, o, p);
+        else if (o->kind == OP_ATTENTION && !o->causal)
+            blocks += price_op_us(c, o, p);
+    }
+    return ring > blocks ? ring - blocks : 0;
+}
+
 static void op_sums_of(const struct config *c, const struct op_list *l, struct op_sums *s)
 {
     memset(s, 0, sizeof *s);
+    if (!ops_legacy(c)) {
+        s->fw_us += cp_ring_exposed_us(c, l, PASS_FW);
+        s->b_us += cp_ring_exposed_us(c, l, PASS_B);
+    }
     for (size_t i = 0; i < l->n; i++) {
         const struct op *o = &l->op[i];
         s->fw_flops += op_model_flops(o, PASS_FW);
@@ -380,6 +402,7 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
     double ckpt_bytes = 2 * s * b * h;
     if (!legacy && par.sp)
         ckpt_bytes /= par.tp;
+    ckpt_bytes /= config_cp(c); /* a CP rank holds s / cp of the tokens */
     double p2p_us = ckpt_bytes / (k->p2p_gbps * 1e3) + k->p2p_lat_us;
     double layer_act = L.keep;
 

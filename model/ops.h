@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "model/config.h"
+
 struct config;
 
 enum op_kind {
@@ -123,6 +125,7 @@ double op_coll_bus_factor(enum op_coll c, int n);
 struct ops_par {
     int tp;  /* tensor parallel: heads, FFN columns and vocabulary rows split */
     bool sp; /* sequence parallelism: the replicated activations split over tp too */
+    int cp;  /* context parallel: every activation's tokens split over cp (0 or 1: none) */
 };
 struct ops_par ops_par_of(const struct config *c);
 /* Whether c is priced as the paper's 2021 Megatron-DeepSpeed stack (config_framework), whose
@@ -155,5 +158,24 @@ void ops_build_embed_par(const struct config *c, int seq, const struct ops_par *
                          struct op_list *out);
 void ops_build_head_par(const struct config *c, int seq, const struct ops_par *par,
                         struct op_list *out);
+
+/* ---- model/ops_build_cp.c: the attention core under context parallelism ----------------- */
+/* A block's context-parallel layout (ops_build.c fills it from the config): cp ranks, the mode,
+ * the all-to-all group (config_cp_a2a_size) and the ring over cp / a2a of them, their links. */
+struct ops_cp {
+    int cp, a2a, ring;
+    enum cp_comm_type mode;
+    enum op_link a2a_link, ring_link;
+};
+struct ops_cp ops_cp_of(const struct config *c);
+/* Appends, in place of `core` (this TP rank's causal flash attention over the whole sequence:
+ * s_q = s_kv = s, its keep_bytes those of the rank's s / cp queries), the attention blocks one
+ * CP rank runs and the K/V collectives around them, per cp->mode (model/ops_build_cp.c's
+ * header). With cp 1, core itself. */
+void ops_build_cp_attention(const struct ops_cp *cp, const struct op *core, struct op_list *out);
+/* Query-key pairs (with the diagonal) CP rank `rank` of `cp` computes in a causal attention of
+ * s tokens: with `balanced` Megatron's load balancing (the sequence in 2 cp chunks, rank r
+ * holding chunks r and 2 cp - 1 - r), else the contiguous s / cp of rank r. */
+double ops_cp_causal_pairs(double s, int cp, int rank, bool balanced);
 
 #endif

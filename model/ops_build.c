@@ -42,12 +42,14 @@ struct shape {
     enum norm_kind norm;
     enum bias_kind bias;
     bool dropout, rotary, qk_norm, qk_norm_whole, flash, legacy;
+    double s_full;       /* the sample's whole sequence (s is this CP rank's s / cp of it) */
+    struct ops_cp cp;    /* context parallelism (model/ops_build_cp.c) */
 };
 
 struct ops_par ops_par_of(const struct config *c)
 {
     struct ops_par p = {.tp = c->cluster.tp > 0 ? c->cluster.tp : 1,
-                        .sp = c->sequence_parallel && c->cluster.tp > 1};
+                        .sp = c->sequence_parallel && c->cluster.tp > 1, .cp = config_cp(c)};
     return p;
 }
 
@@ -84,7 +86,12 @@ static void ops_shape_of(const struct config *c, int seq, const struct ops_par *
     sh->sp = par->sp && sh->tp > 1;
     sh->t = sh->tp;
     sh->b = c->micro_batch_size;
-    sh->s = seq;
+    /* context parallelism splits every activation's tokens over cp (Megatron-core's
+     * get_batch_on_this_cp_rank); the attention sees the whole sequence (ops_build_cp.c) */
+    sh->cp = ops_cp_of(c);
+    sh->cp.cp = par->cp > 1 ? par->cp : 1;
+    sh->s_full = seq;
+    sh->s = sh->cp.cp > 1 ? seq / (double)sh->cp.cp : seq;
     sh->tokens = sh->b * sh->s;
     sh->tok_r = sh->sp ? sh->tokens / sh->t : sh->tokens;
     sh->h = m->hidden_size;
@@ -242,7 +249,7 @@ static void build_attention(struct op_list *l, const struct shape *sh)
     /* the attention core keeps q, k, v (Korthikanti: QK^T 4sbh, V 2sbh; GQA narrows k and v) */
     double qkv_keep = e * T * (sh->q_w + 2 * sh->kv_w);
     struct op core = {.kind = OP_ATTENTION, .name = "core_attn", .site = SITE_LAYER,
-                      .dtype = sh->dtype, .batch = sh->b, .s_q = sh->s, .s_kv = sh->s,
+                      .dtype = sh->dtype, .batch = sh->b, .s_q = sh->s_full, .s_kv = sh->s_full,
                       .heads = sh->heads, .kv_heads = sh->kv_heads, .head_dim = sh->d,
                       .head_dim_v = sh->d, .causal = true, .flash = sh->flash};
     if (sh->flash) {
@@ -251,7 +258,7 @@ static void build_attention(struct op_list *l, const struct shape *sh)
         core.keep_bytes = qkv_keep + 4 * sh->b * sh->heads * sh->s;
         core.source = "FlashAttention-2 (Dao 2023): fw 4 b a s_q s_kv d (causal: the lower "
                       "triangle), bw 2.5x (S recomputed); keeps q, k, v and the fp32 lse 4asb";
-        op_list_push(l, &core);
+        ops_build_cp_attention(&sh->cp, &core, l); /* core itself at cp 1 */
     } else {
         core.keep_bytes = qkv_keep;
         core.source = "eager attention: Q K^T and P V as batched GEMMs over the whole s x s "

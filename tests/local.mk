@@ -180,3 +180,7 @@ EXTRA_DIST += tests/cli/test_hf_params.sh tests/data/hf/README tests/data/hf/Dee
 	tests/data/hf/Qwen3-8B.json tests/data/hf/gemma-2-9b.json tests/data/hf/gemma-7b.json \
 	tests/data/hf/phi-4.json
 TESTS += tests/cli/test_hf_params.sh
+# Context parallelism (issue 39 item 1): pairs, K/V bytes per mode, GPUs = tp x cp x pp x dp.
+check_PROGRAMS += tests/unit/test_cp
+TESTS += tests/unit/test_cp
+tests_unit_test_cp_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm

@@ -135,6 +135,9 @@ enum cmd_plan_flag {
     CMD_PLAN_LAST_LESS,
     CMD_PLAN_SEQ_LENGTH,
     CMD_PLAN_PP,
+    /* context parallelism (model/config_parallel.c) */
+    CMD_PLAN_CP,
+    CMD_PLAN_CP_COMM,
 };
 
 extern const struct cmd_option cmd_plan_options[];

@@ -43,15 +43,21 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "scheme", .arg = "S", .type = CMD_PLAN, .value = CMD_PLAN_SCHEME,
      .help_write = scheme_registry_help}, /* the scheme records' names, by family */
     {.name = "devices", .arg = "D", .type = CMD_PLAN, .value = CMD_PLAN_DEVICES,
-     .help = "GPUs: pp x dp x tp"},
+     .help = "GPUs: tp x cp x pp x dp (Megatron's count)"},
     {.name = "pp", .arg = "P", .type = CMD_PLAN, .value = CMD_PLAN_PP,
-     .help = "pipeline depth: the GPUs become P x dp x tp (with --devices:\n"
-             "they must agree)"},
+     .help = "pipeline depth: the GPUs become P x tp x cp x dp (with\n"
+             "--devices: they must agree)"},
     {.name = "dp", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_DP,
      .help = "data-parallel degree (default 1)"},
     {.name = "tp", .arg = "T", .type = CMD_PLAN, .value = CMD_PLAN_TP,
      .help = "tensor-parallel degree: GPUs of one stage, dividing or a\n"
              "multiple of cluster.gpus_per_node (default 1)"},
+    {.name = "cp", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_CP,
+     .help = "context-parallel degree: each sample's tokens split over N\n"
+             "GPUs (Megatron's --context-parallel-size; default 1)"},
+    {.name = "cp-comm-type", .arg = "MODE", .type = CMD_PLAN, .value = CMD_PLAN_CP_COMM,
+     .help = "how CP ranks exchange K/V: p2p (a ring, overlapped; the\n"
+             "default) | all_gather (Llama 3's) | a2a (Ulysses) | a2a+p2p"},
     {.name = "microbatches", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_MICROBATCHES,
      .help = "micro-batches per iteration (overrides the global batch)"},
     {.name = "micro-batch-size", .arg = "B", .type = CMD_PLAN, .value = CMD_PLAN_MBS,
@@ -203,6 +209,12 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         return cmd_plan_int("dp", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.dp, e);
     case CMD_PLAN_TP:
         return cmd_plan_int("tp", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.tp, e);
+    case CMD_PLAN_CP:
+        return cmd_plan_int("cp", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.cp, e);
+    case CMD_PLAN_CP_COMM:
+        if (config_cp_comm_parse(arg, &c->cluster.cp_comm_type, e) != MT_OK)
+            return err_wrap(e, "--cp-comm-type");
+        return MT_OK;
     case CMD_PLAN_MICROBATCHES:
         return cmd_plan_int("microbatches", arg, 1, CONFIG_MAX_MICROBATCHES, &c->num_microbatches,
                             e);
@@ -367,9 +379,9 @@ static int cmd_plan_apply_all(const struct cmd_plan *cp, struct config *out, str
                 devices = atoi(cp->over[i].arg);
         if (devices != out->num_device)
             return err_set(e, MT_EINVAL,
-                           "--pp %d x dp %d x tp %d = %d GPUs, but --devices %d: give one, or make "
-                           "them agree", config_pp(out), out->cluster.dp, out->cluster.tp,
-                           out->num_device, devices);
+                           "--pp %d x dp %d x tp %d x cp %d = %d GPUs, but --devices %d: give one, "
+                           "or make them agree", config_pp(out), out->cluster.dp, out->cluster.tp,
+                           config_cp(out), out->num_device, devices);
     }
     return MT_OK;
 }
@@ -438,7 +450,7 @@ int cmd_plan_config_raw(const struct cmd_plan *cp, struct config *out, struct mt
      * geometry is the tuner's to choose, so it is checked on a one-device pipeline. */
     struct config check = *out;
     check.scheme = SCHEME_V;
-    check.num_device = 1;
+    check.num_device = config_cp(&check); /* one pipeline device: one CP group (tp 1) */
     check.cluster.dp = 1;
     check.cluster.tp = 1; /* the tuner chooses tp too; a one-device pipeline has one GPU */
     check.micro_batch_size = 1;

@@ -169,9 +169,15 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
     char chunks[32] = "";
     if (config_scheme_uses_chunks(c->scheme))
         snprintf(chunks, sizeof chunks, ", %d chunks", g->parts);
-    char model[96], tp[24] = "";
+    char model[96], tp[64] = "";
     presets_model_display(&c->model, model, sizeof model);
-    if (c->cluster.tp > 1)
+    if (c->cluster.tp > 1 && config_cp(c) > 1)
+        snprintf(tp, sizeof tp, " x tp %d x cp %d (%s)", c->cluster.tp, config_cp(c),
+                 config_cp_comm_name(c->cluster.cp_comm_type));
+    else if (config_cp(c) > 1)
+        snprintf(tp, sizeof tp, " x cp %d (%s)", config_cp(c),
+                 config_cp_comm_name(c->cluster.cp_comm_type));
+    else if (c->cluster.tp > 1)
         snprintf(tp, sizeof tp, " x tp %d", c->cluster.tp);
     printf("%s, %s, pp %d x dp %d%s, %d micro-batches of %d x %d tokens, %s%s  [%s]\n", model,
            config_scheme_name(c->scheme), g->devices, c->cluster.dp, tp, g->mbs,

@@ -22,7 +22,7 @@
 
 /* The usage text, its scheme list from the scheme table (filled before main runs, so every
  * way to --help prints it). */
-static char tune_usage[2048];
+static char tune_usage[4096];
 
 __attribute__((constructor)) static void tune_usage_fill(void)
 {
@@ -31,7 +31,7 @@ __attribute__((constructor)) static void tune_usage_fill(void)
     snprintf(
         tune_usage, sizeof tune_usage,
         "Usage: mario-tui tune [CONFIG] [plan flags] [--top K] [--json] [--plan-out FILE]\n"
-        "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--threads N]\n"
+        "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--max-cp N] [--threads N]\n"
         "                      [--ckpt-only] [--search [--offload]]\n"
         "                      [--no-sequence-parallel] [--no-distributed-optimizer]\n"
         "Grid search (paper §5.3, Equation 1) over checkpointing (off; 'mario', Mario's four\n"
@@ -96,6 +96,9 @@ static const struct cmd_option tune_options[] = {
     {.name = "max-chunks", .arg = "V",
      CMD_TO_INT(struct tune_cmd_opts, o.max_chunks, 1, 1 << 20),
      .help = "W chunk counts tried: 2, 4, ... V (default 4)"},
+    {.name = "max-cp", .arg = "N", CMD_TO_INT(struct tune_cmd_opts, o.max_cp, 1, CONFIG_MAX_DEVICES),
+     .help = "context-parallel degrees tried: 1, 2, 4, ... N dividing the GPUs\n"
+             "and the sequence into 2 cp chunks (default: the config's cp)"},
     {.name = "threads", .arg = "N", CMD_TO_INT(struct tune_cmd_opts, o.threads, 0, 1 << 20),
      .help = "worker threads (default: all cores)"},
     {.name = "ckpt-only", CMD_TO_BOOL(struct tune_cmd_opts, ckpt_only),
@@ -215,7 +218,7 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
         printf("iter (%s): one iteration of the global batch of %d over all dp replicas = %d / %s\n",
                c->unit.enabled ? "t" : "s", config_global_batch(c), config_global_batch(c), tu);
         printf("config: scheme-pp-mbs (micro-batch size), then xC for C chunks a device where the "
-               "scheme has chunks and -tT for tensor parallelism T where T > 1\n");
+               "scheme has chunks and -tT for tensor parallelism T where T > 1, -cC for context parallelism C\n");
     }
     if (n_oom + n_bad + n_not_run > 0) {
         printf("infeasible:\n");

@@ -65,8 +65,9 @@ int scheme_costs(const struct config *c, struct cost_model *out, struct mt_err *
 {
     struct plan_geom g;
     TRY(scheme_geom(c, &g, e));
-    /* Chimera keeps two replicas of each stage, which reduce their gradients together. */
-    int group = c->cluster.dp * scheme_registry_get(g.scheme)->replicas;
+    /* Chimera keeps two replicas of each stage, which reduce their gradients together; the
+     * CP ranks hold the same weights, so Megatron reduces over dp x cp */
+    int group = c->cluster.dp * config_cp(c) * scheme_registry_get(g.scheme)->replicas;
     return cost_model_build(c, g.stages, g.parts, group, out, e);
 }
 

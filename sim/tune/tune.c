@@ -151,7 +151,11 @@ void tune_opts_default(struct tune_opts *o)
 void tune_label(const struct tune_candidate *c, char *buf, int n)
 {
     char tp[32] = "";
-    if (c->tp > 1)
+    if (c->tp > 1 && c->cp > 1)
+        snprintf(tp, sizeof tp, "-t%d-c%d", c->tp, c->cp);
+    else if (c->cp > 1)
+        snprintf(tp, sizeof tp, "-c%d", c->cp);
+    else if (c->tp > 1)
         snprintf(tp, sizeof tp, "-t%d", c->tp);
     snprintf(tp + strlen(tp), sizeof tp - strlen(tp), "%s%s", c->sp ? "-sp" : "",
              c->distopt ? "-do" : "");
@@ -170,6 +174,8 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
     out->cluster.dp = c->dp;
     if (c->tp >= 1)
         out->cluster.tp = c->tp;
+    if (c->cp >= 1)
+        out->cluster.cp = c->cp;
     out->global_batch_size = config_global_batch(base);
     out->micro_batch_size = c->mbs;
     out->num_microbatches = 0;
@@ -192,6 +198,22 @@ static int tune_tps(const struct config *base, const struct tune_opts *o, int tp
     for (int t = 1; t <= 8; t *= 2)
         if (base->cluster.gpus_per_node % t == 0 && base->num_device % t == 0)
             tps[n++] = t;
+    return n;
+}
+
+/* The context-parallel degrees tried: the config's, or with o->max_cp > 1 each power of two up
+ * to it whose 2 cp chunks split the sequence (Megatron's load balance) and that divides the
+ * GPUs; whether a mode takes it (a2a: cp | heads) the candidate's validation says. */
+static int tune_cps(const struct config *base, const struct tune_opts *o, int cps[32])
+{
+    if (o->max_cp <= 1) {
+        cps[0] = config_cp(base);
+        return 1;
+    }
+    int n = 0;
+    for (int cp = 1; cp <= o->max_cp && n < 32; cp *= 2)
+        if (base->num_device % cp == 0 && (cp == 1 || base->model.seq_length % (2 * cp) == 0))
+            cps[n++] = cp;
     return n;
 }
 
@@ -266,6 +288,7 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
         if (tune_scheme_tried((enum scheme_id)s) && (o->schemes == 0 || (o->schemes >> s & 1u)))
             schemes[n_schemes++] = (enum scheme_id)s;
     int tps[4], n_tps = tune_tps(base, o, tps);
+    int cps[32], n_cps = tune_cps(base, o, cps);
     /* --microbatches N sets the samples per iteration the grid keeps: N x mbs x dp */
     int G = config_global_batch(base);
     struct tune_grid g = {.c = xmalloc(64 * sizeof *g.c), .cap = 64};
@@ -274,9 +297,12 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
         if ((ckpt == 1 && !o->optimize) || (ckpt == 2 && !o->search))
             continue;
         for (int s = 0; s < n_schemes; s++)
-            for (int t = 0; t < n_tps; t++) {
-                /* the GPUs of one TP group are one pipeline device: pp x dp = D / tp */
-                int D = base->num_device / tps[t];
+            for (int t = 0; t < n_tps; t++)
+                for (int q = 0; q < n_cps; q++) {
+                /* the GPUs of one TP x CP group are one pipeline device: pp x dp = D / (tp cp) */
+                if (base->num_device % (tps[t] * cps[q]) != 0)
+                    continue;
+                int D = base->num_device / (tps[t] * cps[q]);
                 int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
                 if (o->pp > 0) /* pinned: that depth alone, whatever min_pp */
                     min_pp = o->pp;
@@ -285,10 +311,11 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                         tune_add(&g, base, o,
                                  (struct tune_candidate){.scheme = schemes[s], .pp = pp,
                                                          .dp = D / pp, .tp = tps[t],
+                                                         .cp = cps[q],
                                                          .ckpt = ckpt >= 1, .search = ckpt == 2,
                                                          .oom_device = -1,
                                                          .status = TUNE_NOT_RUN});
-            }
+                }
     }
     *out = g.c;
     return g.n;
@@ -429,7 +456,8 @@ struct tune_group {
 static int tune_group_of(const struct tune_candidate *a, const struct tune_candidate *b)
 {
     return a->scheme == b->scheme && a->pp == b->pp && a->mbs == b->mbs &&
-           a->chunks == b->chunks && a->tp == b->tp && a->sp == b->sp && a->distopt == b->distopt;
+           a->chunks == b->chunks && a->tp == b->tp && a->cp == b->cp && a->sp == b->sp &&
+           a->distopt == b->distopt;
 }
 
 static int tune_make_groups(const struct tune_candidate *cand, int n, struct tune_group **out)
@@ -713,7 +741,7 @@ static void tune_search_phase(struct tune_pool *pl, int threads)
             bool none = isinf(g->bound_iter);
             *c = (struct tune_candidate){.scheme = c->scheme, .pp = c->pp, .dp = c->dp,
                                          .mbs = c->mbs, .chunks = c->chunks, .tp = c->tp,
-                                         .sp = c->sp, .distopt = c->distopt, .ckpt = true,
+                                         .cp = c->cp, .sp = c->sp, .distopt = c->distopt, .ckpt = true,
                                          .search = true, .status = TUNE_PRUNED,
                                          .oom_device = -1, .lower_bound = g->bound_step};
             if (none)

@@ -59,6 +59,9 @@ struct tune_opts {
                                 * the bounds that prune it drop their memory part */
     tune_progress_fn progress;
     void *progress_ctx;
+    int max_cp;            /* context-parallel degrees tried: 1, 2, 4, ... max_cp where the GPUs
+                            * and the sequence (2 cp chunks) allow; 0 or 1 = the config's
+                            * cluster.cp alone */
 };
 
 /* TUNE_NOT_RUN: the grid was cancelled before this candidate was simulated. TUNE_PRUNED: a
@@ -86,6 +89,7 @@ struct tune_candidate {
     int oom_device;          /* TUNE_OOM: the device furthest over the cap */
     double over_bytes;       /* TUNE_OOM: by how much */
     bool pareto;             /* on the throughput / peak-memory front */
+    int cp;                  /* context-parallel degree (cluster.cp); 0 = the config's */
     char why[256];           /* TUNE_INVALID: the reason */
 };
 

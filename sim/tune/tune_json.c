@@ -27,6 +27,8 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
     cJSON_AddNumberToObject(o, "pp", k->pp);
     cJSON_AddNumberToObject(o, "dp", k->dp);
     cJSON_AddNumberToObject(o, "tp", k->tp);
+    if (k->cp > 1)
+        cJSON_AddNumberToObject(o, "cp", k->cp);
     cJSON_AddNumberToObject(o, "micro_batch_size", k->mbs);
     cJSON_AddNumberToObject(o, "chunks", k->chunks);
     cJSON_AddBoolToObject(o, "sequence_parallel", k->sp);
