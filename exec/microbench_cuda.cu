@@ -100,7 +100,7 @@ static int mbc_gemms(cublasHandle_t h, const int *sizes, int nsizes, double min_
                                             B, t, k, &zero, C, t, m, CUBLAS_COMPUTE_32F,
                                             CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
                     };
-                    double per;
+                    double per = 0;
                     rc = mbc_measure(fn, min_s, &per, e);
                     if (rc != MT_OK)
                         break;
@@ -134,7 +134,7 @@ static int mbc_copies(double min_bytes, double max_bytes, double min_s,
     for (double s = min_bytes; s <= max_bytes && rc == MT_OK; s *= 4) {
         size_t n = (size_t)s;
         auto fn = [&]() { return cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice) == cudaSuccess; };
-        double per;
+        double per = 0;
         rc = mbc_measure(fn, min_s, &per, e);
         if (rc != MT_OK)
             break;
