@@ -12,6 +12,7 @@
 #include "model/cost.h"
 #include "model/presets.h"
 #include "model/scheme_registry.h"
+#include "model/moe.h"
 #include "model/seqlen.h"
 #include "model/stage_split.h"
 #include "util/err.h"
@@ -369,6 +370,7 @@ int config_validate(const struct config *c, struct mt_err *e)
     TRY(config_validate_model(&c->model, e));
     TRY(config_validate_cluster(&c->cluster, e));
     TRY(seqlen_validate(c, e)); /* model.seq_length's distribution (model/seqlen.h) */
+    TRY(moe_validate(c, e));    /* experts, MLA and the expert groups (model/moe.h) */
     NEED(c->scheme < SCHEME__COUNT, "pipeline_scheme: unknown scheme");
     NEED(c->num_device >= 1 && c->num_device <= CONFIG_MAX_DEVICES,
          "num_device: must be in [1, %d] (got %d)", CONFIG_MAX_DEVICES, c->num_device);

@@ -82,6 +82,32 @@ struct model_spec {
     int head_dim;                /* per head; 0 = hidden_size / num_attention_heads */
     enum tri_state tie_embeddings; /* the LM head shares the embedding's matrix */
     bool qk_norm;                /* a norm on each head's q and k (Qwen3, OLMo2, Gemma 3) */
+    /* Mixture of experts and multi-head latent attention (issue 38; model/moe.h): zero = a
+     * dense block with multi-head (or grouped-query) attention */
+    struct moe_spec {
+        int num_experts;        /* routed experts E (Megatron --num-experts); 0 = dense */
+        int router_topk;        /* experts a token goes to (--moe-router-topk) */
+        int ffn_hidden_size;    /* one routed expert's width (--moe-ffn-hidden-size) */
+        int shared_ffn;         /* all shared experts' width together
+                                 * (--moe-shared-expert-intermediate-size); 0 = none */
+        int layer_freq;         /* every layer_freq-th block is MoE, counting from the first
+                                 * (--moe-layer-freq N; Qwen's decoder_sparse_step); 0 = 1 */
+        int first_k_dense;      /* the first k blocks are dense (DeepSeek first_k_dense_replace) */
+        int mtp_layers;         /* multi-token prediction depth (DeepSeek-V3
+                                 * num_nextn_predict_layers, Megatron --mtp-num-layers) */
+        double routing_skew;    /* tokens of the busiest EP rank over the mean; 0 = 1.2 */
+        double capacity_factor; /* --moe-expert-capacity-factor; 0 = dropless */
+        bool fp8_dispatch;      /* the forward dispatch all-to-all in FP8 (DeepSeek-V3 §3.3) */
+        bool router_bias;       /* a per-expert score-correction bias (DeepSeek-V3's
+                                 * aux-loss-free balancing: e_score_correction_bias) */
+    } moe;
+    struct mla_spec {
+        int kv_lora_rank;       /* > 0: multi-head latent attention (DeepSeek-V2 §2.1) */
+        int q_lora_rank;        /* the queries' low-rank width; 0 = q projected directly */
+        int qk_nope_head_dim;   /* per head: the part of q, k without rotary */
+        int qk_rope_head_dim;   /* per head: the rotary part (k's shared by the heads) */
+        int v_head_dim;         /* per head: v's width */
+    } mla;
 };
 
 /* Attention kernels. CONFIG_ATTN_DEFAULT: the model's (eager for a paper_stack model, else
@@ -154,6 +180,11 @@ struct cluster_spec {
     bool tp_comm_overlap;     /* "tp_comm_overlap": TP collectives overlap their GEMMs */
     bool overlap_grad_reduce; /* "overlap_grad_reduce": the DP gradient reduce overlaps the
                                * last backwards */
+    /* Expert parallelism (model/moe.h; Megatron's --expert-model-parallel-size and
+     * --expert-tensor-parallel-size): the experts' groups fold the GPUs of a pipeline stage
+     * as etp x ep x expert dp; 0 = 1 (ep) and tp (etp), as Megatron defaults them */
+    int ep;
+    int etp;
 };
 
 /* The values a preset fills in (the device's cap and tp_gbps) unless the config or a flag gave
