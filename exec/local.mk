@@ -8,7 +8,7 @@ libmt_exec_a_SOURCES = exec/xformer.h exec/xformer_cpu.c exec/memcount.h exec/me
 	exec/comm.h exec/comm_mpi.c exec/capture.h exec/capture.c exec/interp.h exec/interp.c exec/fault.h exec/fault.c exec/interp_check.c \
 	exec/interp_internal.h exec/interp_weights.c exec/interp_offload.c exec/run_json.c \
 	exec/copy_cuda.h exec/launch.h exec/launch.c exec/input_aware.h exec/input_aware.c exec/postmortem.h \
-	exec/postmortem.c
+	exec/postmortem.c exec/microbench.h exec/microbench.c
 libmt_exec_a_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS) $(MPI_CFLAGS) \
 	-DMT_PKGDATADIR='"$(pkgdatadir)"' -DMT_SRCDATADIR='"$(abs_top_srcdir)/data"' \
 	-DMT_MPIRUN='"$(MPIRUN)"' $(CUDA_CPPFLAGS) $(NCCL_CPPFLAGS)
@@ -28,9 +28,9 @@ SUFFIXES = .cu
 if HAVE_CUDA
 libmt_exec_a_SOURCES += exec/backend_cuda.c
 noinst_LIBRARIES += libmt_exec_cuda.a
-libmt_exec_cuda_a_SOURCES = exec/xformer_cuda.cu exec/copy_cuda.cu
+libmt_exec_cuda_a_SOURCES = exec/xformer_cuda.cu exec/copy_cuda.cu exec/microbench_cuda.cu
 if HAVE_NCCL
-libmt_exec_a_SOURCES += exec/comm_nccl.c
+libmt_exec_a_SOURCES += exec/comm_nccl.c exec/microbench_nccl.c
 EXEC_CUDA_LIBS = libmt_exec_cuda.a libmt_exec.a libmt_util.a $(CUDA_LIBS) $(NCCL_LIBS) \
 	$(MPI_LIBS) $(BLAS_LIBS) -lstdc++ -lm
 else

@@ -2,7 +2,7 @@
 # by the tests directly; above exec/ and traces/, below tui/.
 noinst_LIBRARIES += libmt_flow.a
 libmt_flow_a_SOURCES = flow/compare.c flow/compare.h flow/profile.c flow/profile.h \
-	flow/run.c flow/run.h
+	flow/run.c flow/run.h flow/profile_micro.c
 libmt_flow_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
 
 check_PROGRAMS += tests/unit/test_flow

@@ -14,7 +14,10 @@ struct config;
 struct import_info;
 struct import_opts;
 struct mapping;
+struct microbench_progress;
 struct mt_err;
+struct nccl_tests_info;
+struct nccl_tests_opts;
 struct plan;
 struct profile;
 struct trace;
@@ -90,5 +93,33 @@ double flow_profile_predict(const struct plan *p, const struct profile *pr);
 void flow_profile_check(const struct flow_profile_run *runs, int n, int nmain,
                         const struct profile *prof, double *before, double *after,
                         double *shared);
+
+/* ---- flow/profile_micro.c: micro-benchmark tables (model/microcal.h) --------------------- */
+/* --from-nccl-tests: files[0..n) read (model/nccl_tests.h) into *prof, the tables alone
+ * (enabled false, backend "nccl", the device of the first file's Rank lines); infos[0..n)
+ * say what each file held (the caller nccl_tests_info_fini()s each, on success only). Two
+ * rows of one key across files: MT_EINVAL naming both FILE:LINE. */
+int flow_profile_from_nccl_tests(const char *const *files, int nfiles,
+                                 const struct nccl_tests_opts *o, struct profile *prof,
+                                 struct nccl_tests_info *infos, struct mt_err *e);
+
+/* --micro: what to measure. */
+struct flow_micro_opts {
+    const char *backend;   /* cpu (sgemm, memcpy, MPI), cuda (cuBLAS, copy), nccl (+ NCCL) */
+    const int *gemm_sizes; /* the GEMM grid: every (m, n, k) of these */
+    int n_gemm_sizes;
+    const int *ranks; /* the collectives' rank counts, one mpirun job each */
+    int n_ranks;
+    double min_coll_bytes, min_copy_bytes, max_bytes; /* sizes, x4 from the min */
+    double min_s; /* seconds of repetitions a measurement, at least */
+};
+
+/* This machine measured into *prof (the tables alone), progress to p (may be NULL). */
+int flow_profile_micro(const struct flow_micro_opts *o, const struct microbench_progress *p,
+                       struct profile *prof, struct mt_err *e);
+/* The collectives as one rank of the mpirun job flow_profile_micro starts (the command
+ * under MPI): rank 0 writes its rows at out. */
+int flow_profile_micro_rank(int *argc, char ***argv, const struct flow_micro_opts *o,
+                            const char *out, struct mt_err *e);
 
 #endif

@@ -185,8 +185,14 @@ struct cJSON *config_to_cjson(const struct config *c)
             write_number(cl, "host_gbps", k->host_gbps);
         if (k->host_mem_per_node > 0)
             write_bytes(cl, "host_memory_per_node", k->host_mem_per_node);
-        if (k->framework != FRAMEWORK_DEFAULT)
-            cJSON_AddStringToObject(cl, "framework", framework_name(k->framework));
+        /* the framework when it was set, or when a reload would resolve another: a model
+         * written by a preset's name reads back as that preset, paper stack and all */
+        struct model_spec as_read;
+        bool read_paper = presets_model(ms->name, &as_read, NULL) == MT_OK &&
+                          strcmp(as_read.name, ms->name) == 0 && as_read.paper_stack;
+        enum framework_id read_fw = read_paper ? FRAMEWORK_MEGATRON_DS_2021 : FRAMEWORK_MEGATRON_CORE;
+        if (k->framework != FRAMEWORK_DEFAULT || config_framework(c) != read_fw)
+            cJSON_AddStringToObject(cl, "framework", framework_name(config_framework(c)));
         /* a reload fills these from the preset, or for a named device from the default's */
         struct config base;
         if (!is_preset) {
@@ -244,7 +250,7 @@ struct cJSON *config_to_cjson(const struct config *c)
         cJSON_AddNumberToObject(o, "pipeline_parallel_last_stage_less_layers",
                                 c->last_stage_less_layers);
     }
-    if (c->profile.enabled)
+    if (c->profile.enabled || c->profile.micro != NULL) /* fits, tables, or both */
         cJSON_AddItemToObject(o, "calibration", profile_to_cjson(&c->profile));
     return o;
 }

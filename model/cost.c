@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/framework.h"
+#include "model/stage_split.h"
 #include "model/ops.h"
 #include "model/price.h"
 #include "model/profile.h"
@@ -97,8 +99,10 @@ double cost_op_us(const struct config *c, const struct op *o, enum op_pass p)
 {
     if (o->kind == OP_COLLECTIVE && (o->overlapped || o->pass != p))
         return 0;
-    if (!ops_legacy(c))
-        return price_op_us(c, o, p);
+    if (!ops_legacy(c)) { /* the device's time and the framework's launch of the kernel */
+        double us = price_op_us(c, o, p);
+        return us > 0 ? us + framework_kernel_overhead_us(c) : 0;
+    }
     switch (o->kind) {
     case OP_GEMM:
     case OP_GROUPED_GEMM:
@@ -340,9 +344,8 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
                      struct cost_model *out, struct mt_err *e)
 {
     memset(out, 0, sizeof *out);
-    if (num_stages < 1 || num_stages > c->model.num_layers)
-        return err_set(e, MT_EINVAL, "model.num_layers: %d stages but only %d layers", num_stages,
-                       c->model.num_layers);
+    if (num_stages < 1) /* more stages than layers: the split's rule says (stage_split.h) */
+        return err_set(e, MT_EINVAL, "model.num_layers: %d stages", num_stages);
     const struct model_spec *m = &c->model;
     const struct cluster_spec *k = &c->cluster;
     double b = c->micro_batch_size, s = m->seq_length, h = m->hidden_size;
@@ -372,18 +375,26 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
     out->parts_per_device = parts_per_device;
     out->stage = xcalloc((size_t)num_stages, sizeof *out->stage);
 
-    int base = m->num_layers / num_stages, extra = m->num_layers % num_stages;
-    /* The remainder goes to the middle stages: the first and last already carry the
-     * embedding and the head. */
-    int extra_from = (num_stages - extra) / 2;
+    /* Which layers each stage holds, and where the embedding and the loss sit: the even split
+     * (the remainder to the middle stages) unless the config names Megatron's or torchtitan's
+     * rule (model/stage_split.h) */
+    int *split_layers = xcalloc((size_t)num_stages, sizeof *split_layers);
+    bool *split_ends = xcalloc(2 * (size_t)num_stages, sizeof *split_ends);
+    if (stage_split_layers(c, num_stages, split_layers, split_ends, split_ends + num_stages, e) !=
+        MT_OK) {
+        free(split_layers);
+        free(split_ends);
+        cost_model_fini(out);
+        return MT_EINVAL;
+    }
     int layer = 0;
     for (int i = 0; i < num_stages; i++) {
         struct stage_cost *st = &out->stage[i];
         st->first_layer = layer;
-        st->num_layers = base + (i >= extra_from && i < extra_from + extra);
+        st->num_layers = split_layers[i];
         layer += st->num_layers;
-        st->has_embed = i == 0;
-        st->has_head = i == num_stages - 1;
+        st->has_embed = split_ends[i];
+        st->has_head = split_ends[num_stages + i];
         st->params = cost_stage_params(c, st->num_layers, st->has_embed, st->has_head);
         double w_share;
         if (legacy)
@@ -426,6 +437,8 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         st->sel_ckpt = st->ckpt; /* the input of the checkpointed layers, measured or not */
         st->copy = st->act / (k->host_gbps * 1e3); /* bytes / (GB/s) in us, measured act too */
     }
+    free(split_layers);
+    free(split_ends);
     return MT_OK;
 }
 

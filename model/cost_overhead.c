@@ -7,12 +7,16 @@
 #include "model/cost.h"
 
 #include "model/config.h"
+#include "model/framework.h"
 
+/* The framework's profile (model/framework.h) says how much: the 2021 fit for the paper's
+ * stack (the device's op_overhead_us and layer_overhead_us, as before), a profile's own figures
+ * otherwise. Its per-kernel term is added op by op (cost_op_us, model/cost.c). */
 void cost_overhead_apply(const struct config *c, struct stage_cost *st)
 {
-    const struct device_spec *d = &c->cluster.device;
-    double launch_us = st->num_layers * d->layer_overhead_us;
-    st->fw += d->op_overhead_us + launch_us;
-    st->bw += d->op_overhead_us + 2 * launch_us;
+    double op_us = framework_op_overhead_us(c);
+    double launch_us = st->num_layers * framework_layer_overhead_us(c);
+    st->fw += op_us + launch_us;
+    st->bw += op_us + 2 * launch_us;
     st->rc += launch_us;
 }

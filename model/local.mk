@@ -7,8 +7,19 @@ libmt_model_a_SOURCES = model/config.c model/config.h model/config_json.c \
 	model/seqlen.c model/seqlen.h model/memfit.c model/memfit.h
 libmt_model_a_SOURCES += model/scheme_registry.c model/scheme_registry.h
 libmt_model_a_SOURCES += model/stage_split.c model/stage_split.h model/pp_layout.c
-libmt_model_a_SOURCES += model/profile.c model/profile_json.c model/profile.h model/xformer_layout.h
+libmt_model_a_SOURCES += model/profile.c model/profile_json.c model/profile.h model/xformer_layout.h \
+	model/microcal.c model/microcal.h model/microcal_json.c model/nccl_tests.c model/nccl_tests.h
 libmt_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
+
+check_PROGRAMS += tests/unit/test_microcal
+TESTS += tests/unit/test_microcal
+tests_unit_test_microcal_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+EXTRA_DIST += tests/data/nccl-tests/all_reduce_perf-h100x8.txt \
+	tests/data/nccl-tests/all_gather_perf-h100x16-2nodes.txt \
+	tests/data/nccl-tests/all_gather_perf-2.13-a100x16.txt \
+	tests/data/nccl-tests/reduce_scatter_perf-h100x8-mpi.txt \
+	tests/data/nccl-tests/alltoall_perf-h100x8.txt tests/data/nccl-tests/sendrecv_perf-h100x2.txt \
+	tests/data/nccl-tests/README tests/data/nccl-tests/make_samples.py
 
 # The config loader: examples, bad inputs, and a unit test that reads both from $(srcdir).
 check_PROGRAMS += tests/unit/test_config

@@ -39,8 +39,11 @@ struct profile_shape {
     int micro_batch_size, tp;
 };
 
+struct microcal;
+
 struct profile {
-    bool enabled;
+    bool enabled;     /* holds the stage fits below (shape and fits); a file of micro-benchmark
+                       * tables alone leaves it false */
     char device[96];  /* what it was measured on: "cpu: <model name> (N cores)", a GPU name */
     char backend[16]; /* the executor backend: cpu, cuda, nccl */
     char created[32]; /* UTC date and time of the measurement */
@@ -68,6 +71,10 @@ struct profile {
      * own time, measured on runs of twice as many ranks as cores */
     struct profile_fit p2p_shared, recv_shared;
     struct profile_fit gap_shared; /* then: the time between instructions, per instruction */
+    /* micro-benchmark tables (model/microcal.h): measured GEMM, attention, HBM and collective
+     * rates for the device model to price ops with; NULL = none. Immutable and shared by every
+     * copy of the profile (the pool of model/microcal.h owns it). */
+    const struct microcal *micro;
 };
 
 /* Applies p to one stage of config c (its layer count and ends already set): every fitted
@@ -90,8 +97,11 @@ void profile_shape_of(const struct config *c, struct profile_shape *out);
  *           "b_us", "w_us", "w_keep_bytes", "p2p_shared_us", "recv_shared_us", "gap_shared_us"
  *           (each optional:
  *           older files load as they were)},
+ *  "micro": {...}  (optional: micro-benchmark tables, the format in model/microcal.h),
  *  "observations": [...]}   (what was measured; kept for the record, not read back)
- * Unknown keys are errors. */
+ * "shape" and "fits" go together; a file with "micro" may have neither (the tables alone:
+ * `profile --from-nccl-tests`, `profile --micro`), and then loads with enabled false and
+ * micro set. Unknown keys are errors. */
 #define PROFILE_MAX_BYTES (16u << 20)
 
 int profile_load(const char *path, struct profile *out, struct mt_err *e);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/microcal.h"
 #include "util/err.h"
 #include "util/json.h"
 #include "util/str.h"
@@ -128,10 +129,10 @@ static int profile_shape_read(struct json_doc *d, const struct json_value *sv,
 int profile_from_json(struct json_doc *d, const struct json_value *obj, struct profile *out)
 {
     enum { K_FORMAT, K_VERSION, K_DEVICE, K_BACKEND, K_CREATED, K_SHAPE, K_FITS, K_OBS, K_NOTE,
-           K_CORES, K__COUNT };
+           K_CORES, K_MICRO, K__COUNT };
     static const char *const keys[K__COUNT] = {"format", "version", "device",       "backend",
                                                "created", "shape",  "fits", "observations",
-                                               "note",    "cores"};
+                                               "note",    "cores",  "micro"};
     struct json_value k[K__COUNT];
     struct profile p;
     memset(&p, 0, sizeof p);
@@ -150,6 +151,15 @@ int profile_from_json(struct json_doc *d, const struct json_value *obj, struct p
     TRY(profile_text(d, &k[K_CREATED], p.created, sizeof p.created));
     if (k[K_CORES].item != NULL)
         TRY(json_int(d, &k[K_CORES], 0, 1 << 20, &p.cores));
+    if (k[K_MICRO].item != NULL) {
+        TRY(microcal_from_json(d, &k[K_MICRO], &p.micro));
+        if (p.micro == NULL && k[K_SHAPE].item == NULL && k[K_FITS].item == NULL)
+            return json_fail(d, &k[K_MICRO], "no rows (and no fits): nothing to calibrate with");
+        if (k[K_SHAPE].item == NULL && k[K_FITS].item == NULL) { /* the tables alone */
+            *out = p;
+            return MT_OK;
+        }
+    }
     if (k[K_SHAPE].item == NULL)
         return json_fail(d, &k[K_SHAPE], "missing (expected an object)");
     TRY(profile_shape_read(d, &k[K_SHAPE], &p.shape));
@@ -205,6 +215,10 @@ cJSON *profile_to_cjson(const struct profile *p)
     cJSON_AddStringToObject(o, "created", p->created);
     if (p->cores > 0)
         cJSON_AddNumberToObject(o, "cores", p->cores);
+    if (!p->enabled && p->micro != NULL) { /* the tables alone */
+        cJSON_AddItemToObject(o, "micro", microcal_to_cjson(p->micro));
+        return o;
+    }
     cJSON *s = cJSON_AddObjectToObject(o, "shape");
     cJSON_AddStringToObject(s, "type", config_arch_name((enum model_arch)p->shape.arch));
     struct profile_shape shape = p->shape;
@@ -224,6 +238,8 @@ cJSON *profile_to_cjson(const struct profile *p)
         cJSON_AddNumberToObject(j, "r2", f->r2);
         cJSON_AddNumberToObject(j, "points", f->points);
     }
+    if (p->micro != NULL)
+        cJSON_AddItemToObject(o, "micro", microcal_to_cjson(p->micro));
     return o;
 }
 

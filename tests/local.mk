@@ -145,6 +145,11 @@ tests_unit_test_view_gantt_LDADD = libmt_tui.a libmt_flow.a libmt_render.a libmt
 # issue 26 item 9: the analytic time model against the paper's measured Table 5 (MAPE <= 10 %).
 TESTS += tests/cli/test_paper_table5.sh
 EXTRA_DIST += tests/cli/test_paper_table5.sh tests/data/paper_table5.tsv
+# issue 37 item 7: published measured runs scored by scripts/fidelity.py (docs/fidelity.md).
+TESTS += tests/cli/test_fidelity.sh
+EXTRA_DIST += tests/cli/test_fidelity.sh scripts/fidelity.py data/fidelity/README.md \
+	data/fidelity/megatron_lm.tsv data/fidelity/llama3_paper.tsv data/fidelity/nemo.tsv \
+	data/fidelity/torchtitan.tsv data/fidelity/cpu_runs.tsv data/fidelity/cpu_calibration.json
 # The training stack (issue 26): attention, SP, TP communication, bytes per parameter.
 check_PROGRAMS += tests/unit/test_ops
 TESTS += tests/unit/test_ops

@@ -25,6 +25,7 @@
 #include "traces/import.h"
 #include "traces/mapping.h"
 #include "traces/trace.h"
+#include "tui/cmd_profile_micro.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/xalloc.h"
@@ -38,6 +39,10 @@ static const char profile_usage[] =
     "                         [--layer-counts L,...] [--mb-counts N,...] [--steps K]\n"
     "                         [--keep DIR] [--json]\n"
     "       mario-tui profile --from-trace TRACE... [--map FILE] [plan flags] [--out FILE]\n"
+    "       mario-tui profile --from-nccl-tests FILE... [--collective C] [--link L]\n"
+    "                         [--in-place] [--out FILE]\n"
+    "       mario-tui profile --micro [--backend cpu|cuda|nccl] [--gemm-sizes N,...]\n"
+    "                         [--ranks N,...] [--max-bytes B] [--seconds S] [--out FILE]\n"
     "The paper's lightweight profiling (§5.2): short executor runs of GPipe pipelines on 1\n"
     "device (two data-parallel replicas) and 2 devices, always two ranks, with the config's\n"
     "model and batch shape, over a few layer counts per stage and micro-batch counts, with\n"
@@ -48,7 +53,11 @@ static const char profile_usage[] =
     "The calibration records the device it was measured on.\n"
     "With --from-trace the calibration comes from a measured run instead (ours, or a PyTorch\n"
     "profiler trace, as `mario-tui import` reads it): per-op medians per stage, fitted over\n"
-    "the stages' layer counts, and the p2p latency; the device from deviceProperties.\n\n";
+    "the stages' layer counts, and the p2p latency; the device from deviceProperties.\n"
+    "--from-nccl-tests and --micro make micro-benchmark tables instead (docs/traces.md):\n"
+    "GEMM rates by shape, copy bandwidth, collective bus bandwidth by size, ranks and link,\n"
+    "from nccl-tests' output as it prints it, or measured here (sgemm, memcpy and MPI\n"
+    "collectives under mpirun on a CPU; cuBLAS, device copies and NCCL on a GPU).\n\n";
 
 struct profile_counts {
     int v[PROFILE_MAX_COUNTS], n;
@@ -61,7 +70,18 @@ struct profile_opts {
     struct profile_counts layers, mbs;
     int steps;
     bool json;
+    /* micro-benchmark tables */
+    bool from_nccl_tests, micro, in_place;
+    int coll, link; /* -1: from the files */
+    struct profile_counts gemm_sizes, ranks;
+    double max_bytes, min_bytes, seconds;
 };
+
+static const char *const profile_colls[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                            "all_to_all", "send_recv", NULL};
+static const char *const profile_links[] = {"nvlink", "network", "pcie", NULL};
+static int profile_bytes_opt(void *opts, const struct cmd_option *o, const char *arg,
+                             struct mt_err *e);
 
 static int profile_counts_opt(void *opts, const struct cmd_option *o, const char *arg,
                               struct mt_err *e);
@@ -70,7 +90,7 @@ static const struct cmd_option profile_options[] = {
     {.name = "backend", .arg = "B", CMD_TO_CHOICE(struct profile_opts, backend, cmd_run_backends),
      .heading = "  (without CONFIG and --model the model is the tiny preset)\n",
      .help = "executor backend: cpu (default), cuda, nccl"},
-    {.name = "out", .arg = "FILE", CMD_TO_STRING(struct profile_opts, out),
+    {.name = "out", .letter = 'o', .arg = "FILE", CMD_TO_STRING(struct profile_opts, out),
      .help = "where to write the calibration (default calibration.json)"},
     {.name = "layer-counts", .arg = "L,...", CMD_TO_CALL(profile_counts_opt, 64),
      .at = CMD_AT(struct profile_opts, layers, struct profile_counts),
@@ -90,6 +110,37 @@ static const struct cmd_option profile_options[] = {
              "fit them instead of running the executor"},
     {.name = "map", .arg = "FILE", CMD_TO_STRING(struct profile_opts, map),
      .help = "with --from-trace: a mapping of foreign event names (docs/traces.md)"},
+    {.name = "from-nccl-tests", CMD_TO_BOOL(struct profile_opts, from_nccl_tests),
+     .heading = "Micro-benchmark tables (docs/traces.md):\n",
+     .help = "the arguments are nccl-tests outputs (all_reduce_perf, all_gather_perf,\n"
+             "reduce_scatter_perf, alltoall_perf, sendrecv_perf): their busbw by size"},
+    {.name = "collective", .arg = "C", CMD_TO_CHOICE(struct profile_opts, coll, profile_colls),
+     .help = "with --from-nccl-tests: the collective, for files of nccl-tests before\n"
+             "2.15 that do not name it: all_reduce, all_gather, reduce_scatter,\n"
+             "all_to_all, send_recv"},
+    {.name = "link", .arg = "L", CMD_TO_CHOICE(struct profile_opts, link, profile_links),
+     .help = "with --from-nccl-tests: the link (default: nvlink when the Rank lines\n"
+             "name one host, network when several): nvlink, network, pcie"},
+    {.name = "in-place", CMD_TO_BOOL(struct profile_opts, in_place),
+     .help = "with --from-nccl-tests: the in-place columns (default out-of-place)"},
+    {.name = "micro", CMD_TO_BOOL(struct profile_opts, micro),
+     .help = "measure this machine: a GEMM grid (sgemm, one thread; on --backend\n"
+             "cuda/nccl cuBLAS bf16 and fp32), copies, and collectives (MPI under\n"
+             "mpirun --oversubscribe; NCCL with --backend nccl)"},
+    {.name = "gemm-sizes", .arg = "N,...", CMD_TO_CALL(profile_counts_opt, 16384),
+     .at = CMD_AT(struct profile_opts, gemm_sizes, struct profile_counts),
+     .help = "with --micro: GEMMs of every (m, n, k) of these (default 64,256,1024)"},
+    {.name = "ranks", .arg = "N,...", CMD_TO_CALL(profile_counts_opt, 64),
+     .at = CMD_AT(struct profile_opts, ranks, struct profile_counts),
+     .help = "with --micro: the collectives' rank counts, an mpirun job each\n(default 2,4)"},
+    {.name = "max-bytes", .arg = "B", CMD_TO_CALL(profile_bytes_opt, 0),
+     .at = CMD_AT(struct profile_opts, max_bytes, double),
+     .help = "with --micro: the largest copy and collective (default 64M)"},
+    {.name = "min-bytes", .arg = "B", CMD_TO_CALL(profile_bytes_opt, 0),
+     .at = CMD_AT(struct profile_opts, min_bytes, double),
+     .help = "with --micro: the smallest collective, then x4 (default 1K)"},
+    {.name = "seconds", .arg = "S", CMD_TO_DOUBLE(struct profile_opts, seconds, 0.001, 60),
+     .help = "with --micro: repetitions of at least S seconds a measurement\n(default 0.05)"},
     {0},
 };
 
@@ -129,6 +180,17 @@ static int profile_counts_opt(void *opts, const struct cmd_option *o, const char
         s += len + (s[len] == ',');
     }
     return c->n > 0 ? MT_OK : err_set(e, MT_EINVAL, "no values");
+}
+
+/* --max-bytes, --min-bytes: a size ("64M", "1K", bytes) in [1 KiB, 4 GiB]. */
+static int profile_bytes_opt(void *opts, const struct cmd_option *o, const char *arg,
+                             struct mt_err *e)
+{
+    double *v = (void *)((char *)opts + o->at);
+    TRY(str_parse_bytes(arg, v, e));
+    if (*v < 1024 || *v > 4294967296.0)
+        return err_set(e, MT_EINVAL, "expected a size from 1K to 4G, got '%s'", arg);
+    return MT_OK;
 }
 
 static void profile_print_fit(const char *name, const struct profile_fit *f, bool bytes)
@@ -250,12 +312,35 @@ static int profile_exec(int argc, char **argv)
     struct profile_opts o = {.out = "calibration.json",
                              .layers = {{1, 2, 3}, 3},
                              .mbs = {{2, 4}, 2},
-                             .steps = 4};
+                             .steps = 4,
+                             .coll = -1,
+                             .link = -1,
+                             .max_bytes = 64 << 20,
+                             .min_bytes = 1024,
+                             .seconds = 0.05};
     struct cmd_plan cp = {0};
     struct mt_err e = {0};
     int first, st = cmd_options_parse(&cmd_profile_entry, argc, argv, &o, &cp, &first);
     if (st != CMD_OPTIONS_RUN)
         return st;
+    if (o.from_trace + o.from_nccl_tests + o.micro > 1)
+        return cmd_usage_error("profile", "one of --from-trace, --from-nccl-tests, --micro");
+    if ((o.coll >= 0 || o.link >= 0 || o.in_place) && !o.from_nccl_tests)
+        return cmd_usage_error("profile", "--collective, --link and --in-place go with "
+                                          "--from-nccl-tests");
+    struct cmd_profile_micro mo = {o.out,         o.json,         o.backend,    o.coll,
+                                   o.link,        o.in_place,     o.gemm_sizes.v, o.gemm_sizes.n,
+                                   o.ranks.v,     o.ranks.n,      o.max_bytes,  o.min_bytes,
+                                   o.seconds};
+    if (o.from_nccl_tests)
+        return cmd_profile_from_nccl_tests(&mo, (const char *const *)&argv[first], argc - first);
+    if (o.micro) {
+        if (argc - first > 0)
+            return cmd_usage_error("profile", "--micro takes no arguments");
+        return cmd_profile_run_micro(&mo, argc, argv);
+    }
+    if (o.gemm_sizes.n || o.ranks.n)
+        return cmd_usage_error("profile", "--gemm-sizes and --ranks go with --micro");
     if (o.from_trace)
         return profile_from_trace(&o, &cp, (const char *const *)&argv[first], argc - first);
     if (argc - first > 1)

@@ -3,7 +3,8 @@ libmt_tui_a_SOURCES = tui/cmd.h tui/cmd.c tui/cmd_options.c tui/cmd_plan.c tui/c
 	tui/keys.c tui/explore_edit.c tui/explore_offload.c tui/explore_mouse.c tui/explore_trace.c tui/explore_wait.c tui/explore_build.c tui/screen.c tui/screen.h tui/view_frame.c tui/view_gantt.c tui/view_copy.c tui/view_inspect.c \
 	tui/view_tune.c tui/view_help.c tui/view_buckets.c tui/view_units.c tui/curses_compat.h tui/cmd_export.c \
 	tui/cmd_run.c tui/cmd_plan_inputs.c
-libmt_tui_a_SOURCES += tui/cmd_compare.c tui/cmd_profile.c tui/cmd_import.c
+libmt_tui_a_SOURCES += tui/cmd_compare.c tui/cmd_profile.c tui/cmd_import.c tui/cmd_profile_micro.c \
+	tui/cmd_profile_micro.h
 libmt_tui_a_SOURCES += tui/cmd_chart.c tui/cmd_models.c tui/cmd_progress.c
 libmt_tui_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS) $(NCURSES_CFLAGS)
 

@@ -49,7 +49,50 @@ check "25 us a layer forward, 50 backward (4 layers a stage), 20 us p2p, the A10
 "$bin" profile "$tmp/pp0.json" "$tmp/pp1.json" >/dev/null 2>&1
 check "traces without --from-trace are a usage error" "[ \$? -eq 2 ]"
 
+# --from-nccl-tests: nccl-tests' output as it prints it (tests/data/nccl-tests/); the figures
+# checked are read off the files' text (all_reduce line 28: 8388608 bytes, busbw 279.25)
+nt=${top_srcdir:-.}/tests/data/nccl-tests
+"$bin" profile --from-nccl-tests "$nt/all_reduce_perf-h100x8.txt" \
+    "$nt/all_gather_perf-h100x16-2nodes.txt" -o "$tmp/nt.json" >"$tmp/out" 2>&1
+check "profile --from-nccl-tests two files ($(head -c 300 $tmp/out))" "[ \$? -eq 0 ]"
+check "14 + 11 rows, 8 MiB all-reduce busbw 279.25, the 2-host all-gather on the network, no fits" \
+    "json $tmp/nt.json 'len(d[\"micro\"][\"collectives\"]) == 25 and [r[\"busbw_gbps\"] for r in d[\"micro\"][\"collectives\"] if r[\"collective\"] == \"all_reduce\" and r[\"bytes\"] == 8388608] == [279.25] and {r[\"link\"] for r in d[\"micro\"][\"collectives\"] if r[\"collective\"] == \"all_gather\"} == {\"network\"} and \"shape\" not in d and d[\"device\"] == \"NVIDIA H100 80GB HBM3\"'"
+check "the summary names the collective, ranks and hosts" \
+    "grep -q 'all_reduce_perf, 8 ranks on 1 host (nvlink), 14 rows' $tmp/out && grep -q '16 ranks on 2 hosts (network)' $tmp/out"
+"$bin" simulate --calibration "$tmp/nt.json" >/dev/null 2>&1
+check "a calibration of tables alone loads in simulate" "[ \$? -eq 0 ]"
+"$bin" profile --from-nccl-tests "$nt/all_gather_perf-2.13-a100x16.txt" -o "$tmp/x.json" >"$tmp/out" 2>&1
+check "nccl-tests 2.13 without --collective: exit 2, asking for it" \
+    "[ \$? -eq 2 ] && grep -q 'all_gather_perf-2.13-a100x16.txt: cannot tell the collective' $tmp/out && grep -q -- '--collective' $tmp/out"
+"$bin" profile --from-nccl-tests "$nt/all_gather_perf-2.13-a100x16.txt" --collective all_gather \
+    --in-place -o "$tmp/x.json" >/dev/null 2>&1
+check "with --collective all_gather --in-place" "[ \$? -eq 0 ] && json $tmp/x.json 'len(d[\"micro\"][\"collectives\"]) == 11'"
+head -25 "$nt/all_reduce_perf-h100x8.txt" >"$tmp/cut.txt"
+"$bin" profile --from-nccl-tests "$tmp/cut.txt" -o "$tmp/x.json" >"$tmp/out" 2>&1
+check "a truncated file: exit 2 naming FILE:LINE" \
+    "[ \$? -eq 2 ] && grep -q 'cut.txt:25: the file ends before' $tmp/out"
+"$bin" profile --from-nccl-tests "$nt/all_reduce_perf-h100x8.txt" "$nt/all_reduce_perf-h100x8.txt" \
+    -o "$tmp/x.json" >"$tmp/out" 2>&1
+check "one file twice: exit 2 naming both rows" \
+    "[ \$? -eq 2 ] && grep -q 'the same collective, link, size and ranks as' $tmp/out"
+"$bin" profile --collective all_reduce >/dev/null 2>&1
+check "--collective without --from-nccl-tests is a usage error" "[ \$? -eq 2 ]"
+
 command -v mpirun >/dev/null 2>&1 || skip "no mpirun"
+
+# --micro, short: sgemm on a 2 x 2 x 2 grid, copies of 4 KiB to 256 KiB, the four MPI
+# collectives on 2 and 3 ranks from 1 KiB to 256 KiB (about 10 s on a busy 2-core machine)
+t0=$(date +%s)
+"$bin" profile --micro --gemm-sizes 32,128 --ranks 2,3 --max-bytes 256K --seconds 0.005 \
+    -o "$tmp/micro.json" >"$tmp/out" 2>"$tmp/err"
+check "profile --micro ($(tail -c 300 $tmp/err))" "[ \$? -eq 0 ]"
+echo "profile --micro: $(($(date +%s) - t0)) s"
+check "8 fp32 GEMM rows, 4 copies, 4 collectives x 5 sizes x 2 rank counts, every rate > 0" \
+    "json $tmp/micro.json 'len(d[\"micro\"][\"gemm\"]) == 8 and {r[\"dtype\"] for r in d[\"micro\"][\"gemm\"]} == {\"fp32\"} and len(d[\"micro\"][\"hbm\"]) == 4 and len(d[\"micro\"][\"collectives\"]) == 40 and {r[\"ranks\"] for r in d[\"micro\"][\"collectives\"]} == {2, 3} and all(r[\"tflops\"] > 0 for r in d[\"micro\"][\"gemm\"]) and all(r[\"busbw_gbps\"] > 0 for r in d[\"micro\"][\"collectives\"]) and d[\"backend\"] == \"cpu\"'"
+check "progress on stderr, the tables on stdout" \
+    "grep -q 'sgemm 128x128x128' $tmp/err && grep -q 'all_to_all, 3 ranks (nvlink)' $tmp/out"
+"$bin" profile --micro --ranks 1 >/dev/null 2>&1
+check "--ranks 1 is a usage error" "[ \$? -eq 2 ]"
 
 "$bin" profile --help >"$tmp/h" 2>&1
 check "--help exits 0 and names --calibration" "[ \$? -eq 0 ] && grep -q -- '--calibration' $tmp/h"

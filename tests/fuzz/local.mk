@@ -3,17 +3,24 @@
 # in every `make check`. ./configure --enable-fuzzing CC=clang also builds fuzz_<target>, the
 # libFuzzer binaries; `make fuzz FUZZ_SECONDS=600` runs each that long in tests/fuzz/work/
 # (new inputs and crash-* files land there: copy a crash into the corpus with its fix).
-FUZZ_TARGETS = config plan chrome kineto calibration seqlen mapping chart gzip csv import
+FUZZ_TARGETS = config plan chrome kineto calibration seqlen mapping chart gzip csv import microcal \
+	nccl_tests
 FUZZ_SECONDS = 60
 
 check_PROGRAMS += tests/fuzz/replay_config tests/fuzz/replay_plan tests/fuzz/replay_chrome \
 	tests/fuzz/replay_kineto tests/fuzz/replay_calibration tests/fuzz/replay_seqlen \
 	tests/fuzz/replay_mapping tests/fuzz/replay_chart tests/fuzz/replay_gzip tests/fuzz/replay_csv \
-	tests/fuzz/replay_import
+	tests/fuzz/replay_import tests/fuzz/replay_microcal tests/fuzz/replay_nccl_tests
 TESTS += tests/fuzz/replay_config tests/fuzz/replay_plan tests/fuzz/replay_chrome \
 	tests/fuzz/replay_kineto tests/fuzz/replay_calibration tests/fuzz/replay_seqlen \
 	tests/fuzz/replay_mapping tests/fuzz/replay_chart tests/fuzz/replay_gzip tests/fuzz/replay_csv \
-	tests/fuzz/replay_import
+	tests/fuzz/replay_import tests/fuzz/replay_microcal tests/fuzz/replay_nccl_tests
+tests_fuzz_replay_microcal_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_microcal.c tests/fuzz/replay.c
+tests_fuzz_replay_microcal_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
+tests_fuzz_replay_microcal_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+tests_fuzz_replay_nccl_tests_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_nccl_tests.c \
+	tests/fuzz/replay.c
+tests_fuzz_replay_nccl_tests_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 tests_fuzz_replay_import_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_import.c tests/fuzz/replay.c
 tests_fuzz_replay_import_LDADD = libmt_traces.a libmt_sim.a libmt_model.a libmt_util.a \
 	$(CJSON_LIBS) $(ZLIB_LIBS) -lm
@@ -56,7 +63,14 @@ if ENABLE_FUZZING
 check_PROGRAMS += tests/fuzz/fuzz_config tests/fuzz/fuzz_plan tests/fuzz/fuzz_chrome \
 	tests/fuzz/fuzz_kineto tests/fuzz/fuzz_calibration tests/fuzz/fuzz_seqlen \
 	tests/fuzz/fuzz_mapping tests/fuzz/fuzz_chart tests/fuzz/fuzz_gzip tests/fuzz/fuzz_csv \
-	tests/fuzz/fuzz_import
+	tests/fuzz/fuzz_import tests/fuzz/fuzz_microcal tests/fuzz/fuzz_nccl_tests
+tests_fuzz_fuzz_microcal_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_microcal.c
+tests_fuzz_fuzz_microcal_CPPFLAGS = $(tests_fuzz_replay_microcal_CPPFLAGS)
+tests_fuzz_fuzz_microcal_LDADD = $(tests_fuzz_replay_microcal_LDADD)
+tests_fuzz_fuzz_microcal_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
+tests_fuzz_fuzz_nccl_tests_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_nccl_tests.c
+tests_fuzz_fuzz_nccl_tests_LDADD = $(tests_fuzz_replay_nccl_tests_LDADD)
+tests_fuzz_fuzz_nccl_tests_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
 tests_fuzz_fuzz_import_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_import.c
 tests_fuzz_fuzz_import_LDADD = $(tests_fuzz_replay_import_LDADD)
 tests_fuzz_fuzz_import_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
