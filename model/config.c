@@ -167,10 +167,15 @@ const char *config_attention_name(enum attention_kind a)
 
 double config_bytes_per_param(const struct config *c)
 {
+    return config_bytes_per_param_over(c, c->cluster.dp);
+}
+
+double config_bytes_per_param_over(const struct config *c, int dp)
+{
     if (c->bytes_per_param > 0)
         return c->bytes_per_param;
     double replicated = c->model.paper_stack ? 4 : 6;
-    double shards = c->distributed_optimizer && c->cluster.dp > 1 ? c->cluster.dp : 1;
+    double shards = c->distributed_optimizer && dp > 1 ? dp : 1;
     return replicated + 12 / shards;
 }
 

@@ -319,6 +319,9 @@ const char *config_attention_name(enum attention_kind a);
  * 4, Megatron-LM's mixed precision) or 4 for the paper's presets (fp16 weights and gradients,
  * ZeRO §3.1's count), 12 = fp32 master weights and Adam's m and v. */
 double config_bytes_per_param(const struct config *c);
+/* The same for parameters whose gradients are reduced over a group of dp replicas (the routed
+ * experts' expert dp, model/moe.h). */
+double config_bytes_per_param_over(const struct config *c, int dp);
 /* Bytes per GPU that no plan may use: "reserve" if set; else CONFIG_RESERVE_DEFAULT, 0 for the
  * paper's presets (the paper's caps and fit verdicts are its simulator's, with none) and under
  * unit costs (memory in M_θ). */

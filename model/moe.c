@@ -62,6 +62,11 @@ int config_expert_dp(const struct config *c)
     return fold > 0 && stage % fold == 0 ? (int)(stage / fold) : 1;
 }
 
+double moe_expert_bytes_per_param(const struct config *c)
+{
+    return config_bytes_per_param_over(c, config_expert_dp(c));
+}
+
 /* The parameters of an op list, and of its routed experts (the grouped GEMMs). */
 static void list_params(const struct op_list *l, double *all, double *experts)
 {

@@ -42,6 +42,10 @@ double moe_routing_skew(const struct model_spec *m);
 int config_ep(const struct config *c);
 int config_etp(const struct config *c);
 int config_expert_dp(const struct config *c);
+/* Static bytes a routed expert's parameter takes: config_bytes_per_param over the expert dp
+ * (with the distributed optimizer 6 + 12 / edp; Megatron shards the experts' optimizer state
+ * over their own data-parallel group, distrib_optimizer.md) */
+double moe_expert_bytes_per_param(const struct config *c);
 
 /* Parameter counts of the whole model (every rank's together, the LM head apart from the
  * embedding unless tied): `total` every weight of the main model (the MTP modules apart,

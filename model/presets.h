@@ -23,6 +23,9 @@ int presets_device(const char *name, struct device_spec *out, struct mt_err *e);
 /* A model's parameter count as the cost model counts it (model/cost.h; tp = 1, the LM head
  * apart from the embedding). */
 double presets_model_params(const struct model_spec *m);
+/* Those one token's forward reads: a MoE model's k routed experts of E (model/moe.h
+ * moe_model_counts); = presets_model_params for a dense model. */
+double presets_model_active_params(const struct model_spec *m);
 /* {"models": [{name, display_name, shape, parameters, attention, source}, ...], "devices":
  * [{name, bf16_peak_flops, fp8_peak_flops, memory_bytes, hbm_gbps, nvlink_gbps,
  * nvlink_busbw_gbps, network_gbps, gpus_per_node, host_gbps, gemm_efficiency,

@@ -9,13 +9,28 @@
 
 #include "model/config.h"
 #include "model/cost.h"
+#include "model/moe.h"
 
 double presets_model_params(const struct model_spec *m)
 {
+    if (moe_enabled(m) || mla_enabled(m)) { /* blocks of two kinds (model/moe.h) */
+        struct moe_counts k;
+        moe_model_counts(m, &k);
+        return k.total;
+    }
     struct config c;
     config_default(&c);
     c.model = *m;
     return cost_stage_params(&c, m->num_layers, true, true);
+}
+
+double presets_model_active_params(const struct model_spec *m)
+{
+    if (!moe_enabled(m))
+        return presets_model_params(m);
+    struct moe_counts k;
+    moe_model_counts(m, &k);
+    return k.active;
 }
 
 static void presets_devices_add(cJSON *o)
@@ -72,6 +87,15 @@ char *presets_models_json(void)
         cJSON_AddNumberToObject(j, "seq_length", m.seq_length);
         cJSON_AddNumberToObject(j, "vocab_size", m.vocab_size);
         cJSON_AddNumberToObject(j, "parameters", presets_model_params(&m));
+        cJSON_AddNumberToObject(j, "active_parameters", presets_model_active_params(&m));
+        if (moe_enabled(&m)) {
+            struct moe_counts k;
+            moe_model_counts(&m, &k);
+            cJSON_AddNumberToObject(j, "num_experts", m.moe.num_experts);
+            cJSON_AddNumberToObject(j, "router_topk", m.moe.router_topk);
+            if (m.moe.mtp_layers > 0)
+                cJSON_AddNumberToObject(j, "mtp_parameters", k.mtp);
+        }
         cJSON_AddStringToObject(j, "attention", m.paper_stack ? "eager" : "flash");
         cJSON_AddStringToObject(j, "source", presets_model_source(m.name));
     }
