@@ -165,7 +165,7 @@ int moe_validate(const struct config *c, struct mt_err *e)
              "(model.moe.num_experts)", k->ep);
         NEED(k->etp <= 1 || k->etp == k->tp,
              "cluster.etp: %d but the model has no experts (model.moe.num_experts)", k->etp);
-        NEED(m->mtp_layers == 0, "model.moe.mtp_layers: multi-token prediction is modelled "
+        NEED(m->mtp_layers == 0, "model.moe.mtp_num_layers: multi-token prediction is modelled "
              "with a MoE block only (DeepSeek-V3's); the model has no experts");
         return MT_OK;
     }
@@ -174,7 +174,7 @@ int moe_validate(const struct config *c, struct mt_err *e)
          m->router_topk);
     NEED(m->ffn_hidden_size >= 1, "model.moe.ffn_hidden_size: must be >= 1 (got %d)",
          m->ffn_hidden_size);
-    NEED(m->shared_ffn >= 0, "model.moe.shared_expert_ffn_hidden_size: must be >= 0 (got %d)",
+    NEED(m->shared_ffn >= 0, "model.moe.shared_expert_intermediate_size: must be >= 0 (got %d)",
          m->shared_ffn);
     NEED(m->layer_freq >= 0 && m->layer_freq <= c->model.num_layers,
          "model.moe.layer_freq: must be in [1, num_layers %d] (got %d)", c->model.num_layers,
@@ -183,7 +183,7 @@ int moe_validate(const struct config *c, struct mt_err *e)
          "model.moe.first_k_dense: must be in [0, num_layers %d) (got %d)", c->model.num_layers,
          m->first_k_dense);
     NEED(m->mtp_layers >= 0 && m->mtp_layers <= 16,
-         "model.moe.mtp_layers: must be in [0, 16] (got %d)", m->mtp_layers);
+         "model.moe.mtp_num_layers: must be in [0, 16] (got %d)", m->mtp_layers);
     NEED(isfinite(m->routing_skew) && (m->routing_skew == 0 || m->routing_skew >= 1),
          "model.moe.routing_skew: must be >= 1, the busiest rank's tokens over the mean "
          "(got %g)", m->routing_skew);

@@ -133,6 +133,9 @@ enum cmd_plan_flag {
     CMD_PLAN_ACCOUNT_LOSS,
     CMD_PLAN_FIRST_LESS,
     CMD_PLAN_LAST_LESS,
+    CMD_PLAN_EP, /* model/moe.h */
+    CMD_PLAN_ETP,
+    CMD_PLAN_MOE_SKEW,
 };
 
 extern const struct cmd_option cmd_plan_options[];

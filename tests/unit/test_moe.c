@@ -355,8 +355,55 @@ static void test_big(void)
     cost_model_fini(&cm);
 }
 
+/* The keys: read, written back, read again to the same fields; a bad one named */
+static void test_keys(void)
+{
+    static const char text[] =
+        "{\"model\": {\"name\": \"m\", \"type\": \"LLaMA2\", \"hidden_size\": 1024, "
+        "\"num_layers\": 4, \"num_attention_heads\": 8, \"seq_length\": 512, \"vocab_size\": "
+        "1024, \"ffn_hidden_size\": 2048, \"moe\": {\"num_experts\": 8, \"router_topk\": 2, "
+        "\"ffn_hidden_size\": 512, \"shared_expert_intermediate_size\": 512, \"first_k_dense\": "
+        "1, \"routing_skew\": 1.5, \"capacity_factor\": 1.25, \"fp8_dispatch\": true}, "
+        "\"mla\": {\"kv_lora_rank\": 64, \"q_lora_rank\": 96, \"qk_nope_head_dim\": 32, "
+        "\"qk_rope_head_dim\": 16, \"v_head_dim\": 32}}, \"num_device\": 8, "
+        "\"global_batch_size\": 8, \"cluster\": {\"device\": \"H100-80G\", \"dp\": 4, "
+        "\"ep\": 4, \"etp\": 1}}";
+    struct config a, b;
+    struct mt_err e;
+    int rc = config_load_string(text, sizeof text - 1, "moe.json", &a, &e);
+    CHECK_EQ_INT(rc, MT_OK);
+    if (rc != MT_OK) {
+        fprintf(stderr, "%s\n", e.msg);
+        return;
+    }
+    CHECK_EQ_INT(a.model.moe.num_experts, 8);
+    CHECK_EQ_INT(a.model.moe.shared_ffn, 512);
+    CHECK_EQ_INT(a.model.mla.q_lora_rank, 96);
+    CHECK_EQ_INT(a.cluster.ep, 4);
+    char *out = config_to_json(&a);
+    CHECK(out != NULL);
+    rc = config_load_string(out, strlen(out), "written.json", &b, &e);
+    CHECK_EQ_INT(rc, MT_OK);
+    CHECK(memcmp(&a.model.moe, &b.model.moe, sizeof a.model.moe) == 0);
+    CHECK(memcmp(&a.model.mla, &b.model.mla, sizeof a.model.mla) == 0);
+    CHECK_EQ_INT(b.cluster.ep, 4);
+    CHECK_EQ_INT(b.cluster.etp, 1);
+    free(out);
+    static const char bad[] = "{\"model\": {\"preset\": \"Mixtral-8x7B\", \"moe\": "
+                              "{\"num_expert\": 8}}}";
+    CHECK_EQ_INT(config_load_string(bad, sizeof bad - 1, "bad.json", &a, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "num_expert");
+    static const char bad_ep[] = "{\"model\": \"Mixtral-8x7B\", \"num_device\": 6, "
+                                 "\"global_batch_size\": 6, \"cluster\": {\"dp\": 6, "
+                                 "\"ep\": 3, \"framework\": \"megatron-core\"}}";
+    CHECK_EQ_INT(config_load_string(bad_ep, sizeof bad_ep - 1, "bad.json", &a, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "cluster.ep: 3 does not divide model.moe.num_experts 8");
+    CHECK_STR_CONTAINS(e.msg, "bad.json:1:");
+}
+
 int main(void)
 {
+    test_keys();
     test_small_layer();
     test_small_params();
     test_published();
