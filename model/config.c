@@ -12,6 +12,7 @@
 #include "model/cost.h"
 #include "model/presets.h"
 #include "model/scheme_registry.h"
+#include "model/moe.h"
 #include "model/seqlen.h"
 #include "model/stage_split.h"
 #include "util/err.h"
@@ -167,14 +168,18 @@ const char *config_attention_name(enum attention_kind a)
 
 double config_bytes_per_param(const struct config *c)
 {
-    if (c->bytes_per_param > 0)
-        return c->bytes_per_param;
-    double replicated = c->model.paper_stack ? 4 : 6;
     /* Megatron shards the optimizer over the data-parallel group with its context-parallel
      * ranks (get_data_parallel_group(with_context_parallel=True)): the weights are the same
      * on every CP rank */
-    int dp_cp = c->cluster.dp * config_cp(c);
-    double shards = c->distributed_optimizer && dp_cp > 1 ? dp_cp : 1;
+    return config_bytes_per_param_over(c, c->cluster.dp * config_cp(c));
+}
+
+double config_bytes_per_param_over(const struct config *c, int dp)
+{
+    if (c->bytes_per_param > 0)
+        return c->bytes_per_param;
+    double replicated = c->model.paper_stack ? 4 : 6;
+    double shards = c->distributed_optimizer && dp > 1 ? dp : 1;
     return replicated + 12 / shards;
 }
 
@@ -374,6 +379,7 @@ int config_validate(const struct config *c, struct mt_err *e)
     TRY(config_validate_model(&c->model, e));
     TRY(config_validate_cluster(&c->cluster, e));
     TRY(seqlen_validate(c, e)); /* model.seq_length's distribution (model/seqlen.h) */
+    TRY(moe_validate(c, e));    /* experts, MLA and the expert groups (model/moe.h) */
     NEED(c->scheme < SCHEME__COUNT, "pipeline_scheme: unknown scheme");
     NEED(c->num_device >= 1 && c->num_device <= CONFIG_MAX_DEVICES,
          "num_device: must be in [1, %d] (got %d)", CONFIG_MAX_DEVICES, c->num_device);

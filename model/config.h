@@ -94,6 +94,32 @@ struct model_spec {
     int head_dim;                /* per head; 0 = hidden_size / num_attention_heads */
     enum tri_state tie_embeddings; /* the LM head shares the embedding's matrix */
     enum qk_norm_kind qk_norm;   /* a norm on q and k (Qwen3, OLMo2, Gemma 3); 0 = none */
+    /* Mixture of experts and multi-head latent attention (issue 38; model/moe.h): zero = a
+     * dense block with multi-head (or grouped-query) attention */
+    struct moe_spec {
+        int num_experts;        /* routed experts E (Megatron --num-experts); 0 = dense */
+        int router_topk;        /* experts a token goes to (--moe-router-topk) */
+        int ffn_hidden_size;    /* one routed expert's width (--moe-ffn-hidden-size) */
+        int shared_ffn;         /* all shared experts' width together
+                                 * (--moe-shared-expert-intermediate-size); 0 = none */
+        int layer_freq;         /* every layer_freq-th block is MoE, counting from the first
+                                 * (--moe-layer-freq N; Qwen's decoder_sparse_step); 0 = 1 */
+        int first_k_dense;      /* the first k blocks are dense (DeepSeek first_k_dense_replace) */
+        int mtp_layers;         /* multi-token prediction depth (DeepSeek-V3
+                                 * num_nextn_predict_layers, Megatron --mtp-num-layers) */
+        double routing_skew;    /* tokens of the busiest EP rank over the mean; 0 = 1.2 */
+        double capacity_factor; /* --moe-expert-capacity-factor; 0 = dropless */
+        bool fp8_dispatch;      /* the forward dispatch all-to-all in FP8 (DeepSeek-V3 §3.3) */
+        bool router_bias;       /* a per-expert score-correction bias (DeepSeek-V3's
+                                 * aux-loss-free balancing: e_score_correction_bias) */
+    } moe;
+    struct mla_spec {
+        int kv_lora_rank;       /* > 0: multi-head latent attention (DeepSeek-V2 §2.1) */
+        int q_lora_rank;        /* the queries' low-rank width; 0 = q projected directly */
+        int qk_nope_head_dim;   /* per head: the part of q, k without rotary */
+        int qk_rope_head_dim;   /* per head: the rotary part (k's shared by the heads) */
+        int v_head_dim;         /* per head: v's width */
+    } mla;
 };
 
 /* Attention kernels. CONFIG_ATTN_DEFAULT: the model's (eager for a paper_stack model, else
@@ -171,6 +197,11 @@ struct cluster_spec {
      * tokens of every activation; the attention exchanges K/V as cp_comm_type says. */
     int cp;                          /* "cp": 1 = none (config_cp) */
     enum cp_comm_type cp_comm_type;  /* "cp_comm_type" */
+    /* Expert parallelism (model/moe.h; Megatron's --expert-model-parallel-size and
+     * --expert-tensor-parallel-size): the experts' groups fold the GPUs of a pipeline stage
+     * as etp x ep x expert dp; 0 = 1 (ep) and tp (etp), as Megatron defaults them */
+    int ep;
+    int etp;
 };
 
 /* The values a preset fills in (the device's cap and tp_gbps) unless the config or a flag gave
@@ -323,6 +354,9 @@ const char *config_attention_name(enum attention_kind a);
  * 4, Megatron-LM's mixed precision) or 4 for the paper's presets (fp16 weights and gradients,
  * ZeRO §3.1's count), 12 = fp32 master weights and Adam's m and v. */
 double config_bytes_per_param(const struct config *c);
+/* The same for parameters whose gradients are reduced over a group of dp replicas (the routed
+ * experts' expert dp, model/moe.h). */
+double config_bytes_per_param_over(const struct config *c, int dp);
 /* Bytes per GPU that no plan may use: "reserve" if set; else CONFIG_RESERVE_DEFAULT, 0 for the
  * paper's presets (the paper's caps and fit verdicts are its simulator's, with none) and under
  * unit costs (memory in M_θ). */

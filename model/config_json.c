@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "model/framework.h"
+#include "model/moe.h"
 #include "model/presets.h"
 #include "model/seqlen.h"
 #include "model/stage_split.h"
@@ -89,7 +90,7 @@ static int arch_parse(const char *s, enum model_arch *out)
 }
 
 enum { M_PRESET, M_NAME, M_TYPE, M_HIDDEN, M_LAYERS, M_HEADS, M_SEQ, M_VOCAB, M_FFN, M_MAXPOS,
-       M_KV, M_MLP, M_NORM, M_BIAS, M_HEAD_DIM, M_TIE, M_QK_NORM, M__COUNT };
+       M_KV, M_MLP, M_NORM, M_BIAS, M_HEAD_DIM, M_TIE, M_QK_NORM, M_MOE, M_MLA, M__COUNT };
 static const char *const model_keys[M__COUNT] = {
     "preset",      "name",       "type",
     "hidden_size", "num_layers", "num_attention_heads",
@@ -98,6 +99,7 @@ static const char *const model_keys[M__COUNT] = {
     "num_key_value_heads",
     /* the family's parts (model/config.h; default: the type's) */
     "mlp", "norm", "bias", "head_dim", "tie_embeddings", "qk_norm",
+    "moe", "mla", /* model/moe.h: load_moe, load_mla */
 };
 
 /* The names of the parts' values, in their enums' order from 1 (0 is the type's default). */
@@ -133,6 +135,63 @@ static int load_model_parts(struct json_doc *d, const struct json_value *f, stru
         TRY(json_bool(d, &f[M_TIE], &tied));
         s->tie_embeddings = tied ? TRI_YES : TRI_NO;
     }
+    return MT_OK;
+}
+
+/* model.moe {...}: the experts, named after Megatron-LM's flags (--num-experts,
+ * --moe-router-topk, --moe-ffn-hidden-size, --moe-shared-expert-intermediate-size,
+ * --moe-layer-freq, --mtp-num-layers, --moe-expert-capacity-factor) less their moe_ prefix */
+enum { MOE_E, MOE_K, MOE_FFN, MOE_SHARED, MOE_FREQ, MOE_DENSE, MOE_MTP, MOE_SKEW, MOE_CF,
+       MOE_FP8, MOE_BIAS, MOE__COUNT };
+static const char *const moe_keys[MOE__COUNT] = {
+    "num_experts", "router_topk", "ffn_hidden_size", "shared_expert_intermediate_size",
+    "layer_freq", "first_k_dense", "mtp_num_layers", "routing_skew", "capacity_factor",
+    "fp8_dispatch", "router_bias",
+};
+
+static int load_moe(struct json_doc *d, const struct json_value *v, struct moe_spec *out)
+{
+    if (!cJSON_IsObject(v->item))
+        return json_type_fail(d, v, "an object {\"num_experts\": 8, \"router_topk\": 2, ...}");
+    struct json_value f[MOE__COUNT];
+    TRY(json_fields(d, v, moe_keys, MOE__COUNT, f));
+    struct moe_spec m = *out;
+    int *ints[] = {&m.num_experts, &m.router_topk, &m.ffn_hidden_size, &m.shared_ffn,
+                   &m.layer_freq, &m.first_k_dense, &m.mtp_layers};
+    for (int i = MOE_E; i <= MOE_MTP; i++)
+        if (f[i].item != NULL)
+            TRY(json_int(d, &f[i], 0, i == MOE_E ? MOE_MAX_EXPERTS : INT_MAX, ints[i]));
+    if (f[MOE_SKEW].item != NULL)
+        TRY(json_double(d, &f[MOE_SKEW], &m.routing_skew));
+    if (f[MOE_CF].item != NULL)
+        TRY(json_double(d, &f[MOE_CF], &m.capacity_factor));
+    if (f[MOE_FP8].item != NULL)
+        TRY(json_bool(d, &f[MOE_FP8], &m.fp8_dispatch));
+    if (f[MOE_BIAS].item != NULL)
+        TRY(json_bool(d, &f[MOE_BIAS], &m.router_bias));
+    *out = m;
+    return MT_OK;
+}
+
+/* model.mla {...}: DeepSeek's config.json names (and Megatron's --q-lora-rank ...) */
+enum { MLA_Q, MLA_KV, MLA_NOPE, MLA_ROPE, MLA_V, MLA__COUNT };
+static const char *const mla_keys[MLA__COUNT] = {
+    "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+};
+
+static int load_mla(struct json_doc *d, const struct json_value *v, struct mla_spec *out)
+{
+    if (!cJSON_IsObject(v->item))
+        return json_type_fail(d, v, "an object {\"kv_lora_rank\": 512, ...}");
+    struct json_value f[MLA__COUNT];
+    TRY(json_fields(d, v, mla_keys, MLA__COUNT, f));
+    struct mla_spec a = *out;
+    int *ints[] = {&a.q_lora_rank, &a.kv_lora_rank, &a.qk_nope_head_dim, &a.qk_rope_head_dim,
+                   &a.v_head_dim};
+    for (int i = 0; i < MLA__COUNT; i++)
+        if (f[i].item != NULL)
+            TRY(json_int(d, &f[i], 0, INT_MAX, ints[i]));
+    *out = a;
     return MT_OK;
 }
 
@@ -177,6 +236,10 @@ static int load_model_fields(struct json_doc *d, const struct json_value *f,
         const struct json_value *at = f[M_HIDDEN].item != NULL ? &f[M_HIDDEN] : &f[M_TYPE];
         return json_fail(d, at, "%d too large for a default ffn_hidden_size", s.hidden_size);
     }
+    if (f[M_MOE].item != NULL)
+        TRY(load_moe(d, &f[M_MOE], &s.moe));
+    if (f[M_MLA].item != NULL)
+        TRY(load_mla(d, &f[M_MLA], &s.mla));
     if (f[M_NAME].item != NULL) {
         TRY(json_label(d, &f[M_NAME], s.name, sizeof s.name));
     } else if (f[M_PRESET].item == NULL && (shaped || f[M_TYPE].item != NULL)) {
@@ -240,6 +303,8 @@ enum {
     C_GRAD_OVERLAP,
     C_CP,          /* context parallelism (model/config_parallel.c) */
     C_CP_COMM,
+    C_EP,  /* model/moe.h */
+    C_ETP,
     C__COUNT
 };
 static const char *const cluster_keys[C__COUNT] = {
@@ -249,6 +314,7 @@ static const char *const cluster_keys[C__COUNT] = {
     "host_gbps", "host_memory_per_node", "framework", "fp8_peak_flops", "network_gbps",
     "tp_comm_overlap", "overlap_grad_reduce",
     "cp", "cp_comm_type",
+    "ep", "etp",
 };
 
 /* given: CONFIG_GIVEN_TP_GBPS is added when the file sets tp_gbps (a device preset's NVLink
@@ -309,6 +375,10 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
         TRY(json_int(d, &f[C_DP], 1, CONFIG_MAX_DEVICES, &k.dp));
     if (f[C_TP].item != NULL)
         TRY(json_int(d, &f[C_TP], 1, CONFIG_MAX_DEVICES, &k.tp));
+    if (f[C_EP].item != NULL)
+        TRY(json_int(d, &f[C_EP], 1, CONFIG_MAX_DEVICES, &k.ep));
+    if (f[C_ETP].item != NULL)
+        TRY(json_int(d, &f[C_ETP], 1, CONFIG_MAX_DEVICES, &k.etp));
     if (f[C_GPN].item != NULL) {
         TRY(json_int(d, &f[C_GPN], 1, CONFIG_MAX_DEVICES, &k.gpus_per_node));
         *given |= CONFIG_GIVEN_GPUS_PER_NODE;

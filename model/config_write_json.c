@@ -67,6 +67,52 @@ static void write_flops(cJSON *o, const char *key, double flops)
     write_number(o, key, flops);
 }
 
+/* model.moe and model.mla (model/moe.h) where they differ from what a reload fills in (the
+ * preset's, or none) */
+static void write_moe_mla(cJSON *m, const struct model_spec *ms, const struct model_spec *preset)
+{
+    struct model_spec none;
+    memset(&none, 0, sizeof none);
+    const struct model_spec *base = preset != NULL ? preset : &none;
+    const struct moe_spec *x = &ms->moe, *y = &base->moe;
+    const struct mla_spec *a = &ms->mla, *b = &base->mla;
+    bool moe_same = x->num_experts == y->num_experts && x->router_topk == y->router_topk &&
+                    x->ffn_hidden_size == y->ffn_hidden_size && x->shared_ffn == y->shared_ffn &&
+                    x->layer_freq == y->layer_freq && x->first_k_dense == y->first_k_dense &&
+                    x->mtp_layers == y->mtp_layers && x->routing_skew == y->routing_skew &&
+                    x->capacity_factor == y->capacity_factor &&
+                    x->fp8_dispatch == y->fp8_dispatch && x->router_bias == y->router_bias;
+    bool mla_same = a->q_lora_rank == b->q_lora_rank && a->kv_lora_rank == b->kv_lora_rank &&
+                    a->qk_nope_head_dim == b->qk_nope_head_dim &&
+                    a->qk_rope_head_dim == b->qk_rope_head_dim && a->v_head_dim == b->v_head_dim;
+    if (!moe_same) {
+        cJSON *o = cJSON_AddObjectToObject(m, "moe");
+        if (o != NULL) {
+            cJSON_AddNumberToObject(o, "num_experts", x->num_experts);
+            cJSON_AddNumberToObject(o, "router_topk", x->router_topk);
+            cJSON_AddNumberToObject(o, "ffn_hidden_size", x->ffn_hidden_size);
+            cJSON_AddNumberToObject(o, "shared_expert_intermediate_size", x->shared_ffn);
+            cJSON_AddNumberToObject(o, "layer_freq", x->layer_freq);
+            cJSON_AddNumberToObject(o, "first_k_dense", x->first_k_dense);
+            cJSON_AddNumberToObject(o, "mtp_num_layers", x->mtp_layers);
+            write_number(o, "routing_skew", x->routing_skew);
+            write_number(o, "capacity_factor", x->capacity_factor);
+            cJSON_AddBoolToObject(o, "fp8_dispatch", x->fp8_dispatch);
+            cJSON_AddBoolToObject(o, "router_bias", x->router_bias);
+        }
+    }
+    if (!mla_same) {
+        cJSON *o = cJSON_AddObjectToObject(m, "mla");
+        if (o != NULL) {
+            cJSON_AddNumberToObject(o, "q_lora_rank", a->q_lora_rank);
+            cJSON_AddNumberToObject(o, "kv_lora_rank", a->kv_lora_rank);
+            cJSON_AddNumberToObject(o, "qk_nope_head_dim", a->qk_nope_head_dim);
+            cJSON_AddNumberToObject(o, "qk_rope_head_dim", a->qk_rope_head_dim);
+            cJSON_AddNumberToObject(o, "v_head_dim", a->v_head_dim);
+        }
+    }
+}
+
 /* model.seq_length as a distribution or the path of its lengths file. */
 static void write_seqlen(cJSON *m, const struct seqlen_spec *sp)
 {
@@ -176,6 +222,7 @@ struct cJSON *config_to_cjson(const struct config *c)
         cJSON_AddNumberToObject(m, "vocab_size", ms->vocab_size);
         cJSON_AddNumberToObject(m, "ffn_hidden_size", ms->ffn_hidden_size);
         write_model_parts(m, ms);
+        write_moe_mla(m, ms, is_preset ? &preset : NULL);
     }
 
     const struct cluster_spec *k = &c->cluster;
@@ -204,6 +251,10 @@ struct cJSON *config_to_cjson(const struct config *c)
             write_number(cl, "layer_overhead_us", k->device.layer_overhead_us);
         cJSON_AddNumberToObject(cl, "dp", k->dp);
         cJSON_AddNumberToObject(cl, "tp", k->tp);
+        if (k->ep > 0) /* model/moe.h; unset, 1 and tp come back */
+            cJSON_AddNumberToObject(cl, "ep", k->ep);
+        if (k->etp > 0)
+            cJSON_AddNumberToObject(cl, "etp", k->etp);
         /* Written where they differ from what a reload fills in, so that configs of the
          * default cluster read as before. */
         if (k->gpus_per_node != (is_preset ? dev.gpus_per_node : CONFIG_GPUS_PER_NODE))

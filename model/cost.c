@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/moe.h"
 #include "model/framework.h"
 #include "model/stage_split.h"
 #include "model/ops.h"
@@ -32,6 +33,7 @@ struct op_sums {
     double tp_ring_bytes; /* the 2021 estimate's TP term: bus factor x bytes of the forward's */
     double keep, w_keep, params;
     double head_matrix_params; /* the LM head's matrix (a tied one is the embedding's) */
+    double expert_params;      /* the routed experts' (grouped GEMMs; model/moe.h) */
 };
 
 static bool is_tp_coll(const struct op *o)
@@ -80,10 +82,31 @@ static void op_sums_of(const struct config *c, const struct op_list *l, struct o
         s->params += o->params;
         if (o->site == SITE_HEAD && o->kind == OP_GEMM && o->weight)
             s->head_matrix_params += o->params;
+        if (o->kind == OP_GROUPED_GEMM)
+            s->expert_params += o->params;
     }
 }
 
-enum ops_part { PART_LAYER, PART_EMBED, PART_HEAD };
+/* dst += times x src (the figures of `times` blocks of one kind) */
+static void op_sums_add(struct op_sums *dst, const struct op_sums *src, double times)
+{
+    dst->fw_flops += times * src->fw_flops;
+    dst->w_flops += times * src->w_flops;
+    dst->flash_extra_flops += times * src->flash_extra_flops;
+    dst->fw_us += times * src->fw_us;
+    dst->b_us += times * src->b_us;
+    dst->w_us += times * src->w_us;
+    dst->tp_ring_bytes += times * src->tp_ring_bytes;
+    dst->keep += times * src->keep;
+    dst->w_keep += times * src->w_keep;
+    dst->params += times * src->params;
+    dst->head_matrix_params += times * src->head_matrix_params;
+    dst->expert_params += times * src->expert_params;
+}
+
+/* PART_LAYER: the model's typical block (ops_build_layer_par); a stage of a MoE model sums
+ * its dense and MoE blocks (PART_DENSE, PART_MOE) and on the last stage the MTP modules */
+enum ops_part { PART_LAYER, PART_EMBED, PART_HEAD, PART_DENSE, PART_MOE, PART_MTP };
 
 /* The sums of one part at seq tokens, at the config's degrees or unsplit (tp = 1). */
 static void part_sums(const struct config *c, enum ops_part part, int seq, bool unsplit,
@@ -96,6 +119,10 @@ static void part_sums(const struct config *c, enum ops_part part, int seq, bool 
     op_list_init(&l);
     if (part == PART_LAYER)
         ops_build_layer_par(c, seq, &par, &l);
+    else if (part == PART_DENSE || part == PART_MOE)
+        ops_build_block_par(c, seq, &par, part == PART_MOE ? BLOCK_MOE : BLOCK_DENSE, &l);
+    else if (part == PART_MTP)
+        ops_build_mtp(c, seq, &l);
     else if (part == PART_EMBED)
         ops_build_embed_par(c, seq, &par, &l);
     else
@@ -203,6 +230,50 @@ double cost_layer_params(const struct config *c)
     struct op_sums s;
     part_sums(c, PART_LAYER, c->model.seq_length, true, &s);
     return s.params;
+}
+
+/* The sums of the blocks [first, first + n): n of the one kind of a dense model, else its
+ * dense and MoE blocks each of their kind (model/moe.h moe_layer_is_moe) */
+static void stage_layers_sums(const struct config *c, int first, int n, int seq,
+                              struct op_sums *out)
+{
+    struct op_sums L;
+    memset(out, 0, sizeof *out);
+    int n_moe = moe_layers_in(&c->model, first, n);
+    if (n - n_moe > 0) {
+        part_sums(c, moe_enabled(&c->model) ? PART_DENSE : PART_LAYER, seq, false, &L);
+        op_sums_add(out, &L, n - n_moe);
+    }
+    if (n_moe > 0) {
+        part_sums(c, PART_MOE, seq, false, &L);
+        op_sums_add(out, &L, n_moe);
+    }
+}
+
+/* A stage's parameters and, of them, its routed experts' (sharded over ep x etp, reduced
+ * over the expert dp: model/moe.h) */
+static double stage_params(const struct config *c, int first, int n, bool embed, bool head,
+                           double *experts)
+{
+    struct op_sums L, M;
+    stage_layers_sums(c, first, n, c->model.seq_length, &L);
+    *experts = L.expert_params;
+    double params = L.params;
+    if (head && c->model.moe.mtp_layers > 0) { /* the MTP modules sit after the head */
+        part_sums(c, PART_MTP, c->model.seq_length, false, &M);
+        params += M.params;
+        *experts += M.expert_params;
+    }
+    return params;
+}
+
+double cost_stage_params_at(const struct config *c, int first, int n, bool embed, bool head)
+{
+    if (ops_legacy(c) || !moe_enabled(&c->model))
+        return cost_stage_params(c, n, embed, head);
+    double experts;
+    return stage_params(c, first, n, embed, head, &experts) +
+           cost_stage_params(c, 0, embed, head);
 }
 
 double cost_stage_params(const struct config *c, int n, bool embed, bool head)
@@ -324,9 +395,9 @@ static void stage_legacy(const struct config *c, const struct op_sums *Lg, const
 static void stage_priced(const struct op_sums *L, const struct op_sums *E,
                          const struct op_sums *H, struct stage_cost *st, double *w_share)
 {
-    double n = st->num_layers;
-    double fw = n * L->fw_us, b = n * L->b_us, w = n * L->w_us;
-    double act = n * L->keep, w_keep = n * L->w_keep;
+    /* L: the stage's blocks together (stage_layers_sums), the MTP modules in H */
+    double fw = L->fw_us, b = L->b_us, w = L->w_us;
+    double act = L->keep, w_keep = L->w_keep;
     if (st->has_embed) {
         fw += E->fw_us, b += E->b_us, w += E->w_us;
         act += E->keep, w_keep += E->w_keep;
@@ -405,6 +476,10 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
     ckpt_bytes /= config_cp(c); /* a CP rank holds s / cp of the tokens */
     double p2p_us = ckpt_bytes / (k->p2p_gbps * 1e3) + k->p2p_lat_us;
     double layer_act = L.keep;
+    bool moe = !legacy && moe_enabled(m);
+    struct op_sums Mtp = {0};
+    if (moe && m->moe.mtp_layers > 0)
+        part_sums(c, PART_MTP, seq, false, &Mtp);
 
     out->unit = c->unit.enabled;
     out->num_stages = num_stages;
@@ -431,12 +506,28 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         layer += st->num_layers;
         st->has_embed = split_ends[i];
         st->has_head = split_ends[num_stages + i];
-        st->params = cost_stage_params(c, st->num_layers, st->has_embed, st->has_head);
+        st->params = cost_stage_params_at(c, st->first_layer, st->num_layers, st->has_embed,
+                                          st->has_head);
         double w_share;
+        /* a MoE model's stage: its dense and MoE blocks each of their kind, the MTP modules
+         * with the head (model/moe.h); the per-layer figure their mean */
+        struct op_sums Ls = {0}, Hs = H;
+        double expert_params = 0;
+        if (moe) {
+            stage_layers_sums(c, st->first_layer, st->num_layers, seq, &Ls);
+            if (st->has_head)
+                op_sums_add(&Hs, &Mtp, 1);
+            stage_params(c, st->first_layer, st->num_layers, st->has_embed, st->has_head,
+                         &expert_params);
+            if (st->num_layers > 0)
+                layer_act = Ls.keep / st->num_layers;
+        } else {
+            op_sums_add(&Ls, &L, st->num_layers);
+        }
         if (legacy)
             stage_legacy(c, &Lg, &L, &Hg, &H, layer_tp_us, st, &w_share);
         else
-            stage_priced(&L, &E, &H, st, &w_share);
+            stage_priced(&Ls, &E, &Hs, st, &w_share);
         if (c->unit.enabled) {
             /* Chunks split a device's share; Chimera's two parts are whole replicas. */
             double v = config_stages_per_device(c), act = st->act, w_keep = st->w_keep;
@@ -455,10 +546,19 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         }
         st->ckpt = ckpt_bytes;
         st->layer_act = layer_act;
-        st->static_bytes = st->params * config_bytes_per_param(c);
+        /* the routed experts' gradients and optimizer state over the expert dp (model/moe.h) */
+        st->static_bytes = (st->params - expert_params) * config_bytes_per_param(c) +
+                           expert_params * moe_expert_bytes_per_param(c);
         st->msg_bytes = ckpt_bytes; /* the stage's input or output, as the checkpoint */
         st->p2p = p2p_us;
-        stage_step(c, st->params, ar_group, &st->ar, &st->os);
+        stage_step(c, st->params - expert_params, ar_group, &st->ar, &st->os);
+        if (expert_params > 0) { /* Chimera's two replicas double the expert group too */
+            double ar_e, os_e;
+            int group_e = config_expert_dp(c) * (ar_group / (c->cluster.dp > 0 ? c->cluster.dp : 1));
+            stage_step(c, expert_params, group_e, &ar_e, &os_e);
+            st->ar += ar_e;
+            st->os += os_e;
+        }
         cost_overhead_apply(c, st); /* framework and launch overheads (model/cost_overhead.c) */
         double act_analytic = st->act;
         profile_apply(&c->profile, c, st); /* a calibration replaces what it measured */

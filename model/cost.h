@@ -154,6 +154,10 @@ double cost_layer_params(const struct config *c);
  * the 2021 estimate divides every one by t; the other frameworks count what a rank holds (norms,
  * row-parallel biases and positions whole, a tied head once where one stage holds both ends). */
 double cost_stage_params(const struct config *c, int n, bool embed, bool head);
+/* The same for the blocks [first, first + n) of a model whose blocks differ (a MoE model's
+ * dense and MoE blocks, model/moe.h; the MTP modules with the head); = cost_stage_params for a
+ * dense model. */
+double cost_stage_params_at(const struct config *c, int first, int n, bool embed, bool head);
 
 /* ---- functions of the sequence length (input-aware checkpointing, docs/design.md; Mimose) ------
  * The per-layer figures above at s tokens per sample instead of model.seq_length (the per-stage

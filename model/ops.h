@@ -126,6 +126,8 @@ struct ops_par {
     int tp;  /* tensor parallel: heads, FFN columns and vocabulary rows split */
     bool sp; /* sequence parallelism: the replicated activations split over tp too */
     int cp;  /* context parallel: every activation's tokens split over cp (0 or 1: none) */
+    int ep;  /* expert parallel: the routed experts split (model/moe.h); 0 = 1 */
+    int etp; /* expert tensor parallel: each expert's width split; 0 = 1 */
 };
 struct ops_par ops_par_of(const struct config *c);
 /* Whether c is priced as the paper's 2021 Megatron-DeepSpeed stack (config_framework), whose
@@ -141,6 +143,18 @@ enum op_link ops_link_of(const struct config *c, enum op_group g, int ranks);
  * c->micro_batch_size samples of seq tokens), in the order the block runs them: the forward's
  * order; each op's backward runs in the reverse order. */
 void ops_build_layer(const struct config *c, int seq, struct op_list *out);
+/* The blocks a model has (model/moe.h moe_layer_is_moe says which a layer is): a dense MLP,
+ * or routed experts (with shared ones where the model has them). The attention is the
+ * model's (MLA where model.mla has it). ops_build_layer builds the model's typical block: the
+ * MoE one when the model has experts. */
+enum ops_block { BLOCK_DENSE, BLOCK_MOE };
+void ops_build_block_par(const struct config *c, int seq, const struct ops_par *par,
+                         enum ops_block kind, struct op_list *out);
+void ops_build_block(const struct config *c, int seq, enum ops_block kind, struct op_list *out);
+/* One multi-token-prediction module (DeepSeek-V3 §2.2; on the last stage, after the head):
+ * the two norms, the projection of [h; emb] 2h -> h, a MoE block, and the shared head's logits
+ * and loss (the embedding and the output matrix are the main model's, counted there). */
+void ops_build_mtp(const struct config *c, int seq, struct op_list *out);
 /* The first stage's extra ops (embedding lookup) and the last stage's (final norm, LM head,
  * loss). */
 void ops_build_embed(const struct config *c, int seq, struct op_list *out);

@@ -21,35 +21,14 @@
 #include <string.h>
 
 #include "model/config.h"
-
-/* One rank's shapes of a block of c's model (the only place the degrees divide). */
-struct shape {
-    double b, s, tokens; /* micro-batch samples, tokens per sample, b s */
-    double h;            /* hidden size (a row of the residual stream) */
-    double t;            /* tensor-parallel degree */
-    double tok_r;        /* tokens of the replicated activations on a rank: b s / t with
-                          * sequence parallelism, else b s */
-    double heads, kv_heads, d; /* this rank's query and K/V heads, the head dimension */
-    double q_w, kv_w;    /* this rank's query and K/V widths: heads d, kv_heads d */
-    double ffn;          /* this rank's FFN width */
-    double vocab;        /* this rank's vocabulary rows (ops_vocab_size / t) */
-    double e;            /* bytes of an activation element (bf16 or the paper's fp16) */
-    int tp;
-    bool sp;
-    enum op_link tp_link;
-    enum op_dtype dtype;
-    enum mlp_kind mlp;
-    enum norm_kind norm;
-    enum bias_kind bias;
-    bool dropout, rotary, qk_norm, qk_norm_whole, flash, legacy;
-    double s_full;       /* the sample's whole sequence (s is this CP rank's s / cp of it) */
-    struct ops_cp cp;    /* context parallelism (model/ops_build_cp.c) */
-};
+#include "model/moe.h"
+#include "model/ops_shape.h"
 
 struct ops_par ops_par_of(const struct config *c)
 {
     struct ops_par p = {.tp = c->cluster.tp > 0 ? c->cluster.tp : 1,
-                        .sp = c->sequence_parallel && c->cluster.tp > 1, .cp = config_cp(c)};
+                        .sp = c->sequence_parallel && c->cluster.tp > 1, .cp = config_cp(c),
+                        .ep = config_ep(c), .etp = config_etp(c)};
     return p;
 }
 
@@ -77,7 +56,7 @@ enum op_link ops_link_of(const struct config *c, enum op_group g, int ranks)
     return span <= c->cluster.gpus_per_node ? LINK_NVLINK : LINK_NETWORK;
 }
 
-static void ops_shape_of(const struct config *c, int seq, const struct ops_par *par,
+void ops_shape_of(const struct config *c, int seq, const struct ops_par *par,
                          struct shape *sh)
 {
     const struct model_spec *m = &c->model;
@@ -115,11 +94,12 @@ static void ops_shape_of(const struct config *c, int seq, const struct ops_par *
     sh->qk_norm = m->qk_norm != QK_NORM_NONE;
     sh->qk_norm_whole = m->qk_norm == QK_NORM_WHOLE;
     sh->flash = config_attention(c) == ATTN_FLASH;
+    moe_shape_of(c, par, sh); /* the experts' and MLA's shares (model/ops_build_moe.c) */
 }
 
 /* ---- one record of each kind --------------------------------------------------------------- */
 
-static struct op *push_gemm(struct op_list *l, const struct shape *sh, enum op_site site,
+struct op *ops_push_gemm(struct op_list *l, const struct shape *sh, enum op_site site,
                             const char *name, const char *source, double m, double n, double k,
                             double params, double keep)
 {
@@ -131,7 +111,7 @@ static struct op *push_gemm(struct op_list *l, const struct shape *sh, enum op_s
     return op_list_push(l, &o);
 }
 
-static struct op *push_mem(struct op_list *l, const struct shape *sh, enum op_site site,
+struct op *ops_push_mem(struct op_list *l, const struct shape *sh, enum op_site site,
                            const char *name, const char *source, double fw_bytes,
                            double bw_bytes, double params, double keep)
 {
@@ -141,7 +121,7 @@ static struct op *push_mem(struct op_list *l, const struct shape *sh, enum op_si
     return op_list_push(l, &o);
 }
 
-static void push_tp_coll(struct op_list *l, const struct shape *sh, enum op_site site,
+void ops_push_tp_coll(struct op_list *l, const struct shape *sh, enum op_site site,
                          const char *name, enum op_coll coll, double bytes, enum op_pass pass,
                          bool overlapped)
 {
@@ -161,58 +141,58 @@ static void push_tp_coll(struct op_list *l, const struct shape *sh, enum op_site
  * backward); with it an all-gather at the entry and a reduce-scatter at the exit, mirrored in
  * the backward, plus the backward's all-gather of the input again for the weight gradient,
  * which Megatron overlaps with the input-gradient GEMM (Korthikanti §4.2.3). */
-static void push_tp_entry(struct op_list *l, const struct shape *sh, enum op_site site,
+void ops_push_tp_entry(struct op_list *l, const struct shape *sh, enum op_site site,
                           const char *fw_name, const char *bw_name, const char *regather_name)
 {
     double full = sh->e * sh->tokens * sh->h; /* the sublayer's whole input, 2sbh */
     if (sh->sp) {
-        push_tp_coll(l, sh, site, fw_name, COLL_ALL_GATHER, full, PASS_FW, false);
-        push_tp_coll(l, sh, site, bw_name, COLL_REDUCE_SCATTER, full, PASS_B, false);
-        push_tp_coll(l, sh, site, regather_name, COLL_ALL_GATHER, full, PASS_B, true);
+        ops_push_tp_coll(l, sh, site, fw_name, COLL_ALL_GATHER, full, PASS_FW, false);
+        ops_push_tp_coll(l, sh, site, bw_name, COLL_REDUCE_SCATTER, full, PASS_B, false);
+        ops_push_tp_coll(l, sh, site, regather_name, COLL_ALL_GATHER, full, PASS_B, true);
     } else {
-        push_tp_coll(l, sh, site, bw_name, COLL_ALL_REDUCE, full, PASS_B, false);
+        ops_push_tp_coll(l, sh, site, bw_name, COLL_ALL_REDUCE, full, PASS_B, false);
     }
 }
 
-static void push_tp_exit(struct op_list *l, const struct shape *sh, const char *fw_name,
+void ops_push_tp_exit(struct op_list *l, const struct shape *sh, const char *fw_name,
                          const char *bw_name)
 {
     double full = sh->e * sh->tokens * sh->h;
     if (sh->sp) {
-        push_tp_coll(l, sh, SITE_LAYER, fw_name, COLL_REDUCE_SCATTER, full, PASS_FW, false);
-        push_tp_coll(l, sh, SITE_LAYER, bw_name, COLL_ALL_GATHER, full, PASS_B, false);
+        ops_push_tp_coll(l, sh, SITE_LAYER, fw_name, COLL_REDUCE_SCATTER, full, PASS_FW, false);
+        ops_push_tp_coll(l, sh, SITE_LAYER, bw_name, COLL_ALL_GATHER, full, PASS_B, false);
     } else {
-        push_tp_coll(l, sh, SITE_LAYER, fw_name, COLL_ALL_REDUCE, full, PASS_FW, false);
+        ops_push_tp_coll(l, sh, SITE_LAYER, fw_name, COLL_ALL_REDUCE, full, PASS_FW, false);
     }
 }
 
 /* A norm over the replicated tokens: reads x, writes y (the backward reads x, dy and writes
  * dx); keeps its input. Layer norm has a weight and a bias, RMSNorm a weight. */
-static void push_norm(struct op_list *l, const struct shape *sh, enum op_site site,
+void ops_push_norm(struct op_list *l, const struct shape *sh, enum op_site site,
                       const char *name, double keep)
 {
     double x = sh->e * sh->tok_r * sh->h;
     bool ln = sh->norm == NORM_LAYERNORM;
-    push_mem(l, sh, site, name,
+    ops_push_mem(l, sh, site, name,
              ln ? "layer norm (Ba et al. 2016): reads x, writes y; keeps x (Korthikanti Table 2)"
                 : "RMSNorm (Zhang & Sennrich 2019): reads x, writes y; keeps x",
              2 * x, 3 * x, (ln ? 2 : 1) * sh->h, keep);
 }
 
-static void push_dropout(struct op_list *l, const struct shape *sh, const char *name)
+void ops_push_dropout(struct op_list *l, const struct shape *sh, const char *name)
 {
     if (!sh->dropout)
         return;
     double n = sh->tok_r * sh->h; /* a 1-byte mask an element */
-    push_mem(l, sh, SITE_LAYER, name,
+    ops_push_mem(l, sh, SITE_LAYER, name,
              "dropout: reads x, writes y and a 1-byte mask it keeps (Korthikanti Table 2: sbh)",
              2 * sh->e * n + n, 2 * sh->e * n + n, 0, n);
 }
 
-static void push_residual(struct op_list *l, const struct shape *sh, const char *name)
+void ops_push_residual(struct op_list *l, const struct shape *sh, const char *name)
 {
     double x = sh->e * sh->tok_r * sh->h;
-    push_mem(l, sh, SITE_LAYER, name,
+    ops_push_mem(l, sh, SITE_LAYER, name,
              "residual add: reads two rows, writes one; the backward sums the two gradients "
              "at the fork; keeps nothing",
              3 * x, 3 * x, 0, 0);
@@ -220,28 +200,28 @@ static void push_residual(struct op_list *l, const struct shape *sh, const char 
 
 /* ---- the block ----------------------------------------------------------------------------- */
 
-static void build_attention(struct op_list *l, const struct shape *sh)
+void ops_build_attention(struct op_list *l, const struct shape *sh)
 {
     double T = sh->tokens, e = sh->e, h = sh->h;
     bool qkv_bias = sh->bias == BIAS_QKV || sh->bias == BIAS_ALL;
     double qkv_n = sh->q_w + 2 * sh->kv_w;
 
-    push_norm(l, sh, SITE_LAYER, "attn_norm", e * sh->tok_r * h);
-    push_tp_entry(l, sh, SITE_LAYER, "tp_gather_attn", "tp_reduce_attn_dx", "tp_regather_attn");
-    push_gemm(l, sh, SITE_LAYER, "qkv",
+    ops_push_norm(l, sh, SITE_LAYER, "attn_norm", e * sh->tok_r * h);
+    ops_push_tp_entry(l, sh, SITE_LAYER, "tp_gather_attn", "tp_reduce_attn_dx", "tp_regather_attn");
+    ops_push_gemm(l, sh, SITE_LAYER, "qkv",
               "column-parallel linear [q | k | v]: 2mnk, K/V narrower with GQA (Ainslie et al. "
               "2023); keeps its input (Korthikanti Table 2: 2sbh)",
               T, qkv_n, h, h * qkv_n + (qkv_bias ? qkv_n : 0), e * sh->tok_r * h);
     if (sh->qk_norm) {
         double qk = e * T * (sh->q_w + sh->kv_w);
-        push_mem(l, sh, SITE_LAYER, "qk_norm",
+        ops_push_mem(l, sh, SITE_LAYER, "qk_norm",
                  "RMSNorm of q and k, per head (Qwen3: a head_dim weight each) or over the whole "
                  "projection (OLMo 2: q and k widths): reads and writes q, k; keeps them",
                  2 * qk, 3 * qk, sh->qk_norm_whole ? sh->q_w + sh->kv_w : 2 * sh->d, qk);
     }
     if (sh->rotary) {
         double qk = e * T * (sh->q_w + sh->kv_w);
-        push_mem(l, sh, SITE_LAYER, "rotary",
+        ops_push_mem(l, sh, SITE_LAYER, "rotary",
                  "rotary position embedding of q and k (Su et al. 2021): reads and writes q, k; "
                  "no parameters, keeps nothing (the attention keeps the rotated q, k)",
                  2 * qk, 2 * qk, 0, 0);
@@ -265,70 +245,88 @@ static void build_attention(struct op_list *l, const struct shape *sh)
                       "square (the mask applied after); bw 2x; keeps q, k, v";
         op_list_push(l, &core);
         double sq = sh->b * sh->heads * sh->s * sh->s; /* score elements of this rank */
-        push_mem(l, sh, SITE_LAYER, "attn_softmax",
+        ops_push_mem(l, sh, SITE_LAYER, "attn_softmax",
                  "masked softmax of the scores: reads S, writes P; keeps P (Korthikanti Table 2: "
                  "2as^2b)",
                  2 * e * sq, 3 * e * sq, 0, e * sq);
         if (sh->dropout)
-            push_mem(l, sh, SITE_LAYER, "attn_dropout",
+            ops_push_mem(l, sh, SITE_LAYER, "attn_dropout",
                      "dropout of P: a 1-byte mask and its output kept (Korthikanti Table 2: "
                      "as^2b + 2as^2b)",
                      2 * e * sq + sq, 2 * e * sq + sq, 0, sq + e * sq);
     }
-    push_gemm(l, sh, SITE_LAYER, "proj",
+    ops_push_gemm(l, sh, SITE_LAYER, "proj",
               "row-parallel linear, attention output: 2mnk; keeps its input (2sbh/t)", T, h,
               sh->q_w, sh->q_w * h + (sh->bias == BIAS_ALL ? h : 0), e * T * sh->q_w);
-    push_tp_exit(l, sh, "tp_reduce_attn", "tp_gather_attn_dy");
-    push_dropout(l, sh, "attn_out_dropout");
-    push_residual(l, sh, "attn_residual");
+    ops_push_tp_exit(l, sh, "tp_reduce_attn", "tp_gather_attn_dy");
+    ops_push_dropout(l, sh, "attn_out_dropout");
+    ops_push_residual(l, sh, "attn_residual");
 }
 
-static void build_mlp(struct op_list *l, const struct shape *sh)
+void ops_build_dense_mlp(struct op_list *l, const struct shape *sh)
 {
     double T = sh->tokens, e = sh->e, h = sh->h, f = sh->ffn;
     bool bias = sh->bias == BIAS_ALL;
-    push_norm(l, sh, SITE_LAYER, "mlp_norm", e * sh->tok_r * h);
-    push_tp_entry(l, sh, SITE_LAYER, "tp_gather_mlp", "tp_reduce_mlp_dx", "tp_regather_mlp");
+    ops_push_norm(l, sh, SITE_LAYER, "mlp_norm", e * sh->tok_r * h);
+    ops_push_tp_entry(l, sh, SITE_LAYER, "tp_gather_mlp", "tp_reduce_mlp_dx", "tp_regather_mlp");
     if (sh->mlp == MLP_GELU) {
-        push_gemm(l, sh, SITE_LAYER, "fc1",
+        ops_push_gemm(l, sh, SITE_LAYER, "fc1",
                   "column-parallel linear h -> f: 2mnk; keeps its input (2sbh)", T, f, h,
                   h * f + (bias ? f : 0), e * sh->tok_r * h);
-        push_mem(l, sh, SITE_LAYER, "gelu",
+        ops_push_mem(l, sh, SITE_LAYER, "gelu",
                  "GELU (Hendrycks & Gimpel 2016): reads and writes b s f; keeps its input "
                  "(Korthikanti Table 2: 8sbh at f = 4h)",
                  2 * e * T * f, 3 * e * T * f, 0, e * T * f);
-        push_gemm(l, sh, SITE_LAYER, "fc2",
+        ops_push_gemm(l, sh, SITE_LAYER, "fc2",
                   "row-parallel linear f -> h: 2mnk; keeps its input (the GELU's output)", T, h, f,
                   f * h + (bias ? h : 0), e * T * f);
     } else {
         bool geglu = sh->mlp == MLP_GEGLU;
-        push_gemm(l, sh, SITE_LAYER, "gate_up",
+        ops_push_gemm(l, sh, SITE_LAYER, "gate_up",
                   "column-parallel linear h -> [gate | up] 2f (Shazeer 2020, GLU variants: three "
                   "matrices in all): 2mnk; keeps its input",
                   T, 2 * f, h, 2 * h * f + (bias ? 2 * f : 0), e * sh->tok_r * h);
         /* keeps gate and up, and act(gate): 3 x 2sbf (with the product below, 8sbf) */
-        push_mem(l, sh, SITE_LAYER, geglu ? "geglu" : "swiglu",
+        ops_push_mem(l, sh, SITE_LAYER, geglu ? "geglu" : "swiglu",
                  geglu ? "GeGLU: gelu(gate) x up: reads gate, up, writes the product; keeps gate, "
                          "up and gelu(gate)"
                        : "SwiGLU: silu(gate) x up: reads gate, up, writes the product; keeps gate, "
                          "up and silu(gate)",
                  3 * e * T * f, 5 * e * T * f, 0, 3 * e * T * f);
-        push_gemm(l, sh, SITE_LAYER, "down",
+        ops_push_gemm(l, sh, SITE_LAYER, "down",
                   "row-parallel linear f -> h: 2mnk; keeps its input (the product)", T, h, f,
                   f * h + (bias ? h : 0), e * T * f);
     }
-    push_tp_exit(l, sh, "tp_reduce_mlp", "tp_gather_mlp_dy");
-    push_dropout(l, sh, "mlp_out_dropout");
-    push_residual(l, sh, "mlp_residual");
+    ops_push_tp_exit(l, sh, "tp_reduce_mlp", "tp_gather_mlp_dy");
+    ops_push_dropout(l, sh, "mlp_out_dropout");
+    ops_push_residual(l, sh, "mlp_residual");
+}
+
+void ops_build_block_par(const struct config *c, int seq, const struct ops_par *par,
+                         enum ops_block kind, struct op_list *out)
+{
+    struct shape sh;
+    ops_shape_of(c, seq, par, &sh);
+    if (sh.mla)
+        ops_build_mla(out, &sh);
+    else
+        ops_build_attention(out, &sh);
+    if (kind == BLOCK_MOE && sh.experts > 0)
+        ops_build_moe_mlp(out, &sh);
+    else
+        ops_build_dense_mlp(out, &sh);
 }
 
 void ops_build_layer_par(const struct config *c, int seq, const struct ops_par *par,
                          struct op_list *out)
 {
-    struct shape sh;
-    ops_shape_of(c, seq, par, &sh);
-    build_attention(out, &sh);
-    build_mlp(out, &sh);
+    ops_build_block_par(c, seq, par, moe_enabled(&c->model) ? BLOCK_MOE : BLOCK_DENSE, out);
+}
+
+void ops_build_block(const struct config *c, int seq, enum ops_block kind, struct op_list *out)
+{
+    struct ops_par p = ops_par_of(c);
+    ops_build_block_par(c, seq, &p, kind, out);
 }
 
 /* ---- the ends ------------------------------------------------------------------------------ */
@@ -345,16 +343,16 @@ void ops_build_embed_par(const struct config *c, int seq, const struct ops_par *
     /* the vocabulary-parallel table (Megatron VocabParallelEmbedding): each rank looks up the
      * tokens of its rows, zeros elsewhere, and the TP group sums them */
     double params = sh.vocab * sh.h + (positions ? rows * sh.h : 0);
-    push_mem(out, &sh, SITE_EMBED, "embed",
+    ops_push_mem(out, &sh, SITE_EMBED, "embed",
              positions ? "token + learned position embedding lookup: reads two rows, writes one "
                          "(GPT-2); the backward scatters the gradient rows; keeps nothing"
                        : "token embedding lookup: reads a row, writes it; keeps nothing",
              (positions ? 3 : 2) * x, 3 * x, params, 0);
     double full = sh.e * sh.tokens * sh.h;
-    push_tp_coll(out, &sh, SITE_EMBED, "tp_reduce_embed",
+    ops_push_tp_coll(out, &sh, SITE_EMBED, "tp_reduce_embed",
                  sh.sp ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, full, PASS_FW, false);
     if (sh.sp)
-        push_tp_coll(out, &sh, SITE_EMBED, "tp_gather_embed_dy", COLL_ALL_GATHER, full, PASS_B,
+        ops_push_tp_coll(out, &sh, SITE_EMBED, "tp_gather_embed_dy", COLL_ALL_GATHER, full, PASS_B,
                      false);
 }
 
@@ -368,14 +366,14 @@ void ops_build_head_par(const struct config *c, int seq, const struct ops_par *p
      * logits of the head; the paper's presets keep that (its figures are Table 5's). */
     double norm_params = sh.legacy || sh.norm == NORM_LAYERNORM ? 2 * h : h;
     double x_keep = sh.legacy ? 0 : e * sh.tok_r * h;
-    push_mem(out, &sh, SITE_HEAD, "final_norm",
+    ops_push_mem(out, &sh, SITE_HEAD, "final_norm",
              sh.norm == NORM_LAYERNORM ? "final layer norm: reads x, writes y; keeps x"
                                        : "final RMSNorm: reads x, writes y; keeps x",
              2 * e * sh.tok_r * h, 3 * e * sh.tok_r * h, norm_params, x_keep);
-    push_tp_entry(out, &sh, SITE_HEAD, "tp_gather_head", "tp_reduce_head_dx", "tp_regather_head");
+    ops_push_tp_entry(out, &sh, SITE_HEAD, "tp_gather_head", "tp_reduce_head_dx", "tp_regather_head");
     /* its own matrix; a tied one is the embedding's, counted once where both ends are on one
      * stage (model/cost.c) */
-    push_gemm(out, &sh, SITE_HEAD, "lm_head",
+    ops_push_gemm(out, &sh, SITE_HEAD, "lm_head",
               "column-parallel linear h -> V/t (vocabulary-parallel): 2mnk; keeps its input",
               T, V, h, V * h, x_keep);
     double n = T * V;
@@ -383,7 +381,7 @@ void ops_build_head_par(const struct config *c, int seq, const struct ops_par *p
         /* the fused kernel (Megatron --cross-entropy-loss-fusion with Transformer Engine's
          * parallel_cross_entropy): reads the bf16 logits for the log-sum-exp, writes the
          * gradient over them in the forward; the backward only scales it */
-        push_mem(out, &sh, SITE_HEAD, "cross_entropy",
+        ops_push_mem(out, &sh, SITE_HEAD, "cross_entropy",
                  "vocabulary-parallel cross-entropy, fused (Megatron --cross-entropy-loss-fusion,"
                  " TE parallel_cross_entropy): the gradient written over the bf16 logits in the "
                  "forward; keeps them, 2sbV/t, no fp32 copy",
@@ -391,12 +389,12 @@ void ops_build_head_par(const struct config *c, int seq, const struct ops_par *p
     else
         /* Megatron's VocabParallelCrossEntropy: the logits cast to fp32, exp'd and normalised
          * in place, the fp32 softmax kept for the backward (4sbV/t) */
-        push_mem(out, &sh, SITE_HEAD, "cross_entropy",
+        ops_push_mem(out, &sh, SITE_HEAD, "cross_entropy",
                  "vocabulary-parallel cross-entropy, unfused (Megatron VocabParallelCrossEntropy):"
                  " logits to fp32, softmax in place; keeps the fp32 softmax 4sbV/t",
                  2 * n + 4 * n + 4 * 4 * n, 4 * n + 4 * n + 2 * n, 0, 4 * n);
     /* the max and the sum of exponents (and the target's logit) summed over the TP group */
-    push_tp_coll(out, &sh, SITE_HEAD, "tp_reduce_ce", COLL_ALL_REDUCE, 3 * 4 * T, PASS_FW, false);
+    ops_push_tp_coll(out, &sh, SITE_HEAD, "tp_reduce_ce", COLL_ALL_REDUCE, 3 * 4 * T, PASS_FW, false);
 }
 
 void ops_build_step(const struct config *c, double params, int group, struct op_list *out)

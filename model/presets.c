@@ -30,6 +30,11 @@ struct model_preset {
     {.name = nm, .arch = ar, .hidden_size = h, .num_layers = l, .num_attention_heads = a,      \
      .seq_length = s, .vocab_size = v, .ffn_hidden_size = f, .num_key_value_heads = kv,         \
      .paper_stack = paper}
+/* The same fields inside a spec of more (a MoE preset's .moe, .mla) */
+#define SHAPE_FIELDS(nm, ar, h, l, a, s, v, f, kv, paper)                                       \
+    .name = nm, .arch = ar, .hidden_size = h, .num_layers = l, .num_attention_heads = a,       \
+    .seq_length = s, .vocab_size = v, .ffn_hidden_size = f, .num_key_value_heads = kv,          \
+    .paper_stack = paper
 #define LLAMA31_S " (s = 8192, the pre-training context)"
 
 static const struct model_preset model_table[] = {
@@ -61,6 +66,43 @@ static const struct model_preset model_table[] = {
      "meta-llama/Llama-3.1-70B config.json" LLAMA31_S},
     {SHAPE("Llama-3.1-405B", ARCH_LLAMA2, 16384, 126, 128, 8192, 128256, 53248, 8, false),
      "meta-llama/Llama-3.1-405B config.json" LLAMA31_S},
+    /* Mixtures of experts (model/moe.h), from their config.json; s = 4096 (DeepSeek-V3 and
+     * Qwen3 pre-train at 4K before extending the context; Mixtral's training length is not
+     * published: 4096 likewise). Totals checked in tests/unit/test_moe.c. */
+    {.spec = {SHAPE_FIELDS("DeepSeek-V3", ARCH_LLAMA2, 7168, 61, 128, 4096, 129280, 18432, 0,
+                           false),
+              .moe = {.num_experts = 256, .router_topk = 8, .ffn_hidden_size = 2048,
+                      .shared_ffn = 2048, .first_k_dense = 3, .mtp_layers = 1,
+                      .router_bias = true},
+              .mla = {.kv_lora_rank = 512, .q_lora_rank = 1536, .qk_nope_head_dim = 128,
+                      .qk_rope_head_dim = 64, .v_head_dim = 128}},
+     "deepseek-ai/DeepSeek-V3 config.json (n_routed_experts 256, n_shared_experts 1, "
+     "first_k_dense_replace 3, num_nextn_predict_layers 1); 671B main model + the MTP module"},
+    {.spec = {SHAPE_FIELDS("DeepSeek-V2-Lite", ARCH_LLAMA2, 2048, 27, 16, 4096, 102400, 10944, 0,
+                           false),
+              .moe = {.num_experts = 64, .router_topk = 6, .ffn_hidden_size = 1408,
+                      .shared_ffn = 2 * 1408, .first_k_dense = 1},
+              .mla = {.kv_lora_rank = 512, .q_lora_rank = 0, .qk_nope_head_dim = 128,
+                      .qk_rope_head_dim = 64, .v_head_dim = 128}},
+     "deepseek-ai/DeepSeek-V2-Lite config.json (q_lora_rank null, n_shared_experts 2)"},
+    {.spec = {SHAPE_FIELDS("Qwen3-30B-A3B", ARCH_LLAMA2, 2048, 48, 32, 4096, 151936, 6144, 4,
+                           false),
+              .head_dim = 128, .qk_norm = true,
+              .moe = {.num_experts = 128, .router_topk = 8, .ffn_hidden_size = 768}},
+     "Qwen/Qwen3-30B-A3B config.json (decoder_sparse_step 1, mlp_only_layers [])"},
+    {.spec = {SHAPE_FIELDS("Qwen3-235B-A22B", ARCH_LLAMA2, 4096, 94, 64, 4096, 151936, 12288, 4,
+                           false),
+              .head_dim = 128, .qk_norm = true,
+              .moe = {.num_experts = 128, .router_topk = 8, .ffn_hidden_size = 1536}},
+     "Qwen/Qwen3-235B-A22B config.json (decoder_sparse_step 1, mlp_only_layers [])"},
+    {.spec = {SHAPE_FIELDS("Mixtral-8x7B", ARCH_LLAMA2, 4096, 32, 32, 4096, 32000, 14336, 8,
+                           false),
+              .moe = {.num_experts = 8, .router_topk = 2, .ffn_hidden_size = 14336}},
+     "mistralai/Mixtral-8x7B-v0.1 config.json (num_local_experts 8, num_experts_per_tok 2)"},
+    {.spec = {SHAPE_FIELDS("Mixtral-8x22B", ARCH_LLAMA2, 6144, 56, 48, 4096, 32768, 16384, 8,
+                           false),
+              .moe = {.num_experts = 8, .router_topk = 2, .ffn_hidden_size = 16384}},
+     "mistralai/Mixtral-8x22B-v0.1 config.json (num_local_experts 8, num_experts_per_tok 2)"},
 };
 
 /* The devices. Each figure names its datasheet; "measured" figures name their measurement,

@@ -34,6 +34,9 @@ double presets_config_params(const struct config *c);
  * for every model and device preset, or for given's model alone (no devices) when given is not
  * NULL (its source: the file); caller free()s; NULL if out of memory (model/presets_json.c). */
 char *presets_models_json(const struct config *given);
+/* Those one token's forward reads: a MoE model's k routed experts of E (model/moe.h
+ * moe_model_counts); = presets_model_params for a dense model. */
+double presets_model_active_params(const struct model_spec *m);
 /* NULL-terminated name lists, for --help and error messages. */
 const char *const *presets_model_names(void);
 const char *const *presets_device_names(void);

@@ -9,9 +9,15 @@
 
 #include "model/config.h"
 #include "model/cost.h"
+#include "model/moe.h"
 
 double presets_config_params(const struct config *c)
 {
+    if (moe_enabled(&c->model) || mla_enabled(&c->model)) { /* two kinds of block (model/moe.h) */
+        struct moe_counts k;
+        moe_model_counts(&c->model, &k);
+        return k.total;
+    }
     struct config whole = *c;
     whole.cluster.tp = 1; /* the whole model, not a rank's share */
     whole.vocab_divisible_by = 1; /* the model card's count: the vocabulary as published, not
@@ -21,10 +27,24 @@ double presets_config_params(const struct config *c)
 
 double presets_model_params(const struct model_spec *m)
 {
+    if (moe_enabled(m) || mla_enabled(m)) { /* blocks of two kinds (model/moe.h) */
+        struct moe_counts k;
+        moe_model_counts(m, &k);
+        return k.total;
+    }
     struct config c;
     config_default(&c);
     c.model = *m;
     return presets_config_params(&c);
+}
+
+double presets_model_active_params(const struct model_spec *m)
+{
+    if (!moe_enabled(m))
+        return presets_model_params(m);
+    struct moe_counts k;
+    moe_model_counts(m, &k);
+    return k.active;
 }
 
 static void presets_devices_add(cJSON *o)
@@ -87,6 +107,15 @@ static cJSON *presets_entry(const struct config *c, const char *source)
     double params = presets_config_params(c);
     cJSON_AddNumberToObject(j, "parameters", params); /* the name of earlier releases */
     cJSON_AddNumberToObject(j, "model_parameters", params);
+    cJSON_AddNumberToObject(j, "active_parameters", presets_model_active_params(m));
+    if (moe_enabled(m)) {
+        struct moe_counts k;
+        moe_model_counts(m, &k);
+        cJSON_AddNumberToObject(j, "num_experts", m->moe.num_experts);
+        cJSON_AddNumberToObject(j, "router_topk", m->moe.router_topk);
+        if (m->moe.mtp_layers > 0)
+            cJSON_AddNumberToObject(j, "mtp_parameters", k.mtp);
+    }
     cJSON_AddStringToObject(j, "attention", config_attention_name(config_attention(c)));
     cJSON_AddStringToObject(j, "source", source);
     return j;

@@ -156,8 +156,8 @@ static long group_stride(const struct config *c, enum op_group g)
     const struct cluster_spec *k = &c->cluster;
     switch (g) {
     case GROUP_TP: return 1;
+    case GROUP_EP: return k->etp > 0 ? k->etp : k->tp; /* the experts' order etp-ep-dp-pp */
     case GROUP_CP:
-    case GROUP_EP:
     case GROUP_DP: return k->tp;
     default: return (long)k->tp * k->dp;
     }

@@ -154,6 +154,10 @@ EXTRA_DIST += tests/cli/test_fidelity.sh scripts/fidelity.py data/fidelity/READM
 check_PROGRAMS += tests/unit/test_ops
 TESTS += tests/unit/test_ops
 tests_unit_test_ops_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 38: mixtures of experts, MLA, the expert groups (model/moe.h).
+check_PROGRAMS += tests/unit/test_moe
+TESTS += tests/unit/test_moe
+tests_unit_test_moe_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 check_PROGRAMS += tests/unit/test_stack
 TESTS += tests/unit/test_stack tests/cli/test_stack.sh tests/cli/test_costs.sh
 EXTRA_DIST += tests/cli/test_stack.sh tests/cli/test_costs.sh

@@ -138,6 +138,9 @@ enum cmd_plan_flag {
     /* context parallelism (model/config_parallel.c) */
     CMD_PLAN_CP,
     CMD_PLAN_CP_COMM,
+    CMD_PLAN_EP, /* model/moe.h */
+    CMD_PLAN_ETP,
+    CMD_PLAN_MOE_SKEW,
 };
 
 extern const struct cmd_option cmd_plan_options[];

@@ -13,6 +13,7 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/cost_ops.h"
+#include "model/moe.h"
 #include "model/ops.h"
 
 const char *cmd_costs_site_name(enum op_site s)
@@ -127,11 +128,18 @@ int cmd_costs_print(const struct config *c, const struct cost_model *m, int only
             want[n_want++] = m->num_stages - 1;
     }
     int seq = c->model.seq_length;
-    struct op_list layer, embed, head;
+    struct op_list layer, embed, head, moe, mtp; /* a MoE model's two blocks (model/moe.h) */
     op_list_init(&layer);
     op_list_init(&embed);
     op_list_init(&head);
-    ops_build_layer(c, seq, &layer);
+    op_list_init(&moe);
+    op_list_init(&mtp);
+    bool has_moe = moe_enabled(&c->model);
+    ops_build_block(c, seq, BLOCK_DENSE, &layer);
+    if (has_moe) {
+        ops_build_block(c, seq, BLOCK_MOE, &moe);
+        ops_build_mtp(c, seq, &mtp);
+    }
     ops_build_embed(c, seq, &embed);
     ops_build_head(c, seq, &head);
     void *arr = json ? cmd_costs_json_new() : NULL;
@@ -140,7 +148,7 @@ int cmd_costs_print(const struct config *c, const struct cost_model *m, int only
                "micro-batch on one GPU\n",
                c->model.name, framework_name(config_framework(c)), c->cluster.tp,
                c->sequence_parallel ? " (SP)" : "", c->micro_batch_size, seq);
-    size_t cap = layer.n + embed.n + head.n + 1;
+    size_t cap = layer.n + moe.n + mtp.n + embed.n + head.n + 1;
     struct costs_row *rows = calloc(cap, sizeof *rows);
     int rc = 0;
     for (int w = 0; w < n_want && rows != NULL; w++) {
@@ -148,9 +156,15 @@ int cmd_costs_print(const struct config *c, const struct cost_model *m, int only
         size_t n = 0;
         if (st->has_embed)
             add_rows(c, &embed, 1, rows, &n);
-        add_rows(c, &layer, st->num_layers, rows, &n);
+        int n_moe = moe_layers_in(&c->model, st->first_layer, st->num_layers);
+        if (st->num_layers - n_moe > 0)
+            add_rows(c, &layer, st->num_layers - n_moe, rows, &n);
+        if (n_moe > 0)
+            add_rows(c, &moe, n_moe, rows, &n);
         if (st->has_head)
             add_rows(c, &head, 1, rows, &n);
+        if (st->has_head && mtp.n > 0)
+            add_rows(c, &mtp, 1, rows, &n);
         double ops_us = 0;
         for (size_t k = 0; k < n; k++)
             ops_us += rows[k].us[PASS_FW] + rows[k].us[PASS_B] + rows[k].us[PASS_W];
@@ -164,5 +178,7 @@ int cmd_costs_print(const struct config *c, const struct cost_model *m, int only
     op_list_fini(&layer);
     op_list_fini(&embed);
     op_list_fini(&head);
+    op_list_fini(&moe);
+    op_list_fini(&mtp);
     return rc;
 }

@@ -37,8 +37,10 @@ static const char cmd_plan_config_help[] =
 const struct cmd_option cmd_plan_options[] = {
     {.name = "model", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_MODEL,
      .heading = cmd_plan_config_help,
-     .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny tiny-llama GPT-3-13B GPT-3-175B "
-             "LLaMA-2-7B LLaMA-2-13B LLaMA-2-70B Llama-3.1-8B Llama-3.1-70B Llama-3.1-405B\n"
+     .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny tiny-llama GPT-3-13B "
+             "GPT-3-175B LLaMA-2-7B LLaMA-2-13B LLaMA-2-70B Llama-3.1-8B Llama-3.1-70B "
+             "Llama-3.1-405B DeepSeek-V3 DeepSeek-V2-Lite Qwen3-30B-A3B Qwen3-235B-A22B "
+             "Mixtral-8x7B Mixtral-8x22B\n"
              "(the first four: the paper's Table 4 shapes; mario-tui models)"},
     {.name = "scheme", .arg = "S", .type = CMD_PLAN, .value = CMD_PLAN_SCHEME,
      .help_write = scheme_registry_help}, /* the scheme records' names, by family */
@@ -144,6 +146,15 @@ const struct cmd_option cmd_plan_options[] = {
              "(given either, the other defaults to 1, as in torchtitan)"},
     {.name = "pipeline-parallel-last-stage-less-layers", .arg = "N", .type = CMD_PLAN,
      .value = CMD_PLAN_LAST_LESS, .help = "torchtitan's: the head weighs N layers in the split"},
+    {.name = "ep", .arg = "E", .type = CMD_PLAN, .value = CMD_PLAN_EP,
+     .help = "expert-parallel degree (Megatron's --expert-model-parallel-size):\n"
+             "the routed experts split over E ranks; E divides the experts and\n"
+             "E x etp the GPUs of a stage (tp x dp); default 1"},
+    {.name = "etp", .arg = "T", .type = CMD_PLAN, .value = CMD_PLAN_ETP,
+     .help = "expert tensor-parallel degree (--expert-tensor-parallel-size):\n"
+             "each expert's width split over T; default tp, as Megatron's"},
+    {.name = "moe-routing-skew", .arg = "X", .type = CMD_PLAN, .value = CMD_PLAN_MOE_SKEW,
+     .help = "tokens of the busiest EP rank over the mean (>= 1; default 1.2)"},
     {.name = "unit-costs", .arg = "F,B,RC[,W[,O]]", .type = CMD_PLAN,
      .value = CMD_PLAN_UNIT_COSTS,
      .help = "unit costs: times in t, memory in units of M_theta; B is the\n"
@@ -317,6 +328,15 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         *(first ? &c->first_stage_less_layers : &c->last_stage_less_layers) = n;
         return MT_OK;
     }
+    case CMD_PLAN_EP:
+        return cmd_plan_int("ep", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.ep, e);
+    case CMD_PLAN_ETP:
+        return cmd_plan_int("etp", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.etp, e);
+    case CMD_PLAN_MOE_SKEW:
+        if (str_parse_double(arg, &c->model.moe.routing_skew, NULL) != MT_OK ||
+            !(c->model.moe.routing_skew >= 1))
+            return err_set(e, MT_EINVAL, "--moe-routing-skew: '%s' is not a number >= 1", arg);
+        return MT_OK;
     case CMD_PLAN_UNIT_COSTS:
         if (config_unit_costs_parse(arg, &c->unit, e) != MT_OK)
             return err_wrap(e, "--unit-costs");

@@ -5,6 +5,8 @@
 #include <cjson/cJSON.h>
 
 #include "model/config.h"
+#include "model/moe.h"
+#include "model/presets.h"
 #include "sim/core/bound.h"
 #include "sim/plan/plan.h"
 
@@ -15,6 +17,14 @@ char *sim_report_json(const struct plan *p, const struct sim_result *r,
     double ts = r->unit ? 1 : 1e-6; /* seconds, or t */
     cJSON *o = cJSON_CreateObject();
     plan_json_add_shape(o, p);
+    if (moe_enabled(&c->model) || mla_enabled(&c->model)) { /* model/moe.h; dense: unchanged */
+        cJSON_AddNumberToObject(o, "model_parameters", presets_model_params(&c->model));
+        cJSON_AddNumberToObject(o, "model_active_parameters",
+                                presets_model_active_params(&c->model));
+        cJSON_AddNumberToObject(o, "ep", config_ep(c));
+        cJSON_AddNumberToObject(o, "etp", config_etp(c));
+        cJSON_AddNumberToObject(o, "expert_dp", config_expert_dp(c));
+    }
     cJSON_AddNumberToObject(o, "iterations", c->iterations);
     cJSON_AddNumberToObject(o, "update_interval", c->update_interval);
     cJSON_AddStringToObject(o, "time_unit", r->unit ? "t" : "s");

@@ -204,8 +204,8 @@ static int help_names(const char *name, const char *label, char names[][32], int
 
 static void same(const char *name, const char *label, const char *const *presets)
 {
-    char names[16][32];
-    int n = help_names(name, label, names, 16), k = 0;
+    char names[32][32];
+    int n = help_names(name, label, names, 32), k = 0;
     for (; presets[k] != NULL; k++)
         CHECK(k < n && strcmp(names[k], presets[k]) == 0);
     CHECK_EQ_INT(n, k);
