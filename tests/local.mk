@@ -157,3 +157,6 @@ check_PROGRAMS += tests/unit/test_stack
 TESTS += tests/unit/test_stack tests/cli/test_stack.sh
 EXTRA_DIST += tests/cli/test_stack.sh
 tests_unit_test_stack_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 41: what a newcomer and a fuzzer hit (caps, exit statuses, one truth between screens).
+TESTS += tests/cli/test_newcomer.sh
+EXTRA_DIST += tests/cli/test_newcomer.sh

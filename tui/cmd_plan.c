@@ -364,7 +364,8 @@ int cmd_plan_finish(const struct cmd_plan *cp, struct config *c, struct plan *lo
             p = q;
         }
     }
-    int rc = validate_plan(p, e);
+    /* a loaded plan that cannot run is bad input (exit 2); a built one, the tool's failure */
+    int rc = loaded ? validate_plan_input(p, e) : validate_plan(p, e);
     if (rc != MT_OK) {
         plan_free(p);
         return cp->path ? err_wrap(e, "%s", cp->path) : rc;

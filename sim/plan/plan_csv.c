@@ -309,7 +309,7 @@ int plan_load_torch_csv(const char *text, size_t len, const char *name, const st
     csv_read_fini(&r);
     if (rc == MT_OK) {
         scheme_add_comm(pl);
-        rc = validate_plan(pl, e);
+        rc = validate_plan_input(pl, e);
         if (rc != MT_OK)
             err_wrap(e, "%s", name);
     }
