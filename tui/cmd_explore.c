@@ -14,6 +14,7 @@
 #include "model/seqlen.h"
 #include "render/paint_cairo.h"
 #include "render/paint_cells.h"
+#include "sim/plan/footprint.h"
 #include "sim/plan/plan.h"
 #include "tui/curses_compat.h"
 #include "tui/explore.h"
@@ -182,6 +183,14 @@ static int explore_exec(int argc, char **argv)
         return cmd_fail("explore", &e);
     }
     if (o.lengths != NULL && seqlen_config_use_file(&c, o.lengths, NULL, &e) != MT_OK) {
+        plan_free(loaded);
+        return cmd_fail("explore", &e);
+    }
+    /* the explorer runs the passes (and --search) on its plan: refuse one this machine cannot
+     * hold, with the figure, before its first build */
+    enum footprint_use use = o.search ? FOOTPRINT_SEARCH : FOOTPRINT_PASSES;
+    if ((loaded ? footprint_check(plan_geom(loaded), use, 1, &e)
+                : footprint_check_config(&c, use, 1, &e)) != MT_OK) {
         plan_free(loaded);
         return cmd_fail("explore", &e);
     }

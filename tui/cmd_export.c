@@ -17,6 +17,7 @@
 #include "render/layout.h"
 #include "render/paint_cairo.h"
 #include "render/paint_svg.h"
+#include "sim/plan/footprint.h"
 #include "sim/passes/pass.h"
 #include "sim/plan/plan.h"
 #include "sim/search/search.h"
@@ -333,6 +334,7 @@ static int export_exec(int argc, char **argv)
     o.lo.width = o.width;
 
     struct plan *p = NULL;
+    cp.use = o.search ? FOOTPRINT_SEARCH : o.passes ? FOOTPRINT_PASSES : FOOTPRINT_SIMULATE;
     if (cmd_plan_build(&cp, &p, &e) != MT_OK)
         return cmd_fail("export", &e);
 

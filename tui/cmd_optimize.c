@@ -14,6 +14,7 @@
 
 #include "model/config.h"
 #include "model/presets.h"
+#include "sim/plan/footprint.h"
 #include "sim/core/bound.h"
 #include "sim/passes/pass.h"
 #include "sim/plan/plan.h"
@@ -207,6 +208,7 @@ static int optimize_exec(int argc, char **argv)
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct pass_pipeline pl;
+    cp.use = o.search ? FOOTPRINT_SEARCH : FOOTPRINT_PASSES;
     if (cmd_plan_build(&cp, &p, &e) != MT_OK)
         return cmd_fail("optimize", &e);
     struct cmd_progress pr;

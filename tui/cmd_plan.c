@@ -13,6 +13,7 @@
 #include "model/presets.h"
 #include "model/profile.h"
 #include "model/scheme_registry.h"
+#include "sim/plan/footprint.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "sim/tune/tune.h"
@@ -353,6 +354,13 @@ int cmd_plan_finish(const struct cmd_plan *cp, struct config *c, struct plan *lo
         int rc = cmd_plan_resolve_auto(c, &ckpt, e);
         if (rc != MT_OK)
             return cp->path ? err_wrap(e, "%s", cp->path) : rc;
+    }
+    /* before anything is built: a plan this machine cannot hold is refused with the figure */
+    int fit = p != NULL ? footprint_check(plan_geom(p), (enum footprint_use)cp->use, 1, e)
+                        : footprint_check_config(c, (enum footprint_use)cp->use, 1, e);
+    if (fit != MT_OK) {
+        plan_free(p);
+        return fit;
     }
     if (p == NULL) {
         TRY(scheme_build(c, &p, e));

@@ -23,6 +23,7 @@
 #include "flow/run.h"
 #include "model/config.h"
 #include "model/seqlen.h"
+#include "sim/plan/footprint.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
 #include "util/err.h"
@@ -371,6 +372,15 @@ static int run_exec(int argc, char **argv)
             return cmd_fail("run", &e);
         }
     } else if (cmd_plan_build(&a.cp, &p, &e) != MT_OK) {
+        return cmd_fail("run", &e);
+    }
+    /* the CPU backend's ranks share this host: refuse up front what its memory cannot hold
+     * (GPT3-1.6B's 8 ranks need 27 GiB; the kernel killed them 2 minutes in) */
+    if (!launch_under_mpi() && strcmp(a.backend, "cpu") == 0 &&
+        footprint_check_run(p, &e) != MT_OK) {
+        plan_free(p);
+        input_aware_free(a.ia);
+        seqlen_sample_fini(&a.smp);
         return cmd_fail("run", &e);
     }
     if (!steps_given && interp_plan_iterations(p) > 1)

@@ -11,6 +11,7 @@
 
 #include "model/config.h"
 #include "model/presets.h"
+#include "sim/plan/footprint.h"
 #include "sim/core/bound.h"
 #include "sim/passes/pass.h"
 #include "sim/plan/plan.h"
@@ -247,7 +248,9 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, enum simu
         if (rc != MT_EUNSUPPORTED)
             return rc;
     }
-    TRY(cmd_plan_finish(cp, &c, loaded, p, e));
+    struct cmd_plan used = *cp; /* --search: the passes and the search's memory */
+    used.use = mode != SIMULATE_AS_GIVEN ? FOOTPRINT_SEARCH : FOOTPRINT_SIMULATE;
+    TRY(cmd_plan_finish(&used, &c, loaded, p, e));
     if (mode != SIMULATE_AS_GIVEN)
         TRY(simulate_search(p, mode == SIMULATE_SEARCH_OFFLOAD, quiet, e));
     return sim_run(*p, r, e);

@@ -12,6 +12,7 @@
 
 #include "model/config.h"
 #include "model/presets.h"
+#include "sim/plan/footprint.h"
 #include "sim/plan/plan.h"
 #include "sim/tune/tune.h"
 #include "util/err.h"
@@ -284,6 +285,13 @@ static int tune_exec(int argc, char **argv)
         }
     struct config c;
     if (cmd_plan_config_raw(&cp, &c, &e) != MT_OK)
+        return cmd_fail("tune", &e);
+    /* the largest candidate (pp = D / tp, micro-batches of 1) on each worker thread */
+    int pp_max = c.num_device / c.cluster.tp;
+    struct plan_geom big = {.devices = pp_max, .parts = 1, .stages = pp_max,
+                            .mbs = config_global_batch(&c) / c.cluster.dp};
+    int threads = t.o.threads > 0 ? t.o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (footprint_check(&big, FOOTPRINT_TUNE, threads, &e) != MT_OK)
         return cmd_fail("tune", &e);
     struct tune_progress pr = {.tty = isatty(STDERR_FILENO) && !t.json && !t.quiet,
                                .t0 = tune_now()};
