@@ -183,6 +183,35 @@ static int check_cap_bytes(const struct config *c, double cap, const char *what,
                    need, cap);
 }
 
+void config_degrees_text(const struct config *c, int pp, char *buf, size_t n)
+{
+    int len = snprintf(buf, n, "pp %d x dp %d", pp, c->cluster.dp);
+    if (c->cluster.tp > 1 && len >= 0 && (size_t)len < n)
+        snprintf(buf + len, n - (size_t)len, " x tp %d", c->cluster.tp);
+}
+
+void config_cap_text(const struct config *c, char *buf, size_t n)
+{
+    double cap = config_mem_cap(c), reserve = config_reserve(c);
+    if (!(cap > 0)) {
+        snprintf(buf, n, "none");
+        return;
+    }
+    if (c->unit.enabled) {
+        snprintf(buf, n, "%.4g M_\xce\xb8", cap);
+        return;
+    }
+    char t[32], given[32], r[32];
+    str_format_bytes(cap, t, sizeof t);
+    if (!(reserve > 0)) {
+        snprintf(buf, n, "%s", t);
+        return;
+    }
+    str_format_bytes(c->memory_per_device, given, sizeof given);
+    str_format_bytes(reserve, r, sizeof r);
+    snprintf(buf, n, "%s (%s - %s reserve)", t, given, r);
+}
+
 int config_check_cap(const struct config *c, const char *what, struct mt_err *e)
 {
     return check_cap_bytes(c, c->memory_per_device, what, e);

@@ -88,9 +88,11 @@ static void simulate_print_async(const struct plan *p, const struct sim_result *
 {
     const struct config *c = plan_config(p);
     double ts = r->unit ? 1 : 1e-3;
-    printf("utilization %.1f%%   steady state %.1f%% over [%.4g, %.4g] %s\n",
-           100 * r->utilization, 100 * r->steady_utilization, r->steady_t0 * ts,
-           r->steady_t1 * ts, r->unit ? "t" : "ms");
+    char t0[48], t1[48];
+    printf("utilization %.1f%%   steady state %.1f%% over [%s, %s] %s\n",
+           100 * r->utilization, 100 * r->steady_utilization,
+           str_format_number(r->steady_t0 * ts, 4, t0, sizeof t0),
+           str_format_number(r->steady_t1 * ts, 4, t1, sizeof t1), r->unit ? "t" : "ms");
     if (!config_scheme_async(c->scheme))
         return;
     printf("%d iterations of %d micro-batches, an optimizer step every %d backward%s per stage\n",
@@ -137,7 +139,9 @@ static void simulate_print_bound(const struct sim_result *r, const struct bound_
     bool under = r->oom_device < 0;
     double lb = bound_value(b, under), ts = r->unit ? 1 : 1e-3;
     enum bound_kind k = bound_binding(b, under);
-    printf("lower bound %.4g %s (gap %.2f%%%s): ", lb * ts, r->unit ? "t" : "ms",
+    char lbt[48], rct[48];
+    printf("lower bound %s %s (gap %.2f%%%s): ", str_format_number(lb * ts, 4, lbt, sizeof lbt),
+           r->unit ? "t" : "ms",
            bound_gap_pct(r->step_time, lb),
            bound_optimal(b, r->step_time, under) ? ", optimal" : "");
     if (k == BOUND_CRITICAL_PATH)
@@ -147,8 +151,8 @@ static void simulate_print_bound(const struct sim_result *r, const struct bound_
     else if (b->cap_infeasible)
         printf("device %d cannot hold one stage's activations under the cap\n", b->memory_at);
     else
-        printf("recompute forced by the memory cap on device %d (%.4g %s)\n", b->memory_at,
-               b->forced_rc * ts, r->unit ? "t" : "ms");
+        printf("recompute forced by the memory cap on device %d (%s %s)\n", b->memory_at,
+               str_format_number(b->forced_rc * ts, 4, rct, sizeof rct), r->unit ? "t" : "ms");
 }
 
 static void simulate_print_table(const struct plan *p, const struct sim_result *r,
@@ -159,12 +163,11 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
     char chunks[32] = "";
     if (config_scheme_uses_chunks(c->scheme))
         snprintf(chunks, sizeof chunks, ", %d chunks", g->parts);
-    char model[96], tp[24] = "";
+    char model[96], degrees[64];
     presets_model_display(&c->model, model, sizeof model);
-    if (c->cluster.tp > 1)
-        snprintf(tp, sizeof tp, " x tp %d", c->cluster.tp);
-    printf("%s, %s, pp %d x dp %d%s, %d micro-batches of %d, %s%s  [%s]\n", model,
-           config_scheme_name(c->scheme), g->devices, c->cluster.dp, tp, g->mbs,
+    config_degrees_text(c, g->devices, degrees, sizeof degrees);
+    printf("%s, %s, %s, %d micro-batches of %d, %s%s  [%s]\n", model,
+           config_scheme_name(c->scheme), degrees, g->mbs,
            c->micro_batch_size,
            c->unit.enabled     ? "unit costs"
            : c->profile.enabled ? c->profile.device /* calibrated: what it was measured on */
@@ -188,7 +191,11 @@ static void simulate_print_table(const struct plan *p, const struct sim_result *
     }
     simulate_print_host(r);
     if (r->unit)
-        printf("step time %.4g t   throughput %.4f samples/t\n", r->step_time, r->throughput);
+    {
+        char st[48];
+        printf("step time %s t   throughput %.4f samples/t\n",
+               str_format_number(r->step_time, 4, st, sizeof st), r->throughput);
+    }
     else
         printf("step time %.4f s (%.3f %s)   throughput %.2f samples/s\n", r->step_time * 1e-6,
                r->step_time * ts, tu, r->throughput);
@@ -295,11 +302,8 @@ static void simulate_rows_print(const struct config *c, const struct tune_candid
                                 int best)
 {
     bool unit = c->unit.enabled;
-    char cap[32] = "none";
-    if (c->memory_per_device > 0 && unit)
-        snprintf(cap, sizeof cap, "%.3g M_θ", c->memory_per_device);
-    else if (c->memory_per_device > 0)
-        str_format_bytes(c->memory_per_device, cap, sizeof cap);
+    char cap[96];
+    config_cap_text(c, cap, sizeof cap);
     printf("%s on %d x %s, dp %d, tp %d, global batch %d, cap %s: %d schemes\n", c->model.name,
            c->num_device, unit ? "unit-cost devices" : c->cluster.device.name, c->cluster.dp,
            c->cluster.tp, config_global_batch(c), cap, n);
@@ -411,9 +415,9 @@ static int simulate_exec(int argc, char **argv)
         simulate_print_table(p, &r, b);
     }
     if (r.oom_device >= 0) {
-        char over[32], cap[32];
+        char over[32], cap[96];
         simulate_mem(&r, r.dev[r.oom_device].peak_mem - r.cap, over, sizeof over);
-        simulate_mem(&r, r.cap, cap, sizeof cap);
+        config_cap_text(plan_config(p), cap, sizeof cap); /* r.cap, and its reserve */
         fprintf(stderr, "mario-tui simulate: device %d is over the %s memory cap by %s\n",
                 r.oom_device, cap, over);
         status = 1;

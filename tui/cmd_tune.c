@@ -158,8 +158,8 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
         n_bad += r->cand[i].status == TUNE_INVALID;
         n_not_run += r->cand[i].status == TUNE_NOT_RUN;
     }
-    char cap[32], model[96];
-    tune_mem(c, c->memory_per_device, cap, sizeof cap);
+    char cap[96], model[96];
+    config_cap_text(c, cap, sizeof cap); /* the cap each candidate is tested against */
     presets_model_display(&c->model, model, sizeof model);
     printf("%s on %d x %s, global batch %d, cap %s: %d candidates, %d fit, %d out of memory, "
            "%d invalid", model, c->num_device,

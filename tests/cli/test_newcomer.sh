@@ -81,4 +81,60 @@ else
     echo "SKIP (part): ulimit -v cannot be set under this build (ASan)"
 fi
 
+# -- item 5: the cap printed is the cap tested, the reserve beside it; tune and simulate alike
+h="--model Llama-3.1-8B --devices 8 --device H100-80G"
+"$bin" tune $h --quiet 2>/dev/null | head -n 1 >"$tmp/tune1"
+"$bin" simulate --scheme V,X $h 2>/dev/null | head -n 1 >"$tmp/sim1"
+want='cap 79.00 GiB (80.00 GiB - 1.00 GiB reserve)'
+check "tune prints the cap it tests, 79 GiB = 80 GiB - 1 GiB reserve ($(cat $tmp/tune1))" \
+    "grep -qF '$want' $tmp/tune1"
+check "simulate prints the same cap ($(cat $tmp/sim1))" "grep -qF '$want' $tmp/sim1"
+"$bin" simulate --model Llama-3.1-70B --devices 64 --tp 8 --device H100-80G >/dev/null 2>"$tmp/err"
+check "simulate's over-cap message names the same cap and reserve" \
+    "grep -qF 'over the 79.00 GiB (80.00 GiB - 1.00 GiB reserve) memory cap' $tmp/err"
+
+# -- item 5: the degrees in every title: 64 GPUs as pp 8 x tp 8
+d="--model tiny --devices 64 --tp 8 --microbatches 8"
+"$bin" optimize $d 2>/dev/null | head -n 1 >"$tmp/opt1"
+check "optimize's header: pp 8 x dp 1 x tp 8 ($(cat $tmp/opt1))" "grep -qF 'pp 8 x dp 1 x tp 8,' $tmp/opt1"
+"$bin" explore $d --dump-screen --size 200x50 2>/dev/null | head -n 1 >"$tmp/exp1"
+check "the explorer's title: pp 8 x dp 1 x tp 8" "grep -qF 'pp 8 x dp 1 x tp 8' $tmp/exp1"
+"$bin" explore $d --dump-screen --size 80x24 2>/dev/null | head -n 1 >"$tmp/exp2"
+check "the explorer's title at 80 columns still names tp ($(cat $tmp/exp2))" "grep -qE 'tp 8|x8' $tmp/exp2"
+"$bin" export $d --svg "$tmp/d.svg" >/dev/null 2>&1
+check "the picture's title: pp 8 × dp 1 × tp 8" "grep -q 'pp 8 × dp 1 × tp 8' $tmp/d.svg"
+"$bin" simulate --unit-costs 1,2,1 --devices 4 --microbatches 4 --plan-out "$tmp/u.json" >/dev/null 2>&1
+"$bin" simulate --unit-costs 1,2,1 --devices 4 --microbatches 4 --trace-out "$tmp/ut.json" >/dev/null 2>&1
+"$bin" compare "$tmp/u.json" "$tmp/ut.json" 2>/dev/null | head -n 1 >"$tmp/cmp1"
+check "compare's header: pp 4 x dp 1 ($(cat $tmp/cmp1))" "grep -qF 'pp 4 x dp 1,' $tmp/cmp1"
+
+# -- item 5: no scientific notation on a screen or in a picture (a 29 s step, 29412 ms)
+l="--model Llama-3.1-70B --devices 64 --tp 8 --device H100-80G"
+"$bin" simulate $l >"$tmp/l.txt" 2>&1
+check "simulate's status lines: no e+ notation ($(grep -m1 'e+0' $tmp/l.txt))" "! grep -q '[0-9]e[+-][0-9]' $tmp/l.txt && grep -q 'lower bound 29412 ms' $tmp/l.txt"
+"$bin" optimize $l >"$tmp/lo.txt" 2>&1
+check "optimize's lines: no e+ notation ($(grep -m1 'e+0' $tmp/lo.txt))" "! grep -q '[0-9]e[+-][0-9]' $tmp/lo.txt"
+"$bin" export $l --svg "$tmp/l.svg" >/dev/null 2>&1
+check "the picture: no e+ notation, step time 29412 ms" \
+    "! grep -q '>[^<]*[0-9]e[+-][0-9]' $tmp/l.svg && grep -q 'step time 29412 ms' $tmp/l.svg"
+"$bin" explore $l --dump-screen --size 200x50 >"$tmp/le.txt" 2>&1
+check "the explorer: no e+ notation" "! grep -q '[0-9]e[+-][0-9]' $tmp/le.txt"
+
+# -- item 5: run and compare give one simulated peak; the explorer's error sign is compare's
+if "$bin" run --model tiny --devices 2 --steps 2 --trace-out "$tmp/run.json" >"$tmp/run.txt" 2>&1; then
+    "$bin" simulate --model tiny --devices 2 --plan-out "$tmp/tiny2.json" >/dev/null 2>&1
+    "$bin" compare "$tmp/tiny2.json" "$tmp/run.json" >"$tmp/cmp.txt" 2>/dev/null
+    # run: device rank static act-meas act-sim peak-meas peak-sim; compare: ... peak sim
+    rp=$(awk '$1 == "0" && $2 == "0" {print $11, $12}' "$tmp/run.txt")
+    cp=$(awk '$1 == "0" && $2 == "257" {print $9, $10}' "$tmp/cmp.txt")
+    check "run's and compare's simulated peak of device 0 are one figure (run '$rp', compare '$cp')" \
+        "[ -n '$rp' ] && [ '$rp' = '$cp' ]"
+    "$bin" explore "$tmp/tiny2.json" --trace "$tmp/run.json" --dump-screen --size 200x50 >"$tmp/ex.txt" 2>&1
+    ce=$(sed -n 's/^step time: .* error \([-+][0-9.]*\) %$/\1/p' "$tmp/cmp.txt")
+    check "the explorer's error is compare's, sign and all ($ce %)" \
+        "[ -n '$ce' ] && grep -q \"simulated [0-9.]*m\\?s ($ce%)\" $tmp/ex.txt"
+else
+    echo "SKIP (part): mario-tui run cannot run here: $(tail -n 1 $tmp/run.txt)"
+fi
+
 exit $fail
