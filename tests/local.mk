@@ -158,5 +158,5 @@ TESTS += tests/unit/test_stack tests/cli/test_stack.sh
 EXTRA_DIST += tests/cli/test_stack.sh
 tests_unit_test_stack_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 # issue 41: what a newcomer and a fuzzer hit (caps, exit statuses, one truth between screens).
-TESTS += tests/cli/test_newcomer.sh
-EXTRA_DIST += tests/cli/test_newcomer.sh
+TESTS += tests/cli/test_newcomer.sh tests/check_docs.sh
+EXTRA_DIST += tests/cli/test_newcomer.sh tests/check_docs.sh
