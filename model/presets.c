@@ -127,8 +127,18 @@ int presets_device(const char *name, struct device_spec *out, struct mt_err *e)
             *out = device_table[i];
             return MT_OK;
         }
-    return err_set(e, MT_EINVAL, "unknown device '%s' (presets: A100-40G, A100-80G, H100-80G, H200)",
-                   name);
+    /* "H100" for H100-80G: the one preset the name begins (a family with one memory size) */
+    const char *hit = NULL;
+    int hits = 0;
+    size_t len = strlen(name);
+    for (size_t i = 0; i < COUNT(device_table) && len > 0; i++)
+        if (strncasecmp(device_table[i].name, name, len) == 0)
+            hit = device_table[i].name, hits++;
+    if (hits == 1)
+        return err_set(e, MT_EINVAL, "unknown device '%s': did you mean %s? (presets: A100-40G, "
+                       "A100-80G, H100-80G, H200)", name, hit);
+    return err_set(e, MT_EINVAL, "unknown device '%s' (presets: A100-40G, A100-80G, H100-80G, H200%s)",
+                   name, hits > 1 ? ": give the memory size too" : "");
 }
 
 /* The names, in model_table's order, taken from it once. */
