@@ -137,4 +137,32 @@ else
     echo "SKIP (part): mario-tui run cannot run here: $(tail -n 1 $tmp/run.txt)"
 fi
 
+# -- item 6: the explorer. b/B keep the global batch the plan runs (1024 x 1 here)
+e="--model tiny --devices 4 --microbatches 1024 --dump-screen --size 200x50"
+"$bin" explore $e --keys B 2>/dev/null | head -n 1 >"$tmp/B1"
+check "B after --microbatches 1024: N 512 x mbs 2 ($(grep -o 'N [0-9]* x mbs [0-9]*' $tmp/B1))" \
+    "grep -q 'N 512 x mbs 2 ' $tmp/B1"
+"$bin" explore $e --keys BBb 2>/dev/null | head -n 1 >"$tmp/B2"
+check "BBb: N 512 x mbs 2 again" "grep -q 'N 512 x mbs 2 ' $tmp/B2"
+# the help at 200 columns: no line of its prose cut at the edge of its buffer
+"$bin" explore --model tiny --devices 4 --dump-screen --size 200x50 --keys '?' >"$tmp/help" 2>&1
+check "the help at 200 columns keeps its sentences whole" \
+    "grep -q '(Esc stops them, keeping the steps made)' $tmp/help && grep -q 'OS optimizer step; RA/RG/SA/SG' $tmp/help"
+
+# -- item 8: smaller
+"$bin" simulate --device H100 >/dev/null 2>"$tmp/err"
+check "--device H100 suggests H100-80G" "[ $? -eq 2 ] && grep -q 'did you mean H100-80G?' $tmp/err"
+"$bin" export --scheme V-Half --devices 4 --microbatches 8 --unit-costs 1,2,1,1 -o "$tmp/vh.csv" >/dev/null 2>&1
+"$bin" simulate "$tmp/vh.csv" --unit-costs 1,2,1,1 --scheme V-Half 2>/dev/null | head -n 1 >"$tmp/vh"
+check "a V-Half CSV re-imported with --scheme V-Half is V-Half ($(cat $tmp/vh))" "grep -q ', V-Half, ' $tmp/vh"
+printf '{"num_de' >"$tmp/cut.json"
+"$bin" simulate "$tmp/cut.json" >/dev/null 2>"$tmp/err"
+rc=$?
+check "a cut key is not named as a field ($(cat $tmp/err))" \
+    "[ $rc -eq 2 ] && ! grep -q 'num_d: ' $tmp/err && grep -q 'ends inside a string' $tmp/err"
+"$bin" explore --model tiny --devices 4 >"$tmp/piped" 2>"$tmp/err" </dev/null
+rc=$?
+check "explore with stdout piped prints a frame and says so" \
+    "[ $rc -eq 0 ] && grep -q 'pp 4 x dp 1' $tmp/piped && grep -q 'stdout is not a terminal: printing one 120x40 frame' $tmp/err"
+
 exit $fail
