@@ -165,4 +165,7 @@ rc=$?
 check "explore with stdout piped prints a frame and says so" \
     "[ $rc -eq 0 ] && grep -q 'pp 4 x dp 1' $tmp/piped && grep -q 'stdout is not a terminal: printing one 120x40 frame' $tmp/err"
 
+check "tui/cmd_simulate.c under 400 lines ($(wc -l <"$src/tui/cmd_simulate.c"))" \
+    "[ \$(wc -l <'$src/tui/cmd_simulate.c') -lt 400 ]"
+
 exit $fail
