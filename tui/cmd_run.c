@@ -20,6 +20,7 @@
 #include "exec/input_aware.h"
 #include "exec/interp.h"
 #include "exec/launch.h"
+#include "exec/xformer.h"
 #include "flow/run.h"
 #include "model/config.h"
 #include "model/seqlen.h"
@@ -379,21 +380,29 @@ static int run_exec(int argc, char **argv)
     } else if (cmd_plan_build(&a.cp, &p, &e) != MT_OK) {
         return cmd_fail("run", &e);
     }
-    /* the CPU backend's ranks share this host: refuse up front what its memory cannot hold
-     * (GPT3-1.6B's 8 ranks need 27 GiB; the kernel killed them 2 minutes in) */
-    if (!launch_under_mpi() && strcmp(a.backend, "cpu") == 0 &&
-        footprint_check_run(p, &e) != MT_OK) {
-        plan_free(p);
-        input_aware_free(a.ia);
-        seqlen_sample_fini(&a.smp);
-        return cmd_fail("run", &e);
-    }
     if (!steps_given && interp_plan_iterations(p) > 1)
         a.o.steps = interp_plan_iterations(p); /* one run of an asynchronous plan */
     int moved = flow_run_prepare(p, a.backend, &e);
     if (moved < 0) {
         plan_free(p);
         return cmd_fail("run", &e);
+    }
+    /* (after the executor's own checks: a model it cannot run is bad input first) the CPU
+     * backend's ranks share this host: refuse up front what its memory cannot hold
+     * (GPT3-1.6B's 8 ranks need 27 GiB; the kernel killed them 2 minutes in) */
+    struct xformer_dims dims;
+    int dims_b, dims_t;
+    int unfit = 0; /* 2: a model the executor cannot run is bad input, as its ranks say */
+    if (!launch_under_mpi() && strcmp(a.backend, "cpu") == 0)
+        unfit = interp_dims(plan_config(p), &dims, &dims_b, &dims_t, &e) != MT_OK ? 2
+                : footprint_check_run(p, &e) != MT_OK                      ? 1
+                                                                           : 0;
+    if (unfit != 0) {
+        plan_free(p);
+        input_aware_free(a.ia);
+        seqlen_sample_fini(&a.smp);
+        cmd_fail("run", &e);
+        return unfit;
     }
     if (moved > 0 && !launch_under_mpi() && !a.json)
         fprintf(stderr,
