@@ -199,9 +199,11 @@ double config_mem_cap(const struct config *c)
     return c->memory_per_device - config_reserve(c);
 }
 
-int config_check_cap(const struct config *c, const char *what, struct mt_err *e)
+/* The slip check of one figure that becomes a cap (a cap given, or a device's memory that the
+ * cap defaults to). */
+static int check_cap_bytes(const struct config *c, double cap, const char *what, struct mt_err *e)
 {
-    double cap = c->memory_per_device, layer = cost_layer_act_bytes(c);
+    double layer = cost_layer_act_bytes(c);
     /* only what reads as a slip: under a MiB (no GPU has so little), a number meant in GiB */
     if (c->unit.enabled || !(cap > 0) || cap >= layer || cap >= 1048576.0)
         return MT_OK;
@@ -211,6 +213,58 @@ int config_check_cap(const struct config *c, const char *what, struct mt_err *e)
     return err_set(e, MT_EINVAL,
                    "%s: %s is below one layer's activations (%s): did you mean %.15gG?", what, have,
                    need, cap);
+}
+
+void config_degrees_text(const struct config *c, int pp, char *buf, size_t n)
+{
+    int len = snprintf(buf, n, "pp %d x dp %d", pp, c->cluster.dp);
+    if (c->cluster.tp > 1 && len >= 0 && (size_t)len < n)
+        len += snprintf(buf + len, n - (size_t)len, " x tp %d", c->cluster.tp);
+    if (config_cp(c) > 1 && len >= 0 && (size_t)len < n)
+        len += snprintf(buf + len, n - (size_t)len, " x cp %d", config_cp(c));
+    if (c->cluster.ep > 1 && len >= 0 && (size_t)len < n) /* the experts' fold of the same GPUs */
+        snprintf(buf + len, n - (size_t)len, " (ep %d)", c->cluster.ep);
+}
+
+void config_cap_text(const struct config *c, char *buf, size_t n)
+{
+    double cap = config_mem_cap(c), reserve = config_reserve(c);
+    if (!(cap > 0)) {
+        snprintf(buf, n, "none");
+        return;
+    }
+    if (c->unit.enabled) {
+        snprintf(buf, n, "%.4g M_\xce\xb8", cap);
+        return;
+    }
+    char t[32], given[32], r[32];
+    str_format_bytes(cap, t, sizeof t);
+    if (!(reserve > 0)) {
+        snprintf(buf, n, "%s", t);
+        return;
+    }
+    str_format_bytes(c->memory_per_device, given, sizeof given);
+    str_format_bytes(reserve, r, sizeof r);
+    snprintf(buf, n, "%s (%s - %s reserve)", t, given, r);
+}
+
+int config_check_cap(const struct config *c, const char *what, struct mt_err *e)
+{
+    return check_cap_bytes(c, c->memory_per_device, what, e);
+}
+
+/* Every way a cap is given passes the same check, so that nothing loads that writes a config
+ * the tool refuses (issue 41 item 9: "cluster": {"memory": 5} became a 5 B cap that loaded,
+ * and the memory_per_device it wrote was refused): the cap itself, named by the key it came
+ * from, and the device's memory it defaults to. */
+static int check_caps(const struct config *c, struct mt_err *e)
+{
+    bool given = c->given & CONFIG_GIVEN_MEMORY;
+    TRY(check_cap_bytes(c, c->memory_per_device, given ? "memory_per_device" : "cluster.memory",
+                        e));
+    if (c->cluster.device.mem_bytes != c->memory_per_device)
+        TRY(check_cap_bytes(c, c->cluster.device.mem_bytes, "cluster.memory", e));
+    return MT_OK;
 }
 
 void config_set_device(struct config *c, const struct device_spec *d)
@@ -413,8 +467,7 @@ int config_validate(const struct config *c, struct mt_err *e)
          "bytes_per_param: must be in (0, 1024] (got %g)", c->bytes_per_param);
     NEED(isfinite(c->memory_per_device) && c->memory_per_device >= 0,
          "memory_per_device: must be >= 0");
-    if (c->given & CONFIG_GIVEN_MEMORY)
-        TRY(config_check_cap(c, "memory_per_device", e));
+    TRY(check_caps(c, e));
     double gpu = c->memory_per_device > 0 ? c->memory_per_device : c->cluster.device.mem_bytes;
     NEED(isfinite(c->reserve) && (c->unit.enabled || config_reserve(c) < gpu),
          "reserve: %.4g GiB is not below the GPU's %.4g GiB (memory_per_device)",

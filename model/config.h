@@ -369,6 +369,13 @@ double config_mem_cap(const struct config *c);
  * MT_EINVAL "<what>: 40 B is below one layer's activations (12.5 MiB): did you mean 40G?".
  * A cap of 0 (no cap) and unit costs (M_θ) pass. */
 int config_check_cap(const struct config *c, const char *what, struct mt_err *e);
+/* The parallel degrees as every header prints them: "pp 8 x dp 1 x tp 8" (tp when over 1; pp
+ * is the plan's, which may differ from config_pp for a loaded plan). */
+void config_degrees_text(const struct config *c, int pp, char *buf, size_t n);
+/* The cap as every screen prints it: the cap tested (config_mem_cap), and where a reserve
+ * comes off what was given, both beside it: "79.00 GiB (80.00 GiB - 1.00 GiB reserve)";
+ * "1.05 M_θ" under unit costs; "none" without a cap. */
+void config_cap_text(const struct config *c, char *buf, size_t n);
 /* The host memory one GPU's offloaded activations may take: cluster.host_memory_per_node
  * shared by the node's gpus_per_node GPUs (under unit costs the figure itself, M_θ per
  * device); 0 = no cap. sim/ reads the host cap here and nowhere else. */

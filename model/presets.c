@@ -259,7 +259,18 @@ int presets_device(const char *name, struct device_spec *out, struct mt_err *e)
     const char *const *names = presets_device_names();
     for (int i = 0; names[i] != NULL && n < sizeof list; i++)
         n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", names[i]);
-    return err_set(e, MT_EINVAL, "unknown device '%s' (presets: %s)", name, list);
+    /* "H100" for H100-80G: the one preset the name begins (a family with one memory size) */
+    const char *hit = NULL;
+    int hits = 0;
+    size_t len = strlen(name);
+    for (size_t i = 0; i < COUNT(device_table) && len > 0; i++)
+        if (strncasecmp(device_table[i].name, name, len) == 0)
+            hit = device_table[i].name, hits++;
+    if (hits == 1)
+        return err_set(e, MT_EINVAL, "unknown device '%s': did you mean %s? (presets: %s)", name,
+                       hit, list);
+    return err_set(e, MT_EINVAL, "unknown device '%s' (presets: %s%s)", name, list,
+                   hits > 1 ? ": give the memory size too" : "");
 }
 
 /* The names, in model_table's order, taken from it once. */

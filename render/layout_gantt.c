@@ -39,10 +39,9 @@ static bool layout_unit(const struct layout_panel *p)
 void layout_format_time(const struct geo *g, double t, char *buf, size_t n)
 {
     double v = t * g->tick_k;
-    if (g->unit)
-        snprintf(buf, n, "%.4g t", v);
-    else
-        snprintf(buf, n, "%.5g ms", v);
+    char num[48]; /* never "1.1614e+05 ms" */
+    snprintf(buf, n, "%s %s", str_format_number(v, g->unit ? 4 : 5, num, sizeof num),
+             g->unit ? "t" : "ms");
 }
 
 void layout_format_mem(bool unit, double v, char *buf, size_t n)

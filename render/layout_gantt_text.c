@@ -87,8 +87,10 @@ double layout_title(struct layout *l, const struct geo *g, const struct layout_o
         else
             len += snprintf(buf + len, sizeof buf - (size_t)len, "%s", sc ? sc->long_name : name);
         len += snprintf(buf + len, sizeof buf - (size_t)len, " \xc2\xb7 pp %d", pg->devices);
-        if (c->cluster.dp > 1)
+        if (c->cluster.dp > 1 || c->cluster.tp > 1) /* "pp 8 × dp 1 × tp 8": every degree */
             len += snprintf(buf + len, sizeof buf - (size_t)len, " \xc3\x97 dp %d", c->cluster.dp);
+        if (c->cluster.tp > 1)
+            len += snprintf(buf + len, sizeof buf - (size_t)len, " \xc3\x97 tp %d", c->cluster.tp);
         if (config_scheme_async(c->scheme)) /* K iterations of N, no flush between them */
             len += snprintf(buf + len, sizeof buf - (size_t)len,
                             " \xc2\xb7 %d iterations \xc3\x97 %d micro-batches \xc2\xb7 "

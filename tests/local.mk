@@ -70,6 +70,13 @@ tests_unit_test_postmortem_LDADD = libmt_exec.a libmt_util.a
 # issue 16: includes point one way; each third-party library behind its module.
 TESTS += tests/check_layers.sh
 EXTRA_DIST += tests/check_layers.sh
+# issue 41 item 10: every file a test reads is in the tarball (see tests/check_dist.sh).
+TESTS += tests/check_dist.sh
+EXTRA_DIST += tests/check_dist.sh tests/data/pippy-4stage-skewed.json
+# The documents (tests/check_docs.sh loads every JSON block in them; the rest ship as the manual).
+EXTRA_DIST += docs/accuracy-large.md docs/accuracy.md docs/benchmarks.md docs/commands.md \
+	docs/cost-model.md docs/design.md docs/offload.md docs/search.md docs/traces.md \
+	docs/zero-bubble.md docs/fidelity.md docs/launchers.md docs/long-context.md docs/moe.md
 # issue 16: util/ (errors, sizes and numbers, positions, UTF-8, atomic files, allocation).
 check_PROGRAMS += tests/unit/test_check
 TESTS += tests/unit/test_check
@@ -188,3 +195,6 @@ TESTS += tests/cli/test_hf_params.sh
 check_PROGRAMS += tests/unit/test_cp
 TESTS += tests/unit/test_cp
 tests_unit_test_cp_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 41: what a newcomer and a fuzzer hit (caps, exit statuses, one truth between screens).
+TESTS += tests/cli/test_newcomer.sh tests/check_docs.sh
+EXTRA_DIST += tests/cli/test_newcomer.sh tests/check_docs.sh

@@ -81,8 +81,7 @@ void accuracy_compute(const struct plan *p, const struct sim_result *sim,
     out->time_scale = ts;
     out->step_sim_us = sim->step_time * ts;
     out->step_meas_us = m->step_time_us;
-    out->step_err_pct =
-        m->step_time_us > 0 ? 100 * (out->step_sim_us - m->step_time_us) / m->step_time_us : NAN;
+    out->step_err_pct = accuracy_error_pct(out->step_sim_us, m->step_time_us);
     out->devices = plan_devices(p);
     out->dev = xcalloc((size_t)out->devices, sizeof *out->dev);
     double op_sum[OP__COUNT] = {0}, all_sum = 0;

@@ -89,4 +89,11 @@ struct accuracy_report {
 /* The report as JSON text, malloc'd. */
 char *accuracy_report_json(const struct accuracy_report *r);
 
+/* The signed error of a prediction against a measurement, as compare prints it (and the
+ * explorer): 100 (predicted - measured) / measured; NAN when nothing was measured. */
+static inline double accuracy_error_pct(double predicted, double measured)
+{
+    return measured > 0 ? 100 * (predicted - measured) / measured : 0.0 / 0.0;
+}
+
 #endif

@@ -491,7 +491,7 @@ int import_plan(const struct trace *t, const char *const *paths, int npaths,
         plan_set_origin(q, origin);
         plan_free(p);
         p = q;
-        rc = validate_plan(p, e);
+        rc = validate_plan_input(p, e);
         if (rc != MT_OK)
             err_wrap(e, "the plan imported from step %d", im.step);
     }

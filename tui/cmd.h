@@ -161,6 +161,9 @@ struct cmd_plan {
         int opt; /* enum cmd_plan_flag */
         const char *arg;
     } over[CMD_PLAN_MAX_OVERRIDES];
+    /* what the command does with the plan (enum footprint_use, sim/plan/footprint.h; 0 = a
+     * simulation): cmd_plan_finish refuses a plan too big for this machine's memory */
+    int use;
 };
 
 /* Records a plan flag; MT_EINVAL past CMD_PLAN_MAX_OVERRIDES. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "flow/compare.h"
+#include "flow/run.h"
 #include "render/layout.h"
 #include "render/paint_svg.h"
 #include "model/cost.h"
@@ -118,6 +119,25 @@ static int compare_load_sim(const struct cmd_plan *cp, struct compare_side *s, s
     return rc;
 }
 
+/* A trace of our own executor (`mario-tui run`: backend cpu, cuda or nccl) is compared with
+ * what run itself printed as simulated: the same plan simulated with the executor's own byte
+ * counts (flow_run_simulate; fp32, 16 bytes a parameter), not the training stack's analytic
+ * ones, so that run and compare give one simulated peak for one plan (issue 41 item 5). The
+ * times are the same either way. */
+static void compare_sim_as_run(struct compare_side *s, const struct trace *t)
+{
+    const char *b = trace_info(t)->backend;
+    if (s->from_trace || s->sim.unit ||
+        !(strcmp(b, "cpu") == 0 || strcmp(b, "cuda") == 0 || strcmp(b, "nccl") == 0))
+        return;
+    struct sim_result *r = flow_run_simulate(s->plan);
+    if (r == NULL) /* a plan the executor cannot run: its analytic figures stand */
+        return;
+    sim_result_fini(&s->sim);
+    s->sim = *r;
+    free(r);
+}
+
 static void compare_time(double us, bool unit, char *buf, size_t n)
 {
     if (isnan(us))
@@ -169,9 +189,10 @@ static void compare_print(const struct compare_side *s, const char *const *files
     const struct config *c = plan_config(p);
     const struct plan_geom *g = plan_geom(p);
     bool unit = s->sim.unit;
-    char b1[48], b2[48], b3[48], b4[48], b5[48];
-    printf("simulated: %s, %s, pp %d, %d micro-batches of %d x %d tokens%s [%s]\n",
-           c->model.name, config_scheme_name(c->scheme), g->devices, g->mbs, c->micro_batch_size,
+    char b1[48], b2[48], b3[48], b4[48], b5[48], degrees[64];
+    config_degrees_text(c, g->devices, degrees, sizeof degrees);
+    printf("simulated: %s, %s, %s, %d micro-batches of %d x %d tokens%s [%s]\n", c->model.name,
+           config_scheme_name(c->scheme), degrees, g->mbs, c->micro_batch_size,
            c->model.seq_length,
            s->from_trace ? " (from its trace)" : "", s->name ? s->name : c->source);
     printf("measured:  %s%s (%s%s%s), ", files[0], nfiles > 1 ? " ..." : "", ti->source,
@@ -319,6 +340,7 @@ static int compare_exec(int argc, char **argv)
         status = cmd_fail("compare", &e);
         goto done;
     }
+    compare_sim_as_run(&s, t);
     struct align_opts ao = {o.step, true};
     if (flow_compare_run(s.plan, &s.sim, t, &ao, &fc, &e) != MT_OK) {
         err_wrap(&e, "%s", files[0]);

@@ -14,6 +14,7 @@
 #include "model/seqlen.h"
 #include "render/paint_cairo.h"
 #include "render/paint_cells.h"
+#include "sim/plan/footprint.h"
 #include "sim/plan/plan.h"
 #include "tui/curses_compat.h"
 #include "tui/explore.h"
@@ -185,6 +186,14 @@ static int explore_exec(int argc, char **argv)
         plan_free(loaded);
         return cmd_fail("explore", &e);
     }
+    /* the explorer runs the passes (and --search) on its plan: refuse one this machine cannot
+     * hold, with the figure, before its first build */
+    enum footprint_use use = o.search ? FOOTPRINT_SEARCH : FOOTPRINT_PASSES;
+    if ((loaded ? footprint_check(plan_geom(loaded), use, 1, &e)
+                : footprint_check_config(&c, use, 1, &e)) != MT_OK) {
+        plan_free(loaded);
+        return cmd_fail("explore", &e);
+    }
     bool utf8 = !o.ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
     struct explore x;
     if (explore_init(&x, &c, loaded, utf8, &e) != MT_OK) {
@@ -201,6 +210,14 @@ static int explore_exec(int argc, char **argv)
         return cmd_usage_error("explore", "%s", e.msg);
     }
     int status = 0;
+    /* stdout piped or redirected (explore > frame.txt, explore | less): there is no terminal to
+     * draw on, so one frame is printed as --dump-screen would, and stderr says so */
+    if (!o.dump && !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "mario-tui explore: stdout is not a terminal: printing one %dx%d frame "
+                        "as --dump-screen does (run it on a terminal to explore)\n",
+                o.w, o.h);
+        o.dump = true;
+    }
     if (o.dump) {
         struct cells *g = cells_new(o.w, o.h, utf8);
         x.w = o.w, x.h = o.h;
@@ -212,10 +229,11 @@ static int explore_exec(int argc, char **argv)
             status = cmd_fail("explore", &e);
         cells_free(g);
     } else {
-        if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        if (!isatty(STDIN_FILENO)) { /* keys cannot be read: nothing to explore with */
             explore_fini(&x);
-            fprintf(stderr, "mario-tui explore: needs a terminal (use --dump-screen to print a "
-                            "frame, or mario-tui simulate)\n");
+            fprintf(stderr, "mario-tui explore: stdin is not a terminal, so no keys can be read "
+                            "(use --dump-screen --keys K to print a frame, or mario-tui "
+                            "simulate)\n");
             return 2;
         }
         if (screen_run(&x, o.max_iter, &e) != MT_OK)

@@ -17,6 +17,7 @@
 #include "render/layout.h"
 #include "render/paint_cairo.h"
 #include "render/paint_svg.h"
+#include "sim/plan/footprint.h"
 #include "sim/passes/pass.h"
 #include "sim/plan/plan.h"
 #include "sim/search/search.h"
@@ -362,6 +363,7 @@ static int export_exec(int argc, char **argv)
     o.lo.width = o.width;
 
     struct plan *p = NULL;
+    cp.use = o.search ? FOOTPRINT_SEARCH : o.passes ? FOOTPRINT_PASSES : FOOTPRINT_SIMULATE;
     if (cmd_plan_build(&cp, &p, &e) != MT_OK)
         return cmd_fail("export", &e);
 
@@ -404,9 +406,12 @@ static int export_exec(int argc, char **argv)
                 .name = pass_row_name((enum pass_row)row), .plan = st->plan, .sim = &st->sim};
         }
         const struct pass_step *found = pass_pipeline_row(&pl, PASS_ROW_SEARCH);
-        if (o.search && found != NULL)
-            panels[n++] = (struct layout_panel){.name = n > 0 ? "search" : NULL,
-                                                .plan = found->plan, .sim = &found->sim};
+        if (o.search && found != NULL) {
+            /* a lone panel takes the picture's title; beside the passes' rows it is named */
+            const char *name = n > 0 ? "search" : NULL;
+            panels[n++] = (struct layout_panel){
+                .name = name, .plan = found->plan, .sim = &found->sim};
+        }
         status = export_write(panels, n, &o.lo, o.outs, o.n_out, &e);
         pass_pipeline_fini(&pl);
     }

@@ -14,6 +14,7 @@
 
 #include "model/config.h"
 #include "model/presets.h"
+#include "sim/plan/footprint.h"
 #include "sim/core/bound.h"
 #include "sim/passes/pass.h"
 #include "sim/plan/plan.h"
@@ -127,10 +128,11 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
     const struct config *c = plan_config(p);
     const struct plan_geom *g = plan_geom(p);
     bool unit = c->unit.enabled;
-    char model[96];
+    char model[96], degrees[64];
     presets_model_display(&c->model, model, sizeof model);
-    printf("%s, %s, pp %d x dp %d, %d micro-batches of %d x %d tokens, %s  [%s]\n", model,
-           config_scheme_name(c->scheme), g->devices, c->cluster.dp, g->mbs, c->micro_batch_size,
+    config_degrees_text(c, g->devices, degrees, sizeof degrees);
+    printf("%s, %s, %s, %d micro-batches of %d x %d tokens, %s  [%s]\n", model,
+           config_scheme_name(c->scheme), degrees, g->mbs, c->micro_batch_size,
            c->model.seq_length, unit ? "unit costs" : c->cluster.device.name, c->source);
     printf("%-11s %12s %12s %9s %12s %12s %8s %7s\n", "step", unit ? "step (t)" : "step (ms)",
            unit ? "samples/t" : "samples/s", "vs base", "peak min", "peak max", "changes", "gap");
@@ -153,21 +155,25 @@ static void optimize_print_table(const struct plan *p, const struct pass_pipelin
                    pl->offloaded == 1 ? "" : "s");
     }
     if (c->memory_per_device > 0) {
-        char cap[32];
-        optimize_mem(unit, c->memory_per_device, cap, sizeof cap);
+        char cap[96];
+        config_cap_text(c, cap, sizeof cap);
         printf("; memory cap %s per device", cap);
     }
     printf("\n");
     if (b) {
         double ts = unit ? 1 : 1e-3;
         const char *tu = unit ? "t" : "ms";
-        printf("lower bound %.4g %s for any schedule of this work (critical path %.4g, device "
-               "%d %.4g)", b->time * ts, tu, b->critical_path * ts, b->device_at, b->device * ts);
+        char bt[48], cpt[48], dt[48], mt[48], rt[48];
+        printf("lower bound %s %s for any schedule of this work (critical path %s, device "
+               "%d %s)", str_format_number(b->time * ts, 4, bt, sizeof bt), tu,
+               str_format_number(b->critical_path * ts, 4, cpt, sizeof cpt), b->device_at,
+               str_format_number(b->device * ts, 4, dt, sizeof dt));
         if (b->cap_infeasible)
             printf("; no schedule fits the cap (device %d)", b->memory_at);
         else if (b->memory > 0)
-            printf(", %.4g %s under the cap (device %d recomputes >= %.4g %s)", b->memory * ts, tu,
-                   b->memory_at, b->forced_rc * ts, tu);
+            printf(", %s %s under the cap (device %d recomputes >= %s %s)",
+                   str_format_number(b->memory * ts, 4, mt, sizeof mt), tu, b->memory_at,
+                   str_format_number(b->forced_rc * ts, 4, rt, sizeof rt), tu);
         const struct pass_step *fin = pass_pipeline_final(pl);
         if (bound_optimal(b, fin->sim.step_time, fin->sim.oom_device < 0))
             printf("; the %s plan is optimal", fin->name);
@@ -183,15 +189,15 @@ static void optimize_print_exact(const struct pass_pipeline *pl,
 {
     double step = pass_pipeline_final(pl)->sim.step_time, ts = unit ? 1 : 1e-3;
     const char *tu = unit ? "t" : "ms";
+    char bt[48];
+    str_format_number(xr->best * ts, 6, bt, sizeof bt);
     if (!xr->finished && xr->found)
-        printf("exact: stopped after %ld nodes; the best it found: %.6g %s\n", xr->nodes,
-               xr->best * ts, tu);
+        printf("exact: stopped after %ld nodes; the best it found: %s %s\n", xr->nodes, bt, tu);
     else if (!xr->finished)
         printf("exact: stopped after %ld nodes, nothing faster than the search found\n",
                xr->nodes);
     else if (xr->best > 0)
-        printf("exact: the optimum is %.6g %s, the search %.2f%% above it (%ld nodes)\n",
-               xr->best * ts, tu, 100 * (step - xr->best) / xr->best, xr->nodes);
+        printf("exact: the optimum is %s %s, the search %.2f%% above it (%ld nodes)\n", bt, tu, 100 * (step - xr->best) / xr->best, xr->nodes);
     else
         printf("exact: no schedule fits the cap (%ld nodes)\n", xr->nodes);
 }
@@ -207,6 +213,7 @@ static int optimize_exec(int argc, char **argv)
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct pass_pipeline pl;
+    cp.use = o.search ? FOOTPRINT_SEARCH : FOOTPRINT_PASSES;
     if (cmd_plan_build(&cp, &p, &e) != MT_OK)
         return cmd_fail("optimize", &e);
     struct cmd_progress pr;

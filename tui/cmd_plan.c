@@ -16,6 +16,7 @@
 #include "model/profile.h"
 #include "model/scheme_registry.h"
 #include "model/stage_split.h"
+#include "sim/plan/footprint.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "sim/tune/tune.h"
@@ -554,6 +555,13 @@ int cmd_plan_finish(const struct cmd_plan *cp, struct config *c, struct plan *lo
         if (rc != MT_OK)
             return cp->path ? err_wrap(e, "%s", cp->path) : rc;
     }
+    /* before anything is built: a plan this machine cannot hold is refused with the figure */
+    int fit = p != NULL ? footprint_check(plan_geom(p), (enum footprint_use)cp->use, 1, e)
+                        : footprint_check_config(c, (enum footprint_use)cp->use, 1, e);
+    if (fit != MT_OK) {
+        plan_free(p);
+        return fit;
+    }
     if (p == NULL) {
         TRY(scheme_build(c, &p, e));
         if (ckpt) { /* Auto chose Mario's checkpointing */
@@ -564,7 +572,8 @@ int cmd_plan_finish(const struct cmd_plan *cp, struct config *c, struct plan *lo
             p = q;
         }
     }
-    int rc = validate_plan(p, e);
+    /* a loaded plan that cannot run is bad input (exit 2); a built one, the tool's failure */
+    int rc = loaded ? validate_plan_input(p, e) : validate_plan(p, e);
     if (rc != MT_OK) {
         plan_free(p);
         return cp->path ? err_wrap(e, "%s", cp->path) : rc;

@@ -95,8 +95,10 @@ static void plan_inputs_table(const struct ckpt_plan *cp, const struct ckpt_plan
     const struct plan_geom *g = plan_geom(ckpt_plan_template(cp));
     char cap[32];
     str_format_bytes(ckpt_plan_cap(cp), cap, sizeof cap);
-    printf("%s, %s, pp %d x dp %d, %d micro-batches of %d, %s, cap %s  [%s]\n", c->model.name,
-           config_scheme_name(c->scheme), g->devices, c->cluster.dp, g->mbs, c->micro_batch_size,
+    char degrees[64];
+    config_degrees_text(c, g->devices, degrees, sizeof degrees);
+    printf("%s, %s, %s, %d micro-batches of %d, %s, cap %s  [%s]\n", c->model.name,
+           config_scheme_name(c->scheme), degrees, g->mbs, c->micro_batch_size,
            c->cluster.device.name, cap, c->source);
     printf("lengths: %s, %d batches, %d to %d tokens (mean %.1f); buckets of %d tokens\n", src,
            smp->n, smp->min_len, smp->max_len, seqlen_sample_mean(smp), r->width);

@@ -20,9 +20,11 @@
 #include "exec/input_aware.h"
 #include "exec/interp.h"
 #include "exec/launch.h"
+#include "exec/xformer.h"
 #include "flow/run.h"
 #include "model/config.h"
 #include "model/seqlen.h"
+#include "sim/plan/footprint.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
 #include "util/err.h"
@@ -227,25 +229,30 @@ static void run_print_summary(const struct plan *p, const struct run_args *a,
         snprintf(tokens, sizeof tokens, "%d-%d", a->smp.min_len, a->smp.max_len);
     else
         snprintf(tokens, sizeof tokens, "%d", c->model.seq_length);
-    printf("%s, %s, pp %d x dp %d, %d micro-batches of %d x %s tokens, %s backend, %d ranks\n",
-           c->model.name, config_scheme_name(c->scheme), g->devices, c->cluster.dp, g->mbs,
+    char degrees[64];
+    config_degrees_text(c, g->devices, degrees, sizeof degrees);
+    printf("%s, %s, %s, %d micro-batches of %d x %s tokens, %s backend, %d ranks\n",
+           c->model.name, config_scheme_name(c->scheme), degrees, g->mbs,
            c->micro_batch_size, tokens, a->backend, r->ranks);
     if (r->steps > 0)
         printf("loss %.4f -> %.4f over %d steps; step time %.2f ms (mean of steps %d-%d), "
                "simulated %.2f ms\n",
                r->loss[0], r->loss[r->steps - 1], r->steps, interp_mean_step(r) * 1e3,
                r->steps > 1 ? 2 : 1, r->steps, sim ? sim->step_time * 1e-3 : NAN);
-    printf("%6s %6s %12s %18s %18s %12s\n", "device", "rank", "static", "peak act measured",
-           "peak act simulated", "peak");
+    /* "peak simulated" is the figure compare gives for this plan and its trace */
+    printf("%6s %6s %12s %18s %18s %14s %14s\n", "device", "rank", "static", "peak act measured",
+           "peak act simulated", "peak measured", "peak simulated");
     for (int i = 0; i < r->ranks; i++) {
         const struct interp_device *d = &r->dev[i];
-        char st[32], act[32], pk[32], sa[32] = "-";
+        char st[32], act[32], pk[32], sa[32] = "-", sp[32] = "-";
         str_format_bytes(d->static_bytes, st, sizeof st);
         str_format_bytes(d->peak_act_bytes, act, sizeof act);
         str_format_bytes(d->peak_bytes, pk, sizeof pk);
-        if (sim)
+        if (sim) {
             str_format_bytes(sim->dev[d->dev].peak_dynamic, sa, sizeof sa);
-        printf("%6d %6d %12s %18s %18s %12s\n", d->dev, d->rank, st, act, sa, pk);
+            str_format_bytes(sim->dev[d->dev].peak_mem, sp, sizeof sp);
+        }
+        printf("%6d %6d %12s %18s %18s %14s %14s\n", d->dev, d->rank, st, act, sa, pk, sp);
     }
     if (a->have_ir)
         run_print_inputs(p, a, r);
@@ -380,6 +387,23 @@ static int run_exec(int argc, char **argv)
     if (moved < 0) {
         plan_free(p);
         return cmd_fail("run", &e);
+    }
+    /* (after the executor's own checks: a model it cannot run is bad input first) the CPU
+     * backend's ranks share this host: refuse up front what its memory cannot hold
+     * (GPT3-1.6B's 8 ranks need 27 GiB; the kernel killed them 2 minutes in) */
+    struct xformer_dims dims;
+    int dims_b, dims_t;
+    int unfit = 0; /* 2: a model the executor cannot run is bad input, as its ranks say */
+    if (!launch_under_mpi() && strcmp(a.backend, "cpu") == 0)
+        unfit = interp_dims(plan_config(p), &dims, &dims_b, &dims_t, &e) != MT_OK ? 2
+                : footprint_check_run(p, &e) != MT_OK                      ? 1
+                                                                           : 0;
+    if (unfit != 0) {
+        plan_free(p);
+        input_aware_free(a.ia);
+        seqlen_sample_fini(&a.smp);
+        cmd_fail("run", &e);
+        return unfit;
     }
     if (moved > 0 && !launch_under_mpi() && !a.json)
         fprintf(stderr,

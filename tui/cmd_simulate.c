@@ -3,6 +3,7 @@
  * or the same as one JSON object. Exit 1 when a device is over the memory cap. */
 #include <config.h>
 #include "tui/cmd.h"
+#include "tui/cmd_simulate.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/presets.h"
+#include "sim/plan/footprint.h"
 #include "sim/core/bound.h"
 #include "sim/passes/pass.h"
 #include "sim/plan/plan.h"
@@ -84,134 +86,6 @@ const struct cmd_entry cmd_simulate_entry = {
     .exec = simulate_exec,
 };
 
-static void simulate_mem(const struct sim_result *r, double v, char *buf, size_t n)
-{
-    if (r->unit)
-        snprintf(buf, n, "%.3g M_θ", v);
-    else
-        str_format_bytes(v, buf, n);
-}
-
-/* Utilization always; for async plans the iterations, the staleness of each stage and the
- * stashed weight versions (PipeDream). */
-static void simulate_print_async(const struct plan *p, const struct sim_result *r)
-{
-    const struct config *c = plan_config(p);
-    double ts = r->unit ? 1 : 1e-3;
-    printf("utilization %.1f%%   steady state %.1f%% over [%.4g, %.4g] %s\n",
-           100 * r->utilization, 100 * r->steady_utilization, r->steady_t0 * ts,
-           r->steady_t1 * ts, r->unit ? "t" : "ms");
-    if (!config_scheme_async(c->scheme))
-        return;
-    printf("%d iterations of %d micro-batches, an optimizer step every %d backward%s per stage\n",
-           c->iterations, config_microbatches(c), c->update_interval,
-           c->update_interval == 1 ? "" : "s");
-    printf("staleness (updates between forward and backward) per stage:");
-    for (int s = 0; s < r->stages; s++)
-        printf(" %d", r->staleness[s]);
-    printf("\n");
-    if (c->scheme != SCHEME_PIPEDREAM)
-        return;
-    printf("stashed weight versions per device (most at once, in the activations column):");
-    for (int d = 0; d < r->devices; d++) {
-        char b[32];
-        simulate_mem(r, r->dev[d].peak_stash, b, sizeof b);
-        printf(" %d (%s)", r->dev[d].max_stashed, b);
-    }
-    printf("\n");
-}
-
-/* "host memory (offloaded): 0.5 0.25 ..." per device, for a plan that offloads. */
-static void simulate_print_host(const struct sim_result *r)
-{
-    bool any = false;
-    for (int d = 0; d < r->devices; d++)
-        any |= r->dev[d].host_peak > 0;
-    if (!any)
-        return;
-    printf("host memory (offloaded, peak per device):");
-    for (int d = 0; d < r->devices; d++) {
-        char b[32];
-        simulate_mem(r, r->dev[d].host_peak, b, sizeof b);
-        printf(" %s%s", b, r->host_cap > 0 && r->dev[d].host_peak > r->host_cap ? " OVER" : "");
-    }
-    printf("\n");
-}
-
-/* "lower bound 21 t (gap 4.76%): fill, drain and work of device 3"; at the bound under the
- * cap, "(gap 0.00%, optimal)". */
-static void simulate_print_bound(const struct sim_result *r, const struct bound_result *b)
-{
-    if (b == NULL)
-        return;
-    bool under = r->oom_device < 0;
-    double lb = bound_value(b, under), ts = r->unit ? 1 : 1e-3;
-    enum bound_kind k = bound_binding(b, under);
-    printf("lower bound %.4g %s (gap %.2f%%%s): ", lb * ts, r->unit ? "t" : "ms",
-           bound_gap_pct(r->step_time, lb),
-           bound_optimal(b, r->step_time, under) ? ", optimal" : "");
-    if (k == BOUND_CRITICAL_PATH)
-        printf("the critical path\n");
-    else if (k == BOUND_DEVICE)
-        printf("fill, drain and work of device %d\n", b->device_at);
-    else if (b->cap_infeasible)
-        printf("device %d cannot hold one stage's activations under the cap\n", b->memory_at);
-    else
-        printf("recompute forced by the memory cap on device %d (%.4g %s)\n", b->memory_at,
-               b->forced_rc * ts, r->unit ? "t" : "ms");
-}
-
-static void simulate_print_table(const struct plan *p, const struct sim_result *r,
-                                 const struct bound_result *b)
-{
-    const struct config *c = plan_config(p);
-    const struct plan_geom *g = plan_geom(p);
-    char chunks[32] = "";
-    if (config_scheme_uses_chunks(c->scheme))
-        snprintf(chunks, sizeof chunks, ", %d chunks", g->parts);
-    char model[96], tp[64] = "";
-    presets_model_display(&c->model, model, sizeof model);
-    if (c->cluster.tp > 1 && config_cp(c) > 1)
-        snprintf(tp, sizeof tp, " x tp %d x cp %d (%s)", c->cluster.tp, config_cp(c),
-                 config_cp_comm_name(c->cluster.cp_comm_type));
-    else if (config_cp(c) > 1)
-        snprintf(tp, sizeof tp, " x cp %d (%s)", config_cp(c),
-                 config_cp_comm_name(c->cluster.cp_comm_type));
-    else if (c->cluster.tp > 1)
-        snprintf(tp, sizeof tp, " x tp %d", c->cluster.tp);
-    printf("%s, %s, pp %d x dp %d%s, %d micro-batches of %d x %d tokens, %s%s  [%s]\n", model,
-           config_scheme_name(c->scheme), g->devices, c->cluster.dp, tp, g->mbs,
-           c->micro_batch_size, c->model.seq_length,
-           c->unit.enabled     ? "unit costs"
-           : c->profile.enabled ? c->profile.device /* calibrated: what it was measured on */
-                                : c->cluster.device.name,
-           chunks, c->source);
-    if (plan_origin(p)[0] != '\0')
-        printf("order %s\n", plan_origin(p));
-    const char *tu = r->unit ? "t" : "ms";
-    double ts = r->unit ? 1 : 1e-3;
-    printf("%6s %12s %12s %8s %14s %14s %14s\n", "device", r->unit ? "busy (t)" : "busy (ms)",
-           r->unit ? "bubble (t)" : "bubble (ms)", "bubble", "static", "activations", "peak");
-    for (int d = 0; d < r->devices; d++) {
-        const struct sim_device *dv = &r->dev[d];
-        char st[32], dyn[32], pk[32];
-        simulate_mem(r, dv->static_mem, st, sizeof st);
-        simulate_mem(r, dv->peak_dynamic, dyn, sizeof dyn);
-        simulate_mem(r, dv->peak_mem, pk, sizeof pk);
-        printf("%6d %12.3f %12.3f %7.1f%% %14s %14s %14s%s\n", d, dv->busy * ts, dv->bubble * ts,
-               r->step_time > 0 ? 100 * dv->bubble / r->step_time : 0, st, dyn, pk,
-               r->cap > 0 && dv->peak_mem > r->cap ? "  OVER CAP" : "");
-    }
-    simulate_print_host(r);
-    if (r->unit)
-        printf("step time %.4g t   throughput %.4f samples/t\n", r->step_time, r->throughput);
-    else
-        printf("step time %.4f s (%.3f %s)   throughput %.2f samples/s\n", r->step_time * 1e-6,
-               r->step_time * ts, tu, r->throughput);
-    simulate_print_bound(r, b);
-    simulate_print_async(p, r);
-}
-
 /* The plan the search makes from p (the passes' steps its starts), in place of p; its progress
  * on stderr unless quiet (cmd_progress). */
 static int simulate_search(struct plan **p, bool offload, bool quiet, struct mt_err *e)
@@ -264,7 +138,9 @@ static int simulate_plan(const struct cmd_plan *cp, bool figures_only, enum simu
         if (rc != MT_EUNSUPPORTED)
             return rc;
     }
-    TRY(cmd_plan_finish(cp, &c, loaded, p, e));
+    struct cmd_plan used = *cp; /* --search: the passes and the search's memory */
+    used.use = mode != SIMULATE_AS_GIVEN ? FOOTPRINT_SEARCH : FOOTPRINT_SIMULATE;
+    TRY(cmd_plan_finish(&used, &c, loaded, p, e));
     if (mode != SIMULATE_AS_GIVEN)
         TRY(simulate_search(p, mode == SIMULATE_SEARCH_OFFLOAD, quiet, e));
     return sim_run(*p, r, e);
@@ -309,11 +185,8 @@ static void simulate_rows_print(const struct config *c, const struct tune_candid
                                 int best)
 {
     bool unit = c->unit.enabled;
-    char cap[32] = "none";
-    if (c->memory_per_device > 0 && unit)
-        snprintf(cap, sizeof cap, "%.3g M_θ", c->memory_per_device);
-    else if (c->memory_per_device > 0)
-        str_format_bytes(c->memory_per_device, cap, sizeof cap);
+    char cap[96];
+    config_cap_text(c, cap, sizeof cap);
     printf("%s on %d x %s, dp %d, tp %d, global batch %d, cap %s: %d schemes\n", c->model.name,
            c->num_device, unit ? "unit-cost devices" : c->cluster.device.name, c->cluster.dp,
            c->cluster.tp, config_global_batch(c), cap, n);
@@ -455,9 +328,9 @@ static int simulate_exec(int argc, char **argv)
         simulate_print_table(p, &r, b);
     }
     if (r.oom_device >= 0) {
-        char over[32], cap[32];
+        char over[32], cap[96];
         simulate_mem(&r, r.dev[r.oom_device].peak_mem - r.cap, over, sizeof over);
-        simulate_mem(&r, r.cap, cap, sizeof cap);
+        config_cap_text(plan_config(p), cap, sizeof cap); /* r.cap, and its reserve */
         fprintf(stderr, "mario-tui simulate: device %d is over the %s memory cap by %s\n",
                 r.oom_device, cap, over);
         status = 1;

@@ -13,6 +13,7 @@
 
 #include "model/config.h"
 #include "model/presets.h"
+#include "sim/plan/footprint.h"
 #include "sim/plan/plan.h"
 #include "sim/tune/tune.h"
 #include "tui/export_launch.h"
@@ -188,8 +189,8 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
         n_bad += r->cand[i].status == TUNE_INVALID;
         n_not_run += r->cand[i].status == TUNE_NOT_RUN;
     }
-    char cap[32], model[96];
-    tune_mem(c, c->memory_per_device, cap, sizeof cap);
+    char cap[96], model[96];
+    config_cap_text(c, cap, sizeof cap); /* the cap each candidate is tested against */
     presets_model_display(&c->model, model, sizeof model);
     printf("%s on %d x %s, global batch %d x %d tokens, cap %s: %d candidates, %d fit, %d out "
            "of memory, %d invalid", model, c->num_device,
@@ -351,6 +352,20 @@ static int tune_exec(int argc, char **argv)
     /* every degree pinned and no --devices: the GPUs are their product */
     if (t.o.pp > 0 && t.o.dp > 0 && t.o.tp > 0 && !cmd_plan_given(&cp, CMD_PLAN_DEVICES))
         c.num_device = t.o.pp * t.o.dp * t.o.tp;
+    /* the largest candidate (pp = D / tp, micro-batches of 1) on each worker thread */
+    /* (a pipeline is never deeper than the model's layers: the rest of the GPUs are dp) */
+    int tp_min = c.cluster.tp > 0 ? c.cluster.tp : 1;
+    int pp_max = c.num_device / tp_min;
+    if (pp_max > c.model.num_layers)
+        pp_max = c.model.num_layers;
+    if (pp_max < 1)
+        pp_max = 1;
+    int dp_min = c.num_device / (tp_min * pp_max);
+    struct plan_geom big = {.devices = pp_max, .parts = 1, .stages = pp_max,
+                            .mbs = config_global_batch(&c) / (dp_min > 0 ? dp_min : 1)};
+    int threads = t.o.threads > 0 ? t.o.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (footprint_check(&big, FOOTPRINT_TUNE, threads, &e) != MT_OK)
+        return cmd_fail("tune", &e);
     struct tune_progress pr = {.tty = isatty(STDERR_FILENO) && !t.json && !t.quiet,
                                .t0 = tune_now()};
     t.o.progress = tune_progress_cb;

@@ -131,7 +131,7 @@ static void build_run(void *arg)
     b->rc = MT_OK;
     if (b->loaded == NULL) /* the pipeline validates it as it simulates it */
         b->rc = scheme_build(&b->cfg, &base, &b->e);
-    else if ((b->rc = validate_plan(b->loaded, &b->e)) == MT_OK) /* a saved plan: its words */
+    else if ((b->rc = validate_plan_input(b->loaded, &b->e)) == MT_OK) /* a saved plan: its words */
         base = plan_clone(b->loaded);
     struct pass_watch w = {build_watch, b};
     if (b->rc == MT_OK && bound_plan_offloads(base)) { /* the passes refuse copies: as given */

@@ -81,15 +81,19 @@ static void show_mb_count(const struct config *c, char *buf, size_t n)
     snprintf(buf, n, "%d", config_microbatches(c));
 }
 
-/* Micro-batch size halves or doubles at a fixed global batch. */
+/* Micro-batch size halves or doubles at a fixed global batch: the batch the plan runs
+ * (config_global_batch, N x mbs x dp after --microbatches N), not the config's default one. */
 static bool edit_mb_size(struct config *c, const struct config *from, int k, int dir)
 {
-    int mbs = from->micro_batch_size;
+    int mbs = from->micro_batch_size, global = config_global_batch(from);
+    int dp = from->cluster.dp > 0 ? from->cluster.dp : 1;
     for (int i = 0; i < k; i++)
         mbs = dir > 0 ? mbs * 2 : mbs / 2;
-    if (mbs < 1 || mbs > from->global_batch_size)
+    /* a global batch that mbs x dp does not divide is left to validation, which says so */
+    if (mbs < 1 || (long)mbs * dp > global)
         return false;
     c->micro_batch_size = mbs;
+    c->global_batch_size = global;
     c->num_microbatches = 0;
     return true;
 }

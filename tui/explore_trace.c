@@ -14,6 +14,7 @@
 #include "model/cost.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
+#include "traces/accuracy.h"
 #include "traces/align.h"
 #include "traces/formats.h"
 #include "traces/trace.h"
@@ -55,7 +56,8 @@ void explore_realign(struct explore *x)
     explore_fmt_time(x, x->meas.step_time_us * to_sim, ms, sizeof ms);
     explore_fmt_time(x, st->sim.step_time, ss, sizeof ss);
     double sim = st->sim.step_time / to_sim;
-    double off = sim > 0 ? 100 * (x->meas.step_time_us - sim) / sim : 0;
+    /* the simulated step against the measured one, with compare's sign and denominator */
+    double off = accuracy_error_pct(sim, x->meas.step_time_us);
     if (x->have_rep) { /* the replayed step against the measured one, as compare says it */
         explore_fmt_time(x, x->rep.step_us * to_sim, rs, sizeof rs);
         snprintf(rp, sizeof rp, ", replayed %s (%+.1f%%)", rs, x->rep.err_pct);

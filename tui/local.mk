@@ -1,5 +1,5 @@
 noinst_LIBRARIES += libmt_tui.a
-libmt_tui_a_SOURCES = tui/cmd.h tui/cmd.c tui/cmd_options.c tui/cmd_plan.c tui/cmd_simulate.c tui/cmd_costs.c tui/cmd_costs.h tui/cmd_costs_json.c tui/cmd_optimize.c tui/cmd_tune.c tui/cmd_explore.c tui/explore.c tui/explore.h \
+libmt_tui_a_SOURCES = tui/cmd.h tui/cmd.c tui/cmd_options.c tui/cmd_plan.c tui/cmd_simulate.c tui/cmd_simulate.h tui/cmd_simulate_print.c tui/cmd_costs.c tui/cmd_costs.h tui/cmd_costs_json.c tui/cmd_optimize.c tui/cmd_tune.c tui/cmd_explore.c tui/explore.c tui/explore.h \
 	tui/keys.c tui/explore_edit.c tui/explore_offload.c tui/explore_mouse.c tui/explore_trace.c tui/explore_wait.c tui/explore_build.c tui/screen.c tui/screen.h tui/view_frame.c tui/view_gantt.c tui/view_copy.c tui/view_inspect.c \
 	tui/view_tune.c tui/view_help.c tui/view_buckets.c tui/view_units.c tui/curses_compat.h tui/cmd_export.c \
 	tui/cmd_run.c tui/cmd_plan_inputs.c

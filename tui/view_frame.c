@@ -59,11 +59,15 @@ static void frame_title(struct explore *x, struct cells *g)
                  c->iterations, c->update_interval);
         n_mb = config_microbatches(c);
     }
-    char f[10][64];
+    char f[10][64], tps[16] = "", tpx[16] = ""; /* " tp 8" and "x8" in the short forms */
+    if (c->cluster.tp > 1) {
+        snprintf(tps, sizeof tps, " tp %d", c->cluster.tp);
+        snprintf(tpx, sizeof tpx, "x%d", c->cluster.tp);
+    }
     snprintf(f[0], sizeof f[0], "mario-tui");
     snprintf(f[1], sizeof f[1], "%s", c->model.name);
     snprintf(f[2], sizeof f[2], "%s", scheme);
-    snprintf(f[3], sizeof f[3], "pp %d x dp %d", geo->devices, c->cluster.dp);
+    config_degrees_text(c, geo->devices, f[3], sizeof f[3]);
     snprintf(f[4], sizeof f[4], "N %d x mbs %d", n_mb, c->micro_batch_size);
     snprintf(f[5], sizeof f[5], "%s%s%s", device, device[0] ? " " : "", cap);
     snprintf(f[6], sizeof f[6], "step %s", t);
@@ -109,7 +113,7 @@ static void frame_title(struct explore *x, struct cells *g)
                     snprintf(f[8], sizeof f[8], "bound %s +%.1f%%", lbt, gap);
                 snprintf(f[9], sizeof f[9], "rep %s %+.1f%%", rpt, replay ? x->rep.err_pct : 0.0);
                 break;
-        case 2: snprintf(f[3], sizeof f[3], "pp %d dp %d", geo->devices, c->cluster.dp);
+        case 2: snprintf(f[3], sizeof f[3], "pp %d dp %d%s", geo->devices, c->cluster.dp, tps);
                 snprintf(f[4], sizeof f[4], "N %d mbs %d", n_mb, c->micro_batch_size); break;
         case 3: snprintf(f[7], sizeof f[7], "%s/%s", rate, c->unit.enabled ? "t" : "s"); break;
         case 4: if (optimal)
@@ -126,7 +130,7 @@ static void frame_title(struct explore *x, struct cells *g)
         case 7: snprintf(f[5], sizeof f[5], "%s", device); break;
         case 8: keep[8] = false; break;
         case 9: keep[4] = false; break;
-        case 10: snprintf(f[3], sizeof f[3], "pp%dx%d", geo->devices, c->cluster.dp);
+        case 10: snprintf(f[3], sizeof f[3], "pp%dx%d%s", geo->devices, c->cluster.dp, tpx);
                  if (n_oom > 0)
                      snprintf(oom, sizeof oom, " OOM dev%d %s>%s ", worst, peak, cap);
                  break;

@@ -91,7 +91,7 @@ static void gantt_axis(struct explore *x, struct cells *g, int y, int gx, int gw
             break;
         cells_put(g, cx, y, x->utf8 ? 0x252C : '+', PAL_AXIS, PAL_BG, 0);
         char label[32];
-        snprintf(label, sizeof label, "%g", t / div);
+        str_format_number(t / div, 6, label, sizeof label);
         if (cx + (int)strlen(label) < gx + gw)
             cells_text(g, cx, y + 1, 0, label, PAL_TEXT_DIM, PAL_BG, 0);
     }

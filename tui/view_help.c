@@ -88,8 +88,12 @@ static void help_expand(const char *line, char *out, size_t n)
 void view_help_draw(struct explore *x, struct cells *g)
 {
     int n = (int)(sizeof help_lines / sizeof help_lines[0]);
+    /* a wrapped line holds a whole screen's width (200 columns and more: 160 bytes cut the
+     * prose at 200, issue 41 item 6) */
+    static char wrapped[160][512];
     int width = g->w - 4 > 20 ? g->w - 4 : 20;
-    static char wrapped[160][160];
+    if (width > (int)sizeof wrapped[0] - 1)
+        width = (int)sizeof wrapped[0] - 1;
     int m = 0;
     for (int i = 0; i < n && m < 160; i++) {
         char para[1024];

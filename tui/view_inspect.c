@@ -16,6 +16,7 @@
 #include "sim/core/simulate.h"
 #include "sim/core/vpipe.h"
 #include "sim/schemes/scheme.h"
+#include "traces/accuracy.h"
 #include "util/err.h"
 #include "util/str.h"
 
@@ -188,8 +189,8 @@ void view_inspect_draw(struct explore *x, struct cells *g, int top, int height)
             inspect_time(x, (me - ms) * to_sim, c, sizeof c);
             double sd = r->end[id] - r->start[id];
             cells_printf(g, 1, y++, half - 2, PAL_TEXT, PAL_BG, 0,
-                         "measured start %s  end %s  (%s, %+.1f%%)", a, b, c,
-                         sd > 0 ? 100 * ((me - ms) * to_sim - sd) / sd : 0.0);
+                         "measured start %s  end %s  (%s, error %+.1f%%)", a, b, c,
+                         accuracy_error_pct(sd, (me - ms) * to_sim)); /* compare's sign */
         } else {
             cells_text(g, 1, y++, half - 2, "measured: not in the trace", PAL_TEXT_DIM, PAL_BG,
                        0);

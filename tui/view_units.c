@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/str.h"
+
 /* v in the largest binary unit that keeps it below 1024, with decimals places. */
 static void units_bytes_at(double v, int decimals, char *buf, size_t n)
 {
@@ -95,12 +97,15 @@ void explore_fmt_peak(const struct explore *x, double peak, double cap, char *bu
 
 void explore_fmt_time(const struct explore *x, double v, char *buf, size_t n)
 {
+    char num[48];
     if (x->cfg.unit.enabled) {
-        snprintf(buf, n, "%.4gt", v);
+        snprintf(buf, n, "%st", str_format_number(v, 4, num, sizeof num));
         return;
     }
     double a = fabs(v);
-    if (a >= 1e6)
+    if (a >= 1e10) /* 10,000 s and over: whole seconds, never "1.161e+04s" */
+        snprintf(buf, n, "%.0fs", v * 1e-6);
+    else if (a >= 1e6)
         snprintf(buf, n, "%#.4gs", v * 1e-6);
     else if (a >= 1e3)
         snprintf(buf, n, "%#.4gms", v * 1e-3);

@@ -325,6 +325,10 @@ static void syntax_path(const struct json_doc *d, size_t off, char *buf, size_t 
             st[depth - 1].phase = SP_VALUE;
         } else if (ch == '"' && st[depth - 1].obj && st[depth - 1].phase == SP_KEY) {
             size_t end = scan_string(d, i), k = 0;
+            /* a key the text cuts ("num_de) is not a key yet: the error is at the object, and
+             * the message must not name a field that is only the cut's prefix */
+            if (end >= off || end > d->len || d->text[end - 1] != '"' || end == i + 1)
+                break;
             for (size_t j = i + 1; j + 1 < end && k + 1 < sizeof st[0].key; j++)
                 st[depth - 1].key[k++] = (unsigned char)d->text[j] < 32 ? '?' : d->text[j];
             st[depth - 1].key[k] = '\0';

@@ -205,3 +205,33 @@ int str_write_file_atomic(const char *path, const char *data, size_t len, struct
     free(tmp);
     return MT_OK;
 }
+
+char *str_format_number(double v, int sig, char *buf, size_t n)
+{
+    if (sig < 1)
+        sig = 1;
+    if (!isfinite(v) || v == 0) {
+        snprintf(buf, n, "%.*g", sig, v);
+        return buf;
+    }
+    /* the exponent %g would use: that of v rounded to sig digits */
+    char e[64];
+    snprintf(e, sizeof e, "%.*e", sig - 1, v);
+    int exp = atoi(strchr(e, 'e') + 1);
+    if (exp >= -4 && exp < sig) { /* %g's own fixed range: exactly what it writes */
+        snprintf(buf, n, "%.*g", sig, v);
+        return buf;
+    }
+    int decimals = exp >= sig ? 0 : sig - 1 - exp;
+    if (decimals > 30)
+        decimals = 30;
+    snprintf(buf, n, "%.*f", decimals, v);
+    if (decimals > 0 && strchr(buf, '.') != NULL) { /* %g drops trailing zeros: so do we */
+        char *end = buf + strlen(buf) - 1;
+        while (end > buf && *end == '0')
+            *end-- = '\0';
+        if (*end == '.')
+            *end = '\0';
+    }
+    return buf;
+}

@@ -13,6 +13,11 @@ int str_parse_int(const char *s, long lo, long hi, long *out, struct mt_err *e);
 int str_parse_double(const char *s, double *out, struct mt_err *e);
 /* Formats bytes as "38.2 GiB" into buf. Returns buf. */
 char *str_format_bytes(double bytes, char *buf, size_t n);
+/* v with sig significant digits as printf's %.<sig>g writes it, but never in scientific
+ * notation (issue 41: "1.1614e+05 ms" on a screen): a number of sig digits or more before the
+ * point is written whole ("116140"), a small one with the zeros it needs ("0.00001234").
+ * Returns buf. */
+char *str_format_number(double v, int sig, char *buf, size_t n);
 /* An error at a position of a text file: MT_EPARSE "name:line:col: what", the position being
  * the byte offset off in text[0..len). */
 int str_text_error(struct mt_err *e, const char *name, const char *text, size_t len, size_t off,

@@ -242,7 +242,14 @@ static int csv_config(struct csv_read *r, const char *name, const struct config 
                               : v_ok  ? SCHEME_PLACE_V
                               : loop_ok ? SCHEME_PLACE_LOOP
                                         : SCHEME_PLACE_NONE;
-    if (!scheme_registry_torch(place, backwards, &c->scheme))
+    /* The CSV holds the order, not the scheme: a scheme given (--scheme V-Half) whose placement
+     * and backwards the file has names it; else the first record that reads such a file
+     * (a V placement with split backwards is ZB-V, V-Half and V-Min alike) */
+    const struct scheme_record *given = scheme_registry_get(base->scheme);
+    if (given != NULL && place != SCHEME_PLACE_NONE && given->place == place && !given->async &&
+        given->split == (backwards != SCHEME_CSV_WHOLE))
+        c->scheme = base->scheme;
+    else if (!scheme_registry_torch(place, backwards, &c->scheme))
         return err_set(e, MT_EUNSUPPORTED,
                        "%s: %d stages on %d ranks fit none of the placements mario-tui "
                        "simulates: stage s on rank s, looped (s on rank s mod %d), or a V "
@@ -309,7 +316,7 @@ int plan_load_torch_csv(const char *text, size_t len, const char *name, const st
     csv_read_fini(&r);
     if (rc == MT_OK) {
         scheme_add_comm(pl);
-        rc = validate_plan(pl, e);
+        rc = validate_plan_input(pl, e);
         if (rc != MT_OK)
             err_wrap(e, "%s", name);
     }

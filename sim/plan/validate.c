@@ -238,3 +238,14 @@ int validate_plan(const struct plan *p, struct mt_err *e)
     sim_result_fini(&r);
     return rc;
 }
+
+int validate_plan_input(const struct plan *p, struct mt_err *e)
+{
+    int rc = validate_plan(p, e);
+    if (rc == MT_EINFEASIBLE) {
+        if (e != NULL)
+            e->code = MT_EINVAL;
+        rc = MT_EINVAL;
+    }
+    return rc;
+}

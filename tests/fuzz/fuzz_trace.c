@@ -4,7 +4,8 @@
  * finite times with start <= end, a device in [0, devices), a step in [0, steps), an op that
  * is a plan op or a trace pseudo-op, and every memory sample finite times on a known device;
  * matching it against a plan (align_run) succeeds or refuses with a message, and a match
- * accounts for every instruction (matched + missing = total) with finite or NaN times. */
+ * accounts for every instruction (matched + missing = total) with finite or NaN times.
+ * Built with -DFUZZ_PARSE_ONLY (fuzz_chrome_parse, fuzz_kineto_parse) the match is left out. */
 #include <config.h>
 #include "tests/fuzz/fuzz_trace.h"
 
@@ -19,6 +20,7 @@
 #include "traces/trace.h"
 #include "util/err.h"
 
+#ifndef FUZZ_PARSE_ONLY
 /* The plan of the seeds: V on 2 devices, 2 micro-batches, unit costs; built once. */
 static struct plan *fuzz_trace_plan(void)
 {
@@ -35,6 +37,7 @@ static struct plan *fuzz_trace_plan(void)
     }
     return p;
 }
+#endif
 
 static void fuzz_trace_check(const struct trace *t)
 {
@@ -62,6 +65,7 @@ static void fuzz_trace_check(const struct trace *t)
                    mem[i].dev);
 }
 
+#ifndef FUZZ_PARSE_ONLY
 static void fuzz_trace_align(const struct trace *t)
 {
     const struct plan *p = fuzz_trace_plan();
@@ -82,6 +86,7 @@ static void fuzz_trace_align(const struct trace *t)
                    "instruction %d: %g .. %g", i, r.start[i], r.end[i]);
     align_result_fini(&r);
 }
+#endif
 
 void fuzz_trace_result(int rc, struct trace *t, const struct mt_err *e, const char *name)
 {
@@ -94,7 +99,9 @@ void fuzz_trace_result(int rc, struct trace *t, const struct mt_err *e, const ch
         return;
     }
     fuzz_trace_check(t);
+#ifndef FUZZ_PARSE_ONLY /* fuzz_chrome_parse, fuzz_kineto_parse: the readers alone */
     fuzz_trace_align(t);
+#endif
 }
 
 void fuzz_trace_one(const char *data, size_t size, const char *name, const struct mapping *map)

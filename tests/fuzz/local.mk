@@ -140,3 +140,56 @@ endif
 .PHONY: fuzz
 
 EXTRA_DIST += tests/fuzz/README.md tests/fuzz/corpus $(FUZZ_TARGETS:%=tests/fuzz/fuzz_%.dict)
+
+# Parse-only targets (issue 41 item 9): each reader whose invariant target simulates what it
+# read (config, plan, chrome, kineto: ~800 execs/s) built again with -DFUZZ_PARSE_ONLY, the
+# reader's invariants alone, so that the parsers get >= 10 M executions in a campaign. They
+# replay their reader's corpus (tests/fuzz/replay.c).
+FUZZ_PARSE_TARGETS = config_parse plan_parse chrome_parse kineto_parse
+check_PROGRAMS += tests/fuzz/replay_config_parse tests/fuzz/replay_plan_parse \
+	tests/fuzz/replay_chrome_parse tests/fuzz/replay_kineto_parse
+TESTS += tests/fuzz/replay_config_parse tests/fuzz/replay_plan_parse \
+	tests/fuzz/replay_chrome_parse tests/fuzz/replay_kineto_parse
+FUZZ_PARSE_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_PARSE_ONLY
+tests_fuzz_replay_config_parse_SOURCES = $(tests_fuzz_replay_config_SOURCES)
+tests_fuzz_replay_config_parse_CPPFLAGS = $(FUZZ_PARSE_CPPFLAGS)
+tests_fuzz_replay_config_parse_LDADD = $(tests_fuzz_replay_config_LDADD)
+tests_fuzz_replay_plan_parse_SOURCES = $(tests_fuzz_replay_plan_SOURCES)
+tests_fuzz_replay_plan_parse_CPPFLAGS = $(FUZZ_PARSE_CPPFLAGS)
+tests_fuzz_replay_plan_parse_LDADD = $(tests_fuzz_replay_plan_LDADD)
+tests_fuzz_replay_chrome_parse_SOURCES = $(tests_fuzz_replay_chrome_SOURCES)
+tests_fuzz_replay_chrome_parse_CPPFLAGS = $(FUZZ_PARSE_CPPFLAGS)
+tests_fuzz_replay_chrome_parse_LDADD = $(FUZZ_TRACE_LDADD)
+tests_fuzz_replay_kineto_parse_SOURCES = $(tests_fuzz_replay_kineto_SOURCES)
+tests_fuzz_replay_kineto_parse_CPPFLAGS = $(FUZZ_PARSE_CPPFLAGS)
+tests_fuzz_replay_kineto_parse_LDADD = $(FUZZ_TRACE_LDADD)
+if ENABLE_FUZZING
+check_PROGRAMS += tests/fuzz/fuzz_config_parse tests/fuzz/fuzz_plan_parse \
+	tests/fuzz/fuzz_chrome_parse tests/fuzz/fuzz_kineto_parse
+tests_fuzz_fuzz_config_parse_SOURCES = $(tests_fuzz_fuzz_config_SOURCES)
+tests_fuzz_fuzz_config_parse_CPPFLAGS = $(FUZZ_PARSE_CPPFLAGS)
+tests_fuzz_fuzz_config_parse_LDADD = $(tests_fuzz_replay_config_LDADD)
+tests_fuzz_fuzz_config_parse_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
+tests_fuzz_fuzz_plan_parse_SOURCES = $(tests_fuzz_fuzz_plan_SOURCES)
+tests_fuzz_fuzz_plan_parse_CPPFLAGS = $(FUZZ_PARSE_CPPFLAGS)
+tests_fuzz_fuzz_plan_parse_LDADD = $(tests_fuzz_replay_plan_LDADD)
+tests_fuzz_fuzz_plan_parse_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
+tests_fuzz_fuzz_chrome_parse_SOURCES = $(tests_fuzz_fuzz_chrome_SOURCES)
+tests_fuzz_fuzz_chrome_parse_CPPFLAGS = $(FUZZ_PARSE_CPPFLAGS)
+tests_fuzz_fuzz_chrome_parse_LDADD = $(FUZZ_TRACE_LDADD)
+tests_fuzz_fuzz_chrome_parse_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
+tests_fuzz_fuzz_kineto_parse_SOURCES = $(tests_fuzz_fuzz_kineto_SOURCES)
+tests_fuzz_fuzz_kineto_parse_CPPFLAGS = $(FUZZ_PARSE_CPPFLAGS)
+tests_fuzz_fuzz_kineto_parse_LDADD = $(FUZZ_TRACE_LDADD)
+tests_fuzz_fuzz_kineto_parse_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
+endif
+# `make fuzz-parse FUZZ_SECONDS=600`: the parse-only targets in turn, on their readers' corpora.
+fuzz-parse: $(FUZZ_PARSE_TARGETS:%=tests/fuzz/fuzz_%)
+	@for t in $(FUZZ_PARSE_TARGETS); do r=$${t%_parse}; \
+	  mkdir -p tests/fuzz/work/$$t || exit 1; \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s (tests/fuzz/work/$$t)"; \
+	  ./tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
+	    -dict=$(srcdir)/tests/fuzz/fuzz_$$r.dict -artifact_prefix=tests/fuzz/work/ \
+	    tests/fuzz/work/$$t $(srcdir)/tests/fuzz/corpus/$$r || exit 1; \
+	done
+.PHONY: fuzz-parse

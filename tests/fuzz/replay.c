@@ -6,7 +6,7 @@
  *
  *   replay_<target> [FILE|DIR]...   default: $top_srcdir/tests/fuzz/corpus/<target>/
  *
- * The target is the program name after "replay_". Files are replayed in name order; an empty
+ * The target is the program name after "replay_"; <target>_parse replays <target>'s corpus. Files are replayed in name order; an empty
  * or missing corpus is a failure, so that a wrong path cannot pass silently. */
 #include <config.h>
 
@@ -137,6 +137,12 @@ int main(int argc, char **argv)
 {
     const char *prog = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
     const char *target = strncmp(prog, "replay_", 7) == 0 ? prog + 7 : prog;
+    /* a parse-only target (config_parse) replays its reader's corpus (config) */
+    char corpus[256];
+    snprintf(corpus, sizeof corpus, "%s", target);
+    size_t tl = strlen(corpus);
+    if (tl > 6 && strcmp(corpus + tl - 6, "_parse") == 0)
+        corpus[tl - 6] = '\0';
     int total = 0;
     if (argc > 1) {
         for (int i = 1; i < argc; i++) {
@@ -148,7 +154,7 @@ int main(int argc, char **argv)
     } else {
         const char *src = getenv("top_srcdir");
         char dir[4096];
-        snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/%s", src && src[0] ? src : ".", target);
+        snprintf(dir, sizeof dir, "%s/tests/fuzz/corpus/%s", src && src[0] ? src : ".", corpus);
         total = replay_dir(dir);
         if (total < 0)
             return 1;

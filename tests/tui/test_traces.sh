@@ -16,11 +16,11 @@ fig2="--unit-costs 1,2,1 --devices 4 --microbatches 4"
 # The same plan at twice the costs: every instruction matched, each twice as long (42 t).
 "$bin" simulate --unit-costs 2,4,2 --devices 4 --microbatches 4 --trace-out "$tmp/slow.trace.json" >/dev/null 2>&1
 "$bin" explore $fig2 --trace "$tmp/slow.trace.json" --dump-screen --size 120x40 --keys 'll' >"$tmp/s" 2>&1
-check "status: measured 42t against 21t" "tail -n 1 $tmp/s | grep -q '84 of 84 instructions matched; measured step 42t, simulated 21t (+100.0%)'"
+check "status: measured 42t against 21t" "tail -n 1 $tmp/s | grep -q '84 of 84 instructions matched; measured step 42t, simulated 21t (-50.0%)'"
 check "the fit spans the measured step (axis to 40 t)" "grep -E '^ +t +0 ' $tmp/s | grep -q ' 40 '"
 # FW2 of device 0: simulated [2, 3) t, measured [4, 6) t
 check "inspect: simulated FW2" "grep -q 'start 2t  end 3t  (1t)' $tmp/s"
-check "inspect: measured FW2" "grep -q 'measured start 4t  end 6t  (2t, +100.0%)' $tmp/s"
+check "inspect: measured FW2" "grep -q 'measured start 4t  end 6t  (2t, error -50.0%)' $tmp/s"
 "$bin" explore $fig2 --trace "$tmp/slow.trace.json" --dump-screen --size 120x40 --keys '++++0' >"$tmp/s0" 2>&1
 check "0 after zooming fits both again" "grep -E '^ +t +0 ' $tmp/s0 | grep -q ' 40 '"
 "$bin" explore $fig2 --trace "$tmp/slow.trace.json" --dump-screen --size 120x40 --keys 'o0' >"$tmp/so" 2>&1
