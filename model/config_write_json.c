@@ -14,30 +14,11 @@
 #include "model/framework.h"
 #include "model/presets.h"
 #include "util/err.h"
+#include "util/json.h"
 #include "util/xalloc.h"
 
-/* cJSON 1.7 prints a double with 15 digits whenever they read back within an epsilon, which
- * can lose the last bits (99999999999999990e9 is written 1e+26): a saved config would not
- * load back equal. Integers go through cJSON; other numbers are written as raw text, the
- * shortest of 15..17 digits that reads back exactly, with '.' whatever the locale. */
-static void write_number(cJSON *o, const char *key, double v)
-{
-    char buf[40];
-    if (!isfinite(v) || (v == floor(v) && fabs(v) <= (double)INT_MAX)) {
-        cJSON_AddNumberToObject(o, key, v); /* exact (non-finite values become null) */
-        return;
-    }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    for (char *p = buf; *p != '\0'; p++)
-        if (!isdigit((unsigned char)*p) && *p != '-' && *p != '+' && *p != 'e')
-            *p = '.';
-    cJSON_AddRawToObject(o, key, buf);
-}
-
+/* Numbers are written with util/json.h's json_add_number_exact: cJSON 1.7 prints 15 digits,
+ * which can lose the last bits, and a saved config must load back equal. */
 /* Sizes that are whole KiB/MiB/GiB/TiB are written as "40GiB", others as bytes. */
 static void write_bytes(cJSON *o, const char *key, double bytes)
 {
@@ -52,7 +33,7 @@ static void write_bytes(cJSON *o, const char *key, double bytes)
             return;
         }
     }
-    write_number(o, key, bytes);
+    json_add_number_exact(o, key, bytes);
 }
 
 static void write_flops(cJSON *o, const char *key, double flops)
@@ -64,7 +45,7 @@ static void write_flops(cJSON *o, const char *key, double flops)
         cJSON_AddStringToObject(o, key, buf);
         return;
     }
-    write_number(o, key, flops);
+    json_add_number_exact(o, key, flops);
 }
 
 /* model.moe and model.mla (model/moe.h) where they differ from what a reload fills in (the
@@ -95,8 +76,8 @@ static void write_moe_mla(cJSON *m, const struct model_spec *ms, const struct mo
             cJSON_AddNumberToObject(o, "layer_freq", x->layer_freq);
             cJSON_AddNumberToObject(o, "first_k_dense", x->first_k_dense);
             cJSON_AddNumberToObject(o, "mtp_num_layers", x->mtp_layers);
-            write_number(o, "routing_skew", x->routing_skew);
-            write_number(o, "capacity_factor", x->capacity_factor);
+            json_add_number_exact(o, "routing_skew", x->routing_skew);
+            json_add_number_exact(o, "capacity_factor", x->capacity_factor);
             cJSON_AddBoolToObject(o, "fp8_dispatch", x->fp8_dispatch);
             cJSON_AddBoolToObject(o, "router_bias", x->router_bias);
         }
@@ -125,10 +106,10 @@ static void write_seqlen(cJSON *m, const struct seqlen_spec *sp)
     cJSON *w = d != NULL ? cJSON_AddArrayToObject(d, "weights") : NULL;
     for (int i = 0; v != NULL && w != NULL && i < sp->n && i < SEQLEN_MAX_VALUES; i++) {
         cJSON_AddItemToArray(v, cJSON_CreateNumber(sp->values[i]));
-        cJSON *wi = cJSON_CreateObject(); /* write_number keeps the weight exact */
+        cJSON *wi = cJSON_CreateObject(); /* json_add_number_exact keeps the weight exact */
         if (wi == NULL)
             break;
-        write_number(wi, "w", sp->weights[i]);
+        json_add_number_exact(wi, "w", sp->weights[i]);
         cJSON *item = cJSON_DetachItemFromObject(wi, "w");
         cJSON_Delete(wi);
         if (item != NULL)
@@ -190,13 +171,13 @@ struct cJSON *config_to_cjson(const struct config *c)
         if (u != NULL) {
             if (!c->unit.enabled)
                 cJSON_AddBoolToObject(u, "enabled", false);
-            write_number(u, "F", c->unit.f);
-            write_number(u, "B", c->unit.b);
-            write_number(u, "RC", c->unit.rc);
+            json_add_number_exact(u, "F", c->unit.f);
+            json_add_number_exact(u, "B", c->unit.b);
+            json_add_number_exact(u, "RC", c->unit.rc);
             if (c->unit.w != 0)
-                write_number(u, "W", c->unit.w);
+                json_add_number_exact(u, "W", c->unit.w);
             if (c->unit.o != 1)
-                write_number(u, "O", c->unit.o);
+                json_add_number_exact(u, "O", c->unit.o);
         }
     }
 
@@ -233,22 +214,22 @@ struct cJSON *config_to_cjson(const struct config *c)
                          strcmp(dev.name, k->device.name) == 0;
         cJSON_AddStringToObject(cl, is_preset ? "device" : "device_name", k->device.name);
         write_flops(cl, "peak_flops", k->device.peak_flops);
-        write_number(cl, "efficiency", k->device.efficiency);
+        json_add_number_exact(cl, "efficiency", k->device.efficiency);
         write_bytes(cl, "memory", k->device.mem_bytes);
-        write_number(cl, "hbm_gbps", k->device.hbm_gbps);
-        write_number(cl, "p2p_gbps", k->p2p_gbps);
-        write_number(cl, "p2p_latency_us", k->p2p_lat_us);
-        write_number(cl, "allreduce_gbps", k->ar_gbps);
-        write_number(cl, "dp_efficiency", k->dp_efficiency);
-        write_number(cl, "efficiency_half_tokens", k->eff_half_tokens);
+        json_add_number_exact(cl, "hbm_gbps", k->device.hbm_gbps);
+        json_add_number_exact(cl, "p2p_gbps", k->p2p_gbps);
+        json_add_number_exact(cl, "p2p_latency_us", k->p2p_lat_us);
+        json_add_number_exact(cl, "allreduce_gbps", k->ar_gbps);
+        json_add_number_exact(cl, "dp_efficiency", k->dp_efficiency);
+        json_add_number_exact(cl, "efficiency_half_tokens", k->eff_half_tokens);
         /* The overheads are the 2021 profile's (model/framework.h): written for it, as they
          * price it; for another framework only when the config gave them (they win over its
          * profile). */
         bool ds2021 = config_framework(c) == FRAMEWORK_MEGATRON_DS_2021;
         if (ds2021 || (c->given & CONFIG_GIVEN_OP_OVERHEAD))
-            write_number(cl, "op_overhead_us", k->device.op_overhead_us);
+            json_add_number_exact(cl, "op_overhead_us", k->device.op_overhead_us);
         if (ds2021 || (c->given & CONFIG_GIVEN_LAYER_OVERHEAD))
-            write_number(cl, "layer_overhead_us", k->device.layer_overhead_us);
+            json_add_number_exact(cl, "layer_overhead_us", k->device.layer_overhead_us);
         cJSON_AddNumberToObject(cl, "dp", k->dp);
         cJSON_AddNumberToObject(cl, "tp", k->tp);
         if (k->ep > 0) /* model/moe.h; unset, 1 and tp come back */
@@ -260,9 +241,9 @@ struct cJSON *config_to_cjson(const struct config *c)
         if (k->gpus_per_node != (is_preset ? dev.gpus_per_node : CONFIG_GPUS_PER_NODE))
             cJSON_AddNumberToObject(cl, "gpus_per_node", k->gpus_per_node);
         if (!is_preset || k->tp_gbps != dev.nvlink_gbps)
-            write_number(cl, "tp_gbps", k->tp_gbps);
+            json_add_number_exact(cl, "tp_gbps", k->tp_gbps);
         if (!is_preset || k->host_gbps != dev.host_gbps)
-            write_number(cl, "host_gbps", k->host_gbps);
+            json_add_number_exact(cl, "host_gbps", k->host_gbps);
         if (k->host_mem_per_node > 0)
             write_bytes(cl, "host_memory_per_node", k->host_mem_per_node);
         /* the framework when it was set, or when a reload would resolve another: a model
@@ -282,7 +263,7 @@ struct cJSON *config_to_cjson(const struct config *c)
         if (k->device.fp8_peak_flops != dev.fp8_peak_flops)
             write_flops(cl, "fp8_peak_flops", k->device.fp8_peak_flops);
         if (k->device.net_gbps != dev.net_gbps)
-            write_number(cl, "network_gbps", k->device.net_gbps);
+            json_add_number_exact(cl, "network_gbps", k->device.net_gbps);
         if (k->tp_comm_overlap)
             cJSON_AddBoolToObject(cl, "tp_comm_overlap", true);
         if (k->overlap_grad_reduce)
@@ -300,13 +281,13 @@ struct cJSON *config_to_cjson(const struct config *c)
     if (c->attention != ATTN_DEFAULT || own_defaults)
         cJSON_AddStringToObject(o, "attention", config_attention_name(config_attention(c)));
     if (c->bytes_per_param == 0 && own_defaults)
-        write_number(o, "bytes_per_param", config_bytes_per_param(c));
+        json_add_number_exact(o, "bytes_per_param", config_bytes_per_param(c));
     if (c->sequence_parallel)
         cJSON_AddBoolToObject(o, "sequence_parallel", true);
     if (c->distributed_optimizer)
         cJSON_AddBoolToObject(o, "distributed_optimizer", true);
     if (c->bytes_per_param > 0)
-        write_number(o, "bytes_per_param", c->bytes_per_param);
+        json_add_number_exact(o, "bytes_per_param", c->bytes_per_param);
     if (c->ce_fusion != TRI_DEFAULT)
         cJSON_AddBoolToObject(o, "cross_entropy_loss_fusion", c->ce_fusion == TRI_YES);
     if (c->grad_reduce_fp32 != TRI_DEFAULT)

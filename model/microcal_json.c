@@ -129,28 +129,7 @@ static int mj_coll(struct json_doc *d, const struct json_value *row, struct micr
     return MT_OK;
 }
 
-/* A number that reads back exactly: cJSON prints 15 digits when they come within an epsilon,
- * which may be an ulp off (0.0025134649910633394 came back ...399). As config_write_json.c's
- * write_number: integers through cJSON, others raw, the shortest of 15..17 digits that reads
- * back equal, '.' whatever the locale. */
-static void mj_number(cJSON *o, const char *key, double v)
-{
-    char buf[40];
-    if (v == floor(v) && fabs(v) <= (double)INT_MAX) {
-        cJSON_AddNumberToObject(o, key, v);
-        return;
-    }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    for (char *p = buf; *p != '\0'; p++)
-        if (!isdigit((unsigned char)*p) && *p != '-' && *p != '+' && *p != 'e')
-            *p = '.';
-    cJSON_AddRawToObject(o, key, buf);
-}
-
+/* Numbers are written with util/json.h's json_add_number_exact, which reads back exactly. */
 typedef int (*mj_row_fn)(struct json_doc *, const struct json_value *, struct microcal_builder *);
 
 int microcal_from_json(struct json_doc *d, const struct json_value *obj,
@@ -218,10 +197,10 @@ cJSON *microcal_to_cjson(const struct microcal *t)
             const struct microcal_gemm *r = &t->gemm[i];
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "dtype", mj_dtypes[r->dtype]);
-            mj_number(j, "m", r->m);
-            mj_number(j, "n", r->n);
-            mj_number(j, "k", r->k);
-            mj_number(j, "tflops", r->tflops);
+            json_add_number_exact(j, "m", r->m);
+            json_add_number_exact(j, "n", r->n);
+            json_add_number_exact(j, "k", r->k);
+            json_add_number_exact(j, "tflops", r->tflops);
             cJSON_AddItemToArray(a, j);
         }
     }
@@ -233,11 +212,11 @@ cJSON *microcal_to_cjson(const struct microcal *t)
             cJSON_AddStringToObject(j, "dtype", mj_dtypes[r->dtype]);
             cJSON_AddBoolToObject(j, "causal", r->causal);
             cJSON_AddStringToObject(j, "pass", mj_passes[r->pass == PASS_B]);
-            mj_number(j, "batch", r->batch);
-            mj_number(j, "heads", r->heads);
-            mj_number(j, "seq", r->seq);
-            mj_number(j, "head_dim", r->head_dim);
-            mj_number(j, "tflops", r->tflops);
+            json_add_number_exact(j, "batch", r->batch);
+            json_add_number_exact(j, "heads", r->heads);
+            json_add_number_exact(j, "seq", r->seq);
+            json_add_number_exact(j, "head_dim", r->head_dim);
+            json_add_number_exact(j, "tflops", r->tflops);
             cJSON_AddItemToArray(a, j);
         }
     }
@@ -245,8 +224,8 @@ cJSON *microcal_to_cjson(const struct microcal *t)
         cJSON *a = cJSON_AddArrayToObject(o, "hbm");
         for (size_t i = 0; i < t->n_hbm; i++) {
             cJSON *j = cJSON_CreateObject();
-            mj_number(j, "bytes", t->hbm[i].bytes);
-            mj_number(j, "gbps", t->hbm[i].gbps);
+            json_add_number_exact(j, "bytes", t->hbm[i].bytes);
+            json_add_number_exact(j, "gbps", t->hbm[i].gbps);
             cJSON_AddItemToArray(a, j);
         }
     }
@@ -257,9 +236,9 @@ cJSON *microcal_to_cjson(const struct microcal *t)
             cJSON *j = cJSON_CreateObject();
             cJSON_AddStringToObject(j, "collective", mj_colls[r->coll]);
             cJSON_AddStringToObject(j, "link", mj_links[r->link]);
-            mj_number(j, "ranks", r->ranks);
-            mj_number(j, "bytes", r->bytes);
-            mj_number(j, "busbw_gbps", r->busbw_gbps);
+            json_add_number_exact(j, "ranks", r->ranks);
+            json_add_number_exact(j, "bytes", r->bytes);
+            json_add_number_exact(j, "busbw_gbps", r->busbw_gbps);
             cJSON_AddItemToArray(a, j);
         }
     }

@@ -741,3 +741,21 @@ int json_enum(struct json_doc *d, const struct json_value *v, const char *const 
             }
     return json_type_fail(d, v, what);
 }
+
+void json_add_number_exact(cJSON *o, const char *key, double v)
+{
+    char buf[40];
+    if (!isfinite(v) || (v == floor(v) && fabs(v) <= (double)INT_MAX)) {
+        cJSON_AddNumberToObject(o, key, v); /* exact (non-finite values become null) */
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    for (char *p = buf; *p != '\0'; p++)
+        if (!isdigit((unsigned char)*p) && *p != '-' && *p != '+' && *p != 'e')
+            *p = '.';
+    cJSON_AddRawToObject(o, key, buf);
+}

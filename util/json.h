@@ -98,4 +98,10 @@ bool json_noted(const struct json_doc *d, const char *path);
  * file's own name for path when it has one, else NULL. */
 size_t json_lookup(const struct json_doc *d, const char *path, size_t dflt, const char **alias);
 
+/* Adds key: v to o so that it reads back as the same double: integers through cJSON, other
+ * numbers as raw text, the shortest of 15..17 significant digits that reads back exactly, with
+ * '.' whatever the locale (cJSON's own printing keeps 15 digits and can lose the last bits).
+ * Non-finite values become null. */
+void json_add_number_exact(struct cJSON *o, const char *key, double v);
+
 #endif
