@@ -474,6 +474,12 @@ int cmd_plan_config_raw(const struct cmd_plan *cp, struct config *out, struct mt
     check.num_device = config_cp(&check); /* one pipeline device: one CP group (tp 1) */
     check.cluster.dp = 1;
     check.cluster.tp = 1; /* the tuner chooses tp too; a one-device pipeline has one GPU */
+    /* the expert groups fold tp x dp, which the tuner chooses: each candidate checks them
+     * (ep dividing the experts needs no geometry: kept, so it is said here) */
+    if (out->model.moe.num_experts > 0 && out->cluster.ep > 0 &&
+        out->model.moe.num_experts % out->cluster.ep == 0)
+        check.cluster.ep = 0;
+    check.cluster.etp = 0;
     check.micro_batch_size = 1;
     check.num_microbatches = 0;
     check.iterations = 1; /* the tuner names an async scheme or several iterations itself */

@@ -131,4 +131,14 @@ check "--sequence-parallel pins it on, --no-distributed-optimizer off" "json $tm
 all(c[\"sequence_parallel\"] and not c[\"distributed_optimizer\"] for c in d[\"candidates\"])'"
 "$bin" tune $q --sequence-parallel --no-sequence-parallel >"$tmp/e" 2>&1
 check "--sequence-parallel with --no-sequence-parallel: exit 2" "[ $? -eq 2 ]"
+# A mixture of experts with ep pinned: the expert fold (ep x etp dividing tp x dp) is each
+# candidate's to meet, not the one-device check's (it refused every MoE tune before)
+"$bin" tune --json --threads 1 --model Mixtral-8x7B --device H100-80G --devices 64 --ep 8 \
+    --scheme V >"$tmp/moe.json" 2>"$tmp/moe.err"
+check "MoE tune with --ep 8 ranks candidates" \
+    "python3 -c 'import json,sys; d=json.load(open(\"$tmp/moe.json\")); sys.exit(0 if any(c[\"feasible\"] for c in d[\"candidates\"]) else 1)'"
+"$bin" tune --model Mixtral-8x7B --device H100-80G --devices 64 --ep 3 >/dev/null 2>"$tmp/moe3.err"
+check "MoE tune with an ep that does not divide the experts: exit 2, named" \
+    "[ \$? -eq 2 ] && grep -q 'cluster.ep: 3 does not divide' $tmp/moe3.err"
+
 exit $fail
