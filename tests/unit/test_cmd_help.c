@@ -120,7 +120,7 @@ static void table_sane(const struct cmd_entry *ce, const struct cmd_option *t, c
 
 static void test_command(const struct cmd_entry *ce)
 {
-    const char *seen[64] = {"help"};
+    const char *seen[256] = {"help"}; /* the plan flags and a command's own */
     int n_seen = 1;
     if (ce->plan_flags)
         table_sane(ce, cmd_plan_options, seen, &n_seen);

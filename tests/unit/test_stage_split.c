@@ -206,8 +206,11 @@ static int megatron_ref(const char *in, int *layers, int max_stages, int *n_stag
             if (j < n && j > i + 1 && a[j + 1] == '*' && a[j + 2] >= '0' && a[j + 2] <= '9') {
                 size_t d = j + 2;
                 long cnt = 0;
-                while (a[d] >= '0' && a[d] <= '9')
-                    cnt = cnt * 10 + (a[d++] - '0');
+                while (a[d] >= '0' && a[d] <= '9') { /* saturates, as below */
+                    if (cnt <= 1000000)
+                        cnt = cnt * 10 + (a[d] - '0');
+                    d++;
+                }
                 if (cnt > 5000)
                     return -2; /* past the buffers: not compared */
                 for (long r = 0; r < cnt; r++)
@@ -228,8 +231,11 @@ static int megatron_ref(const char *in, int *layers, int max_stages, int *n_stag
         if (i + 2 < k + 1 && b[i] != '\n' && b[i + 1] == '*' && b[i + 2] >= '0' && b[i + 2] <= '9') {
             size_t d = i + 2;
             long cnt = 0;
-            while (b[d] >= '0' && b[d] <= '9')
-                cnt = cnt * 10 + (b[d++] - '0');
+            while (b[d] >= '0' && b[d] <= '9') { /* saturates: random strings hold long runs */
+                if (cnt <= 1000000)
+                    cnt = cnt * 10 + (b[d] - '0');
+                d++;
+            }
             if (cnt > 5000 || (size_t)cnt + m >= sizeof c)
                 return -2;
             for (long r = 0; r < cnt; r++)
