@@ -220,8 +220,9 @@ void config_degrees_text(const struct config *c, int pp, char *buf, size_t n)
     int len = snprintf(buf, n, "pp %d x dp %d", pp, c->cluster.dp);
     if (c->cluster.tp > 1 && len >= 0 && (size_t)len < n)
         len += snprintf(buf + len, n - (size_t)len, " x tp %d", c->cluster.tp);
-    if (config_cp(c) > 1 && len >= 0 && (size_t)len < n)
-        len += snprintf(buf + len, n - (size_t)len, " x cp %d", config_cp(c));
+    if (config_cp(c) > 1 && len >= 0 && (size_t)len < n) /* with how its ranks pass K/V */
+        len += snprintf(buf + len, n - (size_t)len, " x cp %d (%s)", config_cp(c),
+                        config_cp_comm_name(c->cluster.cp_comm_type));
     if (c->cluster.ep > 1 && len >= 0 && (size_t)len < n) /* the experts' fold of the same GPUs */
         snprintf(buf + len, n - (size_t)len, " (ep %d)", c->cluster.ep);
 }

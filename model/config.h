@@ -369,8 +369,9 @@ double config_mem_cap(const struct config *c);
  * MT_EINVAL "<what>: 40 B is below one layer's activations (12.5 MiB): did you mean 40G?".
  * A cap of 0 (no cap) and unit costs (M_θ) pass. */
 int config_check_cap(const struct config *c, const char *what, struct mt_err *e);
-/* The parallel degrees as every header prints them: "pp 8 x dp 1 x tp 8" (tp when over 1; pp
- * is the plan's, which may differ from config_pp for a loaded plan). */
+/* The parallel degrees as every header prints them: "pp 8 x dp 1 x tp 8 x cp 2 (p2p) (ep 8)"
+ * (tp, cp with its K/V exchange, ep when over 1; pp is the plan's, which may differ from
+ * config_pp for a loaded plan): one text, so every screen says the same. */
 void config_degrees_text(const struct config *c, int pp, char *buf, size_t n);
 /* The cap as every screen prints it: the cap tested (config_mem_cap), and where a reserve
  * comes off what was given, both beside it: "79.00 GiB (80.00 GiB - 1.00 GiB reserve)";

@@ -107,11 +107,6 @@ void simulate_print_table(const struct plan *p, const struct sim_result *r,
     char model[96], degrees[96];
     presets_model_display(&c->model, model, sizeof model);
     config_degrees_text(c, g->devices, degrees, sizeof degrees);
-    if (config_cp(c) > 1) { /* how the CP ranks exchange K/V */
-        size_t len = strlen(degrees);
-        snprintf(degrees + len, sizeof degrees - len, " (%s)",
-                 config_cp_comm_name(c->cluster.cp_comm_type));
-    }
     printf("%s, %s, %s, %d micro-batches of %d x %d tokens, %s%s  [%s]\n", model,
            config_scheme_name(c->scheme), degrees, g->mbs,
            c->micro_batch_size, c->model.seq_length,

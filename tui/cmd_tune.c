@@ -155,7 +155,10 @@ static bool tune_progress_cb(void *ctx, int done, int total)
     fprintf(stderr, "\rtuning [");
     for (int i = 0; i < width; i++)
         fputc(i < fill ? '#' : '.', stderr);
-    fprintf(stderr, "] %d/%d candidates  %.1f s", done, total, t);
+    char left[48];
+    str_format_time_left(t, done, total, left, sizeof left);
+    fprintf(stderr, "] %d/%d candidates  %.1f s%s%s\033[K", done, total, t, left[0] ? ", " : "",
+            left);
     if (done == total)
         fputc('\n', stderr);
     fflush(stderr);
