@@ -95,6 +95,7 @@ void overlap_annotate(const struct plan *p, const struct cost_model *cost, struc
     int total = plan_total(p);
     r->a2a_hidden = xcalloc((size_t)total + 1, sizeof(double));
     r->a2a_exposed = xcalloc((size_t)total + 1, sizeof(double));
+    r->a2a_bytes = xcalloc((size_t)total + 1, sizeof(double));
     r->a2a_partner = xmalloc(((size_t)total + 1) * sizeof(int));
     for (int d = 0; d < plan_devices(p); d++) {
         const struct instr *ins = plan_instrs(p, d);
@@ -110,6 +111,10 @@ void overlap_annotate(const struct plan *p, const struct cost_model *cost, struc
             if (j >= 0)
                 r->a2a_partner[id] = base + j;
             r->a2a_hidden[id] = hid;
+            const struct stage_cost *sc = &cost->stage[ins[i].stage];
+            r->a2a_bytes[id] = plan_op_is_forward(ins[i].op)    ? sc->fw_a2a_bytes
+                               : plan_op_is_backward(ins[i].op) ? sc->b_a2a_bytes
+                                                                : 0;
             r->a2a_exposed[id] = a - hid;
             dv->a2a_hidden += hid;
             dv->a2a_exposed += a - hid;

@@ -45,7 +45,8 @@ double overlap_latency(const struct cost_model *cost, const struct instr *in,
  * NAN entry of a paired instruction set to overlap_latency. The caller frees it. */
 double *overlap_durations(const struct plan *p, const struct cost_model *cost, const double *dur);
 /* Where cost has an all-to-all, fills r's lane: per instruction the all-to-all time it hid and
- * left exposed and its partner's id (-1 alone), per device the sums. Else leaves them NULL. */
+ * left exposed, their bytes and its partner's id (-1 alone), per device the sums. Else leaves
+ * them NULL. */
 void overlap_annotate(const struct plan *p, const struct cost_model *cost, struct sim_result *r);
 
 #endif

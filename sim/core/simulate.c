@@ -45,6 +45,7 @@ void sim_result_fini(struct sim_result *r)
     free(r->a2a_hidden);
     free(r->a2a_exposed);
     free(r->a2a_partner);
+    free(r->a2a_bytes);
     if (r->dev)
         for (int d = 0; d < r->devices; d++) {
             free(r->dev[d].curve_t);

@@ -66,6 +66,8 @@ struct sim_result {
      * all-to-all: per instruction ([total]) the all-to-all time it hid behind its pair's
      * compute and the time left exposed, and the id of its pair's other member (-1 alone). */
     double *a2a_hidden, *a2a_exposed;
+    double *a2a_bytes;         /* the bytes those all-to-alls send (the stage's fw_a2a_bytes or
+                                * b_a2a_bytes; 0 under unit costs) */
     int *a2a_partner;
 };
 
