@@ -7,7 +7,9 @@
  * With --overlap-moe-expert-parallel-comm each steady-state forward and the backward after it
  * are one pair (Megatron-core's combined_1f1b: schedules.py runs them as one
  * combined_forward_backward_step), whose expert all-to-alls hide behind each other's compute
- * (sim/core/overlap.h); warm-up and cool-down stay alone. */
+ * (sim/core/overlap.h); warm-up and cool-down stay alone. Megatron then runs one more warm-up
+ * forward (get_pp_rank_microbatches: num_warmup_microbatches += 1), so that a pair's forward
+ * and backward are never the same micro-batch (the last device's first pair would be). */
 #include <config.h>
 #include "sim/schemes/scheme.h"
 
@@ -33,7 +35,7 @@ int scheme_order_interleaved(struct plan *p, const struct cost_model *cost, stru
                        g->mbs);
     bool pair = plan_config(p)->overlap_moe_a2a;
     for (int d = 0; d < D; d++) {
-        int warm = (D - d - 1) * 2 + (g->parts - 1) * D;
+        int warm = (D - d - 1) * 2 + (g->parts - 1) * D + (pair ? 1 : 0);
         if (warm > total)
             warm = total;
         for (int k = 0; k < warm; k++)

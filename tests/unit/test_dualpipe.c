@@ -311,6 +311,56 @@ static void test_pass_breaks_pair(void)
     CHECK_EQ_INT(pair[5], -1); /* its forward partner is already in a pair */
 }
 
+/* Megatron's --overlap-moe-expert-parallel-comm on interleaved 1F1B (W, 2 chunks; unit costs
+ * 2,4,2,1,1,1: a chunk's F = 1 with 0.5 all-to-all, BW = 2 with 0.5): each steady-state
+ * forward pairs with the backward after it and lasts 0.5 + max(0, 0.5 - 1.5) = 0.5, the
+ * backward 1.5 + max(0, 0.5 - 0.5) = 1.5; warm-up and cool-down keep 1 and 2, and device d
+ * has N v - warm(d) pairs, warm(d) = 2(D-d-1) + (v-1)D + 1 (Megatron's schedules.py warm-up
+ * count, one more with the flag so that a pair never holds one micro-batch twice). */
+static void test_interleaved_flag(void)
+{
+    struct config c = test_unit_config(SCHEME_W, 2, 4, 2, 4, 2);
+    c.unit.w = 1;
+    c.unit.a = 1;
+    c.chunks = 2;
+    c.model.num_layers = 64;
+    c.overlap_moe_a2a = true;
+    struct plan *p = build_cfg(&c);
+    struct sim_result r = run(p);
+    c.overlap_moe_a2a = false;
+    struct plan *q = build_cfg(&c);
+    struct sim_result s = run(q);
+    CHECK(r.step_time < s.step_time);
+    for (int d = 0; d < 2; d++) {
+        int pairs = 0, warm = 2 * (2 - d - 1) + 2 + 1, fw_seen = 0;
+        for (int i = 0; i < plan_len(p, d); i++) {
+            const struct instr *in = plan_at(p, d, i);
+            int id = plan_id(p, d, i);
+            double dur = r.end[id] - r.start[id];
+            if (in->op == OP_FW) {
+                bool paired = r.a2a_partner[id] >= 0;
+                CHECK(paired == (fw_seen >= warm));
+                CHECK_NEAR(dur, paired ? 0.5 : 1, 1e-12);
+                fw_seen++;
+            } else if (in->op == OP_BW) {
+                bool paired = r.a2a_partner[id] >= 0;
+                pairs += paired;
+                CHECK_NEAR(dur, paired ? 1.5 : 2, 1e-12);
+            }
+        }
+        CHECK_EQ_INT(pairs, 4 * 2 - warm);
+    }
+    struct mt_err e = {0};
+    c.scheme = SCHEME_V;
+    c.overlap_moe_a2a = true; /* 1F1B has no pairs of its own: refused, the key named */
+    CHECK(config_validate(&c, &e) == MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "overlap_moe_expert_parallel_comm");
+    sim_result_fini(&r);
+    sim_result_fini(&s);
+    plan_free(p);
+    plan_free(q);
+}
+
 int main(void)
 {
     check_rows(SCHEME_DUALPIPE, 4, 8, ref_dualpipe_4_8);
@@ -321,5 +371,6 @@ int main(void)
     test_memory_two_directions();
     test_no_a2a_bitwise();
     test_pass_breaks_pair();
+    test_interleaved_flag();
     return check_report("test_dualpipe");
 }
