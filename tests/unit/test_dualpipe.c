@@ -361,6 +361,41 @@ static void test_interleaved_flag(void)
     plan_free(q);
 }
 
+/* A plan file keeps the pairs ("paired": 1) and refuses one on an instruction that cannot be in
+ * a pair, naming the field. */
+static void test_plan_file(void)
+{
+    struct plan *p = build(SCHEME_DUALPIPEV, 2, 4), *q = NULL;
+    char *text = plan_to_json(p);
+    struct mt_err e = {0};
+    CHECK(plan_load_string(text, strlen(text), "p.json", &q, &e) == MT_OK);
+    int pairs = 0;
+    for (int d = 0; q != NULL && d < 2; d++)
+        for (int i = 0; i < plan_len(q, d); i++) {
+            CHECK_EQ_INT(plan_at(q, d, i)->paired, plan_at(p, d, i)->paired);
+            pairs += plan_at(q, d, i)->paired;
+        }
+    CHECK(pairs > 0);
+    char *at = strstr(text, "\"op\":\"SA\"");
+    CHECK(at != NULL);
+    if (at != NULL) { /* {"op":"SA",... -> {"paired":1,"op":"SA",... */
+        size_t pre = (size_t)(at - text), n = strlen(text);
+        char *bad = malloc(n + 16);
+        memcpy(bad, text, pre);
+        memcpy(bad + pre, "\"paired\":1,", 11);
+        memcpy(bad + pre + 11, at, n - pre + 1);
+        struct plan *r = NULL;
+        CHECK(plan_load_string(bad, strlen(bad), "bad.json", &r, &e) != MT_OK);
+        CHECK_STR_CONTAINS(e.msg, "paired");
+        CHECK_STR_CONTAINS(e.msg, "bad.json");
+        plan_free(r);
+        free(bad);
+    }
+    free(text);
+    plan_free(p);
+    plan_free(q);
+}
+
 int main(void)
 {
     check_rows(SCHEME_DUALPIPE, 4, 8, ref_dualpipe_4_8);
@@ -372,5 +407,6 @@ int main(void)
     test_no_a2a_bitwise();
     test_pass_breaks_pair();
     test_interleaved_flag();
+    test_plan_file();
     return check_report("test_dualpipe");
 }
