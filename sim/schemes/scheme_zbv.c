@@ -1,6 +1,7 @@
 /* sim/schemes/scheme_zbv.c: the V-shaped zero-bubble schedules, two stages per device: part 0 of device
  * r runs stage r, part 1 stage 2D-1-r (sim/core/vpipe.c), so the first and last stage share device 0
- * and the loss sits on device 0 too.
+ * and the loss sits on device 0 too; and DualPipe, which DualPipeV folds (both directions, the
+ * same step structure and helpers, Chimera's placement).
  *
  * ZBVZeroBubble (Qi et al., arXiv 2401.10241 §6, as torch.distributed.pipelining's
  * ScheduleZBVZeroBubble, rule for rule): device r runs 2(D-r)-1 forwards of part 0, r pairs

@@ -7,7 +7,8 @@
  *    part 1, B / W the split backward, BW a whole one, "&" a backward its reference runs in
  *    overlapped_forward_backward with the forward before it;
  *  - memory: DualPipe keeps both directions' stages on every device, 2x the parameters of 1F1B
- *    over the same pp (DualPipe README's table), device d the stages d and D-1-d;
+ *    over the same pp (DualPipe README's table), device d the stages d and D-1-d, and PP + 1
+ *    activations a device (the same table);
  *  - time, worked by hand (unit costs F,B,RC,W,O,A = 2,4,2,1,1,1 at 2 ranks x 4 micro-batches:
  *    F = 2 of which 1 all-to-all, BW = 4 with 1, B = 3, W = 1; the rows
  *      device 0: F0.0 F2.1 F1.0 BW2.1 F3.1 BW0.0& BW3.1 B1.0 W1.0
@@ -30,6 +31,7 @@
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/presets.h"
+#include "sim/core/bound.h"
 #include "sim/core/overlap.h"
 #include "sim/core/simulate.h"
 #include "sim/plan/plan.h"
@@ -396,6 +398,49 @@ static void test_plan_file(void)
     plan_free(q);
 }
 
+/* The DualPipe README's table: PP + 1 activations a device (here D + 1 M_theta, a part being a
+ * whole device share under unit costs), at the figure's 8 x 20 and at 4 x 8 and 4 x 16. */
+static void test_activations_pp_plus_one(void)
+{
+    int shapes[][2] = {{4, 8}, {4, 16}, {8, 20}};
+    for (int k = 0; k < 3; k++) {
+        struct config c = test_unit_config(SCHEME_DUALPIPE, shapes[k][0], shapes[k][1], 1, 2, 1);
+        c.model.num_layers = 64;
+        struct plan *p = build_cfg(&c);
+        struct sim_result r = run(p);
+        for (int d = 0; d < shapes[k][0]; d++)
+            CHECK_NEAR(r.dev[d].peak_dynamic, shapes[k][0] + 1, 1e-12);
+        sim_result_fini(&r);
+        plan_free(p);
+    }
+}
+
+/* The simulator's fast path and its general loop take the same pair latencies (to the bit), and
+ * the lower bound stays under the step it bounds. */
+static void test_paths_agree(void)
+{
+    enum scheme_id ids[] = {SCHEME_DUALPIPE, SCHEME_DUALPIPEV};
+    for (int k = 0; k < 2; k++) {
+        struct plan *p = build(ids[k], 4, 8);
+        struct cost_model cost;
+        struct mt_err e = {0};
+        CHECK(scheme_costs(plan_config(p), &cost, &e) == MT_OK);
+        struct sim_result fast = run(p), gen;
+        CHECK(sim_run_general(p, &cost, NULL, &gen, &e) == MT_OK);
+        CHECK(fast.step_time == gen.step_time);
+        for (int i = 0; i < fast.total; i++)
+            CHECK(fast.end[i] == gen.end[i] && fast.a2a_hidden[i] == gen.a2a_hidden[i]);
+        struct bound_result b;
+        CHECK(bound_plan(p, &b, &e) == MT_OK);
+        CHECK(b.time <= fast.step_time + 1e-9);
+        CHECK(fast.dev[0].a2a_hidden > 0);
+        sim_result_fini(&fast);
+        sim_result_fini(&gen);
+        cost_model_fini(&cost);
+        plan_free(p);
+    }
+}
+
 int main(void)
 {
     check_rows(SCHEME_DUALPIPE, 4, 8, ref_dualpipe_4_8);
@@ -408,5 +453,7 @@ int main(void)
     test_pass_breaks_pair();
     test_interleaved_flag();
     test_plan_file();
+    test_activations_pp_plus_one();
+    test_paths_agree();
     return check_report("test_dualpipe");
 }
