@@ -20,6 +20,8 @@
  *    device 0 F3.1 [10,11] BW0.0 [11,14] BW3.1 [14,18], device 1 F1.0 [10,11] BW2.1 [11,14]
  *    BW1.0 [14,18], B [18,21], W [21,22]: 22 t; each device hid 2 t of its 8 t of all-to-alls
  *    (4 forwards, 3 whole backwards, 1 B, 1 t each) and left 6 t exposed;
+ *  - DualPipeV worked the same way at 2 ranks x 4 micro-batches (25 t unpaired, 22 t paired;
+ *    the timelines at test_hand_worked_dualpipev);
  *  - with no all-to-all the pairs change nothing, to the bit. */
 #include <config.h>
 
@@ -441,6 +443,51 @@ static void test_paths_agree(void)
     }
 }
 
+/* DualPipeV at 2 ranks (4 stages in a V) x 4 micro-batches, unit costs 2,4,2,2,1,1: a chunk's
+ * F = 1 (0.5 all-to-all), BW = 2 (0.5), B = 1 (0.5), W = 1; paired, F lasts 0.5 and BW 1.5.
+ * The rows (dualpipev.py's, test above):
+ *   device 0: F0.0 F1.0 F2.0 F0.1 B0.1 W0.1 F1.1 F3.0 BW1.1& F2.1 BW0.0& BW2.1 F3.1 BW1.0& BW3.1
+ *             B2.0 W2.0 B3.0 W3.0
+ *   device 1: F0.0 F0.1 F1.0 F1.1 F2.0 BW0.1 F2.1 BW0.0& F3.0 BW1.1& F3.1 BW1.0& BW2.1 BW2.0 B3.1
+ *             B3.0 W3.1 W3.0
+ * Unpaired, by hand: device 1 F2.1 [8,9] BW0.0 [9,11] F3.0 [11,12] BW1.1 [12,14] F3.1 [14,15]
+ * BW1.0 [15,17] BW2.1 [17,19] BW2.0 [19,21] B3.1 [21,22] B3.0 [22,23] W3.1 [23,24] W3.0
+ * [24,25]: 25 t. Paired: device 0 F3.0 [7,7.5] BW1.1 [7.5,9] F2.1 [9,9.5] BW0.0 [10,11.5] BW2.1
+ * [11.5,13.5] F3.1 [13.5,14] BW1.0 [14,15.5] BW3.1 [15.5,17.5]; device 1 BW0.1 [6,8] (the
+ * warm-up's, alone) F2.1 [8,8.5] BW0.0 [8.5,10] F3.0 [10,10.5] BW1.1 [10.5,12] F3.1 [12,12.5]
+ * BW1.0 [12.5,14] BW2.1 [14,16] BW2.0 [16,18] B3.1 [18,19] B3.0 [19,20] W3.1 [20,21] W3.0
+ * [21,22]: 22 t. Each device: 16 all-to-alls of 0.5 = 8 t, 3 pairs hide 3 t, 5 t exposed (the
+ * warm-up's forwards and B0.1, the cool-down's backwards). */
+static void test_hand_worked_dualpipev(void)
+{
+    struct config c = test_unit_config(SCHEME_DUALPIPEV, 2, 4, 2, 4, 2);
+    c.unit.w = 2;
+    c.unit.a = 1;
+    c.model.num_layers = 64;
+    struct plan *p = build_cfg(&c), *q = unpaired(p);
+    struct sim_result r = run(p), s = run(q);
+    CHECK_NEAR(s.step_time, 25, 1e-12);
+    CHECK_NEAR(r.step_time, 22, 1e-12);
+    for (int d = 0; d < 2; d++) {
+        CHECK_NEAR(r.dev[d].a2a_hidden, 3, 1e-12);
+        CHECK_NEAR(r.dev[d].a2a_exposed, 5, 1e-12);
+    }
+    int w = plan_id(p, 1, plan_find(p, 1, OP_BW, 0, 2)); /* device 1's BW0.1: warm-up, alone */
+    CHECK_EQ_INT(r.a2a_partner[w], -1);
+    CHECK_NEAR(r.start[w], 6, 1e-12);
+    CHECK_NEAR(r.end[w], 8, 1e-12);
+    int f = plan_id(p, 0, plan_find(p, 0, OP_FW, 3, 3)); /* device 0's F3.1 & BW1.0 */
+    int b = plan_id(p, 0, plan_find(p, 0, OP_BW, 1, 0));
+    CHECK_NEAR(r.start[f], 13.5, 1e-12);
+    CHECK_NEAR(r.end[b], 15.5, 1e-12);
+    CHECK_NEAR(r.a2a_hidden[f], 0.5, 1e-12);
+    CHECK_NEAR(r.a2a_hidden[b], 0.5, 1e-12);
+    sim_result_fini(&r);
+    sim_result_fini(&s);
+    plan_free(p);
+    plan_free(q);
+}
+
 int main(void)
 {
     check_rows(SCHEME_DUALPIPE, 4, 8, ref_dualpipe_4_8);
@@ -455,5 +502,6 @@ int main(void)
     test_plan_file();
     test_activations_pp_plus_one();
     test_paths_agree();
+    test_hand_worked_dualpipev();
     return check_report("test_dualpipe");
 }
