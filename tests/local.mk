@@ -113,7 +113,7 @@ check_PROGRAMS += tests/unit/test_dualpipe
 TESTS += tests/unit/test_dualpipe
 tests_unit_test_dualpipe_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 TESTS += tests/cli/test_dualpipe.sh
-EXTRA_DIST += tests/cli/test_dualpipe.sh
+EXTRA_DIST += tests/cli/test_dualpipe.sh scripts/dualpipe_reference_order.py
 # issue 27 (h-vgreedy): the V-Half / V-Min builder's slot timeline against a plain walk.
 check_PROGRAMS += tests/unit/test_slot_peak
 TESTS += tests/unit/test_slot_peak
