@@ -20,6 +20,7 @@
  *    device 0 F3.1 [10,11] BW0.0 [11,14] BW3.1 [14,18], device 1 F1.0 [10,11] BW2.1 [11,14]
  *    BW1.0 [14,18], B [18,21], W [21,22]: 22 t; each device hid 2 t of its 8 t of all-to-alls
  *    (4 forwards, 3 whole backwards, 1 B, 1 t each) and left 6 t exposed;
+ *  - time, closed form: the README's bubble (PP/2 - 1)(F&B + B - 3W) at F = B = W = 1;
  *  - DualPipeV worked the same way at 2 ranks x 4 micro-batches (25 t unpaired, 22 t paired;
  *    the timelines at test_hand_worked_dualpipev);
  *  - with no all-to-all the pairs change nothing, to the bit. */
@@ -488,6 +489,24 @@ static void test_hand_worked_dualpipev(void)
     plan_free(q);
 }
 
+/* The DualPipe README's bubble, (PP/2 - 1)(F&B + B - 3W) with F&B = F + B + W unoverlapped
+ * (B the input gradient, as tests/unit/test_zb.c reads DualPipeV's row): with F = B = W = 1 a
+ * device's step is its work N(F + B + W) = 3N plus (D/2 - 1) t, at 4x8, 6x12, 8x20, 8x32. */
+static void test_bubble_formula(void)
+{
+    int shapes[][2] = {{4, 8}, {6, 12}, {8, 20}, {8, 32}};
+    for (int k = 0; k < 4; k++) {
+        int D = shapes[k][0], N = shapes[k][1];
+        struct config c = test_unit_config(SCHEME_DUALPIPE, D, N, 1, 2, 1);
+        c.model.num_layers = 96;
+        struct plan *p = build_cfg(&c);
+        struct sim_result r = run(p);
+        CHECK_NEAR(r.step_time, 3.0 * N + (D / 2 - 1), 1e-12);
+        sim_result_fini(&r);
+        plan_free(p);
+    }
+}
+
 int main(void)
 {
     check_rows(SCHEME_DUALPIPE, 4, 8, ref_dualpipe_4_8);
@@ -503,5 +522,6 @@ int main(void)
     test_activations_pp_plus_one();
     test_paths_agree();
     test_hand_worked_dualpipev();
+    test_bubble_formula();
     return check_report("test_dualpipe");
 }
