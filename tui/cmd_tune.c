@@ -340,8 +340,12 @@ static int tune_exec(int argc, char **argv)
         if ((t.o.schemes >> s & 1u) && !tune_scheme_tried((enum scheme_id)s)) {
             char names[256];
             tune_scheme_names(names, sizeof names);
-            return cmd_usage_error("tune", "--scheme: %s: the tuner tries synchronous schemes only "
-                                   "(%s)", config_scheme_name((enum scheme_id)s), names);
+            return cmd_usage_error("tune", "--scheme: %s: %s (%s)",
+                                   config_scheme_name((enum scheme_id)s),
+                                   config_scheme_async((enum scheme_id)s)
+                                       ? "the tuner tries synchronous schemes only"
+                                       : "not among the tuner's schemes",
+                                   names);
         }
     if ((pin_sp && t.no_sp) || (pin_distopt && t.no_distopt))
         return cmd_usage_error("tune", "%s and --no-%s: give one", pin_sp && t.no_sp ?
