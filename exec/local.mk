@@ -2,7 +2,7 @@
 # byte-level dataset; the interpreter, MPI communication, trace capture and the launcher.
 # The CUDA backend (cuBLAS + kernels) and NCCL are added when configure finds them.
 noinst_LIBRARIES += libmt_exec.a
-libmt_exec_a_SOURCES = exec/xformer.h exec/xformer_cpu.c exec/xformer_llama.h exec/xformer_llama.c \
+libmt_exec_a_SOURCES = exec/xformer.h exec/xformer_cpu.c exec/xformer_llama.h exec/xformer_llama.c exec/xformer_gpt.h exec/xformer_gpt.c \
 	exec/xformer_moe.h exec/xformer_moe.c exec/moe_comm_mpi.c exec/memcount.h exec/memcount.c \
 	exec/dataset.h exec/dataset.c exec/check.h exec/check.c exec/backend.h exec/backend_cpu.c \
 	exec/copy_cpu.h exec/copy_cpu.c \
