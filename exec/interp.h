@@ -111,6 +111,11 @@ struct interp_device {
     int max_stashed; /* most stashed versions held at once */
     double correction_bytes;
     double peak_host_bytes; /* offload (OF/RL): the most its copies held in host memory */
+    /* A MoE model (exec/xformer_moe.h): the token all-to-alls of its ep group over the run,
+     * dispatch and combine, forward and backward, with their per-expert count exchanges */
+    double a2a_s;     /* seconds spent in them (waiting for the group included) */
+    double a2a_bytes; /* bytes of tokens this rank sent to other ranks */
+    long a2a_calls;   /* token exchanges: 4 a MoE layer and micro-batch */
 };
 
 struct interp_result {

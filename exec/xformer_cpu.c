@@ -52,6 +52,7 @@
 #include "exec/memcount.h"
 #include "exec/xformer_gpt.h"
 #include "exec/xformer_llama.h"
+#include "exec/xformer_moe.h"
 #include "model/xformer_layout.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -69,6 +70,7 @@ struct xformer_stage {
     size_t final_off;              /* offset of LNFW */
     float loss_scale;
     int live; /* handles alive */
+    struct moe_ep *ep, local_ep;   /* a MoE stage's ep group (local_ep unless set) */
 };
 
 struct xformer_act {
@@ -81,6 +83,7 @@ struct xformer_act {
     float **layer;       /* [n] memcount blocks of each layer's activations, or NULL */
     float *head;         /* memcount: the head's activations (last stage), or NULL */
     float *bnd;          /* memcount: selective CFW only, the input of layer k */
+    struct moe_act **moe; /* [n] a MoE stage's per-layer handles (exec/xformer_moe.h) */
     float loss;
 };
 
@@ -110,6 +113,29 @@ static int is_llama(const struct xformer_dims *d)
     return d->block == XFORMER_BLOCK_LLAMA;
 }
 
+static int is_moe(const struct xformer_dims *d)
+{
+    return d->experts > 0;
+}
+
+static struct moe_dims moe_of(const struct xformer_dims *d)
+{
+    return (struct moe_dims){d->channels,   d->experts,   d->topk, d->moe_ffn,
+                             d->shared_ffn, d->norm_topk, 0.0f};
+}
+
+static int ep_of(const struct xformer_dims *d)
+{
+    return d->ep > 0 ? d->ep : 1;
+}
+
+/* FCW's floats in a MoE block: the whole MoE buffer of this rank. */
+static size_t moe_numel(const struct xformer_dims *d)
+{
+    struct moe_dims md = moe_of(d);
+    return moe_param_count(&md, ep_of(d));
+}
+
 /* The layout's shape of the block (model/xformer_layout.h). */
 static struct xl_block block_of(const struct xformer_dims *d)
 {
@@ -129,8 +155,8 @@ static size_t tensor_numel_llama(const struct xformer_dims *d, enum xformer_tens
     case XFORMER_HEADW: return b.V * b.C;
     case XFORMER_QKVW: return xl_qkv_width(&b) * b.C;
     case XFORMER_ATTPROJW: return b.C * b.C;
-    case XFORMER_FCW: return 2 * b.F * b.C;
-    case XFORMER_FCPROJW: return b.C * b.F;
+    case XFORMER_FCW: return is_moe(d) ? moe_numel(d) : 2 * b.F * b.C;
+    case XFORMER_FCPROJW: return is_moe(d) ? 0 : b.C * b.F;
     case XFORMER_LN1W:
     case XFORMER_LN2W:
     case XFORMER_LNFW: return b.C;
@@ -395,6 +421,14 @@ int xformer_dims_check(const struct xformer_dims *d, struct mt_err *e)
             return err_set(e, MT_EINVAL, "model dims: head size %d is odd (RoPE rotates halves)",
                            d->channels / d->heads);
     }
+    if (is_moe(d)) {
+        struct moe_dims md = moe_of(d);
+        if (!is_llama(d))
+            return err_set(e, MT_EUNSUPPORTED, "model dims: experts on the GPT block (LLaMA only)");
+        TRY(moe_dims_check(&md, ep_of(d), e));
+        if (d->ep_rank < 0 || d->ep_rank >= ep_of(d))
+            return err_set(e, MT_EINVAL, "model dims: ep rank %d of %d", d->ep_rank, ep_of(d));
+    }
     return MT_OK;
 }
 
@@ -467,16 +501,46 @@ int xformer_stage_create(const struct xformer_dims *d, int first, int n, uint64_
     s->grads = memcount_calloc(bytes);
     s->m = memcount_calloc(bytes);
     s->v = memcount_calloc(bytes);
+    struct moe_dims md = moe_of(d);
     for (int t = 0; t < XFORMER_NTENSORS; t++) {
         enum xformer_tensor k = (enum xformer_tensor)t;
         int lo = tensor_is_layer(k) ? first : -1, hi = tensor_is_layer(k) ? first + n : 0;
         for (int l = lo; l < hi; l++)
-            if (stage_holds(s, k, l))
+            if (stage_holds(s, k, l) && is_moe(d) && k == XFORMER_FCW)
+                moe_init_params(&md, ep_of(d), d->ep_rank, seed, l, d->layers,
+                                s->params + stage_tensor_off(s, k, l));
+            else if (stage_holds(s, k, l))
                 init_tensor(s->params + stage_tensor_off(s, k, l), tensor_numel(d, k), k, l,
                             d->layers, seed);
     }
+    moe_ep_local(&s->local_ep);
+    s->ep = &s->local_ep;
     *out = s;
     return MT_OK;
+}
+
+void xformer_stage_set_ep(struct xformer_stage *s, struct moe_ep *g)
+{
+    s->ep = g;
+}
+
+int xformer_stage_ep_ranges(const struct xformer_stage *s, size_t *off, size_t *len, int max)
+{
+    int n = 0;
+    size_t at = 0;
+    struct moe_dims md = moe_of(&s->d);
+    for (int l = 0; is_moe(&s->d) && l < s->n && n < max; l++) {
+        size_t fc = stage_tensor_off(s, XFORMER_FCW, s->first + l);
+        size_t experts = moe_expert_off(&md, 0);
+        off[n] = at;
+        len[n++] = fc + experts - at;
+        at = fc + tensor_numel(&s->d, XFORMER_FCW);
+    }
+    if (n < max) {
+        off[n] = at;
+        len[n++] = s->nparams - at;
+    }
+    return n;
 }
 
 void xformer_stage_free(struct xformer_stage *s)
@@ -633,6 +697,8 @@ static void llama_layer_forward(struct layer_acts *la, const float *x,
     matmul_forward(la->res2, la->atty, lp->attprojw, NULL, N, C, C);
     residual_forward(la->res2, x, N * C);
     rmsnorm_forward(la->ln2, la->ln2_rstd, la->res2, lp->ln2w, N, C);
+    if (is_moe(d))
+        return; /* the MLP is the caller's (act_run: it exchanges tokens) */
     matmul_forward(la->fch, la->ln2, lp->fcw, NULL, N, C, 2 * F);
     swiglu_forward(la->fch_gelu, la->fch, N, F);
     matmul_forward(la->res3, la->fch_gelu, lp->fcprojw, NULL, N, F, C);
@@ -651,6 +717,8 @@ static void llama_layer_backward(float *dres, float *dbuf, float *dqkv, float *d
     struct xl_block b = block_of(d);
     int C = d->channels, F = d->ffn, W = (int)xl_qkv_width(&b), kvc = (int)b.kvc;
     int hs = C / d->heads;
+    if (is_moe(d)) /* backward_run left d(ln2) in dbuf */
+        goto attention;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, F, C, 1.0f, dres, C,
                 lp->fcprojw, F, 0.0f, dmlp, 2 * F);
     if (wk == NULL) {
@@ -662,6 +730,7 @@ static void llama_layer_backward(float *dres, float *dbuf, float *dqkv, float *d
     }
     swiglu_backward(dmlp, la->fch, N, F);
     matmul_backward(dbuf, gp->fcw, NULL, dmlp, la->ln2, lp->fcw, N, C, 2 * F, wk);
+attention:
     rmsnorm_backward(dres, gp->ln2w, dbuf, la->res2, lp->ln2w, la->ln2_rstd, N, C);
     matmul_backward(dbuf, gp->attprojw, NULL, dres, la->atty, lp->attprojw, N, C, C, wk);
     gqa_attention_backward(dqkv, datt, dbuf, la->qkv, la->att, B, T, C, d->heads, kvc);
@@ -733,7 +802,7 @@ static void layer_backward_weight(struct layer_params *gp, const struct xformer_
               {gp->fcw, gp->fcb, C, gated * F},
               {gp->attprojw, gp->attprojb, C, C},
               {gp->qkvw, gp->qkvb, C, W}};
-    for (int i = 0; i < 4; i++) {
+    for (int i = is_moe(d) ? 2 : 0; i < 4; i++) { /* a MoE's B added its MLP's */
         const float *inp = *wk, *dout = *wk + N * (size_t)g[i].in;
         matmul_backward_weight(g[i].w, g[i].b, dout, inp, N, g[i].in, g[i].out);
         *wk += N * (size_t)(g[i].in + g[i].out);
@@ -827,7 +896,7 @@ static void act_run_head(struct xformer_act *a, const float *x, float *head)
 
 /* Runs layers [from, to) with the activations in their blocks, then the head when to is n:
  * writes out_hidden (if not NULL, non-last stage) or a->loss (last stage). */
-static void act_run(struct xformer_act *a, int from, int to, float *out_hidden)
+static int act_run(struct xformer_act *a, int from, int to, float *out_hidden, struct mt_err *e)
 {
     struct xformer_stage *s = a->s;
     const struct xformer_dims *d = &s->d;
@@ -840,14 +909,21 @@ static void act_run(struct xformer_act *a, int from, int to, float *out_hidden)
         act_layer_params(a, l, &lp, s->params);
         act_layer(a, l, &la);
         layer_forward(&la, act_layer_input(a, l), &lp, d, B, T);
+        float aux; /* the executor runs without the aux loss (moe_of: coefficient 0) */
+        struct moe_dims md = moe_of(d);
+        if (is_moe(d)) {
+            TRY(moe_forward(&md, s->ep, lp.fcw, la.ln2, B * T, la.res3, &aux, &a->moe[l], e));
+            residual_forward(la.res3, la.res2, (size_t)B * T * C);
+        }
     }
     if (to < s->n)
-        return;
+        return MT_OK;
     const float *x = act_layer_input(a, s->n);
     if (s->is_last)
         act_run_head(a, x, a->head);
     else if (out_hidden != NULL)
         memcpy(out_hidden, x, (size_t)B * T * C * sizeof(float));
+    return MT_OK;
 }
 
 /* The forward of layers [0, to) through `scratch`, one layer's worth (after the embedding
@@ -906,6 +982,10 @@ int xformer_forward(struct xformer_stage *s, const int *tokens, const float *in_
         return err_set(e, MT_EINVAL, "forward: unknown keep mode %d", (int)keep);
     if (ckpt_layers < 0)
         return err_set(e, MT_EINVAL, "forward: %d layers to checkpoint", ckpt_layers);
+    if (keep != XFORMER_KEEP_FULL && is_moe(d))
+        return err_set(e, MT_EUNSUPPORTED,
+                       "forward: a checkpointed forward (CFW) of a MoE stage: not implemented "
+                       "(its recompute would repeat the token all-to-all)");
     if (s->is_first ? tokens == NULL || in_hidden != NULL : tokens != NULL || in_hidden == NULL)
         return err_set(e, MT_EINVAL, "forward: stage [%d, %d) takes %s", s->first, s->first + s->n,
                        s->is_first ? "tokens" : "a hidden state");
@@ -933,7 +1013,14 @@ int xformer_forward(struct xformer_stage *s, const int *tokens, const float *in_
         memcpy(a->kept + in_bytes, targets, N * sizeof(int));
     if (a->k == 0) {
         act_alloc_blocks(a, 0, s->n);
-        act_run(a, 0, s->n, out_hidden);
+        if (is_moe(d))
+            a->moe = xcalloc((size_t)s->n, sizeof *a->moe);
+        int rc = act_run(a, 0, s->n, out_hidden, e);
+        if (rc != MT_OK) {
+            s->live++; /* xformer_act_free counts it off */
+            xformer_act_free(a);
+            return rc;
+        }
         a->full = 1;
     } else if (a->k == s->n) {
         float *scratch = memcount_alloc(
@@ -957,7 +1044,7 @@ int xformer_forward(struct xformer_stage *s, const int *tokens, const float *in_
         act_run_scratch(a, scratch, a->bnd, a->k);
         memcount_free(scratch);
         act_alloc_blocks(a, a->k, s->n);
-        act_run(a, a->k, s->n, out_hidden);
+        act_run(a, a->k, s->n, out_hidden, e); /* dense: cannot fail */
     }
     if (s->is_last)
         *out_loss = a->loss;
@@ -973,7 +1060,7 @@ int xformer_recompute(struct xformer_act *a, struct mt_err *e)
     /* every checkpointed layer (the head too when the whole stage was) */
     int to = a->k == a->s->n ? a->s->n : a->k;
     act_alloc_blocks(a, 0, to);
-    act_run(a, 0, to, NULL);
+    TRY(act_run(a, 0, to, NULL, e)); /* a MoE stage is never checkpointed (xformer_forward) */
     a->full = 1;
     return MT_OK;
 }
@@ -1100,6 +1187,14 @@ static int backward_run(struct xformer_act **act, const float *dout, float *din,
         act_layer_params(a, l, &gp, s->grads);
         struct layer_acts la;
         act_layer(a, l, &la);
+        struct moe_dims md = moe_of(d);
+        /* a MoE MLP: the exchanges' transposes and every MoE gradient now, even in a split
+         * backward's B (its W then adds the attention's GEMMs only); d(ln2) into dbuf */
+        if (is_moe(d) &&
+            moe_backward(&md, s->ep, lp.fcw, gp.fcw, &a->moe[l], dres, 1.0f, dbuf, e) != MT_OK) {
+            memcount_free(scratch);
+            return err_wrap(e, "backward of layer %d", s->first + l);
+        }
         layer_backward(dres, dbuf, dqkv, datt, dgelu, &gp, &la, act_layer_input(a, l), &lp, d, B,
                        T, wk ? &wk : NULL);
     }
@@ -1124,6 +1219,9 @@ void xformer_act_free(struct xformer_act *a)
     memcount_free(a->bnd);
     memcount_free(a->kept);
     free(a->layer);
+    for (int l = 0; a->moe && l < a->s->n; l++)
+        moe_act_free(a->moe[l]);
+    free(a->moe);
     a->s->live--;
     free(a);
 }
