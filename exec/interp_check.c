@@ -12,6 +12,7 @@
 #include "exec/backend.h"
 #include "exec/dataset.h"
 #include "exec/xformer.h"
+#include "exec/xformer_moe.h"
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/scheme_registry.h"
@@ -389,8 +390,49 @@ int interp_costs(const struct plan *p, struct cost_model *out, struct mt_err *e)
     TRY(interp_dims(c, &d, &B, &T, e));
     TRY(scheme_costs(c, out, e));
     out->unit = false;
-    for (int s = 0; s < out->num_stages; s++)
-        cost_stage_bytes_exec(c, T, &out->stage[s]);
+    for (int s = 0; s < out->num_stages; s++) {
+        struct stage_cost *st = &out->stage[s];
+        cost_stage_bytes_exec(c, T, st);
+        if (d.experts > 0) {
+            /* the MoE block's own figures: its parameters (E / ep experts a rank) and what a
+             * forward's MoE handle keeps per layer at balanced routing; the dense layout above
+             * still counts the block's (unused) dense MLP buffers, which the executor holds */
+            struct moe_dims md = {d.channels, d.experts, d.topk, d.moe_ffn, d.shared_ffn,
+                                  d.norm_topk, 0.0f};
+            double moe = (double)moe_act_bytes_balanced(&md, d.ep, B * T);
+            st->static_bytes = 16.0 * (double)xformer_param_count(&d, st->first_layer,
+                                                                  st->num_layers);
+            st->act += st->num_layers * moe;
+            st->layer_act += moe;
+            /* transients at balanced routing (R = N k copies): a forward holds the received
+             * rows and the outputs going home at once (one R x C over what it keeps); a
+             * backward the gates' gradient, two R x C gradient buffers and R x 2F (the
+             * expert GEMMs' scratch) besides backward_run's own */
+            double R = (double)B * T * d.topk;
+            st->fw_work_bytes += 4.0 * R * d.channels;
+            st->bw_work_bytes += 4.0 * (R + 2 * R * d.channels + 2 * R * d.moe_ffn);
+        }
+    }
+    return MT_OK;
+}
+
+int interp_a2a_simulated(const struct plan *p, int dev, double *us, double *bytes,
+                         struct mt_err *e)
+{
+    const struct config *c = plan_config(p);
+    const struct plan_geom *g = plan_geom(p);
+    *us = *bytes = 0;
+    if (c->model.moe.num_experts <= 0)
+        return MT_OK;
+    struct cost_model cost;
+    TRY(interp_costs(p, &cost, e));
+    int layers = 0;
+    for (int part = 0; part < g->parts; part++)
+        layers += cost.stage[vpipe_stage(g, dev, 0, part)].num_layers;
+    cost_model_fini(&cost);
+    double layer_bytes = 0, layer_us = moe_block_a2a_us(c, &layer_bytes);
+    *us = layer_us * layers * g->mbs;
+    *bytes = layer_bytes * layers * g->mbs;
     return MT_OK;
 }
 

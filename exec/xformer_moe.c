@@ -167,7 +167,7 @@ static void *keep(struct moe_act *a, size_t bytes)
 {
     void *p = memcount_alloc(bytes ? bytes : 1);
     a->blocks[a->nblocks++] = p;
-    a->bytes += bytes;
+    a->bytes += bytes ? bytes : 1;
     return p;
 }
 
@@ -182,7 +182,18 @@ void moe_act_free(struct moe_act *a)
 
 size_t moe_act_bytes(const struct moe_act *a)
 {
-    return a->bytes;
+    return a->bytes + sizeof *a;
+}
+
+size_t moe_act_bytes_balanced(const struct moe_dims *d, int ep, int N)
+{
+    size_t C = (size_t)d->channels, E = (size_t)d->experts, F = (size_t)d->ffn;
+    size_t Fs = (size_t)d->shared_ffn, n = (size_t)N, Nk = n * (size_t)d->topk, R = Nk;
+    size_t floats = n * C + n * E + Nk + Nk * C + E /* x probs gates yo frac */
+                    + R * C + R * 2 * F + R * F     /* xe h act */
+                    + (Fs ? n * 3 * Fs : 0);        /* hs as */
+    size_t ints = 2 * Nk + 4 * (size_t)ep + E + R;  /* idx pos counts rexp perm */
+    return sizeof(struct moe_act) + (floats + ints) * 4;
 }
 
 int moe_act_expert(const struct moe_act *a, int t, int j)

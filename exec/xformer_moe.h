@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 struct mt_err;
+struct config;
 
 struct moe_dims {
     int channels;   /* C */
@@ -106,10 +107,19 @@ int moe_backward(const struct moe_dims *d, struct moe_ep *g, const float *params
                  struct moe_act **act, const float *dout, float aux_scale, float *dx,
                  struct mt_err *e);
 void moe_act_free(struct moe_act *a);
-/* Bytes the handle holds (what a full forward keeps for backward). */
+/* Bytes the handle holds (what a full forward keeps for backward), as memcount counts them. */
 size_t moe_act_bytes(const struct moe_act *a);
+/* The same in closed form when each rank receives as many copies as it sends (N k: balanced
+ * routing, and always at ep 1), for the simulator's memory (exec/interp_check.c). */
+size_t moe_act_bytes_balanced(const struct moe_dims *d, int ep, int N);
 /* The routing of the forward: expert index and gate of token t's slot j. */
 int moe_act_expert(const struct moe_act *a, int t, int j);
 float moe_act_gate(const struct moe_act *a, int t, int j);
+
+/* exec/moe_sim.c: the simulation's side, for a run to lay beside what it measured: the
+ * priced time (us) of the four all-to-alls of one MoE block and micro-batch of c
+ * (model/ops_build_moe.c's ep ops: dispatch, combine and their backward mirrors, in the cost
+ * model's dtype), and in *bytes what leaves the rank ((ep-1)/ep of each buffer). */
+double moe_block_a2a_us(const struct config *c, double *bytes);
 
 #endif

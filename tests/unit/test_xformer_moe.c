@@ -5,7 +5,10 @@
  * per-token double-precision reference without BLAS, permutation or exchange) with and without
  * the shared expert, gate renormalisation and the aux loss; central finite differences of
  * <out, R> + aux on a tiny case whose routing margins exceed the step; the weights of an ep-2
- * split equal to the ep-1 weights' slices; no byte left held after backward. The ep-2
+ * split equal to the ep-1 weights' slices; the handle's bytes against memcount and the closed
+ * form; no byte left held after backward. In a stage (exec/xformer_cpu.c): the tiny-moe
+ * parameter count by hand, the ranges an ep allreduce sums, FW + BW = FW + B + W = two
+ * stages bit for bit, CFW refused, finite differences of the loss. The ep-2
  * exchange over MPI is tests/mpi/test_moe_ep.sh. */
 #include <config.h>
 
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "exec/memcount.h"
+#include "exec/xformer.h"
 #include "exec/xformer_moe.h"
 #include "tests/check.h"
 #include "tests/moe_ref.h"
@@ -83,6 +87,9 @@ static void check_against_ref(const struct moe_dims *d, int N, const char *label
     struct moe_act *a;
     float aux;
     must(moe_forward(d, &g, params, x, N, out, &aux, &a, &e), &e, "forward");
+    /* at ep 1 every copy stays: the closed form's balanced routing is exact */
+    CHECK_EQ_INT(moe_act_bytes(a), moe_act_bytes_balanced(d, 1, N));
+    CHECK_EQ_INT(memcount_current() - before, moe_act_bytes(a));
     must(moe_backward(d, &g, params, grads, &a, dout, 0.5f, dx, &e), &e, "backward");
     CHECK(a == NULL);
     CHECK_EQ_INT(memcount_current(), before);
@@ -310,6 +317,168 @@ static void test_finite_differences(void)
     free(dx);
 }
 
+/* ---- the block in a stage (exec/xformer_cpu.c) ----------------------------------------- */
+
+static const struct xformer_dims moe_small = {.vocab = 32,
+                                              .max_seq = 8,
+                                              .channels = 16,
+                                              .heads = 4,
+                                              .ffn = 12,
+                                              .layers = 2,
+                                              .block = XFORMER_BLOCK_LLAMA,
+                                              .kv_heads = 2,
+                                              .experts = 4,
+                                              .topk = 2,
+                                              .moe_ffn = 12,
+                                              .shared_ffn = 8,
+                                              .norm_topk = 1};
+
+struct stage_run {
+    float loss;
+    float *grads;
+    size_t n;
+};
+
+/* One micro-batch through [0, L) as one stage (split: FW + B + W) or as two stages. */
+static struct stage_run stage_run(const struct xformer_dims *d, const int *tok, const int *tgt,
+                                  int B, int T, int mode)
+{
+    struct mt_err e = {0};
+    struct stage_run r = {0};
+    if (mode < 2) {
+        struct xformer_stage *s;
+        must(xformer_stage_create(d, 0, d->layers, 1337, &s, &e), &e, "stage");
+        struct xformer_act *a;
+        must(xformer_forward(s, tok, NULL, tgt, B, T, XFORMER_KEEP_FULL, 0, NULL, &r.loss, &a, &e),
+             &e, "forward");
+        if (mode == 0) {
+            must(xformer_backward(&a, NULL, NULL, &e), &e, "backward");
+        } else {
+            struct xformer_wgrad *w;
+            must(xformer_backward_input(&a, NULL, NULL, &w, &e), &e, "B");
+            must(xformer_backward_weight(&w, &e), &e, "W");
+        }
+        r.n = xformer_stage_nparams(s);
+        r.grads = malloc(r.n * sizeof(float));
+        memcpy(r.grads, xformer_stage_grads(s), r.n * sizeof(float));
+        xformer_stage_free(s);
+        return r;
+    }
+    struct xformer_stage *s1, *s2;
+    must(xformer_stage_create(d, 0, 1, 1337, &s1, &e), &e, "stage 1");
+    must(xformer_stage_create(d, 1, d->layers - 1, 1337, &s2, &e), &e, "stage 2");
+    size_t nc = (size_t)B * T * d->channels;
+    float *h = malloc(nc * sizeof(float)), *dh = malloc(nc * sizeof(float));
+    struct xformer_act *a1, *a2;
+    must(xformer_forward(s1, tok, NULL, NULL, B, T, XFORMER_KEEP_FULL, 0, h, NULL, &a1, &e), &e,
+         "forward 1");
+    must(xformer_forward(s2, NULL, h, tgt, B, T, XFORMER_KEEP_FULL, 0, NULL, &r.loss, &a2, &e), &e,
+         "forward 2");
+    must(xformer_backward(&a2, NULL, dh, &e), &e, "backward 2");
+    must(xformer_backward(&a1, dh, NULL, &e), &e, "backward 1");
+    size_t n1 = xformer_stage_nparams(s1), n2 = xformer_stage_nparams(s2);
+    r.n = n1 + n2;
+    r.grads = malloc(r.n * sizeof(float));
+    memcpy(r.grads, xformer_stage_grads(s1), n1 * sizeof(float));
+    memcpy(r.grads + n1, xformer_stage_grads(s2), n2 * sizeof(float));
+    xformer_stage_free(s1);
+    xformer_stage_free(s2);
+    free(h);
+    free(dh);
+    return r;
+}
+
+static void test_stage(void)
+{
+    struct mt_err e = {0};
+    /* tiny-moe by hand: per layer RMSNorm 64, qkv (64 + 2 x 32) x 64 = 8192, attproj 4096,
+     * RMSNorm 64, router 4 x 64 = 256, an expert 3 x 96 x 64 = 18432; embedding and head
+     * 256 x 64 = 16384 each, the final RMSNorm 64 */
+    struct xformer_dims tm = {.vocab = 256,
+                              .max_seq = 64,
+                              .channels = 64,
+                              .heads = 4,
+                              .ffn = 96,
+                              .layers = 4,
+                              .block = XFORMER_BLOCK_LLAMA,
+                              .kv_heads = 2,
+                              .experts = 4,
+                              .topk = 2,
+                              .moe_ffn = 96};
+    size_t attn = 64 + 8192 + 4096 + 64;
+    CHECK_EQ_INT(xformer_param_count(&tm, 0, 4), 16384 + 4 * (attn + 256 + 4 * 18432) + 16448);
+    tm.ep = 2;
+    CHECK_EQ_INT(xformer_param_count(&tm, 0, 4), 16384 + 4 * (attn + 256 + 2 * 18432) + 16448);
+    /* the ranges an ep allreduce sums: all but the local experts */
+    struct xformer_stage *s;
+    must(xformer_stage_create(&tm, 1, 2, 1, &s, &e), &e, "stage");
+    size_t off[4], len[4], sum = 0;
+    int nr = xformer_stage_ep_ranges(s, off, len, 4);
+    CHECK_EQ_INT(nr, 3);
+    for (int i = 0; i < nr; i++)
+        sum += len[i];
+    CHECK_EQ_INT(sum, 2 * (attn + 256));
+    CHECK_EQ_INT(off[1], attn + 256 + 2 * 18432);
+    xformer_stage_free(s);
+    tm.ep_rank = 2;
+    CHECK_EQ_INT(xformer_stage_create(&tm, 0, 1, 1, &s, &e), MT_EINVAL);
+
+    const int B = 2, T = 8;
+    int tok[16], tgt[16];
+    for (int i = 0; i < B * T; i++) {
+        tok[i] = (7 * i + 3) % moe_small.vocab;
+        tgt[i] = (5 * i + 1) % moe_small.vocab;
+    }
+    struct stage_run whole = stage_run(&moe_small, tok, tgt, B, T, 0);
+    struct stage_run split = stage_run(&moe_small, tok, tgt, B, T, 1);
+    struct stage_run two = stage_run(&moe_small, tok, tgt, B, T, 2);
+    CHECK(whole.loss == split.loss && whole.loss == two.loss);
+    CHECK(whole.n == split.n && whole.n == two.n);
+    CHECK(memcmp(whole.grads, split.grads, whole.n * sizeof(float)) == 0); /* FW+BW = FW+B+W */
+    CHECK(memcmp(whole.grads, two.grads, whole.n * sizeof(float)) == 0);   /* any split */
+    /* a checkpointed forward is refused, naming why */
+    must(xformer_stage_create(&moe_small, 0, 2, 1337, &s, &e), &e, "stage");
+    struct xformer_act *a = NULL;
+    float loss;
+    CHECK_EQ_INT(
+        xformer_forward(s, tok, NULL, tgt, B, T, XFORMER_KEEP_CHECKPOINT, 0, NULL, &loss, &a, &e),
+        MT_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(e.msg, "MoE stage");
+    /* finite differences of the loss along its gradient in the first layer's MoE buffer */
+    struct xformer_view v;
+    must(xformer_stage_tensor(s, XFORMER_FCW, 0, &v, &e), &e, "tensor");
+    size_t fcw_off = (size_t)(v.param - xformer_stage_params(s));
+    const float *g = whole.grads + fcw_off;
+    double norm = 0;
+    for (size_t i = 0; i < v.n; i++)
+        norm += (double)g[i] * g[i];
+    norm = sqrt(norm);
+    float *save = malloc(v.n * sizeof(float));
+    memcpy(save, v.param, v.n * sizeof(float));
+    double J[2];
+    for (int sgn = 0; sgn < 2; sgn++) {
+        for (size_t i = 0; i < v.n; i++)
+            v.param[i] = save[i] + (float)((sgn ? -1e-2 : 1e-2) * g[i] / norm);
+        must(xformer_forward(s, tok, NULL, tgt, B, T, XFORMER_KEEP_FULL, 0, NULL, &loss, &a, &e),
+             &e, "fd forward");
+        J[sgn] = loss;
+        xformer_act_free(a);
+    }
+    memcpy(v.param, save, v.n * sizeof(float));
+    double fd = (J[0] - J[1]) / 2e-2;
+    printf("stage: loss %.9g; FW+BW = FW+B+W = two stages bit for bit; fd of the MoE buffer "
+           "%.6g vs %.6g (rel %.2g)\n",
+           (double)whole.loss, fd, norm, fabs(fd - norm) / norm);
+    /* the stage's loss is a float: its rounding (2.4e-7 at 3.5) over the 2.5e-4 the step moves
+     * it is 1e-3, so 1e-2 */
+    CHECK(fabs(fd - norm) / norm < 1e-2);
+    free(save);
+    xformer_stage_free(s);
+    free(whole.grads);
+    free(split.grads);
+    free(two.grads);
+}
+
 int main(void)
 {
     test_counts_and_checks();
@@ -324,5 +493,6 @@ int main(void)
     struct moe_dims top1 = {8, 4, 1, 6, 0, 0, 0.0f};
     check_against_ref(&top1, 2, "top-1 of 4, 2 tokens (idle experts)");
     test_finite_differences();
+    test_stage();
     return check_report("test_xformer_moe");
 }
