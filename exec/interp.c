@@ -205,6 +205,14 @@ static void interp_fini(struct interp *x)
     dataset_close(x->ds);
 }
 
+/* A MoE exchange into the trace: it ended now, `seconds` ago. */
+static void interp_a2a_hook(void *ctx, double seconds, double bytes)
+{
+    struct interp *x = ctx;
+    double t1 = capture_now_us(x->cap);
+    capture_a2a(x->cap, x->step * x->K, t1 - 1e6 * seconds, t1, bytes);
+}
+
 static int interp_setup(struct interp *x, struct mt_err *e)
 {
     const struct config *c = plan_config(x->p);
@@ -231,6 +239,10 @@ static int interp_setup(struct interp *x, struct mt_err *e)
             return rc;
         }
         d.ep_rank = x->ep->rank;
+        if (x->cap) {
+            x->ep->on_exchange = interp_a2a_hook;
+            x->ep->exchange_ctx = x;
+        }
     }
     for (int part = 0; rc == MT_OK && part < x->g->parts; part++) {
         struct interp_part *ip = &x->part[x->nparts];

@@ -306,11 +306,15 @@ static int exchange(struct moe_ep *g, const float *send, const int *scount, cons
 {
     double t0 = now_s();
     TRY(g->alltoallv(g, send, scount, sdispl, recv, rcount, rdispl, width, e));
-    g->a2a_s += now_s() - t0;
-    g->a2a_calls++;
+    double dt = now_s() - t0, sent = 0;
     for (int r = 0; r < g->size; r++)
         if (r != g->rank)
-            g->a2a_bytes += (double)scount[r] * width * sizeof(float);
+            sent += (double)scount[r] * width * sizeof(float);
+    g->a2a_s += dt;
+    g->a2a_calls++;
+    g->a2a_bytes += sent;
+    if (g->on_exchange)
+        g->on_exchange(g->exchange_ctx, dt, sent);
     return MT_OK;
 }
 

@@ -65,6 +65,10 @@ struct moe_ep {
                      float *recv, const int *rcount, const int *rdispl, int width,
                      struct mt_err *e);
     void *impl;
+    /* called after each row exchange with its seconds and bytes sent to others (a trace's
+     * event); NULL: none */
+    void (*on_exchange)(void *ctx, double seconds, double bytes);
+    void *exchange_ctx;
     double a2a_s;     /* seconds spent in the two collectives */
     long a2a_calls;   /* row exchanges (four a layer and micro-batch: two forward, two back) */
     double a2a_bytes; /* bytes of rows sent to other ranks */

@@ -21,8 +21,7 @@ struct trace;
 /* The replay of trace t, aligned with plan p as m, on p simulated as sim: true with *out
  * filled (replay_fini it), or false with why it could not be made in why[why_n]. */
 bool flow_replay(const struct plan *p, const struct sim_result *sim, const struct trace *t,
-                 const struct align_result *m, struct replay_result *out, char *why,
-                 size_t why_n);
+                 const struct align_result *m, struct replay_result *out, char *why, size_t why_n);
 
 struct flow_compare {
     struct align_result m; /* the trace's instructions beside the plan's */
@@ -38,5 +37,19 @@ struct flow_compare {
 int flow_compare_run(const struct plan *p, const struct sim_result *sim, const struct trace *t,
                      const struct align_opts *o, struct flow_compare *out, struct mt_err *e);
 void flow_compare_fini(struct flow_compare *c);
+
+/* A MoE plan's token all-to-alls per step and device (exec/xformer_moe.h): the simulation's
+ * (exec/interp.h interp_a2a_simulated: the cost model's priced exchanges) beside a trace's
+ * "ep_a2a" events of replica `replica` in the steps m used. devices 0 for a dense plan. */
+#define FLOW_A2A_MAX_DEVICES 64
+struct flow_a2a {
+    int devices;
+    int steps; /* steps of the trace summed (m's) */
+    double sim_us[FLOW_A2A_MAX_DEVICES], meas_us[FLOW_A2A_MAX_DEVICES];
+    double sim_bytes[FLOW_A2A_MAX_DEVICES], meas_bytes[FLOW_A2A_MAX_DEVICES];
+    int exchanges[FLOW_A2A_MAX_DEVICES]; /* measured, per step */
+};
+void flow_compare_a2a(const struct plan *p, const struct trace *t, const struct align_result *m,
+                      int replica, struct flow_a2a *out);
 
 #endif

@@ -181,6 +181,28 @@ static void compare_label(const struct plan *p, int id, char *buf, size_t n)
              in->stage);
 }
 
+/* A MoE plan's all-to-alls a step, simulated beside measured (flow/compare.h). */
+static void compare_print_a2a(const struct flow_a2a *x)
+{
+    if (x->devices == 0)
+        return;
+    printf("\nall-to-all a step (MoE dispatch and combine, forward and backward):\n");
+    printf("%6s %10s %12s %12s %8s %12s %12s\n", "device", "exchanges", "simulated", "measured",
+           "error", "bytes sim", "bytes meas");
+    for (int d = 0; d < x->devices; d++) {
+        char b1[48], b2[48], b3[48], b4[48], b5[48];
+        compare_time(x->sim_us[d], false, b1, sizeof b1);
+        compare_time(x->meas_us[d], false, b2, sizeof b2);
+        compare_pct(x->sim_us[d] > 0 && x->meas_us[d] > 0
+                        ? 100.0 * (x->sim_us[d] - x->meas_us[d]) / x->meas_us[d]
+                        : NAN,
+                    b3, sizeof b3);
+        str_format_bytes(x->sim_bytes[d], b4, sizeof b4);
+        str_format_bytes(x->meas_bytes[d], b5, sizeof b5);
+        printf("%6d %10d %12s %12s %8s %12s %12s\n", d, x->exchanges[d], b1, b2, b3, b4, b5);
+    }
+}
+
 static void compare_print(const struct compare_side *s, const char *const *files, int nfiles,
                           const struct trace_info *ti, const struct align_result *m,
                           const struct accuracy *a, const struct replay_result *rp, int top)
@@ -362,6 +384,9 @@ static int compare_exec(int argc, char **argv)
     } else {
         compare_print(&s, files, nfiles, trace_info(t), &fc.m, &fc.a,
                       fc.replayed ? &fc.rp : NULL, o.top);
+        struct flow_a2a x;
+        flow_compare_a2a(s.plan, t, &fc.m, o.replica, &x);
+        compare_print_a2a(&x);
     }
     if (o.svg && compare_svg(&s, &fc.m, o.svg, &e) != MT_OK)
         status = cmd_fail("compare", &e);

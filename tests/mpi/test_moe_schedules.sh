@@ -92,6 +92,20 @@ else
     fail=1
 fi
 
+# the trace carries the exchanges ("ep_a2a" events) and compare lays them beside the simulation:
+# 2 MoE layers x 4 micro-batches x 4 = 32 exchanges a device and step, bytes measured
+"$bin" simulate --model tiny-moe --pp 2 --microbatches 4 --scheme V --dp 2 --ep 2 \
+    --plan-out "$tmp/plan.json" >/dev/null 2>&1
+if "$bin" run "$tmp/plan.json" --steps 2 --trace-out "$tmp/trace.json" >/dev/null 2>"$tmp/tr.err" &&
+    "$bin" compare "$tmp/plan.json" "$tmp/trace.json" >"$tmp/cmp.out" 2>"$tmp/cmp.err"; then
+    sed -n '/^all-to-all a step/,$p' "$tmp/cmp.out"
+    rows=$(awk '/^all-to-all a step/ {on = 1; next} on && $1 ~ /^[0-9]+$/ && $2 == 32 && $NF != "0" {n++} END {print n + 0}' "$tmp/cmp.out")
+    [ "$rows" = 2 ] || { echo "FAIL: compare: all-to-all rows $rows, expected 2 devices of 32 exchanges"; fail=1; }
+else
+    echo "FAIL: trace + compare: $(head -c 600 "$tmp/tr.err" "$tmp/cmp.err")"
+    fail=1
+fi
+
 # refusals: ep without dp, ep beside a different dp, the CUDA backend
 refuse() {
     why=$1
