@@ -38,9 +38,10 @@ int flow_compare_run(const struct plan *p, const struct sim_result *sim, const s
                      const struct align_opts *o, struct flow_compare *out, struct mt_err *e);
 void flow_compare_fini(struct flow_compare *c);
 
-/* A MoE plan's token all-to-alls per step and device (exec/xformer_moe.h): the simulation's
- * (exec/interp.h interp_a2a_simulated: the cost model's priced exchanges) beside a trace's
- * "ep_a2a" events of replica `replica` in the steps m used. devices 0 for a dense plan. */
+/* A MoE plan's token all-to-alls per step and device (exec/xformer_moe.h): a trace's
+ * "ep_a2a" events of replica `replica` in the steps m used, per step; devices 0 for a dense
+ * plan. sim_us / sim_bytes stay 0 for the caller (exec/interp.h interp_a2a_simulated: flow
+ * does not link the executor, the explorer uses it without). */
 #define FLOW_A2A_MAX_DEVICES 64
 struct flow_a2a {
     int devices;

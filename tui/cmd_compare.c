@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/interp.h"
 #include "flow/compare.h"
 #include "flow/run.h"
 #include "render/layout.h"
@@ -386,6 +387,9 @@ static int compare_exec(int argc, char **argv)
                       fc.replayed ? &fc.rp : NULL, o.top);
         struct flow_a2a x;
         flow_compare_a2a(s.plan, t, &fc.m, o.replica, &x);
+        struct mt_err ae = {0}; /* a dense plan has none; a MoE one prices them */
+        for (int d = 0; d < x.devices; d++)
+            interp_a2a_simulated(s.plan, d, &x.sim_us[d], &x.sim_bytes[d], &ae);
         compare_print_a2a(&x);
     }
     if (o.svg && compare_svg(&s, &fc.m, o.svg, &e) != MT_OK)

@@ -38,9 +38,10 @@ static const char run_usage[] =
     "                      [--fit-batches N]]\n"
     "Run a plan for real: each MPI rank is one pipeline device and runs its instruction list\n"
     "on a GPT-style model (LayerNorm, GELU) or a LLaMA-style one (RMSNorm, SwiGLU, RoPE, GQA;\n"
-    "CPU backend) with the config's sizes, trained on byte-level text. Outside MPI the\n"
-    "command starts itself under `mpirun -np D`. Prints the loss per step, the step time and\n"
-    "the peak memory measured per device beside the simulator's prediction.\n\n";
+    "CPU backend; its MLP a mixture of experts with --ep equal to --dp, docs/moe.md) with the\n"
+    "config's sizes, trained on byte-level text. Outside MPI the command starts itself under\n"
+    "`mpirun -np D`. Prints the loss per step, the step time and the peak memory measured per\n"
+    "device beside the simulator's prediction (and a MoE run's all-to-alls).\n\n";
 
 struct run_args {
     struct cmd_plan cp;
