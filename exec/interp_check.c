@@ -293,6 +293,10 @@ int interp_check_opts(const struct plan *p, const struct interp_opts *o, struct 
     const struct plan_geom *g = plan_geom(p);
     int K = interp_plan_iterations(p);
     const char *scheme = config_scheme_name(g->scheme);
+    if (o->stream != NULL && plan_config(p)->model.moe.num_experts > 0)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "--lengths with experts: the online memory predictor reads a layer's "
+                       "bytes off the allocator, and a MoE layer's depend on its routing");
     if (o->steps < 1 || o->steps % K != 0)
         return err_set(e, MT_EINVAL,
                        "--steps %d: the %s plan spans %d iterations and runs whole; give a "

@@ -113,14 +113,18 @@ refuse() {
     if "$bin" run "$@" >/dev/null 2>"$tmp/refuse.err"; then
         echo "FAIL: ran: $*"
         fail=1
-    elif ! grep -q "$why" "$tmp/refuse.err"; then
+    elif ! grep -qE "$why" "$tmp/refuse.err"; then
         echo "FAIL: $*: $(cat "$tmp/refuse.err"), expected '$why'"
         fail=1
     fi
 }
 refuse "set --ep equal to --dp" --model tiny-moe --pp 2 --dp 2 --microbatches 4 --steps 1
-refuse "cpu backend only" --model tiny-moe --pp 2 --dp 2 --ep 2 --microbatches 4 --backend cuda --steps 1
+refuse "cpu backend only|[Cc][Uu][Dd][Aa]" --model tiny-moe --pp 2 --dp 2 --ep 2 --microbatches 4 --backend cuda --steps 1
 refuse "has no experts" --model tiny-llama --pp 2 --dp 2 --ep 2 --microbatches 4 --steps 1
+# a variable-length run checkpoints (CFW + RC), which would repeat the exchange
+printf '32\n48\n64\n40\n' >"$tmp/lengths"
+refuse "checkpointing a MoE stage" --model tiny-moe --pp 2 --dp 2 --ep 2 --microbatches 4 \
+    --steps 2 --lengths "$tmp/lengths"
 
 [ $fail = 0 ] && echo "PASS: tiny-moe at ep 2 under V, W and DualPipeV"
 exit $fail
