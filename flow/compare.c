@@ -48,12 +48,12 @@ void flow_compare_fini(struct flow_compare *c)
 }
 
 void flow_compare_a2a(const struct plan *p, const struct trace *t, const struct align_result *m,
-                      int replica, struct flow_a2a *out)
+                      int replica, struct accuracy_a2a *out)
 {
     memset(out, 0, sizeof *out);
     if (plan_config(p)->model.moe.num_experts <= 0)
         return;
-    int devices = plan_devices(p) < FLOW_A2A_MAX_DEVICES ? plan_devices(p) : FLOW_A2A_MAX_DEVICES;
+    int devices = plan_devices(p) < ACCURACY_A2A_MAX_DEVICES ? plan_devices(p) : ACCURACY_A2A_MAX_DEVICES;
     int steps = m->steps_used > 0 ? m->steps_used : 1;
     size_t n;
     const struct trace_a2a *a = trace_a2as(t, &n);

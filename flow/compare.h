@@ -42,15 +42,7 @@ void flow_compare_fini(struct flow_compare *c);
  * "ep_a2a" events of replica `replica` in the steps m used, per step; devices 0 for a dense
  * plan. sim_us / sim_bytes stay 0 for the caller (exec/interp.h interp_a2a_simulated: flow
  * does not link the executor, the explorer uses it without). */
-#define FLOW_A2A_MAX_DEVICES 64
-struct flow_a2a {
-    int devices;
-    int steps; /* steps of the trace summed (m's) */
-    double sim_us[FLOW_A2A_MAX_DEVICES], meas_us[FLOW_A2A_MAX_DEVICES];
-    double sim_bytes[FLOW_A2A_MAX_DEVICES], meas_bytes[FLOW_A2A_MAX_DEVICES];
-    int exchanges[FLOW_A2A_MAX_DEVICES]; /* measured, per step */
-};
 void flow_compare_a2a(const struct plan *p, const struct trace *t, const struct align_result *m,
-                      int replica, struct flow_a2a *out);
+                      int replica, struct accuracy_a2a *out);
 
 #endif

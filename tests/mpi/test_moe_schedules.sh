@@ -101,6 +101,12 @@ if "$bin" run "$tmp/plan.json" --steps 2 --trace-out "$tmp/trace.json" >/dev/nul
     sed -n '/^all-to-all a step/,$p' "$tmp/cmp.out"
     rows=$(awk '/^all-to-all a step/ {on = 1; next} on && $1 ~ /^[0-9]+$/ && $2 == 32 && $NF != "0" {n++} END {print n + 0}' "$tmp/cmp.out")
     [ "$rows" = 2 ] || { echo "FAIL: compare: all-to-all rows $rows, expected 2 devices of 32 exchanges"; fail=1; }
+    "$bin" compare "$tmp/plan.json" "$tmp/trace.json" --json 2>/dev/null | python3 -c '
+import json, sys
+a = json.load(sys.stdin).get("all_to_all", [])
+ok = len(a) == 2 and all(x["exchanges"] == 32 and x["measured_us"] > 0 and x["sim_us"] > 0 and
+                         x["measured_bytes"] > 0 for x in a)
+sys.exit(0 if ok else 1)' || { echo "FAIL: compare --json: all_to_all"; fail=1; }
 else
     echo "FAIL: trace + compare: $(head -c 600 "$tmp/tr.err" "$tmp/cmp.err")"
     fail=1
