@@ -36,6 +36,11 @@
  * holds, and FW + BW, CFW(k) + RC + BW give bit-identical gradients. In the simulator's
  * terms (model/cost.h cost_stage_bytes_exec) a CFW of k keeps act - k layer_act + sel_ckpt
  * with sel_ckpt = bnd - enc: one hidden state, none on the first stage.
+ * A MoE stage (exec/xformer.h's experts > 0, LLaMA block): FCW holds the layer's MoE buffer
+ * and act_run runs its MLP through exec/xformer_moe.c (tokens exchanged over the stage's ep
+ * group) into res3, keeping one MoE handle a layer beside the layer's block; backward_run
+ * runs the MoE backward into d(ln2) before the rest of the layer, also in a split backward's
+ * B (W then adds the attention's GEMMs only). CFW is refused: RC would repeat the exchange.
  * Backward walks the layers down with one layer's worth of gradient scratch. Every block
  * comes from exec/memcount.c, so memory is measured; xformer_act_bytes and xformer_sel_bytes
  * give the same numbers in closed form. Blocks are allocated in order (kept, enc, layers, head)
