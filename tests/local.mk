@@ -1,5 +1,5 @@
 # tests/: unit tests link only the layers they test; CLI tests drive the binary ($MT_BIN).
-EXTRA_DIST += tests/check.h tests/unit_config.h tests/progress_log.h tests/eval_vs_sim.h tests/lib.sh tests/cli/test_simulate.sh tests/tui/test_explore.sh
+EXTRA_DIST += tests/check.h tests/moe_ref.h tests/unit_config.h tests/progress_log.h tests/eval_vs_sim.h tests/lib.sh tests/cli/test_simulate.sh tests/tui/test_explore.sh
 check_PROGRAMS += tests/unit/test_sim tests/unit/test_plan_json
 TESTS += tests/unit/test_sim tests/unit/test_plan_json tests/cli/test_simulate.sh \
 	tests/tui/test_explore.sh
