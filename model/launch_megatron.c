@@ -1,6 +1,6 @@
 /* model/launch_megatron.c: a Megatron-LM launch read as a config (model/launch.h). The shell
- * around it is run by model/launch_shell.c; here are the launcher's GPU count (torchrun's
- * --nproc-per-node x --nnodes, srun's or #SBATCH's --nodes x --ntasks-per-node) and
+ * around it is run by model/launch_shell_*.c (model/launch_shell.h); here are the launcher's
+ * GPU count (torchrun's --nproc-per-node x --nnodes, srun's or #SBATCH's --nodes x --ntasks-per-node) and
  * pretrain_gpt.py's flags, each in one of four lists (megatron/training/arguments.py names
  * them; docs/launchers.md lists them): read into the config, refused where a plan would be
  * wrong (experts: issue 38; context parallelism: issue 39), not modelled (said in the one
