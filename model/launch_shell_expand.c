@@ -254,8 +254,11 @@ static long sh_arith_prod(struct sh_arith *a)
             a->bad = true;
             return 0;
         }
-        if (op == '*' && (labs(v) > 1000000000L || labs(w) > 1000000000L))
-            a->bad = true;
+        if (op == '*' && (labs(v) > 1000000000L || labs(w) > 1000000000L)) {
+            a->bad = true; /* refused; v stays small so a longer chain cannot overflow */
+            v = 0;
+            continue;
+        }
         v = op == '*' ? v * w : op == '/' ? v / w : v % w;
     }
 }
@@ -271,8 +274,11 @@ static long sh_arith_sum(struct sh_arith *a)
             return v;
         a->p++;
         long w = sh_arith_prod(a);
-        if (labs(v) > 1000000000000L || labs(w) > 1000000000000L)
-            a->bad = true;
+        if (labs(v) > 1000000000000L || labs(w) > 1000000000000L) {
+            a->bad = true; /* as in sh_arith_prod */
+            v = 0;
+            continue;
+        }
         v = op == '+' ? v + w : v - w;
     }
 }
