@@ -50,7 +50,7 @@ bool launch_detect(const char *text, size_t n, enum launch_kind *kind);
 /* Reads a launch file of the kind launch_detect finds into *out: config_default(), the
  * file's model, parallelism and batch, then config_validate(). Errors name the place and the
  * flag or key: MT_EINVAL "name:line:col: --num-layers: 'x' is not an integer"; what a plan
- * cannot represent (experts: issue 38; context parallelism > 1: issue 39) is refused
+ * cannot represent (experts: issue 38) is refused
  * naming it. *out and *info are written only on success. */
 int launch_read(const char *text, size_t n, const char *name, const struct launch_read_opts *o,
                 struct config *out, struct launch_info *info, struct mt_err *e);

@@ -1,9 +1,10 @@
 /* model/launch_megatron.c: a Megatron-LM launch read as a config (model/launch.h). The shell
  * around it is run by model/launch_shell_*.c (model/launch_shell.h); here are the launcher's
- * GPU count (torchrun's --nproc-per-node x --nnodes, srun's or #SBATCH's --nodes x --ntasks-per-node) and
+ * GPU count (torchrun's --nproc-per-node x --nnodes, srun's or #SBATCH's --nodes x
+ * --ntasks-per-node) and
  * pretrain_gpt.py's flags, each in one of four lists (megatron/training/arguments.py names
  * them; docs/launchers.md lists them): read into the config, refused where a plan would be
- * wrong (experts: issue 38; context parallelism: issue 39), not modelled (said in the one
+ * wrong (experts: issue 38; a --cp-comm-type a layer), not modelled (said in the one
  * warning line), or skipped on purpose (data, tokenizer files, optimizer, logging,
  * checkpointing, profiling). A flag in none of them is "not recognised", in the same line. */
 #include <config.h>
@@ -23,7 +24,9 @@ enum mf_id {
     F_SEQ, F_MAXPOS, F_VOCAB, F_TOKTYPE, F_TOKMODEL, F_DIVBY, F_UNTIE, F_KVCH, F_QKNORM,
     F_TP, F_PP, F_VPP_LAYERS, F_VPP_STAGES, F_CP, F_EP, F_ETP, F_EXPERTS, F_MLA, F_SP, F_DISTOPT,
     F_MBS, F_GBS, F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_MODULES, F_RC_ACT, F_BF16, F_FP16,
-    F_ATTN, F_FLASH, F__COUNT,
+    F_ATTN, F_FLASH,
+    F_CP_COMM, /* --cp-comm-type */
+    F__COUNT,
     F_WARN = 100, /* not modelled: said */
     F_SKIP,       /* skipped on purpose */
 };
@@ -65,6 +68,7 @@ static const struct mflag mflags[] = {
     {"--num-layers-per-virtual-pipeline-stage", A_ONE, F_VPP_LAYERS, NULL},
     {"--num-virtual-stages-per-pipeline-rank", A_ONE, F_VPP_STAGES, NULL},
     {"--context-parallel-size", A_ONE, F_CP, NULL},
+    {"--cp-comm-type", A_LIST, F_CP_COMM, NULL},
     {"--expert-model-parallel-size", A_ONE, F_EP, NULL},
     {"--expert-tensor-parallel-size", A_ONE, F_ETP, NULL},
     {"--num-experts", A_ONE, F_EXPERTS, NULL},
@@ -467,13 +471,6 @@ static int mr_refuse(struct mread *r, const struct launch_info *info)
     if (r->v[F_MLA].given)
         return mr_fail_at(r, r->v[F_MLA].at,
                           "--multi-latent-attention: MLA is not modelled yet (issue 38)");
-    TRY(mr_int(r, F_CP, 1, CONFIG_MAX_DEVICES, 1, &v));
-    if (v > 1)
-        return mr_fail_at(r, r->v[F_CP].at,
-                          "--context-parallel-size %d: context parallelism is not modelled yet "
-                          "(issue 39): its activations and attention split over cp would be "
-                          "planned whole",
-                          v);
     (void)info;
     return MT_OK;
 }
@@ -577,6 +574,41 @@ static void mr_recompute(struct mread *r, struct launch_info *info)
     }
 }
 
+/* --cp-comm-type: one type for every layer (Megatron's nargs='+' list, arguments.py: "p2p,
+ * a2a, allgather or a2a+p2p. If a single string is provided, all layers will share the same
+ * communication type"); a list of several types (one a layer) is refused: the plan has one. */
+static int mr_cp_comm(struct mread *r, const struct launch_field *f, int n, enum cp_comm_type *out)
+{
+    const struct mval *m = &r->v[F_CP_COMM];
+    *out = CP_COMM_P2P; /* Megatron's default */
+    if (!m->given)
+        return MT_OK;
+    int at = (int)(m->at - f), k = 0;
+    /* --cp-comm-type=a2a, or the words after the flag */
+    for (int i = m->s ? at : at + 1; i < n && (i == at || strncmp(f[i].text, "--", 2) != 0);
+         i++, k++) {
+        const struct launch_field *v = &f[i];
+        const char *word = i == at ? m->s : v->text;
+        enum cp_comm_type t;
+        struct mt_err e2 = {0};
+        if (v->why[0])
+            return mr_fail_at(r, v, "--cp-comm-type: its value is not known: %s", v->why);
+        /* Megatron spells all_gather "allgather" */
+        const char *s = strcmp(word, "allgather") == 0 ? "all_gather" : word;
+        if (config_cp_comm_parse(s, &t, &e2) != MT_OK)
+            return mr_fail_at(r, v, "--cp-comm-type: '%s' (expected p2p, allgather, a2a or "
+                                    "a2a+p2p)", word);
+        if (k > 0 && t != *out)
+            return mr_fail_at(r, v, "--cp-comm-type: '%s' after '%s': a type a layer is not "
+                                    "modelled (the plan's layers share one); give one",
+                              word, config_cp_comm_name(*out));
+        *out = t;
+    }
+    if (k == 0)
+        return mr_fail_at(r, m->at, "--cp-comm-type: a value is missing");
+    return MT_OK;
+}
+
 int launch_read_megatron(const char *text, size_t n, const char *name,
                          const struct launch_read_opts *o, struct config *out,
                          struct launch_info *info, struct mt_err *e)
@@ -613,9 +645,14 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         rc = mr_flags(r, sh.f + script + 1, sh.n - script - 1);
     if (rc == MT_OK)
         rc = mr_refuse(r, &li);
-    int tp = 1, pp = 1, vl = 0, vs = 0, mbs = 1, gbs = 0;
+    int tp = 1, pp = 1, cp = 1, vl = 0, vs = 0, mbs = 1, gbs = 0;
+    enum cp_comm_type cp_comm = CP_COMM_P2P;
     if (rc == MT_OK)
         rc = mr_int(r, F_TP, 1, CONFIG_MAX_DEVICES, 1, &tp);
+    if (rc == MT_OK)
+        rc = mr_int(r, F_CP, 1, CONFIG_MAX_DEVICES, 1, &cp);
+    if (rc == MT_OK)
+        rc = mr_cp_comm(r, sh.f + script + 1, sh.n - script - 1, &cp_comm);
     if (rc == MT_OK)
         rc = mr_int(r, F_PP, 1, CONFIG_MAX_DEVICES, 1, &pp);
     if (rc == MT_OK)
@@ -643,20 +680,29 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         launch_note(r->nt.assumed, sizeof r->nt.assumed,
                     "the file starts %d GPUs (%s); planned for --devices %d", ml.gpus, ml.how,
                     o->devices);
-    if (rc == MT_OK && (long)tp * pp > world)
+    /* Megatron's world is tp x cp x pp x dp (parallel_state.initialize_model_parallel) */
+    long grid = (long)tp * cp * pp;
+    char gridname[64];
+    if (cp > 1)
+        snprintf(gridname, sizeof gridname, "TP %d x CP %d x PP %d", tp, cp, pp);
+    else
+        snprintf(gridname, sizeof gridname, "TP %d x PP %d", tp, pp);
+    if (rc == MT_OK && grid > world)
         rc = mr_fail_at(r, &sh.f[0],
-                        "the launch starts %d GPUs (%s) for TP %d x PP %d = %ld: give --devices "
+                        "the launch starts %d GPUs (%s) for %s = %ld: give --devices "
                         "N (a multiple of %ld) to plan it",
-                        world, o->devices > 0 ? "--devices" : ml.how, tp, pp, (long)tp * pp,
-                        (long)tp * pp);
-    if (rc == MT_OK && world % (tp * pp) != 0)
+                        world, o->devices > 0 ? "--devices" : ml.how, gridname, grid, grid);
+    if (rc == MT_OK && world % grid != 0)
         rc = mr_fail_at(r, &sh.f[0],
-                        "%d GPUs (%s) are not a multiple of TP %d x PP %d = %d (Megatron-LM "
+                        "%d GPUs (%s) are not a multiple of %s = %ld (Megatron-LM "
                         "would refuse to start): give --devices N",
-                        world, o->devices > 0 ? "--devices" : ml.how, tp, pp, tp * pp);
+                        world, o->devices > 0 ? "--devices" : ml.how, gridname, grid);
     if (rc == MT_OK) {
         c.cluster.tp = tp;
-        c.cluster.dp = world / (tp * pp);
+        c.cluster.cp = cp;
+        if (cp > 1) /* at cp 1 no K/V move: the config's default stays */
+            c.cluster.cp_comm_type = cp_comm;
+        c.cluster.dp = (int)(world / grid);
         config_set_pp(&c, pp);
         c.micro_batch_size = mbs;
         c.global_batch_size = gbs > 0 ? gbs : mbs * c.cluster.dp; /* Megatron's default */
