@@ -552,26 +552,101 @@ static int mr_model(struct mread *r, int tp, struct config *c)
     return MT_OK;
 }
 
-static void mr_recompute(struct mread *r, struct launch_info *info)
+/* The words of a list flag (A_LIST) after r->v[id].at, or its "=value", joined by spaces into
+ * buf; false when one is not known (then *bad is it). */
+static bool mr_list(struct mread *r, int id, const struct launch_field *f, int n, char *buf,
+                    size_t bn, const struct launch_field **bad)
 {
-    const char *g = mr_str(r, F_RC_GRAN);
-    char text[256] = "";
-    if (g || r->v[F_RC_ACT].given) {
-        bool full = g && strcmp(g, "full") == 0;
-        info->recompute = full ? LAUNCH_RECOMPUTE_FULL : LAUNCH_RECOMPUTE_SELECTIVE;
-        snprintf(text, sizeof text, "--recompute-granularity %s%s%s%s%s",
-                 g ? g : "selective", mr_str(r, F_RC_METHOD) ? " --recompute-method " : "",
-                 mr_str(r, F_RC_METHOD) ? mr_str(r, F_RC_METHOD) : "",
-                 mr_str(r, F_RC_LAYERS) ? " --recompute-num-layers " : "",
-                 mr_str(r, F_RC_LAYERS) ? mr_str(r, F_RC_LAYERS) : "");
-        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
-                    "%s (recompute: a plan's checkpointing here, not the config's: simulate "
-                    "--passes 1 recomputes every stage, tune chooses)",
-                    text);
-    } else if (r->v[F_RC_MODULES].given) {
-        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
-                    "--recompute-modules (recompute: a plan's checkpointing here)");
+    const struct mval *m = &r->v[id];
+    int at = (int)(m->at - f);
+    buf[0] = '\0';
+    for (int i = m->s ? at : at + 1; i < n && (i == at || strncmp(f[i].text, "--", 2) != 0);
+         i++) {
+        if (f[i].why[0]) {
+            *bad = &f[i];
+            return false;
+        }
+        const char *w = i == at ? m->s : f[i].text;
+        size_t k = strlen(buf);
+        snprintf(buf + k, bn - k, "%s%s", k ? " " : "", w);
     }
+    return true;
+}
+
+/* --recompute-granularity/-method/-num-layers/-modules into info->ac, checked as Megatron-core's
+ * TransformerConfig.__post_init__ checks them (megatron/core/transformer/transformer_config.py):
+ * full needs a method, uniform or block, and a layer count between 1 and the layers of a
+ * pipeline rank; selective takes no layer count. --recompute-activations is the older
+ * spelling of selective. The config holds no checkpointing (model/launch.h): the settings go
+ * to the writer and to the plan the framework runs (model/launch_ac.c). */
+static int mr_recompute(struct mread *r, const struct launch_field *f, int n, int pp,
+                        const struct config *c, struct launch_info *info)
+{
+    const char *g = mr_str(r, F_RC_GRAN), *meth = mr_str(r, F_RC_METHOD);
+    struct launch_ac *ac = &info->ac;
+    memset(ac, 0, sizeof *ac);
+    if (g == NULL && !r->v[F_RC_ACT].given) {
+        if (meth || r->v[F_RC_LAYERS].given || r->v[F_RC_MODULES].given)
+            launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                        "%s without --recompute-granularity (Megatron-LM recomputes nothing)",
+                        meth                        ? "--recompute-method"
+                        : r->v[F_RC_LAYERS].given ? "--recompute-num-layers"
+                                                    : "--recompute-modules");
+        return MT_OK;
+    }
+    const struct launch_field *gat = r->v[F_RC_GRAN].val ? r->v[F_RC_GRAN].val : r->v[F_RC_GRAN].at;
+    if (g && r->v[F_RC_GRAN].val && r->v[F_RC_GRAN].val->why[0])
+        return mr_fail_at(r, gat, "--recompute-granularity: its value is not known: %s",
+                          r->v[F_RC_GRAN].val->why);
+    if (g && strcmp(g, "full") != 0 && strcmp(g, "selective") != 0)
+        return mr_fail_at(r, gat, "--recompute-granularity: '%s' (expected full or selective)", g);
+    bool full = g && strcmp(g, "full") == 0;
+    ac->granularity = full ? LAUNCH_RECOMPUTE_FULL : LAUNCH_RECOMPUTE_SELECTIVE;
+    info->recompute = ac->granularity;
+    const struct launch_field *mat = r->v[F_RC_METHOD].val ? r->v[F_RC_METHOD].val
+                                                           : r->v[F_RC_METHOD].at;
+    if (meth && mat && mat->why[0])
+        return mr_fail_at(r, mat, "--recompute-method: its value is not known: %s", mat->why);
+    if (meth && strcmp(meth, "uniform") != 0 && strcmp(meth, "block") != 0)
+        return mr_fail_at(r, mat, "--recompute-method: '%s' (expected uniform or block)", meth);
+    if (full && meth == NULL)
+        return mr_fail_at(r, gat, "--recompute-granularity full needs --recompute-method uniform "
+                                  "or block (Megatron-LM refuses it without)");
+    int per_rank = c->model.num_layers / (pp > 0 ? pp : 1);
+    if (full && !r->v[F_RC_LAYERS].given)
+        return mr_fail_at(r, gat, "--recompute-granularity full needs --recompute-num-layers "
+                                  "between 1 and the %d layers of a pipeline rank (Megatron-LM "
+                                  "refuses it without)", per_rank);
+    if (!full && r->v[F_RC_LAYERS].given)
+        return mr_fail_at(r, r->v[F_RC_LAYERS].at, "--recompute-num-layers with selective "
+                                                   "recompute (Megatron-LM refuses it)");
+    if (full) {
+        TRY(mr_int(r, F_RC_LAYERS, 1, per_rank > 0 ? per_rank : 1, 0, &ac->num_layers));
+        ac->method = strcmp(meth, "block") == 0 ? LAUNCH_RC_BLOCK : LAUNCH_RC_UNIFORM;
+    }
+    const struct launch_field *bad = NULL;
+    if (!full && r->v[F_RC_MODULES].given &&
+        !mr_list(r, F_RC_MODULES, f, n, ac->modules, sizeof ac->modules, &bad))
+        return mr_fail_at(r, bad, "--recompute-modules: its value is not known: %s", bad->why);
+    if (full && r->v[F_RC_MODULES].given)
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--recompute-modules with full recompute (Megatron-LM uses them with "
+                    "selective only)");
+    if (full)
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--recompute-granularity full --recompute-method %s --recompute-num-layers "
+                    "%d (recompute: a plan's checkpointing, not the config's: export keeps it; "
+                    "simulate --passes 1 recomputes every stage)",
+                    meth, ac->num_layers);
+    else if (ac->modules[0] != '\0' && strcmp(ac->modules, "core_attn") != 0)
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--recompute-granularity selective --recompute-modules %s (recompute inside "
+                    "a layer: not modelled)", ac->modules);
+    else
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--recompute-granularity selective (core attention recomputed: under flash "
+                    "attention nothing of it is kept anyway; with eager attention not modelled)");
+    return MT_OK;
 }
 
 /* --cp-comm-type: one type for every layer (Megatron's nargs='+' list, arguments.py: "p2p,
@@ -739,7 +814,8 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         if (!r->v[F_BF16].given && !r->v[F_FP16].given)
             launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
                         "fp32 training (no --bf16 or --fp16): planned as bf16 mixed precision");
-        mr_recompute(r, &li);
+        if (rc == MT_OK)
+            rc = mr_recompute(r, sh.f + script + 1, sh.n - script - 1, pp, &c, &li);
         snprintf(c.source, sizeof c.source, "%s", name);
     }
     if (rc == MT_OK && config_validate(&c, e) != MT_OK)

@@ -644,7 +644,6 @@ static const char *const tt_skipped_keys[] = {
     "training.seed", "training.deterministic", "training.mixed_precision_reduce",
     "training.debug_moe_force_load_balance",
     "parallelism.disable_loss_parallel", "parallelism.enable_compiled_autograd",
-    "activation_checkpoint.selective_ac_option",
     "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
     "activation_checkpoint.early_stop", "activation_checkpoint.memory_budget",
     "activation_checkpoint.visualize_memory_budget_pareto", NULL};
@@ -869,6 +868,24 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
             li.recompute = LAUNCH_RECOMPUTE_NONE;
         else if (strcmp(md, "selective") == 0 || strcmp(md, "full") == 0) {
             li.recompute = md[0] == 'f' ? LAUNCH_RECOMPUTE_FULL : LAUNCH_RECOMPUTE_SELECTIVE;
+            li.ac.granularity = li.recompute;
+            /* selective_ac_option (torchtitan's job_config.ActivationCheckpoint, default "2"):
+             * an integer N checkpoints every N-th block whole, "op" is the per-op policy */
+            const char *opt = NULL;
+            struct tentry *opt_at = NULL;
+            rc = tt_str(&m, "activation_checkpoint", "selective_ac_option", &opt, &opt_at);
+            if (rc == MT_OK && li.recompute == LAUNCH_RECOMPUTE_SELECTIVE) {
+                char *end = NULL;
+                long nth = opt ? strtol(opt, &end, 10) : 2;
+                if (opt && strcmp(opt, "op") == 0)
+                    li.ac.method = LAUNCH_RC_PER_OP;
+                else if (opt && (end == opt || *end != '\0' || nth < 1 || nth > CONFIG_MAX_LAYERS))
+                    rc = tt_fail(&m, opt_at, "'%s' (expected \"op\" or a positive integer)", opt);
+                else {
+                    li.ac.method = LAUNCH_RC_EVERY_NTH;
+                    li.ac.num_layers = (int)nth;
+                }
+            }
             launch_note(nt->unmodelled, sizeof nt->unmodelled,
                         "activation_checkpoint.mode %s%s (recompute: a plan's checkpointing "
                         "here, not the config's: simulate --passes 1 recomputes every stage, "

@@ -238,7 +238,13 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
     lw_printf(b, ")\n\nBATCH_ARGS=(\n    --micro-batch-size %d\n    --global-batch-size %d\n)\n\n",
               c->micro_batch_size, config_global_batch(c));
     lw_printf(b, "RECOMPUTE_ARGS=(");
-    if (o && o->recompute == LAUNCH_RECOMPUTE_FULL) {
+    const struct launch_ac *ac = o ? o->ac : NULL;
+    if (o && o->recompute == LAUNCH_RECOMPUTE_FULL && ac &&
+        (ac->method == LAUNCH_RC_UNIFORM || ac->method == LAUNCH_RC_BLOCK) && ac->num_layers > 0) {
+        lw_printf(b, "\n    --recompute-granularity full\n    --recompute-method %s\n"
+                     "    --recompute-num-layers %d\n",
+                  ac->method == LAUNCH_RC_BLOCK ? "block" : "uniform", ac->num_layers);
+    } else if (o && o->recompute == LAUNCH_RECOMPUTE_FULL) {
         /* one checkpoint a stage (its input kept, the rest recomputed before the backward): a
          * CFW of the plan's stages, which hold L / (pp x stages a device) layers */
         int per_stage = m->num_layers / (pp * config_stages_per_device(c));
@@ -247,6 +253,8 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
                   per_stage > 0 ? per_stage : 1);
     } else if (o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE) {
         lw_printf(b, "\n    --recompute-granularity selective\n");
+        if (ac && ac->modules[0] != '\0')
+            lw_printf(b, "    --recompute-modules %s\n", ac->modules);
     }
     lw_printf(b, ")\n\n");
     lw_printf(b, "torchrun --nproc-per-node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n"
@@ -295,6 +303,12 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
               o && o->recompute == LAUNCH_RECOMPUTE_FULL        ? "full"
               : o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE ? "selective"
                                                                 : "none");
+    const struct launch_ac *ac = o ? o->ac : NULL;
+    if (o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE && ac && ac->method == LAUNCH_RC_PER_OP)
+        lw_printf(b, "selective_ac_option = \"op\"\n");
+    else if (o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE && ac &&
+             ac->method == LAUNCH_RC_EVERY_NTH && ac->num_layers > 0)
+        lw_printf(b, "selective_ac_option = \"%d\"\n", ac->num_layers);
 }
 
 int launch_write(enum launch_kind k, const struct config *c, const struct launch_write_opts *o,

@@ -299,6 +299,102 @@ static void test_context_parallel(void)
     test_round_trip(LAUNCH_TORCHTITAN, tt, 64);
 }
 
+/* The launch's recompute settings and their text written back (Megatron-core's
+ * TransformerConfig checks: full needs uniform|block and 1 .. L/pp layers, selective no layer
+ * count; torchtitan's selective_ac_option, default "2"). */
+static void rc_round_trip(enum launch_kind k, const char *text, int devices, const char *want)
+{
+    struct config c, d;
+    struct launch_info info, back;
+    struct mt_err e;
+    CHECK_EQ_INT(rd(text, devices, &c, &info, &e), MT_OK);
+    char *out = NULL;
+    struct launch_write_opts wo = {.recompute = info.recompute, .ac = &info.ac};
+    CHECK_EQ_INT(launch_write(k, &c, &wo, &out, &e), MT_OK);
+    CHECK(out && strstr(out, want));
+    CHECK_EQ_INT(rd(out, 0, &d, &back, &e), MT_OK);
+    CHECK_EQ_INT(back.ac.granularity, info.ac.granularity);
+    CHECK_EQ_INT(back.ac.method, info.ac.method);
+    CHECK_EQ_INT(back.ac.num_layers, info.ac.num_layers);
+    CHECK(strcmp(back.ac.modules, info.ac.modules) == 0);
+    free(out);
+}
+
+static void test_recompute(void)
+{
+    struct config c;
+    struct launch_info info;
+    struct mt_err e;
+    const char *mt = "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 "
+                     "--hidden-size 4096 --num-attention-heads 32 --seq-length 4096 "
+                     "--vocab-size 32000 --bf16 --pipeline-model-parallel-size 2 ";
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s--recompute-granularity full --recompute-method block "
+                              "--recompute-num-layers 2\n", mt);
+    CHECK_EQ_INT(rd(buf, 0, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(info.recompute, LAUNCH_RECOMPUTE_FULL);
+    CHECK_EQ_INT(info.ac.method, LAUNCH_RC_BLOCK);
+    CHECK_EQ_INT(info.ac.num_layers, 2);
+    rc_round_trip(LAUNCH_MEGATRON, buf, 0,
+                  "--recompute-granularity full\n    --recompute-method block\n"
+                  "    --recompute-num-layers 2\n");
+    snprintf(buf, sizeof buf, "%s--recompute-granularity=full --recompute-method=uniform "
+                              "--recompute-num-layers=16\n", mt);
+    CHECK_EQ_INT(rd(buf, 0, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(info.ac.method, LAUNCH_RC_UNIFORM);
+    CHECK_EQ_INT(info.ac.num_layers, 16);
+    rc_round_trip(LAUNCH_MEGATRON, buf, 0, "--recompute-method uniform\n");
+    /* 17 > 32 layers / pp 2 */
+    snprintf(buf, sizeof buf, "%s--recompute-granularity full --recompute-method uniform "
+                              "--recompute-num-layers 17\n", mt);
+    CHECK_EQ_INT(rd(buf, 0, &c, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "--recompute-num-layers: 17 is out of range [1, 16]");
+    snprintf(buf, sizeof buf, "%s--recompute-granularity full --recompute-num-layers 1\n", mt);
+    CHECK_EQ_INT(rd(buf, 0, &c, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "needs --recompute-method uniform or block");
+    snprintf(buf, sizeof buf, "%s--recompute-granularity full --recompute-method uniform\n", mt);
+    CHECK_EQ_INT(rd(buf, 0, &c, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "needs --recompute-num-layers between 1 and the 16 layers");
+    snprintf(buf, sizeof buf, "%s--recompute-granularity selective --recompute-num-layers 1\n",
+             mt);
+    CHECK_EQ_INT(rd(buf, 0, &c, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "with selective recompute");
+    snprintf(buf, sizeof buf, "%s--recompute-granularity partial\n", mt);
+    CHECK_EQ_INT(rd(buf, 0, &c, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "'partial' (expected full or selective)");
+    snprintf(buf, sizeof buf, "%s--recompute-granularity selective --recompute-modules core_attn "
+                              "mlp --bf16\n", mt);
+    CHECK_EQ_INT(rd(buf, 0, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(info.recompute, LAUNCH_RECOMPUTE_SELECTIVE);
+    CHECK(strcmp(info.ac.modules, "core_attn mlp") == 0);
+    CHECK_STR_CONTAINS(info.warning, "--recompute-modules core_attn mlp");
+    rc_round_trip(LAUNCH_MEGATRON, buf, 0,
+                  "--recompute-granularity selective\n    --recompute-modules core_attn mlp\n");
+    /* a method alone: Megatron recomputes nothing */
+    snprintf(buf, sizeof buf, "%s--recompute-method block\n", mt);
+    CHECK_EQ_INT(rd(buf, 0, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(info.recompute, LAUNCH_RECOMPUTE_NONE);
+    CHECK_STR_CONTAINS(info.warning, "without --recompute-granularity");
+    /* torchtitan: selective is its default, every 2nd block */
+    const char *tt = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\n"
+                     "pipeline_parallel_degree = 2\n";
+    CHECK_EQ_INT(rd(tt, 8, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(info.recompute, LAUNCH_RECOMPUTE_SELECTIVE);
+    CHECK_EQ_INT(info.ac.method, LAUNCH_RC_EVERY_NTH);
+    CHECK_EQ_INT(info.ac.num_layers, 2);
+    rc_round_trip(LAUNCH_TORCHTITAN, tt, 8, "mode = \"selective\"\nselective_ac_option = \"2\"\n");
+    snprintf(buf, sizeof buf, "%s[activation_checkpoint]\nmode = \"selective\"\n"
+                              "selective_ac_option = \"op\"\n", tt);
+    CHECK_EQ_INT(rd(buf, 8, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(info.ac.method, LAUNCH_RC_PER_OP);
+    rc_round_trip(LAUNCH_TORCHTITAN, buf, 8, "selective_ac_option = \"op\"\n");
+    snprintf(buf, sizeof buf, "%s[activation_checkpoint]\nselective_ac_option = \"0\"\n", tt);
+    CHECK_EQ_INT(rd(buf, 8, &c, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "selective_ac_option: '0'");
+    snprintf(buf, sizeof buf, "%s[activation_checkpoint]\nmode = \"full\"\n", tt);
+    rc_round_trip(LAUNCH_TORCHTITAN, buf, 8, "mode = \"full\"\n");
+}
+
 /* The writers' text reads back to the config it was written from. */
 static void test_round_trip(enum launch_kind k, const char *text, int devices)
 {
@@ -373,5 +469,6 @@ int main(void)
     test_torchtitan();
     test_writers();
     test_context_parallel();
+    test_recompute();
     return check_report("test_launch");
 }
