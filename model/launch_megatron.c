@@ -628,6 +628,21 @@ static int mr_recompute(struct mread *r, const struct launch_field *f, int n, in
     if (!full && r->v[F_RC_MODULES].given &&
         !mr_list(r, F_RC_MODULES, f, n, ac->modules, sizeof ac->modules, &bad))
         return mr_fail_at(r, bad, "--recompute-modules: its value is not known: %s", bad->why);
+    /* Megatron-core's choices (transformer_config.py recompute_modules, arguments.py) */
+    static const char *const modules[] = {"core_attn", "moe_act", "layernorm", "mla_up_proj",
+                                          "mlp", "moe", "shared_experts"};
+    for (const char *w = ac->modules; *w != '\0';) {
+        size_t k = strcspn(w, " ");
+        bool known = false;
+        for (size_t i = 0; i < sizeof modules / sizeof *modules; i++)
+            known = known || (strlen(modules[i]) == k && strncmp(w, modules[i], k) == 0);
+        if (!known)
+            return mr_fail_at(r, r->v[F_RC_MODULES].at,
+                              "--recompute-modules: '%.*s' (Megatron-LM takes core_attn, "
+                              "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts)",
+                              (int)(k < 40 ? k : 40), w);
+        w += k + (w[k] == ' ');
+    }
     if (full && r->v[F_RC_MODULES].given)
         launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
                     "--recompute-modules with full recompute (Megatron-LM uses them with "
