@@ -282,10 +282,13 @@ static int export_write(const struct layout_panel *panels, int n, const struct l
     export_warn_over_cap(panels, n);
     for (int k = 0; k < n_out; k++) {
         int rc = MT_OK;
+        bool said = false;
         err_clear(e);
         switch (outs[k].fmt) {
         case EXPORT_SVG: rc = paint_svg_file(all, outs[k].path, e); break;
-        case EXPORT_PLAN: rc = plan_save(panels[n - 1].plan, outs[k].path, e); break;
+        case EXPORT_PLAN:
+            rc = export_launch_plan_file(panels[n - 1].plan, outs[k].path, &said, e);
+            break;
         case EXPORT_OTHER: break; /* refused in export_exec */
         case EXPORT_PNG: rc = paint_cairo_png(all, outs[k].path, e); break;
         case EXPORT_PDF:
@@ -314,6 +317,8 @@ static int export_write(const struct layout_panel *panels, int n, const struct l
             status = cmd_fail("export", e);
             if (status == 2)
                 status = 1;
+        } else if (outs[k].fmt == EXPORT_PLAN && said) {
+            /* export_launch_plan_file said what it wrote */
         } else if (outs[k].fmt == EXPORT_PLAN) {
             printf("wrote %s (%s, %s)\n", outs[k].path,
                    plan_path_is_csv(outs[k].path) ? "torch schedule CSV" : "plan JSON",
