@@ -200,9 +200,15 @@ static int export_launch_ckpt_csv(const struct plan *p, const char *path, struct
            r.forwards_kept, r.mixed ? "; its checkpoints of several layer counts as whole stages"
                                     : "",
            r.recomputes_moved, r.recomputes);
-    printf("  simulated step: the framework's %.2f ms, the plan's %.2f ms; peak memory %.2f GiB "
-           "and %.2f GiB\n",
-           theirs, mine, peak_theirs / (1024.0 * 1024 * 1024), peak_mine / (1024.0 * 1024 * 1024));
+    if (c->unit.enabled) /* unit costs: times in t, memory in M_theta (docs/design.md) */
+        printf("  simulated step: the framework's %.4g t, the plan's %.4g t; peak memory %.4g "
+               "and %.4g\n",
+               theirs * 1e3, mine * 1e3, peak_theirs, peak_mine);
+    else
+        printf("  simulated step: the framework's %.2f ms, the plan's %.2f ms; peak memory "
+               "%.2f GiB and %.2f GiB\n",
+               theirs, mine, peak_theirs / (1024.0 * 1024 * 1024),
+               peak_mine / (1024.0 * 1024 * 1024));
     return MT_OK;
 }
 
