@@ -188,6 +188,31 @@ static void test_checkpointed(void)
     sim_result_fini(&s2);
     plan_free(fw);
     plan_free(ov);
+    /* checkpoints of 2 of a stage's layers (Megatron's block 2): the framework's plan keeps
+     * the count, on every forward, with an RC of the same count right before each backward */
+    struct plan *two = plan_new(plan_config(ck), plan_geom(ck));
+    for (int d = 0; d < plan_devices(ck); d++)
+        for (int i = 0; i < plan_len(ck, d); i++) {
+            struct instr x = *plan_at(ck, d, i);
+            if (x.op == OP_CFW || x.op == OP_RC)
+                x.ckpt_layers = 2;
+            plan_append(two, d, x);
+        }
+    CHECK(pass_framework_ac(two, &fw, &r, &e) == MT_OK);
+    CHECK_EQ_INT(r.ckpt_layers, 2);
+    CHECK(!r.mixed);
+    int cfw = 0, rcs = 0;
+    for (int d = 0; fw && d < plan_devices(fw); d++)
+        for (int i = 0; i < plan_len(fw, d); i++) {
+            const struct instr *x = plan_at(fw, d, i);
+            cfw += x->op == OP_CFW && x->ckpt_layers == 2;
+            rcs += x->op == OP_RC && x->ckpt_layers == 2 && i + 1 < plan_len(fw, d) &&
+                   plan_op_is_backward(plan_at(fw, d, i + 1)->op);
+        }
+    CHECK_EQ_INT(cfw, 32);
+    CHECK_EQ_INT(rcs, 32);
+    plan_free(fw);
+    plan_free(two);
     free(a);
     free(b);
     pass_changes_fini(&ch);
