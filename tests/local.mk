@@ -101,6 +101,9 @@ check_PROGRAMS += tests/unit/test_vpipe
 TESTS += tests/unit/test_vpipe
 tests_unit_test_vpipe_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 
+check_PROGRAMS += tests/unit/test_torch_csv
+TESTS += tests/unit/test_torch_csv
+tests_unit_test_torch_csv_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 check_PROGRAMS += tests/unit/test_zb tests/unit/test_recv_order
 TESTS += tests/unit/test_recv_order
 tests_unit_test_recv_order_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
