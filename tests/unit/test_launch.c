@@ -122,6 +122,16 @@ static void test_megatron_rules(void)
     /* without a GPU count a pasted flag list needs --devices */
     CHECK_EQ_INT(rd(sw, 0, &c, &info, &e), MT_EINVAL);
     CHECK_STR_CONTAINS(e.msg, "give --devices N");
+    /* the README's overlaps (Megatron-LM's H100 table): read into the cluster, not warned */
+    const char *ov = "--num-layers 4 --hidden-size 4096 --num-attention-heads 32 --seq-length 128 "
+                     "--vocab-size 32000 --bf16 --tensor-model-parallel-size 8 --sequence-parallel "
+                     "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather "
+                     "--tp-comm-overlap --global-batch-size 4\n";
+    CHECK_EQ_INT(rd(ov, 16, &c, &info, &e), MT_OK);
+    CHECK(c.cluster.tp_comm_overlap && c.cluster.overlap_grad_reduce &&
+          c.cluster.overlap_param_gather);
+    CHECK(strstr(info.warning, "overlap") == NULL);
+    CHECK_EQ_INT(config_validate(&c, &e), MT_OK);
 }
 
 static void test_megatron_refusals(void)
