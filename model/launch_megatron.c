@@ -26,6 +26,7 @@ enum mf_id {
     F_MBS, F_GBS, F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_MODULES, F_RC_ACT, F_BF16, F_FP16,
     F_ATTN, F_FLASH,
     F_CP_COMM, /* --cp-comm-type */
+    F_TP_OVERLAP, F_GRAD_OVERLAP, F_PARAM_OVERLAP,
     F__COUNT,
     F_WARN = 100, /* not modelled: said */
     F_SKIP,       /* skipped on purpose */
@@ -75,6 +76,10 @@ static const struct mflag mflags[] = {
     {"--multi-latent-attention", A_NONE, F_MLA, NULL},
     {"--sequence-parallel", A_NONE, F_SP, NULL},
     {"--use-distributed-optimizer", A_NONE, F_DISTOPT, NULL},
+    /* what hides behind compute (model/cost.c) */
+    {"--tp-comm-overlap", A_NONE, F_TP_OVERLAP, NULL},
+    {"--overlap-grad-reduce", A_NONE, F_GRAD_OVERLAP, NULL},
+    {"--overlap-param-gather", A_NONE, F_PARAM_OVERLAP, NULL},
     /* batch, recompute, precision, attention */
     {"--micro-batch-size", A_ONE, F_MBS, NULL},
     {"--global-batch-size", A_ONE, F_GBS, NULL},
@@ -98,9 +103,6 @@ static const struct mflag mflags[] = {
     {"--fp8-param-gather", A_NONE, F_WARN, "FP8: " ISSUE39},
     {"--fp8-*", A_MAYBE, F_SKIP, NULL}, /* the FP8 recipe's details: --fp8-format says it */
     {"--fp4-*", A_MAYBE, F_WARN, "FP4"},
-    {"--overlap-grad-reduce", A_NONE, F_WARN, "the dp all-reduce overlapped with the backward"},
-    {"--overlap-param-gather", A_NONE, F_WARN, "the parameter all-gather overlapped"},
-    {"--tp-comm-overlap", A_NONE, F_WARN, "TP communication overlapped with GEMMs"},
     {"--grad-reduce-in-bf16", A_NONE, F_WARN, "bf16 gradient buffers (planned as fp32)"},
     {"--use-torch-fsdp2", A_NONE, F_WARN, "FSDP: " ISSUE39},
     {"--use-custom-fsdp", A_NONE, F_WARN, "FSDP: " ISSUE39},
@@ -799,6 +801,11 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         c.num_microbatches = 0;
         c.sequence_parallel = r->v[F_SP].given && tp > 1; /* off at tp 1, as Megatron turns it */
         c.distributed_optimizer = r->v[F_DISTOPT].given;
+        /* config_validate refuses these without sequence parallelism and the distributed
+         * optimizer, as Megatron-LM's validate_args does */
+        c.cluster.tp_comm_overlap = r->v[F_TP_OVERLAP].given && tp > 1;
+        c.cluster.overlap_grad_reduce = r->v[F_GRAD_OVERLAP].given;
+        c.cluster.overlap_param_gather = r->v[F_PARAM_OVERLAP].given;
         c.scheme = SCHEME_V;
         c.chunks = 2;
         if (vl > 0 && vs > 0)

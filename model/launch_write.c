@@ -235,6 +235,12 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
         lw_printf(b, "    --sequence-parallel\n");
     if (c->distributed_optimizer)
         lw_printf(b, "    --use-distributed-optimizer\n");
+    if (c->cluster.tp_comm_overlap && c->sequence_parallel && tp > 1)
+        lw_printf(b, "    --tp-comm-overlap\n");
+    if (c->cluster.overlap_grad_reduce)
+        lw_printf(b, "    --overlap-grad-reduce\n");
+    if (c->cluster.overlap_param_gather && c->distributed_optimizer)
+        lw_printf(b, "    --overlap-param-gather\n");
     lw_printf(b, ")\n\nBATCH_ARGS=(\n    --micro-batch-size %d\n    --global-batch-size %d\n)\n\n",
               c->micro_batch_size, config_global_batch(c));
     lw_printf(b, "RECOMPUTE_ARGS=(");

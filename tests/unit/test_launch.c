@@ -88,6 +88,13 @@ static void test_megatron_script(void)
     CHECK_STR_CONTAINS(info.assumed, "the file starts 16 GPUs");
 }
 
+/* Megatron-LM's README's overlaps on a tp-8 flag list */
+static const char overlap_flags[] =
+    "--num-layers 4 --hidden-size 4096 --num-attention-heads 32 --seq-length 128 "
+    "--vocab-size 32000 --bf16 --tensor-model-parallel-size 8 --sequence-parallel "
+    "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather "
+    "--tp-comm-overlap --global-batch-size 4\n";
+
 static void test_megatron_rules(void)
 {
     struct config c;
@@ -122,6 +129,12 @@ static void test_megatron_rules(void)
     /* without a GPU count a pasted flag list needs --devices */
     CHECK_EQ_INT(rd(sw, 0, &c, &info, &e), MT_EINVAL);
     CHECK_STR_CONTAINS(e.msg, "give --devices N");
+    /* the README's overlaps (Megatron-LM's H100 table): read into the cluster, not warned */
+    CHECK_EQ_INT(rd(overlap_flags, 16, &c, &info, &e), MT_OK);
+    CHECK(c.cluster.tp_comm_overlap && c.cluster.overlap_grad_reduce &&
+          c.cluster.overlap_param_gather);
+    CHECK(strstr(info.warning, "overlap") == NULL);
+    CHECK_EQ_INT(config_validate(&c, &e), MT_OK);
 }
 
 static void test_megatron_refusals(void)
@@ -422,6 +435,7 @@ static void test_round_trip(enum launch_kind k, const char *text, int devices)
 static void test_writers(void)
 {
     test_round_trip(LAUNCH_MEGATRON, llama_script, 0);
+    test_round_trip(LAUNCH_MEGATRON, overlap_flags, 16); /* the overlaps written back */
     test_round_trip(LAUNCH_TORCHTITAN, titan, 64);
     test_round_trip(LAUNCH_MEGATRON, titan, 64);
     struct config c, n;
