@@ -161,6 +161,10 @@ EXTRA_DIST += tests/cli/test_fidelity.sh scripts/fidelity.py data/fidelity/READM
 check_PROGRAMS += tests/unit/test_ops
 TESTS += tests/unit/test_ops
 tests_unit_test_ops_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 37: the tuner's memo of the cost model gives the bytes a build without it gives.
+check_PROGRAMS += tests/unit/test_cost_cache
+TESTS += tests/unit/test_cost_cache
+tests_unit_test_cost_cache_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 # issue 38: mixtures of experts, MLA, the expert groups (model/moe.h).
 check_PROGRAMS += tests/unit/test_moe
 TESTS += tests/unit/test_moe

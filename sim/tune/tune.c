@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/cost_cache.h"
 #include "model/scheme_registry.h"
 #include "sim/core/bound.h"
 #include "sim/passes/pass.h"
@@ -567,12 +568,14 @@ static void *tune_pool_worker(void *arg)
 {
     struct tune_pool *pl = arg;
     struct tune_watch w = {pl, false, false};
+    cost_cache_open(); /* a candidate's builds are of one config (model/cost_cache.h) */
     while (!atomic_load(&pl->stop)) {
         int i = atomic_fetch_add(&pl->next, 1);
         if (i >= pl->items)
             break;
         atomic_fetch_add(&pl->done, pl->run(pl, i, &w));
     }
+    cost_cache_close();
     return NULL;
 }
 
@@ -818,8 +821,10 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
     atomic_init(&pl.next, 0);
     atomic_init(&pl.done, 0);
     atomic_init(&pl.stop, false);
+    cost_cache_open(); /* the calling thread's candidates, as each worker's */
     tune_pool_go(&pl, threads);
     tune_search_phase(&pl, threads);
+    cost_cache_close();
     free(groups);
     out->n = n;
     out->cand = cand;
