@@ -20,6 +20,7 @@
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "sim/core/simulate.h"
+#include "sim/tune/tune_split.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -158,8 +159,8 @@ void tune_label(const struct tune_candidate *c, char *buf, int n)
         snprintf(tp, sizeof tp, "-c%d", c->cp);
     else if (c->tp > 1)
         snprintf(tp, sizeof tp, "-t%d", c->tp);
-    snprintf(tp + strlen(tp), sizeof tp - strlen(tp), "%s%s", c->sp ? "-sp" : "",
-             c->distopt ? "-do" : "");
+    snprintf(tp + strlen(tp), sizeof tp - strlen(tp), "%s%s%s", c->sp ? "-sp" : "",
+             c->distopt ? "-do" : "", c->layout ? "-split" : "");
     if (config_scheme_uses_chunks(c->scheme))
         snprintf(buf, (size_t)n, "%s-%d-%dx%d%s", config_scheme_name(c->scheme), c->pp, c->mbs,
                  c->chunks, tp);
@@ -183,6 +184,8 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
     out->sequence_parallel = c->sp;
     out->distributed_optimizer = c->distopt;
     out->chunks = config_scheme_uses_chunks(c->scheme) ? c->chunks : base->chunks;
+    if (c->layout != NULL)
+        snprintf(out->pipeline_layout, sizeof out->pipeline_layout, "%s", c->layout);
 }
 
 /* The tensor-parallel degrees tried: o->tp alone when given; the config's under unit costs or
@@ -764,6 +767,60 @@ static void tune_search_phase(struct tune_pool *pl, int threads)
     free(order);
 }
 
+/* The split search (o->search_split): the best TUNE_SPLIT_TRIES candidates that fit, each
+ * with the balanced split of sim/tune/tune_split.h simulated as one more candidate (its label
+ * -split) where that split differs from the config's; the ranking then decides. */
+static void tune_split_phase(const struct config *base, const struct tune_opts *o,
+                             struct tune_result *r)
+{
+    int *order = xcalloc((size_t)r->n + 1, sizeof *order);
+    tune_rank(r, order);
+    int picks[TUNE_SPLIT_TRIES], n_picks = 0;
+    for (int i = 0; i < r->n && n_picks < TUNE_SPLIT_TRIES; i++)
+        if (r->cand[order[i]].status == TUNE_OK && r->cand[order[i]].layout == NULL)
+            picks[n_picks++] = order[i];
+    free(order);
+    r->layouts = xcalloc(TUNE_SPLIT_TRIES, sizeof *r->layouts);
+    r->cand = xreallocarray(r->cand, (size_t)r->n + TUNE_SPLIT_TRIES, sizeof *r->cand);
+    for (int k = 0; k < n_picks; k++) {
+        struct tune_candidate c = r->cand[picks[k]];
+        struct config cfg;
+        struct plan_geom g;
+        struct mt_err e = {0};
+        bool changed = false;
+        tune_candidate_config(base, &c, &cfg);
+        char *layout = r->layouts[r->n_layouts];
+        int rc = scheme_geom(&cfg, &g, &e);
+        if (rc == MT_OK)
+            rc = tune_split_propose(&cfg, g.stages, g.parts == 1 && !c.ckpt, layout,
+                                    CONFIG_LAYOUT_MAX, &changed, &e);
+        if (rc != MT_OK || !changed) {
+            if (r->split_note[0] == '\0') {
+                char label[48];
+                tune_label(&c, label, sizeof label);
+                snprintf(r->split_note, sizeof r->split_note, "%s: %.200s", label,
+                         rc != MT_OK ? e.msg : "its split is already the balanced one");
+            }
+            continue;
+        }
+        c.layout = layout;
+        r->n_layouts++;
+        c.status = TUNE_NOT_RUN;
+        c.lower_bound = c.throughput = c.step_time = c.iter_time = 0;
+        c.oom_device = -1;
+        c.why[0] = '\0';
+        struct plan *p = NULL;
+        double bound;
+        if (tune_build_plan(base, &c, o, &p, &e) != MT_OK)
+            tune_invalid(&c, e.msg);
+        else
+            tune_measure(base, p, o->offload, &c, &bound);
+        plan_free(p);
+        r->cand[r->n++] = c;
+        r->done++;
+    }
+}
+
 int tune_grid_search(const struct config *base, const struct tune_opts *o,
                      struct tune_result *out, struct mt_err *e)
 {
@@ -837,11 +894,18 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
         if (cand[i].status == TUNE_NOT_RUN)
             snprintf(cand[i].why, sizeof cand[i].why, "not run: the tuner was cancelled");
     tune_decide(out);
+    if (o->search_split && !out->cancelled) {
+        cost_cache_open();
+        tune_split_phase(base, o, out);
+        cost_cache_close();
+        tune_decide(out);
+    }
     return MT_OK;
 }
 
 void tune_result_fini(struct tune_result *r)
 {
     free(r->cand);
+    free(r->layouts);
     memset(r, 0, sizeof *r);
 }
