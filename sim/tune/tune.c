@@ -359,6 +359,10 @@ int tune_build_plan(const struct config *base, const struct tune_candidate *c,
  * could not be computed). With offload (the searches may offload) *bound, and c's own bound
  * when a search made c, drop the memory part (bound_allow_offload): an offload may avoid the
  * recompute the cap would otherwise force, so pruning must not count on it. */
+static void tune_measure_sim(const struct config *base, const struct plan *p,
+                             const struct sim_result *sim, bool offload,
+                             struct tune_candidate *c, double *bound);
+
 static void tune_measure(const struct config *base, const struct plan *p, bool offload,
                          struct tune_candidate *c, double *bound)
 {
@@ -370,6 +374,18 @@ static void tune_measure(const struct config *base, const struct plan *p, bool o
         snprintf(c->why, sizeof c->why, "%.250s", e.msg);
         return;
     }
+    tune_measure_sim(base, p, &r, offload, c, bound);
+    sim_result_fini(&r);
+}
+
+/* tune_measure of p whose simulation is sim (sim_run's, made elsewhere: a pass step's) */
+static void tune_measure_sim(const struct config *base, const struct plan *p,
+                             const struct sim_result *sim, bool offload,
+                             struct tune_candidate *c, double *bound)
+{
+    struct mt_err e = {0};
+    const struct sim_result r = *sim;
+    *bound = 0;
     double ts = r.unit ? 1 : 1e-6;
     c->step_time = r.step_time * ts;
     c->iter_time = r.throughput > 0 ? config_global_batch(base) / r.throughput : 0;
@@ -403,7 +419,6 @@ static void tune_measure(const struct config *base, const struct plan *p, bool o
         c->status = TUNE_OK;
         c->throughput = r.throughput;
     }
-    sim_result_fini(&r);
 }
 
 static void tune_invalid(struct tune_candidate *c, const char *why)
@@ -507,14 +522,39 @@ static int tune_group_first(const struct config *base, const struct tune_opts *o
         return decided;
     }
     double bound = 0, unused;
-    tune_measure(base, p, o->offload, &off, &bound);
+    /* Mario's passes simulate the baseline first and their final plan last: with them (the
+     * tuner's own optimize), off and mario take those simulations instead of making them again
+     * (the same sim_run of the same plans) */
+    struct pass_pipeline pl;
+    bool piped = false;
+    int prc = MT_OK;
+    if (g->mario >= 0 && o->optimize == tune_optimize_mario) {
+        struct pass_watch w = {tune_watch_step, tw};
+        tw->stopped = false;
+        prc = pass_pipeline_run_watched(p, &w, &pl, &e);
+        piped = prc == MT_OK;
+    }
+    if (piped)
+        tune_measure_sim(base, p, &pl.step[0].sim, o->offload, &off, &bound);
+    else
+        tune_measure(base, p, o->offload, &off, &bound);
     if (g->off >= 0)
         cand[g->off] = off;
     if (off.status != TUNE_INVALID && off.step_time > 0 && off.iter_time > 0) {
         g->bound_iter = bound * off.iter_time / off.step_time; /* dp's efficiency, as simulated */
         g->bound_step = bound;
     }
-    if (g->mario >= 0) {
+    if (g->mario >= 0 && o->optimize == tune_optimize_mario) {
+        if (tw->stopped)
+            decided--; /* not run */
+        else if (prc != MT_OK)
+            tune_invalid(&cand[g->mario], e.msg);
+        else
+            tune_measure_sim(base, pass_pipeline_final(&pl)->plan, &pass_pipeline_final(&pl)->sim,
+                             o->offload, &cand[g->mario], &unused);
+        if (piped)
+            pass_pipeline_fini(&pl);
+    } else if (g->mario >= 0) {
         struct plan *q = NULL;
         struct pass_watch w = {tune_watch_step, tw};
         tw->stopped = false;
