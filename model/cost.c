@@ -10,6 +10,7 @@
 #include <config.h>
 #include "model/cost.h"
 #include "model/cost_ops.h"
+#include "model/cost_cache.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -367,37 +368,42 @@ double cost_stage_params_at(const struct config *c, int first, int n, bool embed
            cost_stage_params(c, 0, embed, head);
 }
 
-double cost_stage_params(const struct config *c, int n, bool embed, bool head)
+/* A dense stage's parameters from its parts' sums: L, E, H unsplit for the 2021 estimate (each
+ * / t), per rank otherwise; E and H read only where the stage holds them. */
+static double stage_params_of(const struct config *c, const struct op_sums *L,
+                              const struct op_sums *E, const struct op_sums *H, int n,
+                              bool embed, bool head)
 {
-    int s = c->model.seq_length;
-    struct op_sums L, E = {0}, H = {0};
     if (ops_legacy(c)) {
         /* the 2021 estimate: the unsplit stage's parameters / t (norms, biases and positions
          * too) */
         double t = c->cluster.tp;
-        part_sums(c, PART_LAYER, s, true, &L);
-        double params = n * L.params / t;
-        if (embed) {
-            part_sums(c, PART_EMBED, s, true, &E);
-            params += E.params / t;
-        }
-        if (head) {
-            part_sums(c, PART_HEAD, s, true, &H);
-            params += H.params / t;
-        }
+        double params = n * L->params / t;
+        if (embed)
+            params += E->params / t;
+        if (head)
+            params += H->params / t;
         return params;
     }
-    part_sums(c, PART_LAYER, s, false, &L);
-    if (embed)
-        part_sums(c, PART_EMBED, s, false, &E);
-    if (head)
-        part_sums(c, PART_HEAD, s, false, &H);
-    double params = n * L.params + E.params + H.params;
+    double params = n * L->params + (embed ? E->params : 0) + (head ? H->params : 0);
     /* a tied head is the embedding's matrix: once where one stage holds both (Megatron keeps a
      * copy on the last stage otherwise, and sums the two copies' gradients) */
     if (embed && head && config_tied_embeddings(&c->model))
-        params -= H.head_matrix_params;
+        params -= H->head_matrix_params;
     return params;
+}
+
+double cost_stage_params(const struct config *c, int n, bool embed, bool head)
+{
+    int s = c->model.seq_length;
+    bool unsplit = ops_legacy(c);
+    struct op_sums L, E = {0}, H = {0};
+    part_sums(c, PART_LAYER, s, unsplit, &L);
+    if (embed)
+        part_sums(c, PART_EMBED, s, unsplit, &E);
+    if (head)
+        part_sums(c, PART_HEAD, s, unsplit, &H);
+    return stage_params_of(c, &L, &E, &H, n, embed, head);
 }
 
 double cost_efficiency(const struct config *c)
@@ -563,8 +569,8 @@ static void stage_step(const struct config *c, double params, int group, double 
     op_list_fini(&l);
 }
 
-int cost_model_build(const struct config *c, int num_stages, int parts_per_device, int ar_group,
-                     struct cost_model *out, struct mt_err *e)
+static int cost_model_compute(const struct config *c, int num_stages, int parts_per_device,
+                              int ar_group, struct cost_model *out, struct mt_err *e)
 {
     memset(out, 0, sizeof *out);
     if (num_stages < 1) /* more stages than layers: the split's rule says (stage_split.h) */
@@ -575,12 +581,13 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
     bool legacy = ops_legacy(c);
     int seq = m->seq_length;
     /* each part's list built and summed once: per rank, and unsplit for the 2021 FLOPs */
-    struct op_sums L, E, H, Lg = {0}, Hg = {0};
+    struct op_sums L, E, H, Lg = {0}, Eg = {0}, Hg = {0};
     part_sums(c, PART_LAYER, seq, false, &L);
     part_sums(c, PART_EMBED, seq, false, &E);
     part_sums(c, PART_HEAD, seq, false, &H);
     if (legacy) {
         part_sums(c, PART_LAYER, seq, true, &Lg);
+        part_sums(c, PART_EMBED, seq, true, &Eg);
         part_sums(c, PART_HEAD, seq, true, &Hg);
     }
     double layer_tp_us = k->tp > 1 ? L.tp_ring_bytes / (legacy_tp_gbps(c) * 1e3) : 0;
@@ -623,8 +630,14 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         layer += st->num_layers;
         st->has_embed = split_ends[i];
         st->has_head = split_ends[num_stages + i];
-        st->params = cost_stage_params_at(c, st->first_layer, st->num_layers, st->has_embed,
-                                          st->has_head);
+        /* a dense stage's parameters from the parts' sums above (cost_stage_params' rule,
+         * not its lists built again a stage) */
+        st->params = moe ? cost_stage_params_at(c, st->first_layer, st->num_layers,
+                                                st->has_embed, st->has_head)
+                         : legacy ? stage_params_of(c, &Lg, &Eg, &Hg, st->num_layers,
+                                                    st->has_embed, st->has_head)
+                                  : stage_params_of(c, &L, &E, &H, st->num_layers,
+                                                    st->has_embed, st->has_head);
         double w_share;
         /* a MoE model's stage: its dense and MoE blocks each of their kind, the MTP modules
          * with the head (model/moe.h); the per-layer figure their mean */
@@ -702,6 +715,17 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
     }
     free(split_layers);
     free(split_ends);
+    return MT_OK;
+}
+
+int cost_model_build(const struct config *c, int num_stages, int parts_per_device, int ar_group,
+                     struct cost_model *out, struct mt_err *e)
+{
+    /* a thread that builds the same costs many times (the tuner) keeps them: the same bits */
+    if (cost_cache_lookup(c, num_stages, parts_per_device, ar_group, out))
+        return MT_OK;
+    TRY(cost_model_compute(c, num_stages, parts_per_device, ar_group, out, e));
+    cost_cache_store(c, num_stages, parts_per_device, ar_group, out);
     return MT_OK;
 }
 

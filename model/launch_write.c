@@ -98,6 +98,12 @@ int launch_expressible(enum launch_kind k, const struct config *c, struct config
                          n.scheme == SCHEME_W ? "W with the same stages a device" : "V");
     }
     /* torchtitan */
+    if (c->pipeline_layout[0] != '\0') {
+        n.pipeline_layout[0] = '\0';
+        return lw_refuse(e, c, nearest, &n,
+                         "torchtitan splits layers by its first/last stage weights, not a layout "
+                         "string (%s): the nearest is the even split", c->pipeline_layout);
+    }
     if (launch_torchtitan_flavor_of(&c->model) == NULL)
         return lw_refuse(e, c, nearest, NULL,
                          "torchtitan names models by flavor, and %s is none of llama3's (8B 70B "
@@ -224,7 +230,11 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
     lw_printf(b, "PARALLEL_ARGS=(\n    --tensor-model-parallel-size %d\n"
                  "    --pipeline-model-parallel-size %d\n",
               tp, pp);
-    if (c->scheme == SCHEME_W && pp > 1)
+    /* a layout names every stage, the virtual ones too (Megatron derives vpp = stages / pp
+     * from it: pipeline_parallel_layer_layout.py), so it replaces the chunk count */
+    if (c->pipeline_layout[0] != '\0')
+        lw_printf(b, "    --pipeline-model-parallel-layout \"%s\"\n", c->pipeline_layout);
+    else if (c->scheme == SCHEME_W && pp > 1)
         lw_printf(b, "    --num-virtual-stages-per-pipeline-rank %d\n", c->chunks);
     if (config_cp(c) > 1) /* Megatron spells all_gather "allgather" (arguments.py) */
         lw_printf(b, "    --context-parallel-size %d\n    --cp-comm-type %s\n", config_cp(c),

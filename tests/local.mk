@@ -11,6 +11,10 @@ check_PROGRAMS += tests/unit/test_tune
 TESTS += tests/unit/test_tune tests/cli/test_tune.sh
 EXTRA_DIST += tests/cli/test_tune.sh
 tests_unit_test_tune_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 39 item 2: tune --search-split on a split worked by hand
+check_PROGRAMS += tests/unit/test_tune_split_search
+TESTS += tests/unit/test_tune_split_search
+tests_unit_test_tune_split_search_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 # Hostile input (issue 9): truncation sweep, every config field, atomic writes, file names.
 EXTRA_DIST += tests/cli/test_truncation.sh tests/cli/test_config_fields.sh \
 	tests/cli/test_atomic_write.sh tests/cli/test_error_names_file.sh
@@ -175,6 +179,10 @@ tests_unit_test_ops_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 check_PROGRAMS += tests/unit/test_overlap
 TESTS += tests/unit/test_overlap
 tests_unit_test_overlap_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 37: the tuner's memo of the cost model gives the bytes a build without it gives.
+check_PROGRAMS += tests/unit/test_cost_cache
+TESTS += tests/unit/test_cost_cache
+tests_unit_test_cost_cache_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 # issue 38: mixtures of experts, MLA, the expert groups (model/moe.h).
 check_PROGRAMS += tests/unit/test_moe
 TESTS += tests/unit/test_moe

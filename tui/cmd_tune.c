@@ -33,7 +33,7 @@ __attribute__((constructor)) static void tune_usage_fill(void)
         tune_usage, sizeof tune_usage,
         "Usage: mario-tui tune [CONFIG] [plan flags] [--top K] [--json] [--plan-out FILE]\n"
         "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--max-cp N] [--threads N]\n"
-        "                      [--ckpt-only] [--search [--offload]]\n"
+        "                      [--ckpt-only] [--search [--offload]] [--search-split]\n"
         "                      [--no-sequence-parallel] [--no-distributed-optimizer]\n"
         "Grid search (paper §5.3, Equation 1) over checkpointing (off; 'mario', Mario's four\n"
         "passes; with --search 'search', the schedule search under the cap), the scheme, tp in\n"
@@ -107,6 +107,10 @@ static const struct cmd_option tune_options[] = {
     {.name = "search", CMD_TO_BOOL(struct tune_cmd_opts, search),
      .help = "also the schedule search under the cap, beside off and mario\n"
              "(pruned where its lower bound cannot beat a step found)"},
+    {.name = "search-split", CMD_TO_BOOL(struct tune_cmd_opts, o.search_split),
+     .help = "then the best 3 that fit with their layers split by a search\n"
+             "(the slowest stage balanced under the cap, as AdaPipe), each simulated\n"
+             "as one more candidate, -split, with its Megatron layout string"},
     {.name = "offload", CMD_TO_BOOL(struct tune_cmd_opts, offload),
      .help = "with --search: the searches may offload forwards to host memory (OF/RL)"},
     {.name = "no-sequence-parallel", CMD_TO_BOOL(struct tune_cmd_opts, no_sp),
@@ -262,15 +266,26 @@ static void tune_print(const struct config *c, const struct tune_result *r, int 
                k->throughput, mem);
     }
     printf("\n");
+    for (int i = 0; i < r->n; i++) /* the split search's candidates: their layers */
+        if (r->cand[i].layout != NULL) {
+            char label[48];
+            tune_label(&r->cand[i], label, sizeof label);
+            printf("split: %s%s%s --pipeline-model-parallel-layout %s\n", label,
+                   r->cand[i].ckpt ? "+" : "", r->cand[i].ckpt ? tune_ckpt_name(&r->cand[i]) : "",
+                   r->cand[i].layout);
+        }
+    if (r->split_note[0] != '\0')
+        printf("split: not split: %s\n", r->split_note);
     if (r->best >= 0) {
         char label[48];
         tune_label(&r->cand[r->best], label, sizeof label);
         const struct tune_candidate *b = &r->cand[r->best];
-        printf("best: %s, checkpointing %s, %.*f %s\n", label,
+        printf("best: %s, checkpointing %s, %.*f %s%s%s\n", label,
                b->search ? "search (the schedule search)"
                : b->ckpt ? "mario (Mario's passes)"
                          : "off",
-               rate_digits, b->throughput, tu);
+               rate_digits, b->throughput, tu, b->layout ? ", layers " : "",
+               b->layout ? b->layout : "");
     }
     free(order);
 }

@@ -13,12 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/cost_cache.h"
 #include "model/scheme_registry.h"
 #include "sim/core/bound.h"
 #include "sim/passes/pass.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "sim/core/simulate.h"
+#include "sim/tune/tune_split.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -157,8 +159,8 @@ void tune_label(const struct tune_candidate *c, char *buf, int n)
         snprintf(tp, sizeof tp, "-c%d", c->cp);
     else if (c->tp > 1)
         snprintf(tp, sizeof tp, "-t%d", c->tp);
-    snprintf(tp + strlen(tp), sizeof tp - strlen(tp), "%s%s", c->sp ? "-sp" : "",
-             c->distopt ? "-do" : "");
+    snprintf(tp + strlen(tp), sizeof tp - strlen(tp), "%s%s%s", c->sp ? "-sp" : "",
+             c->distopt ? "-do" : "", c->layout ? "-split" : "");
     if (config_scheme_uses_chunks(c->scheme))
         snprintf(buf, (size_t)n, "%s-%d-%dx%d%s", config_scheme_name(c->scheme), c->pp, c->mbs,
                  c->chunks, tp);
@@ -182,6 +184,8 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
     out->sequence_parallel = c->sp;
     out->distributed_optimizer = c->distopt;
     out->chunks = config_scheme_uses_chunks(c->scheme) ? c->chunks : base->chunks;
+    if (c->layout != NULL)
+        snprintf(out->pipeline_layout, sizeof out->pipeline_layout, "%s", c->layout);
 }
 
 /* The tensor-parallel degrees tried: o->tp alone when given; the config's under unit costs or
@@ -355,6 +359,10 @@ int tune_build_plan(const struct config *base, const struct tune_candidate *c,
  * could not be computed). With offload (the searches may offload) *bound, and c's own bound
  * when a search made c, drop the memory part (bound_allow_offload): an offload may avoid the
  * recompute the cap would otherwise force, so pruning must not count on it. */
+static void tune_measure_sim(const struct config *base, const struct plan *p,
+                             const struct sim_result *sim, bool offload,
+                             struct tune_candidate *c, double *bound);
+
 static void tune_measure(const struct config *base, const struct plan *p, bool offload,
                          struct tune_candidate *c, double *bound)
 {
@@ -366,6 +374,18 @@ static void tune_measure(const struct config *base, const struct plan *p, bool o
         snprintf(c->why, sizeof c->why, "%.250s", e.msg);
         return;
     }
+    tune_measure_sim(base, p, &r, offload, c, bound);
+    sim_result_fini(&r);
+}
+
+/* tune_measure of p whose simulation is sim (sim_run's, made elsewhere: a pass step's) */
+static void tune_measure_sim(const struct config *base, const struct plan *p,
+                             const struct sim_result *sim, bool offload,
+                             struct tune_candidate *c, double *bound)
+{
+    struct mt_err e = {0};
+    const struct sim_result r = *sim;
+    *bound = 0;
     double ts = r.unit ? 1 : 1e-6;
     c->step_time = r.step_time * ts;
     c->iter_time = r.throughput > 0 ? config_global_batch(base) / r.throughput : 0;
@@ -399,7 +419,6 @@ static void tune_measure(const struct config *base, const struct plan *p, bool o
         c->status = TUNE_OK;
         c->throughput = r.throughput;
     }
-    sim_result_fini(&r);
 }
 
 static void tune_invalid(struct tune_candidate *c, const char *why)
@@ -503,14 +522,39 @@ static int tune_group_first(const struct config *base, const struct tune_opts *o
         return decided;
     }
     double bound = 0, unused;
-    tune_measure(base, p, o->offload, &off, &bound);
+    /* Mario's passes simulate the baseline first and their final plan last: with them (the
+     * tuner's own optimize), off and mario take those simulations instead of making them again
+     * (the same sim_run of the same plans) */
+    struct pass_pipeline pl;
+    bool piped = false;
+    int prc = MT_OK;
+    if (g->mario >= 0 && o->optimize == tune_optimize_mario) {
+        struct pass_watch w = {tune_watch_step, tw};
+        tw->stopped = false;
+        prc = pass_pipeline_run_watched(p, &w, &pl, &e);
+        piped = prc == MT_OK;
+    }
+    if (piped)
+        tune_measure_sim(base, p, &pl.step[0].sim, o->offload, &off, &bound);
+    else
+        tune_measure(base, p, o->offload, &off, &bound);
     if (g->off >= 0)
         cand[g->off] = off;
     if (off.status != TUNE_INVALID && off.step_time > 0 && off.iter_time > 0) {
         g->bound_iter = bound * off.iter_time / off.step_time; /* dp's efficiency, as simulated */
         g->bound_step = bound;
     }
-    if (g->mario >= 0) {
+    if (g->mario >= 0 && o->optimize == tune_optimize_mario) {
+        if (tw->stopped)
+            decided--; /* not run */
+        else if (prc != MT_OK)
+            tune_invalid(&cand[g->mario], e.msg);
+        else
+            tune_measure_sim(base, pass_pipeline_final(&pl)->plan, &pass_pipeline_final(&pl)->sim,
+                             o->offload, &cand[g->mario], &unused);
+        if (piped)
+            pass_pipeline_fini(&pl);
+    } else if (g->mario >= 0) {
         struct plan *q = NULL;
         struct pass_watch w = {tune_watch_step, tw};
         tw->stopped = false;
@@ -567,12 +611,14 @@ static void *tune_pool_worker(void *arg)
 {
     struct tune_pool *pl = arg;
     struct tune_watch w = {pl, false, false};
+    cost_cache_open(); /* a candidate's builds are of one config (model/cost_cache.h) */
     while (!atomic_load(&pl->stop)) {
         int i = atomic_fetch_add(&pl->next, 1);
         if (i >= pl->items)
             break;
         atomic_fetch_add(&pl->done, pl->run(pl, i, &w));
     }
+    cost_cache_close();
     return NULL;
 }
 
@@ -761,6 +807,60 @@ static void tune_search_phase(struct tune_pool *pl, int threads)
     free(order);
 }
 
+/* The split search (o->search_split): the best TUNE_SPLIT_TRIES candidates that fit, each
+ * with the balanced split of sim/tune/tune_split.h simulated as one more candidate (its label
+ * -split) where that split differs from the config's; the ranking then decides. */
+static void tune_split_phase(const struct config *base, const struct tune_opts *o,
+                             struct tune_result *r)
+{
+    int *order = xcalloc((size_t)r->n + 1, sizeof *order);
+    tune_rank(r, order);
+    int picks[TUNE_SPLIT_TRIES], n_picks = 0;
+    for (int i = 0; i < r->n && n_picks < TUNE_SPLIT_TRIES; i++)
+        if (r->cand[order[i]].status == TUNE_OK && r->cand[order[i]].layout == NULL)
+            picks[n_picks++] = order[i];
+    free(order);
+    r->layouts = xcalloc(TUNE_SPLIT_TRIES, sizeof *r->layouts);
+    r->cand = xreallocarray(r->cand, (size_t)r->n + TUNE_SPLIT_TRIES, sizeof *r->cand);
+    for (int k = 0; k < n_picks; k++) {
+        struct tune_candidate c = r->cand[picks[k]];
+        struct config cfg;
+        struct plan_geom g;
+        struct mt_err e = {0};
+        bool changed = false;
+        tune_candidate_config(base, &c, &cfg);
+        char *layout = r->layouts[r->n_layouts];
+        int rc = scheme_geom(&cfg, &g, &e);
+        if (rc == MT_OK)
+            rc = tune_split_propose(&cfg, g.stages, g.parts == 1 && !c.ckpt, layout,
+                                    CONFIG_LAYOUT_MAX, &changed, &e);
+        if (rc != MT_OK || !changed) {
+            if (r->split_note[0] == '\0') {
+                char label[48];
+                tune_label(&c, label, sizeof label);
+                snprintf(r->split_note, sizeof r->split_note, "%s: %.200s", label,
+                         rc != MT_OK ? e.msg : "its split is already the balanced one");
+            }
+            continue;
+        }
+        c.layout = layout;
+        r->n_layouts++;
+        c.status = TUNE_NOT_RUN;
+        c.lower_bound = c.throughput = c.step_time = c.iter_time = 0;
+        c.oom_device = -1;
+        c.why[0] = '\0';
+        struct plan *p = NULL;
+        double bound;
+        if (tune_build_plan(base, &c, o, &p, &e) != MT_OK)
+            tune_invalid(&c, e.msg);
+        else
+            tune_measure(base, p, o->offload, &c, &bound);
+        plan_free(p);
+        r->cand[r->n++] = c;
+        r->done++;
+    }
+}
+
 int tune_grid_search(const struct config *base, const struct tune_opts *o,
                      struct tune_result *out, struct mt_err *e)
 {
@@ -818,8 +918,10 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
     atomic_init(&pl.next, 0);
     atomic_init(&pl.done, 0);
     atomic_init(&pl.stop, false);
+    cost_cache_open(); /* the calling thread's candidates, as each worker's */
     tune_pool_go(&pl, threads);
     tune_search_phase(&pl, threads);
+    cost_cache_close();
     free(groups);
     out->n = n;
     out->cand = cand;
@@ -832,11 +934,18 @@ int tune_grid_search(const struct config *base, const struct tune_opts *o,
         if (cand[i].status == TUNE_NOT_RUN)
             snprintf(cand[i].why, sizeof cand[i].why, "not run: the tuner was cancelled");
     tune_decide(out);
+    if (o->search_split && !out->cancelled) {
+        cost_cache_open();
+        tune_split_phase(base, o, out);
+        cost_cache_close();
+        tune_decide(out);
+    }
     return MT_OK;
 }
 
 void tune_result_fini(struct tune_result *r)
 {
     free(r->cand);
+    free(r->layouts);
     memset(r, 0, sizeof *r);
 }

@@ -59,6 +59,10 @@ struct tune_opts {
                                 * the bounds that prune it drop their memory part */
     tune_progress_fn progress;
     void *progress_ctx;
+    bool search_split;     /* after the grid, the best TUNE_SPLIT_TRIES candidates of one
+                            * stage split each searched for a balanced split of the layers
+                            * (sim/tune/tune_split.h) and simulated with it: a new candidate
+                            * (label -split) where the split differs */
     int max_cp;            /* context-parallel degrees tried: 1, 2, 4, ... max_cp where the GPUs
                             * and the sequence (2 cp chunks) allow; 0 or 1 = the config's
                             * cluster.cp alone */
@@ -90,6 +94,8 @@ struct tune_candidate {
     double over_bytes;       /* TUNE_OOM: by how much */
     bool pareto;             /* on the throughput / peak-memory front */
     int cp;                  /* context-parallel degree (cluster.cp); 0 = the config's */
+    const char *layout;      /* the split search's layers (Megatron's layout string, into
+                              * pipeline_layout), held by the result; NULL: the config's */
     char why[256];           /* TUNE_INVALID: the reason */
 };
 
@@ -101,7 +107,13 @@ struct tune_result {
     int done;                    /* candidates simulated (n unless cancelled) */
     bool cancelled;              /* the progress callback said stop: the rest are TUNE_NOT_RUN */
     int seq_length;              /* the base config's tokens per sample */
+    char (*layouts)[CONFIG_LAYOUT_MAX]; /* the split search's strings (candidates' layout) */
+    int n_layouts;
+    char split_note[256];        /* the split search: why a candidate was not split ("" none) */
 };
+
+/* how many of the best candidates the split search tries (tune_opts.search_split) */
+#define TUNE_SPLIT_TRIES 3
 
 /* Mario on: the whole pass pipeline (sim/passes/pass.h), its final plan. */
 int tune_optimize_mario(const struct plan *in, const struct pass_watch *w, struct plan **out,
@@ -126,7 +138,7 @@ const char *tune_ckpt_name(const struct tune_candidate *c);
 void tune_opts_default(struct tune_opts *o);
 /* "V-8-2" (scheme-pp-mbs, as the paper's Figure 11), "W-8-2x4" with chunks, "-t2" after it
  * when tp > 1 ("V-8-2-t2"), then "-sp" with sequence parallelism and "-do" with the distributed
- * optimizer ("V-8-2-t2-sp-do"). */
+ * optimizer ("V-8-2-t2-sp-do"), "-split" with the split search's layers. */
 void tune_label(const struct tune_candidate *c, char *buf, int n);
 /* The whole grid as JSON text, malloc'd: `tune --json` (best, every candidate with its
  * status and why, the Pareto front of throughput and peak memory). */

@@ -34,6 +34,8 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
     cJSON_AddBoolToObject(o, "sequence_parallel", k->sp);
     cJSON_AddBoolToObject(o, "distributed_optimizer", k->distopt);
     cJSON_AddBoolToObject(o, "ckpt", k->ckpt);
+    if (k->layout != NULL) /* the split search's layers (Megatron's layout string) */
+        cJSON_AddStringToObject(o, "pipeline_layout", k->layout);
     if (k->search)
         cJSON_AddStringToObject(o, "checkpointing", tune_ckpt_name(k));
     cJSON_AddBoolToObject(o, "feasible", k->status == TUNE_OK);

@@ -17,8 +17,12 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "model/config.h"
+#include "model/cost.h"
+#include "model/moe.h"
 #include "model/stage_split.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -133,4 +137,105 @@ int tune_split_layout(const int *layers, int num_stages, char *buf, size_t n, st
     embed[0] = true;
     loss[num_stages - 1] = true;
     return pp_layout_write(num_stages, layers, embed, loss, buf, n, e);
+}
+
+/* One figure of a stage, linear in its blocks: per block, and what the embedding's stage and the
+ * head's add over a stage of blocks alone (probe stages: E + 0, 1, 2, L - 3 + L). */
+struct split_line {
+    double per_layer, embed, head, base;
+};
+
+static struct split_line split_line_of(const double f[4], int L)
+{
+    struct split_line s;
+    s.per_layer = f[2] - f[1];
+    s.base = f[1] - s.per_layer; /* the per-instruction terms every stage pays */
+    s.embed = fmax(0, f[0] - s.base);
+    s.head = fmax(0, f[3] - s.base - (L - 3) * s.per_layer);
+    return s;
+}
+
+struct split_mem {
+    struct split_line act, stat;
+    int pp, microbatches;
+    bool gpipe;
+};
+
+static double split_stage_bytes(void *ctx, int stage, int first, int n)
+{
+    const struct split_mem *m = ctx;
+    (void)first;
+    int last = m->pp - 1;
+    double act = n * m->act.per_layer + m->act.base, stat = n * m->stat.per_layer + m->stat.base;
+    if (stage == 0)
+        act += m->act.embed, stat += m->stat.embed;
+    if (stage == last)
+        act += m->act.head, stat += m->stat.head;
+    int inflight = m->gpipe ? m->microbatches : m->pp - stage;
+    if (inflight > m->microbatches)
+        inflight = m->microbatches;
+    return stat + inflight * act;
+}
+
+int tune_split_propose(const struct config *c, int num_stages, bool check_memory, char *buf,
+                       size_t n, bool *changed, struct mt_err *e)
+{
+    int L = c->model.num_layers;
+    *changed = false;
+    if (c->unit.enabled || c->profile.enabled)
+        return err_set(e, MT_EUNSUPPORTED, "split search: %s does not follow the layers a "
+                       "stage holds", c->unit.enabled ? "a unit-cost config" : "a calibration");
+    if (stage_split_is_custom(c))
+        return err_set(e, MT_EUNSUPPORTED, "split search: the config already names its split");
+    if (moe_enabled(&c->model))
+        return err_set(e, MT_EUNSUPPORTED,
+                       "split search: a mixture of experts' blocks differ (dense and MoE): not "
+                       "searched yet");
+    if (L < 4 || num_stages < 2 || num_stages > L)
+        return err_set(e, MT_EUNSUPPORTED, "split search: %d layers over %d stages", L,
+                       num_stages);
+    struct config probe = *c;
+    if (L > 3)
+        snprintf(probe.pipeline_layout, sizeof probe.pipeline_layout, "E|t|t*2|t*%dL", L - 3);
+    struct cost_model cm;
+    TRY(cost_model_build(&probe, 4, 1, c->cluster.dp > 0 ? c->cluster.dp : 1, &cm, e));
+    double t[4], act[4], stat[4];
+    for (int i = 0; i < 4; i++) {
+        t[i] = cm.stage[i].fw + cm.stage[i].bw;
+        act[i] = cm.stage[i].act;
+        stat[i] = cm.stage[i].static_bytes;
+    }
+    cost_model_fini(&cm);
+    struct split_line time = split_line_of(t, L);
+    struct split_mem mem = {.act = split_line_of(act, L), .stat = split_line_of(stat, L),
+                            .pp = num_stages, .microbatches = config_microbatches(c),
+                            .gpipe = c->scheme == SCHEME_GPIPE};
+    double *layer_us = xcalloc((size_t)L, sizeof *layer_us);
+    for (int i = 0; i < L; i++)
+        layer_us[i] = time.per_layer;
+    struct tune_split_problem p = {.num_layers = L, .num_stages = num_stages,
+                                   .layer_us = layer_us, .embed_us = time.embed,
+                                   .head_us = time.head, .min_layers = 1};
+    if (check_memory && config_mem_cap(c) > 0) {
+        p.bytes = split_stage_bytes;
+        p.ctx = &mem;
+        p.cap_bytes = config_mem_cap(c);
+    }
+    int *layers = xcalloc((size_t)num_stages, sizeof *layers);
+    int *today = xcalloc((size_t)num_stages, sizeof *today);
+    bool *ends = xcalloc(2 * (size_t)num_stages, sizeof *ends);
+    double slowest;
+    int rc = tune_split_balance(&p, layers, &slowest, e);
+    if (rc == MT_OK)
+        rc = stage_split_layers(c, num_stages, today, ends, ends + num_stages, e);
+    if (rc == MT_OK)
+        rc = tune_split_layout(layers, num_stages, buf, n, e);
+    if (rc == MT_OK)
+        for (int s = 0; s < num_stages; s++)
+            *changed |= layers[s] != today[s];
+    free(layer_us);
+    free(layers);
+    free(today);
+    free(ends);
+    return rc;
 }

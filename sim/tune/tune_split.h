@@ -5,8 +5,10 @@
 #ifndef MT_SIM_TUNE_SPLIT_H
 #define MT_SIM_TUNE_SPLIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+struct config;
 struct mt_err;
 
 #define TUNE_SPLIT_MAX_LAYERS 1024 /* the search is O(stages x layers^2) */
@@ -40,5 +42,20 @@ int tune_split_balance(const struct tune_split_problem *p, int *layers_out, doub
 /* The split as Megatron's --pipeline-model-parallel-layout string (E on the first stage, L on
  * the last; model/stage_split.h pp_layout_write) into buf of n bytes. MT_EINVAL if too long. */
 int tune_split_layout(const int *layers, int num_stages, char *buf, size_t n, struct mt_err *e);
+
+/* ---- the tuner's use of it (tune --search-split) ------------------------------------------------
+ * The split proposed for config c whose pipeline has num_stages stages (pp x stages a device) of
+ * which each device holds one (parts 1: 1F1B-like, the memory checked by in-flight micro-batches)
+ * or several (memory left to the simulation that judges the split). The figures come from the
+ * cost model itself: one build of four probe stages ("E|t|t*2|t*(L-3)L") gives a block's forward
+ * + backward time, the embedding's and the head's over it, and the same for the kept and static
+ * bytes (every figure is linear in the blocks a stage holds). 1F1B's stage s keeps
+ * min(pp - s, micro-batches) forwards (GPipe: all of them) beside its static bytes; with
+ * check_memory false, or checkpointing on, the cap is left to the simulation. Writes the
+ * layout string (tune_split_layout) into buf and sets *changed when it differs from the split the
+ * config makes today. MT_EUNSUPPORTED naming why when the model cannot be split this way (unit
+ * costs, a calibration, a split already given, a mixture of experts, fewer than 4 layers). */
+int tune_split_propose(const struct config *c, int num_stages, bool check_memory, char *buf,
+                       size_t n, bool *changed, struct mt_err *e);
 
 #endif
