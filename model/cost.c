@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/fp8.h"
 #include "model/moe.h"
 #include "model/framework.h"
 #include "model/stage_split.h"
@@ -34,6 +35,8 @@ struct op_sums {
     double keep, w_keep, params;
     double head_matrix_params; /* the LM head's matrix (a tied one is the embedding's) */
     double expert_params;      /* the routed experts' (grouped GEMMs; model/moe.h) */
+    double fp8_params;         /* of params, those of FP8 GEMMs (model/fp8.h) */
+    double fp8_expert_params;  /* of those, the routed experts' */
 };
 
 static bool is_tp_coll(const struct op *o)
@@ -84,6 +87,11 @@ static void op_sums_of(const struct config *c, const struct op_list *l, struct o
             s->head_matrix_params += o->params;
         if (o->kind == OP_GROUPED_GEMM)
             s->expert_params += o->params;
+        if ((o->kind == OP_GEMM || o->kind == OP_GROUPED_GEMM) && o->dtype == OP_FP8) {
+            s->fp8_params += o->params;
+            if (o->kind == OP_GROUPED_GEMM)
+                s->fp8_expert_params += o->params;
+        }
     }
 }
 
@@ -102,6 +110,8 @@ static void op_sums_add(struct op_sums *dst, const struct op_sums *src, double t
     dst->params += times * src->params;
     dst->head_matrix_params += times * src->head_matrix_params;
     dst->expert_params += times * src->expert_params;
+    dst->fp8_params += times * src->fp8_params;
+    dst->fp8_expert_params += times * src->fp8_expert_params;
 }
 
 /* PART_LAYER: the model's typical block (ops_build_layer_par); a stage of a MoE model sums
@@ -419,12 +429,13 @@ static void stage_priced(const struct op_sums *L, const struct op_sums *E,
  * cluster.allreduce_gbps with a latency a hop, 2(n-1)/n x 2 bytes a parameter for the
  * all-reduce (a reduce-scatter and an all-gather (n-1)/n each with the distributed optimizer),
  * and 32 bytes a parameter (sharded: / dp) over HBM; the others price the step's ops. */
-static void stage_step(const struct config *c, double params, int group, double *ar, double *os)
+static void stage_step(const struct config *c, double params, double fp8_params, int group,
+                       double *ar, double *os)
 {
     const struct cluster_spec *k = &c->cluster;
     struct op_list l;
     op_list_init(&l);
-    ops_build_step(c, params, group, &l);
+    ops_build_step_fp8(c, params, fp8_params, group, &l);
     *ar = *os = 0;
     for (size_t i = 0; i < l.n; i++) {
         const struct op *o = &l.op[i];
@@ -549,13 +560,21 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         /* the routed experts' gradients and optimizer state over the expert dp (model/moe.h) */
         st->static_bytes = (st->params - expert_params) * config_bytes_per_param(c) +
                            expert_params * moe_expert_bytes_per_param(c);
+        /* FP8 (model/fp8.h): the FP8-run weights' cached copies over their bf16 ones */
+        double fp8_p = 0, fp8_e = 0;
+        if (fp8_on(c)) {
+            fp8_p = Ls.fp8_params + (st->has_embed ? E.fp8_params : 0) +
+                    (st->has_head ? Hs.fp8_params : 0);
+            fp8_e = Ls.fp8_expert_params + (st->has_head ? Hs.fp8_expert_params : 0);
+            st->static_bytes += fp8_p * fp8_weight_extra_bytes(c);
+        }
         st->msg_bytes = ckpt_bytes; /* the stage's input or output, as the checkpoint */
         st->p2p = p2p_us;
-        stage_step(c, st->params - expert_params, ar_group, &st->ar, &st->os);
+        stage_step(c, st->params - expert_params, fp8_p - fp8_e, ar_group, &st->ar, &st->os);
         if (expert_params > 0) { /* Chimera's two replicas double the expert group too */
             double ar_e, os_e;
             int group_e = config_expert_dp(c) * (ar_group / (c->cluster.dp > 0 ? c->cluster.dp : 1));
-            stage_step(c, expert_params, group_e, &ar_e, &os_e);
+            stage_step(c, expert_params, fp8_e, group_e, &ar_e, &os_e);
             st->ar += ar_e;
             st->os += os_e;
         }

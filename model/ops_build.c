@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/fp8.h"
 #include "model/moe.h"
 #include "model/ops_shape.h"
 
@@ -94,6 +95,7 @@ void ops_shape_of(const struct config *c, int seq, const struct ops_par *par,
     sh->qk_norm = m->qk_norm != QK_NORM_NONE;
     sh->qk_norm_whole = m->qk_norm == QK_NORM_WHOLE;
     sh->flash = config_attention(c) == ATTN_FLASH;
+    sh->fp8 = fp8_rules_of(c); /* all zero with FP8 off (config_validate_fp8 refuses it in 2021) */
     moe_shape_of(c, par, sh); /* the experts' and MLA's shares (model/ops_build_moe.c) */
 }
 
@@ -109,6 +111,50 @@ struct op *ops_push_gemm(struct op_list *l, const struct shape *sh, enum op_site
     /* what its B leaves for its W: the input (m x k) and the output's gradient (m x n) */
     o.w_keep_bytes = sh->e * m * k + sh->e * m * n;
     return op_list_push(l, &o);
+}
+
+/* Transformer Engine's quantization around an FP8 linear layer (model/fp8.c): the forward
+ * casts its bf16 input into the recipe's copies (a rowwise one for this GEMM, a columnwise one
+ * saved for the weight gradient: on Hopper a transposed one), the backward its output gradient
+ * likewise (rowwise for the input gradient, columnwise for the weight gradient); current
+ * scaling reads each tensor once more for its amax. The weight's cast is once an iteration
+ * (model/cost.c, ops_build_step_fp8). */
+struct op *ops_push_fp8_gemm(struct op_list *l, const struct shape *sh, struct op *o,
+                             double in_elems, double out_elems)
+{
+    const struct fp8_rules *r = &sh->fp8;
+    double reads = r->amax_pass ? 2 : 1, written = r->copies * r->act_bytes;
+    struct op cast = {.kind = OP_MEMORY, .name = "fp8_quantize", .site = o->site,
+                      .dtype = OP_FP8,
+                      .fw_bytes = (reads * sh->e + written) * in_elems,
+                      .bw_bytes = (reads * sh->e + written) * out_elems,
+                      .source = "FP8 quantize of the next GEMM's input (forward) and output "
+                                "gradient (backward): reads bf16 (twice with current scaling's "
+                                "amax), writes the recipe's copies (Transformer Engine "
+                                "performance_considerations.rst); keeps nothing itself"};
+    op_list_push(l, &cast);
+    o->dtype = OP_FP8;
+    /* the columnwise copy of the input is what the weight gradient reads (TE saves it, not the
+     * bf16 input); the split backward leaves that and the output gradient's columnwise copy */
+    o->keep_bytes = r->act_bytes * in_elems;
+    o->w_keep_bytes *= r->act_bytes / sh->e;
+    return op_list_push(l, o);
+}
+
+struct op *ops_push_linear(struct op_list *l, const struct shape *sh, enum op_site site,
+                           const char *name, const char *source, double m, double n, double k,
+                           double params, double keep)
+{
+    if (sh->fp8.recipe == FP8_NONE)
+        return ops_push_gemm(l, sh, site, name, source, m, n, k, params, keep);
+    struct op o = {.kind = OP_GEMM, .name = name, .source = source, .site = site,
+                   .m = m, .n = n, .k = k, .count = 1, .weight = true, .params = params};
+    o.w_keep_bytes = sh->e * m * k + sh->e * m * n;
+    /* the input this rank quantizes: the one it keeps (a sequence-split shard is quantized
+     * before its FP8 all-gather); an input another op keeps (MLA's shared one) is quantized by
+     * this layer too, and its FP8 copy kept here */
+    double in_elems = keep > 0 ? keep / sh->e : m * k;
+    return ops_push_fp8_gemm(l, sh, &o, in_elems, m * n);
 }
 
 struct op *ops_push_mem(struct op_list *l, const struct shape *sh, enum op_site site,
@@ -152,6 +198,28 @@ void ops_push_tp_entry(struct op_list *l, const struct shape *sh, enum op_site s
     } else {
         ops_push_tp_coll(l, sh, site, bw_name, COLL_ALL_REDUCE, full, PASS_B, false);
     }
+}
+
+void ops_push_tp_entry_linear(struct op_list *l, const struct shape *sh, enum op_site site,
+                              const char *fw_name, const char *bw_name,
+                              const char *regather_name)
+{
+    if (sh->fp8.recipe == FP8_NONE || !sh->sp) {
+        ops_push_tp_entry(l, sh, site, fw_name, bw_name, regather_name);
+        return;
+    }
+    /* Transformer Engine gathers the quantized shard (fp8_current_scaling.rst, "Quantized
+     * all-gather"), current scaling after an all-reduce of the shards' amax (one fp32) */
+    double elems = sh->tokens * sh->h, q = sh->fp8.act_bytes;
+    if (sh->fp8.amax_reduce) {
+        ops_push_tp_coll(l, sh, site, "tp_amax_reduce", COLL_ALL_REDUCE, 4, PASS_FW, false);
+        l->op[l->n - 1].dtype = OP_FP32;
+    }
+    ops_push_tp_coll(l, sh, site, fw_name, COLL_ALL_GATHER, q * elems, PASS_FW, false);
+    l->op[l->n - 1].dtype = OP_FP8;
+    ops_push_tp_coll(l, sh, site, bw_name, COLL_REDUCE_SCATTER, sh->e * elems, PASS_B, false);
+    ops_push_tp_coll(l, sh, site, regather_name, COLL_ALL_GATHER, q * elems, PASS_B, true);
+    l->op[l->n - 1].dtype = OP_FP8;
 }
 
 void ops_push_tp_exit(struct op_list *l, const struct shape *sh, const char *fw_name,
@@ -207,8 +275,9 @@ void ops_build_attention(struct op_list *l, const struct shape *sh)
     double qkv_n = sh->q_w + 2 * sh->kv_w;
 
     ops_push_norm(l, sh, SITE_LAYER, "attn_norm", e * sh->tok_r * h);
-    ops_push_tp_entry(l, sh, SITE_LAYER, "tp_gather_attn", "tp_reduce_attn_dx", "tp_regather_attn");
-    ops_push_gemm(l, sh, SITE_LAYER, "qkv",
+    ops_push_tp_entry_linear(l, sh, SITE_LAYER, "tp_gather_attn", "tp_reduce_attn_dx",
+                             "tp_regather_attn");
+    ops_push_linear(l, sh, SITE_LAYER, "qkv",
               "column-parallel linear [q | k | v]: 2mnk, K/V narrower with GQA (Ainslie et al. "
               "2023); keeps its input (Korthikanti Table 2: 2sbh)",
               T, qkv_n, h, h * qkv_n + (qkv_bias ? qkv_n : 0), e * sh->tok_r * h);
@@ -255,7 +324,7 @@ void ops_build_attention(struct op_list *l, const struct shape *sh)
                      "as^2b + 2as^2b)",
                      2 * e * sq + sq, 2 * e * sq + sq, 0, sq + e * sq);
     }
-    ops_push_gemm(l, sh, SITE_LAYER, "proj",
+    ops_push_linear(l, sh, SITE_LAYER, "proj",
               "row-parallel linear, attention output: 2mnk; keeps its input (2sbh/t)", T, h,
               sh->q_w, sh->q_w * h + (sh->bias == BIAS_ALL ? h : 0), e * T * sh->q_w);
     ops_push_tp_exit(l, sh, "tp_reduce_attn", "tp_gather_attn_dy");
@@ -268,21 +337,22 @@ void ops_build_dense_mlp(struct op_list *l, const struct shape *sh)
     double T = sh->tokens, e = sh->e, h = sh->h, f = sh->ffn;
     bool bias = sh->bias == BIAS_ALL;
     ops_push_norm(l, sh, SITE_LAYER, "mlp_norm", e * sh->tok_r * h);
-    ops_push_tp_entry(l, sh, SITE_LAYER, "tp_gather_mlp", "tp_reduce_mlp_dx", "tp_regather_mlp");
+    ops_push_tp_entry_linear(l, sh, SITE_LAYER, "tp_gather_mlp", "tp_reduce_mlp_dx",
+                             "tp_regather_mlp");
     if (sh->mlp == MLP_GELU) {
-        ops_push_gemm(l, sh, SITE_LAYER, "fc1",
+        ops_push_linear(l, sh, SITE_LAYER, "fc1",
                   "column-parallel linear h -> f: 2mnk; keeps its input (2sbh)", T, f, h,
                   h * f + (bias ? f : 0), e * sh->tok_r * h);
         ops_push_mem(l, sh, SITE_LAYER, "gelu",
                  "GELU (Hendrycks & Gimpel 2016): reads and writes b s f; keeps its input "
                  "(Korthikanti Table 2: 8sbh at f = 4h)",
                  2 * e * T * f, 3 * e * T * f, 0, e * T * f);
-        ops_push_gemm(l, sh, SITE_LAYER, "fc2",
+        ops_push_linear(l, sh, SITE_LAYER, "fc2",
                   "row-parallel linear f -> h: 2mnk; keeps its input (the GELU's output)", T, h, f,
                   f * h + (bias ? h : 0), e * T * f);
     } else {
         bool geglu = sh->mlp == MLP_GEGLU;
-        ops_push_gemm(l, sh, SITE_LAYER, "gate_up",
+        ops_push_linear(l, sh, SITE_LAYER, "gate_up",
                   "column-parallel linear h -> [gate | up] 2f (Shazeer 2020, GLU variants: three "
                   "matrices in all): 2mnk; keeps its input",
                   T, 2 * f, h, 2 * h * f + (bias ? 2 * f : 0), e * sh->tok_r * h);
@@ -293,7 +363,7 @@ void ops_build_dense_mlp(struct op_list *l, const struct shape *sh)
                        : "SwiGLU: silu(gate) x up: reads gate, up, writes the product; keeps gate, "
                          "up and silu(gate)",
                  3 * e * T * f, 5 * e * T * f, 0, 3 * e * T * f);
-        ops_push_gemm(l, sh, SITE_LAYER, "down",
+        ops_push_linear(l, sh, SITE_LAYER, "down",
                   "row-parallel linear f -> h: 2mnk; keeps its input (the product)", T, h, f,
                   f * h + (bias ? h : 0), e * T * f);
     }
@@ -399,6 +469,12 @@ void ops_build_head_par(const struct config *c, int seq, const struct ops_par *p
 
 void ops_build_step(const struct config *c, double params, int group, struct op_list *out)
 {
+    ops_build_step_fp8(c, params, 0, group, out);
+}
+
+void ops_build_step_fp8(const struct config *c, double params, double fp8_params, int group,
+                        struct op_list *out)
+{
     double grad = config_grad_reduce_fp32(c) ? 4 : 2; /* bytes a gradient */
     enum op_link link = ops_link_of(c, GROUP_DP, group);
     struct op o = {.kind = OP_COLLECTIVE, .site = SITE_STEP, .group_kind = GROUP_DP,
@@ -420,6 +496,13 @@ void ops_build_step(const struct config *c, double params, int group, struct op_
         o.bytes = 2 * params;
         o.dtype = OP_BF16;
         o.source = "distributed optimizer: the updated bf16 parameters all-gathered over dp";
+        if (c->cluster.fp8_param_gather && fp8_params > 0) {
+            /* Megatron --fp8-param-gather: the FP8-run weights gathered in FP8 (model/fp8.h) */
+            o.bytes = 2 * (params - fp8_params) + fp8_rules_of(c).weight_bytes * fp8_params;
+            o.dtype = OP_FP8;
+            o.source = "distributed optimizer with --fp8-param-gather: the FP8-run weights "
+                       "all-gathered over dp in FP8, the others in bf16";
+        }
         op_list_push(out, &o);
     } else if (group > 1) {
         o.name = "dp_all_reduce_grads";
@@ -437,6 +520,17 @@ void ops_build_step(const struct config *c, double params, int group, struct op_
                      .source = "Adam step over the fp32 state: 32 bytes of HBM a parameter "
                                "(sharded over dp with the distributed optimizer)"};
     op_list_push(out, &opt);
+    if (fp8_params > 0 && fp8_on(c)) {
+        /* the FP8 weights' cast once an iteration: Megatron-core passes TE is_first_microbatch,
+         * so the first micro-batch quantizes each weight and the others reuse the cached copies
+         * (model/fp8.c fp8_weight_cast_bytes) */
+        struct op cast = {.kind = OP_MEMORY, .name = "fp8_weight_cast", .site = SITE_STEP,
+                          .dtype = OP_FP8, .fw_bytes = fp8_weight_cast_bytes(c) * fp8_params,
+                          .source = "FP8 weight quantization, once an iteration (TE's weight "
+                                    "cache across micro-batches): reads bf16, writes the "
+                                    "recipe's copies"};
+        op_list_push(out, &cast);
+    }
 }
 
 void ops_build_layer(const struct config *c, int seq, struct op_list *out)

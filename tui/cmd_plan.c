@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/fp8.h"
 #include "model/framework.h"
 #include "model/presets.h"
 #include "model/profile.h"
@@ -106,6 +107,16 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "distributed-optimizer", .type = CMD_PLAN, .value = CMD_PLAN_DIST_OPT,
      .help = "fp32 master weights and Adam state sharded over dp\n"
              "(6 + 12/dp bytes a parameter)"},
+    {.name = "fp8", .arg = "RECIPE", .type = CMD_PLAN, .value = CMD_PLAN_FP8,
+     .help = "the linear layers' GEMMs in FP8 (Megatron's --fp8-recipe): delayed |\n"
+             "tensorwise (current scaling) | blockwise (1x128 / 128x128) |\n"
+             "mxfp8 (Blackwell only) | none (bf16, the default); docs/fp8.md"},
+    {.name = "fp8-format", .arg = "F", .type = CMD_PLAN, .value = CMD_PLAN_FP8_FORMAT,
+     .help = "hybrid (E4M3 forward, E5M2 gradients; the default) | e4m3:\n"
+             "the same bytes and rate, carried for the launch scripts"},
+    {.name = "fp8-param-gather", .type = CMD_PLAN, .value = CMD_PLAN_FP8_PARAM_GATHER,
+     .help = "the FP8 weights kept in FP8 only (no bf16 copy) and\n"
+             "all-gathered in FP8 by the distributed optimizer"},
     {.name = "cross-entropy-loss-fusion", .type = CMD_PLAN, .value = CMD_PLAN_CE_FUSION,
      .help = "the fused vocabulary-parallel cross-entropy: no fp32 logits\n"
              "kept (default for Megatron-core models)"},
@@ -283,6 +294,17 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         return MT_OK;
     case CMD_PLAN_DIST_OPT:
         c->distributed_optimizer = true;
+        return MT_OK;
+    case CMD_PLAN_FP8:
+        if (fp8_recipe_parse(arg, &c->cluster.fp8_recipe, e) != MT_OK)
+            return err_wrap(e, "--fp8");
+        return MT_OK;
+    case CMD_PLAN_FP8_FORMAT:
+        if (fp8_format_parse(arg, &c->cluster.fp8_format, e) != MT_OK)
+            return err_wrap(e, "--fp8-format");
+        return MT_OK;
+    case CMD_PLAN_FP8_PARAM_GATHER:
+        c->cluster.fp8_param_gather = true;
         return MT_OK;
     case CMD_PLAN_CE_FUSION:
     case CMD_PLAN_NO_CE_FUSION:
