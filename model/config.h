@@ -71,7 +71,7 @@ enum fp8_recipe { FP8_NONE, FP8_DELAYED, FP8_TENSORWISE, FP8_BLOCKWISE, FP8_MXFP
                   FP8_RECIPE__COUNT };
 /* Megatron-LM's --fp8-format: hybrid (E4M3 forward, E5M2 gradients) or e4m3 everywhere. Both
  * are one byte at the same tensor-core rate: carried for the round trip, priced alike. */
-enum fp8_format { FP8_FORMAT_DEFAULT, FP8_FORMAT_HYBRID, FP8_FORMAT_E4M3, FP8_FORMAT__COUNT };
+enum fp8_format { FP8_FORMAT_HYBRID, FP8_FORMAT_E4M3, FP8_FORMAT__COUNT }; /* hybrid: the default */
 
 /* Limits checked before anything is allocated from input. */
 #define CONFIG_MAX_DEVICES 131072 /* Llama 3 trained on 16,384 GPUs; 8x that */

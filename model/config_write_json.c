@@ -277,7 +277,7 @@ struct cJSON *config_to_cjson(const struct config *c)
         /* FP8 (model/fp8.h), where set */
         if (k->fp8_recipe != FP8_NONE)
             cJSON_AddStringToObject(cl, "fp8_recipe", fp8_recipe_name(k->fp8_recipe));
-        if (k->fp8_format != FP8_FORMAT_DEFAULT)
+        if (k->fp8_format != FP8_FORMAT_HYBRID)
             cJSON_AddStringToObject(cl, "fp8_format", fp8_format_name(k->fp8_format));
         if (k->fp8_param_gather)
             cJSON_AddBoolToObject(cl, "fp8_param_gather", true);

@@ -46,7 +46,7 @@
 
 static const char *const recipe_names[FP8_RECIPE__COUNT] = {"none", "delayed", "tensorwise",
                                                             "blockwise", "mxfp8"};
-static const char *const format_names[FP8_FORMAT__COUNT] = {"hybrid", "hybrid", "e4m3"};
+static const char *const format_names[FP8_FORMAT__COUNT] = {"hybrid", "e4m3"};
 
 int fp8_recipe_parse(const char *s, enum fp8_recipe *out, struct mt_err *e)
 {
@@ -71,7 +71,7 @@ const char *fp8_recipe_names_line(void)
 
 int fp8_format_parse(const char *s, enum fp8_format *out, struct mt_err *e)
 {
-    for (int i = FP8_FORMAT_HYBRID; i < FP8_FORMAT__COUNT; i++)
+    for (int i = 0; i < FP8_FORMAT__COUNT; i++)
         if (strcasecmp(s, format_names[i]) == 0) {
             *out = (enum fp8_format)i;
             return MT_OK;
@@ -101,7 +101,7 @@ int config_validate_fp8(const struct config *c, struct mt_err *e)
     NEED((unsigned)k->fp8_recipe < FP8_RECIPE__COUNT, "cluster.fp8_recipe: unknown recipe");
     NEED((unsigned)k->fp8_format < FP8_FORMAT__COUNT, "cluster.fp8_format: unknown format");
     if (!fp8_on(c)) {
-        NEED(k->fp8_format == FP8_FORMAT_DEFAULT,
+        NEED(k->fp8_format == FP8_FORMAT_HYBRID,
              "cluster.fp8_format: %s given without cluster.fp8_recipe (the GEMMs are bf16)",
              fp8_format_name(k->fp8_format));
         NEED(!k->fp8_param_gather,

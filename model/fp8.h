@@ -25,7 +25,7 @@ int fp8_recipe_parse(const char *s, enum fp8_recipe *out, struct mt_err *e);
 const char *fp8_recipe_name(enum fp8_recipe r);
 /* "none delayed tensorwise blockwise mxfp8", for --help and messages */
 const char *fp8_recipe_names_line(void);
-/* "hybrid" | "e4m3"; MT_EINVAL otherwise. FP8_FORMAT_DEFAULT is named "hybrid". */
+/* "hybrid" (the default) | "e4m3"; MT_EINVAL otherwise. */
 int fp8_format_parse(const char *s, enum fp8_format *out, struct mt_err *e);
 const char *fp8_format_name(enum fp8_format f);
 

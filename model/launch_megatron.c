@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/fp8.h"
 #include "model/launch_internal.h"
 #include "util/err.h"
 
@@ -23,7 +24,9 @@ enum mf_id {
     F_SEQ, F_MAXPOS, F_VOCAB, F_TOKTYPE, F_TOKMODEL, F_DIVBY, F_UNTIE, F_KVCH, F_QKNORM,
     F_TP, F_PP, F_VPP_LAYERS, F_VPP_STAGES, F_CP, F_EP, F_ETP, F_EXPERTS, F_MLA, F_SP, F_DISTOPT,
     F_MBS, F_GBS, F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_MODULES, F_RC_ACT, F_BF16, F_FP16,
-    F_ATTN, F_FLASH, F__COUNT,
+    F_ATTN, F_FLASH,
+    F_FP8_FORMAT, F_FP8_RECIPE, F_FP8_PARAM, /* model/fp8.h */
+    F__COUNT,
     F_WARN = 100, /* not modelled: said */
     F_SKIP,       /* skipped on purpose */
 };
@@ -83,15 +86,15 @@ static const struct mflag mflags[] = {
     {"--fp16", A_NONE, F_FP16, NULL},
     {"--attention-backend", A_ONE, F_ATTN, NULL},
     {"--use-flash-attn", A_NONE, F_FLASH, NULL},
+    {"--fp8-format", A_ONE, F_FP8_FORMAT, NULL},
+    {"--fp8-recipe", A_ONE, F_FP8_RECIPE, NULL},
+    {"--fp8-param-gather", A_NONE, F_FP8_PARAM, NULL},
     /* what matters and is not modelled: said in the warning line */
     {"--pipeline-model-parallel-layout", A_ONE, F_WARN, "uneven stages: " ISSUE39},
     {"--decoder-first-pipeline-num-layers", A_ONE, F_WARN, "uneven stages: " ISSUE39},
     {"--decoder-last-pipeline-num-layers", A_ONE, F_WARN, "uneven stages: " ISSUE39},
     {"--account-for-embedding-in-pipeline-split", A_NONE, F_WARN, "uneven stages: " ISSUE39},
     {"--account-for-loss-in-pipeline-split", A_NONE, F_WARN, "uneven stages: " ISSUE39},
-    {"--fp8-format", A_ONE, F_WARN, "FP8: " ISSUE39},
-    {"--fp8-recipe", A_ONE, F_WARN, "FP8: " ISSUE39},
-    {"--fp8-param-gather", A_NONE, F_WARN, "FP8: " ISSUE39},
     {"--fp8-*", A_MAYBE, F_SKIP, NULL}, /* the FP8 recipe's details: --fp8-format says it */
     {"--fp4-*", A_MAYBE, F_WARN, "FP4"},
     {"--overlap-grad-reduce", A_NONE, F_WARN, "the dp all-reduce overlapped with the backward"},
@@ -555,6 +558,35 @@ static int mr_model(struct mread *r, int tp, struct config *c)
     return MT_OK;
 }
 
+/* Megatron's FP8 flags (megatron/core/transformer/transformer_config.py): --fp8-format
+ * (e4m3 | hybrid) turns FP8 on, --fp8-recipe picks the recipe (default delayed),
+ * --fp8-param-gather keeps the weights in FP8 (model/fp8.h). */
+static int mr_fp8(struct mread *r, struct config *c)
+{
+    const char *fmt = mr_str(r, F_FP8_FORMAT), *rec = mr_str(r, F_FP8_RECIPE);
+    struct mt_err pe;
+    if (fmt == NULL) {
+        if (rec || r->v[F_FP8_PARAM].given)
+            launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                        "%s without --fp8-format (Megatron trains in bf16: so does the plan)",
+                        rec ? "--fp8-recipe" : "--fp8-param-gather");
+        return MT_OK;
+    }
+    const struct mval *f = &r->v[F_FP8_FORMAT], *g = &r->v[F_FP8_RECIPE];
+    if (fp8_format_parse(fmt, &c->cluster.fp8_format, &pe) != MT_OK)
+        return mr_fail_at(r, f->val ? f->val : f->at, "--fp8-format: %s", pe.msg);
+    c->cluster.fp8_recipe = FP8_DELAYED; /* TransformerConfig.fp8_recipe's default */
+    if (rec && (strcasecmp(rec, "none") == 0 ||
+                fp8_recipe_parse(rec, &c->cluster.fp8_recipe, &pe) != MT_OK))
+        return mr_fail_at(r, g->val ? g->val : g->at,
+                          "--fp8-recipe: '%s' is not modelled (delayed, tensorwise, blockwise or "
+                          "mxfp8; a custom quantizer is not)",
+                          rec);
+    c->cluster.fp8_param_gather = r->v[F_FP8_PARAM].given;
+    launch_fp8_device(c, &r->nt);
+    return MT_OK;
+}
+
 static void mr_recompute(struct mread *r, struct launch_info *info)
 {
     const char *g = mr_str(r, F_RC_GRAN);
@@ -694,6 +726,8 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
             launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
                         "fp32 training (no --bf16 or --fp16): planned as bf16 mixed precision");
         mr_recompute(r, &li);
+        if (rc == MT_OK)
+            rc = mr_fp8(r, &c);
         snprintf(c.source, sizeof c.source, "%s", name);
     }
     if (rc == MT_OK && config_validate(&c, e) != MT_OK)
