@@ -54,6 +54,13 @@ static const struct model_preset model_table[] = {
      "Megatron-LM's GPT-3 13B)"},
     {SHAPE("GPT-3-175B", ARCH_GPT3, 12288, 96, 96, 2048, 50257, 49152, 0, false),
      "Brown et al. 2020, Table 2.1"},
+    /* NVIDIA NeMo's GPT-3 shapes (nemo/collections/llm/gpt/model/base.py GPTConfig5B and
+     * GPTConfig20B: GELU, layer norm, biases, learned positions, tied embeddings, s = 2048),
+     * the models of NeMo's performance summaries; the GPT-2 BPE vocabulary */
+    {SHAPE("NeMo-GPT3-5B", ARCH_GPT3, 4096, 24, 32, 2048, 50257, 16384, 0, false),
+     "NVIDIA NeMo GPTConfig5B (nemo/collections/llm/gpt/model/base.py)"},
+    {SHAPE("NeMo-GPT3-20B", ARCH_GPT3, 6144, 44, 48, 2048, 50257, 24576, 0, false),
+     "NVIDIA NeMo GPTConfig20B (nemo/collections/llm/gpt/model/base.py)"},
     {SHAPE("LLaMA-2-7B", ARCH_LLAMA2, 4096, 32, 32, 4096, 32000, 11008, 32, false),
      "meta-llama/Llama-2-7b-hf config.json"},
     {SHAPE("LLaMA-2-13B", ARCH_LLAMA2, 5120, 40, 40, 4096, 32000, 13824, 40, false),

@@ -40,7 +40,7 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "model", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_MODEL,
      .heading = cmd_plan_config_help,
      .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny tiny-llama GPT-3-13B "
-             "GPT-3-175B LLaMA-2-7B LLaMA-2-13B LLaMA-2-70B Llama-3.1-8B Llama-3.1-70B "
+             "GPT-3-175B NeMo-GPT3-5B NeMo-GPT3-20B LLaMA-2-7B LLaMA-2-13B LLaMA-2-70B Llama-3.1-8B Llama-3.1-70B "
              "Llama-3.1-405B DeepSeek-V3 DeepSeek-V2-Lite Qwen3-30B-A3B Qwen3-235B-A22B "
              "Mixtral-8x7B Mixtral-8x22B\n"
              "(the first four: the paper's Table 4 shapes; mario-tui models)"},
