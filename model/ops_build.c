@@ -157,6 +157,29 @@ struct op *ops_push_linear(struct op_list *l, const struct shape *sh, enum op_si
     return ops_push_fp8_gemm(l, sh, &o, in_elems, m * n);
 }
 
+struct op *ops_push_norm_linear(struct op_list *l, const struct shape *sh, enum op_site site,
+                                const char *name, const char *source, double m, double n,
+                                double k, double params, double keep)
+{
+    if (sh->fp8.recipe == FP8_NONE || sh->fp8.amax_pass || !(keep > 0))
+        return ops_push_linear(l, sh, site, name, source, m, n, k, params, keep);
+    size_t at = l->n;
+    while (at > 0 && l->op[at - 1].kind != OP_MEMORY)
+        at--; /* past the entry's collectives */
+    double in_elems = keep / sh->e;
+    struct op *o = ops_push_linear(l, sh, site, name, source, m, n, k, params, keep);
+    if (at == 0)
+        return o;
+    /* the norm writes no bf16 output; the quantize op only writes the FP8 copies */
+    struct op *norm = &l->op[at - 1], *cast = &l->op[l->n - 2];
+    norm->fw_bytes -= sh->e * in_elems;
+    cast->fw_bytes -= sh->e * in_elems;
+    cast->source = "FP8 quantize fused into the norm before it (TE LayerNormLinear): the FP8 "
+                   "copies of the norm's output written in its kernel (forward); the output "
+                   "gradient's cast (backward)";
+    return &l->op[l->n - 1];
+}
+
 struct op *ops_push_mem(struct op_list *l, const struct shape *sh, enum op_site site,
                            const char *name, const char *source, double fw_bytes,
                            double bw_bytes, double params, double keep)
@@ -277,7 +300,7 @@ void ops_build_attention(struct op_list *l, const struct shape *sh)
     ops_push_norm(l, sh, SITE_LAYER, "attn_norm", e * sh->tok_r * h);
     ops_push_tp_entry_linear(l, sh, SITE_LAYER, "tp_gather_attn", "tp_reduce_attn_dx",
                              "tp_regather_attn");
-    ops_push_linear(l, sh, SITE_LAYER, "qkv",
+    ops_push_norm_linear(l, sh, SITE_LAYER, "qkv",
               "column-parallel linear [q | k | v]: 2mnk, K/V narrower with GQA (Ainslie et al. "
               "2023); keeps its input (Korthikanti Table 2: 2sbh)",
               T, qkv_n, h, h * qkv_n + (qkv_bias ? qkv_n : 0), e * sh->tok_r * h);
@@ -340,7 +363,7 @@ void ops_build_dense_mlp(struct op_list *l, const struct shape *sh)
     ops_push_tp_entry_linear(l, sh, SITE_LAYER, "tp_gather_mlp", "tp_reduce_mlp_dx",
                              "tp_regather_mlp");
     if (sh->mlp == MLP_GELU) {
-        ops_push_linear(l, sh, SITE_LAYER, "fc1",
+        ops_push_norm_linear(l, sh, SITE_LAYER, "fc1",
                   "column-parallel linear h -> f: 2mnk; keeps its input (2sbh)", T, f, h,
                   h * f + (bias ? f : 0), e * sh->tok_r * h);
         ops_push_mem(l, sh, SITE_LAYER, "gelu",
@@ -352,7 +375,7 @@ void ops_build_dense_mlp(struct op_list *l, const struct shape *sh)
                   f * h + (bias ? h : 0), e * T * f);
     } else {
         bool geglu = sh->mlp == MLP_GEGLU;
-        ops_push_linear(l, sh, SITE_LAYER, "gate_up",
+        ops_push_norm_linear(l, sh, SITE_LAYER, "gate_up",
                   "column-parallel linear h -> [gate | up] 2f (Shazeer 2020, GLU variants: three "
                   "matrices in all): 2mnk; keeps its input",
                   T, 2 * f, h, 2 * h * f + (bias ? 2 * f : 0), e * sh->tok_r * h);

@@ -61,7 +61,7 @@ void ops_build_mla(struct op_list *l, const struct shape *sh)
                      "RMSNorm of the query latent (q_a_layernorm): reads and writes T q_lora; "
                      "keeps its input",
                      2 * e * T * ql, 3 * e * T * ql, ql, e * T * ql);
-        ops_push_linear(l, sh, SITE_LAYER, "q_up",
+        ops_push_norm_linear(l, sh, SITE_LAYER, "q_up",
                       "MLA query up-projection q_lora -> heads (d_nope + d_rope) (W^UQ, W^QR), "
                       "column-parallel: 2mnk; keeps its input",
                       T, a * dqk, ql, ql * a * dqk, e * T * ql);
@@ -75,7 +75,7 @@ void ops_build_mla(struct op_list *l, const struct shape *sh)
                  "RMSNorm of the key-value latent (kv_a_layernorm): reads and writes T kv_lora; "
                  "keeps its input",
                  2 * e * T * kl, 3 * e * T * kl, kl, e * T * kl);
-    ops_push_linear(l, sh, SITE_LAYER, "kv_up",
+    ops_push_norm_linear(l, sh, SITE_LAYER, "kv_up",
                   "MLA key-value up-projection kv_lora -> heads (d_nope + d_v) (W^UK, W^UV), "
                   "column-parallel: 2mnk; keeps its input",
                   T, a * (sh->d_nope + dv), kl, kl * a * (sh->d_nope + dv), e * T * kl);

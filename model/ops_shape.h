@@ -71,6 +71,15 @@ struct op *ops_push_gemm(struct op_list *l, const struct shape *sh, enum op_site
 struct op *ops_push_linear(struct op_list *l, const struct shape *sh, enum op_site site,
                            const char *name, const char *source, double m, double n, double k,
                            double params, double keep);
+/* The same for a linear layer fused with the norm before it (Transformer Engine's
+ * LayerNormLinear: Megatron's TELayerNormColumnParallelLinear for QKV and fc1, MLA's up
+ * projections): the norm kernel writes the input in FP8 (TE layernorm_linear.py,
+ * with_quantized_norm), so the norm's bf16 output is neither written nor read again; under
+ * current scaling the amax comes first and the cast stays its own pass. The norm is the last
+ * memory-bound op of the list. */
+struct op *ops_push_norm_linear(struct op_list *l, const struct shape *sh, enum op_site site,
+                                const char *name, const char *source, double m, double n,
+                                double k, double params, double keep);
 /* The same quantization around an FP8 GEMM record already filled (the experts' grouped GEMMs):
  * pushes the quantize op, then *o in FP8, and returns the stored record. in_elems: the input
  * elements this rank quantizes; out_elems: the output gradient's. */

@@ -5,9 +5,12 @@
  *   QKV is (4096 x 4096) . (4096 x 6144): 2mnk = 206,158,430,208 FLOPs in either dtype; a
  *   GEMM this large sits at the same point of the shape curve in both, so its FP8 time over
  *   its bf16 time is (989 x 0.803) / (1979 x 0.709) = 0.56601 (blockwise: / (1.41 / 1.57));
- *   its quantize kernel reads the bf16 input (4096 x 4096 = 16,777,216 elements) and writes a
+ *   a quantize kernel reads the bf16 input (4096 x 4096 = 16,777,216 elements) and writes a
  *   rowwise and a transposed FP8 copy: 4 bytes an element, 67,108,864 B (current scaling reads
- *   it twice: 6 B, 100,663,296); backward the same over the output gradient, 4096 x 6144 =
+ *   it twice: 6 B, 100,663,296); QKV's input is the norm's output, which TE's LayerNormLinear
+ *   writes in FP8 itself (all but current scaling): its cast only writes the copies (2 B an
+ *   element) and the norm writes 2 B an element less; backward the same over the output
+ *   gradient, 4096 x 6144 =
  *   25,165,824 elements; blockwise and MXFP8 write 1 + 4/128 and 1 + 1/32 bytes a copy:
  *   2 + 2 x 1.03125 = 4.0625 B an element; a per-tensor recipe on Blackwell one copy: 3 B;
  *   what QKV keeps falls from its bf16 input (33,554,432 B) to the FP8 copy (16,777,216 B);
@@ -142,41 +145,55 @@ static void test_time_ratio(void)
 /* The quantize kernel's bytes and the kept bytes by recipe and device */
 static void test_quantize_and_keep(void)
 {
+    /* per_elem: HBM bytes an element the cast moves (read + written); fused: the norm writes
+     * the copies itself (all but current scaling), so QKV's forward cast only writes them and
+     * the norm writes 2 bytes an element less; act: kept bytes an element */
     static const struct {
         const char *device;
         enum fp8_recipe r;
-        double per_elem, act; /* HBM bytes an element the cast moves; kept bytes an element */
+        double per_elem, act;
+        bool fused;
     } cases[] = {
-        {"H100-80G", FP8_DELAYED, 2 + 2, 1},
-        {"H100-80G", FP8_TENSORWISE, 4 + 2, 1},
-        {"H100-80G", FP8_BLOCKWISE, 2 + 2 * (1 + 4.0 / 128), 1 + 4.0 / 128},
-        {"B200", FP8_MXFP8, 2 + 2 * (1 + 1.0 / 32), 1 + 1.0 / 32},
-        {"B200", FP8_DELAYED, 2 + 1, 1},
-        {"B200", FP8_TENSORWISE, 4 + 1, 1},
+        {"H100-80G", FP8_DELAYED, 2 + 2, 1, true},
+        {"H100-80G", FP8_TENSORWISE, 4 + 2, 1, false},
+        {"H100-80G", FP8_BLOCKWISE, 2 + 2 * (1 + 4.0 / 128), 1 + 4.0 / 128, true},
+        {"B200", FP8_MXFP8, 2 + 2 * (1 + 1.0 / 32), 1 + 1.0 / 32, true},
+        {"B200", FP8_DELAYED, 2 + 1, 1, true},
+        {"B200", FP8_TENSORWISE, 4 + 1, 1, false},
     };
     struct config b;
     llama8b(&b, "H100-80G", FP8_NONE);
     double act_bf16 = cost_layer_act_bytes(&b);
+    struct op_list lb;
+    layer(&b, &lb);
+    double norm_bf16 = op_hbm_bytes(find(&lb, "attn_norm"), PASS_FW);
+    op_list_fini(&lb);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct config c;
         struct op_list l;
         llama8b(&c, cases[i].device, cases[i].r);
         layer(&c, &l);
         const struct op *q = before(&l, "qkv"), *g = find(&l, "qkv");
-        CHECK_NEAR(op_hbm_bytes(q, PASS_FW), cases[i].per_elem * QKV_IN, 1e-3);
+        double fused = cases[i].fused ? 2 : 0;
+        CHECK_NEAR(op_hbm_bytes(q, PASS_FW), (cases[i].per_elem - fused) * QKV_IN, 1e-3);
+        CHECK_NEAR(op_hbm_bytes(find(&l, "attn_norm"), PASS_FW), norm_bf16 - fused * QKV_IN, 1e-3);
         CHECK_NEAR(op_hbm_bytes(q, PASS_B), cases[i].per_elem * QKV_OUT, 1e-3);
+        /* proj's input (the attention's output) has no norm before it: its cast reads it */
+        CHECK_NEAR(op_hbm_bytes(before(&l, "proj"), PASS_FW), cases[i].per_elem * QKV_IN, 1e-3);
         CHECK_NEAR(g->keep_bytes, cases[i].act * QKV_IN, 1e-3);
         CHECK_NEAR(g->w_keep_bytes, cases[i].act * (QKV_IN + QKV_OUT), 1e-3);
         /* the layer keeps (2 - act) bytes less a linear input element */
         CHECK_NEAR(act_bf16 - cost_layer_act_bytes(&c), (2 - cases[i].act) * LAYER_IN, 1e-3);
         op_list_fini(&l);
     }
-    /* the delayed case worked out: 67,108,864 B forward, 100,663,296 B backward */
+    /* the delayed case worked out: proj's cast 67,108,864 B forward; QKV's 33,554,432 B (the
+     * copies alone, written by the norm's kernel), 100,663,296 B backward */
     struct config c;
     struct op_list l;
     llama8b(&c, "H100-80G", FP8_DELAYED);
     layer(&c, &l);
-    CHECK_NEAR(op_hbm_bytes(before(&l, "qkv"), PASS_FW), 67108864.0, 0);
+    CHECK_NEAR(op_hbm_bytes(before(&l, "proj"), PASS_FW), 67108864.0, 0);
+    CHECK_NEAR(op_hbm_bytes(before(&l, "qkv"), PASS_FW), 33554432.0, 0);
     CHECK_NEAR(op_hbm_bytes(before(&l, "qkv"), PASS_B), 100663296.0, 0);
     /* an FP8 GEMM reads 1-byte operands and writes a bf16 result: FW 1 x (mk + kn) + 2 mn */
     const struct op *g = find(&l, "qkv");
