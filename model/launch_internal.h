@@ -15,7 +15,7 @@ struct mt_err;
 
 /* What a reader collects on its way: the pieces of the warning line and the assumptions. */
 struct launch_notes {
-    char unmodelled[LAUNCH_NOTE_LEN]; /* "--fp8-format hybrid (FP8: issue 39), ..." */
+    char unmodelled[LAUNCH_NOTE_LEN]; /* "--fp4-recipe nvfp4 (FP4), ..." */
     char unknown[LAUNCH_NOTE_LEN];    /* flags or keys not recognised */
     char assumed[LAUNCH_NOTE_LEN];
 };

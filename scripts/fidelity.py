@@ -5,7 +5,7 @@ Every row of data/fidelity/*.tsv (one file per source, each with its provenance 
 of the paper's Table 5 (tests/data/paper_table5.tsv, kept where its test reads it) becomes a
 mario-tui command; the predicted figure is set beside the measured one in the unit the source
 printed, and the mean absolute percentage error (MAPE) is taken per source over the rows the tool
-can express. A row it cannot express yet (FSDP, FP8, context parallelism, MoE, a model with no
+can express. A row it cannot express yet (FSDP, an FP8 recipe not modelled, MoE, a model with no
 preset, a size the binary refuses) is printed with the reason and left out of the MAPE; the
 binary's own refusal (exit 2) is quoted as the reason, so rows come in as features land.
 
