@@ -262,6 +262,20 @@ void capture_step(struct capture *c, int step, double t0_us, double t1_us, doubl
     capture_publish(c);
 }
 
+void capture_a2a(struct capture *c, int step, double t0_us, double t1_us, double bytes)
+{
+    struct capture_rec *r = capture_next(c);
+    if (r == NULL)
+        return;
+    r->kind = CAPTURE_A2A;
+    r->t0_us = t0_us;
+    r->t1_us = t1_us;
+    r->value = bytes;
+    r->op = r->mb = r->part = r->stage = r->peer = -1;
+    r->step = step;
+    capture_publish(c);
+}
+
 void capture_set_state(struct capture *c, enum capture_state s, const char *msg)
 {
     struct capture_head *h = capture_head(c);

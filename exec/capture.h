@@ -22,6 +22,8 @@ enum capture_kind {
     CAPTURE_INSTR = 1, /* one instruction: t0..t1, value = bytes held at its end */
     CAPTURE_MEM,       /* the memory counter changed: t0, value = bytes held */
     CAPTURE_STEP,      /* a step ended: t0..t1 = the step, value = mean loss (rank 0 knows it) */
+    CAPTURE_A2A,       /* a MoE token exchange (exec/xformer_moe.h): t0..t1, value = bytes sent
+                        * to other ranks */
 };
 
 /* One record; plain old data, so spool files and MPI gathers carry it as bytes. */
@@ -84,6 +86,7 @@ void capture_instr(struct capture *c, const struct instr *in, int step, double t
                    size_t mem_bytes);
 void capture_mem(struct capture *c, size_t bytes);
 void capture_step(struct capture *c, int step, double t0_us, double t1_us, double loss);
+void capture_a2a(struct capture *c, int step, double t0_us, double t1_us, double bytes);
 /* Notes that the rank is alive and what it waits for (waits call it while polling, and with
  * COMM_WAIT_NONE when done; records imply life); a wait that ends goes to the spool's past
  * waits. ctx is the capture, as for comm_set_idle_hook. */

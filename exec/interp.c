@@ -97,6 +97,7 @@
 #include "exec/comm.h"
 #include "exec/dataset.h"
 #include "exec/xformer.h"
+#include "exec/xformer_moe.h"
 #include "model/config.h"
 #include "model/cost.h"
 #include "sim/core/vpipe.h"
@@ -193,11 +194,23 @@ static void interp_fini(struct interp *x)
     }
     free(x->part_of_stage);
     free(x->sb);
+    if (x->ep) {
+        moe_ep_mpi_close(x->ep);
+        free(x->ep);
+    }
     free(x->inc);
     free(x->tokens);
     free(x->targets);
     free(x->stage_host);
     dataset_close(x->ds);
+}
+
+/* A MoE exchange into the trace: it ended now, `seconds` ago. */
+static void interp_a2a_hook(void *ctx, double seconds, double bytes)
+{
+    struct interp *x = ctx;
+    double t1 = capture_now_us(x->cap);
+    capture_a2a(x->cap, x->step * x->K, t1 - 1e6 * seconds, t1, bytes);
 }
 
 static int interp_setup(struct interp *x, struct mt_err *e)
@@ -213,7 +226,25 @@ static int interp_setup(struct interp *x, struct mt_err *e)
     for (int s = 0; s < x->S; s++)
         x->part_of_stage[s] = -1;
     int rc = MT_OK;
-    for (int part = 0; part < x->g->parts; part++) {
+    if (d.experts > 0) {
+        /* ep inside dp (exec/interp_check.c interp_moe_dims): this device's dp replicas;
+         * collective over the world, as every rank of a MoE run comes here */
+        x->ep = xcalloc(1, sizeof *x->ep);
+        rc = moe_ep_mpi_open(x->ep, x->dev, x->dpr, x->o->timeout_s > 30 ? x->o->timeout_s : 30,
+                             e);
+        if (rc != MT_OK) {
+            free(x->ep);
+            x->ep = NULL;
+            cost_model_fini(&cost);
+            return rc;
+        }
+        d.ep_rank = x->ep->rank;
+        if (x->cap) {
+            x->ep->on_exchange = interp_a2a_hook;
+            x->ep->exchange_ctx = x;
+        }
+    }
+    for (int part = 0; rc == MT_OK && part < x->g->parts; part++) {
         struct interp_part *ip = &x->part[x->nparts];
         ip->part = part;
         ip->stage = vpipe_stage(x->g, x->dev, 0, part);
@@ -228,6 +259,8 @@ static int interp_setup(struct interp *x, struct mt_err *e)
             err_wrap(e, "stage %d (layers %d..%d)", ip->stage, ip->first, ip->first + ip->n - 1);
             break;
         }
+        if (x->ep) /* the cpu backend's stage (interp_check_backend) */
+            xformer_stage_set_ep((struct xformer_stage *)ip->st, x->ep);
         /* an update applies the mean gradient of the micro-batches it covers (header) */
         int per_update = x->async ? (c->update_interval > 0 ? c->update_interval : 1) : x->N;
         x->b->stage_set_loss_scale(ip->st, (float)(1.0 / ((double)per_update * x->dp)));
@@ -504,6 +537,15 @@ static int interp_exec(struct interp *x, const struct instr *in, int pos, struct
     case OP_AR: {
         float *grads = x->b->stage_grads(ip->st);
         size_t n = x->b->stage_nparams(ip->st);
+        if (x->ep) {
+            /* a MoE stage: all but this rank's experts (ep = dp: no expert dp to reduce) */
+            size_t *off = xmalloc(2 * ((size_t)ip->n + 1) * sizeof *off), *len = off + ip->n + 1;
+            int nr = xformer_stage_ep_ranges((struct xformer_stage *)ip->st, off, len, ip->n + 1);
+            for (int r = 0; rc == MT_OK && r < nr; r++)
+                rc = comm_allreduce(x->cm, s, grads + off[r], len[r], e);
+            free(off);
+            break;
+        }
         if (!x->staged) {
             rc = comm_allreduce(x->cm, s, grads, n, e);
             break;
@@ -766,6 +808,11 @@ int interp_run(const struct plan *p, const struct backend_ops *b, struct comm *c
     me.max_stashed = x.max_stashed;
     me.correction_bytes = x.correction_bytes;
     me.peak_host_bytes = b->mem_host_peak && x.copy ? (double)b->mem_host_peak() : 0;
+    if (x.ep) {
+        me.a2a_s = x.ep->a2a_s;
+        me.a2a_bytes = x.ep->a2a_bytes;
+        me.a2a_calls = x.ep->a2a_calls;
+    }
     /* Gathering the per-rank figures is collective: only when every rank got here. */
     if (rc == MT_OK || all_know) {
         struct mt_err ge = {0};

@@ -111,6 +111,11 @@ struct interp_device {
     int max_stashed; /* most stashed versions held at once */
     double correction_bytes;
     double peak_host_bytes; /* offload (OF/RL): the most its copies held in host memory */
+    /* A MoE model (exec/xformer_moe.h): the token all-to-alls of its ep group over the run,
+     * dispatch and combine, forward and backward, with their per-expert count exchanges */
+    double a2a_s;     /* seconds spent in them (waiting for the group included) */
+    double a2a_bytes; /* bytes of tokens this rank sent to other ranks */
+    long a2a_calls;   /* token exchanges: 4 a MoE layer and micro-batch */
 };
 
 struct interp_result {
@@ -161,6 +166,11 @@ int interp_check_nccl(const struct plan *p, struct mt_err *e);
  * the CFW and BW scratch, 16 bytes per parameter), so the simulator predicts the memory a run
  * will measure but for the p2p buffers in flight. Caller cost_model_fini()s. */
 int interp_costs(const struct plan *p, struct cost_model *out, struct mt_err *e);
+/* The simulation's all-to-all of device dev in one step of a MoE plan: the priced time (us)
+ * and the bytes leaving the rank of the four exchanges of every MoE block and micro-batch it
+ * runs (model/ops_build_moe.c's ep ops, in the cost model's dtype); 0 for a dense model. */
+int interp_a2a_simulated(const struct plan *p, int dev, double *us, double *bytes,
+                         struct mt_err *e);
 
 /* Runs o->steps steps of the plan on this rank (o->steps / K runs of an asynchronous plan of
  * K iterations). Collective: every rank of cm calls it. A

@@ -12,6 +12,7 @@
 #include "exec/backend.h"
 #include "exec/dataset.h"
 #include "exec/xformer.h"
+#include "exec/xformer_moe.h"
 #include "model/config.h"
 #include "model/cost.h"
 #include "model/scheme_registry.h"
@@ -83,6 +84,58 @@ static int interp_block(const struct model_spec *m, enum xformer_block *out, str
     return MT_OK;
 }
 
+/* A mixture of experts as the executor runs it (exec/xformer_moe.h): every block's MLP a MoE
+ * (no dense layers between), dropless, softmax top-k routing, no load-balancing loss (the
+ * config has no coefficient key), and the expert-parallel group folded into data
+ * parallelism as Megatron folds it (ep x expert dp = dp at tp 1), with ep = dp here: the ranks
+ * of one pipeline device across the dp replicas are its ep group, attention and router
+ * replicated over it (their gradients all-reduced over it, AR), each expert on one of them
+ * (no expert dp). Whatever else a config asks is refused with its name. */
+static int interp_moe_dims(const struct config *c, struct xformer_dims *d, struct mt_err *e)
+{
+    const struct moe_spec *mo = &c->model.moe;
+    const char *name = c->model.name;
+    int ep = c->cluster.ep > 0 ? c->cluster.ep : 1;
+    if (mo->num_experts <= 0) {
+        if (ep > 1)
+            return err_set(e, MT_EINVAL, "cluster.ep %d: model %s has no experts", ep, name);
+        return MT_OK;
+    }
+    const char *missing = NULL;
+    if (mo->layer_freq > 1 || mo->first_k_dense > 0)
+        missing = "dense layers between MoE ones";
+    else if (mo->mtp_layers > 0)
+        missing = "multi-token prediction";
+    else if (mo->capacity_factor > 0)
+        missing = "an expert capacity (token dropping)";
+    else if (mo->router_bias)
+        missing = "the router's score-correction bias";
+    else if (mo->fp8_dispatch)
+        missing = "an FP8 dispatch";
+    else if (c->model.mla.kv_lora_rank > 0)
+        missing = "multi-head latent attention";
+    else if (d->block != XFORMER_BLOCK_LLAMA)
+        missing = "experts on the GPT block";
+    if (missing)
+        return err_set(e, MT_EUNSUPPORTED, "model %s: %s: the executor's MoE block has none", name,
+                       missing);
+    if (c->cluster.etp > 1)
+        return err_set(e, MT_EUNSUPPORTED, "cluster.etp %d: the executor's experts are whole",
+                       c->cluster.etp);
+    if (ep != (c->cluster.dp > 0 ? c->cluster.dp : 1))
+        return err_set(e, MT_EUNSUPPORTED,
+                       "cluster.ep %d, cluster.dp %d: the executor folds ep into dp with no expert "
+                       "data parallelism: set --ep equal to --dp",
+                       ep, c->cluster.dp);
+    d->experts = mo->num_experts;
+    d->topk = mo->router_topk;
+    d->moe_ffn = mo->ffn_hidden_size;
+    d->shared_ffn = mo->shared_ffn;
+    d->norm_topk = 1; /* Mixtral's and Qwen3-MoE's renormalised gates (model/moe.h has no key) */
+    d->ep = ep;
+    return MT_OK;
+}
+
 int interp_dims(const struct config *c, struct xformer_dims *d, int *B, int *T, struct mt_err *e)
 {
     const struct model_spec *m = &c->model;
@@ -108,6 +161,7 @@ int interp_dims(const struct config *c, struct xformer_dims *d, int *B, int *T, 
                                .layers = m->num_layers,
                                .block = block,
                                .kv_heads = block == XFORMER_BLOCK_LLAMA ? config_kv_heads(m) : 0};
+    TRY(interp_moe_dims(c, d, e));
     *B = c->micro_batch_size;
     *T = m->seq_length;
     if (xformer_dims_check(d, e) != MT_OK)
@@ -145,6 +199,12 @@ int interp_check(const struct plan *p, int ranks, struct mt_err *e)
                        "%d stages x %d micro-batches: over the %d message tags MPI guarantees",
                        g->stages, g->mbs, INTERP_MAX_TAG);
     bool replicated = interp_replicated(p);
+    if (d.experts > 0 &&
+        (scheme_registry_get(g->scheme)->replicas > 1 || config_scheme_async(g->scheme)))
+        return err_set(e, MT_EUNSUPPORTED,
+                       "%s with experts: the executor's ep group is the dp replicas of one "
+                       "device, which a scheme with its own replicas or without a flush breaks",
+                       config_scheme_name(g->scheme));
     bool async = config_scheme_async(g->scheme);
     int K = interp_plan_iterations(p), Nit = g->mbs / K;
     int U = async && c->update_interval > 0 ? c->update_interval : 1;
@@ -171,6 +231,12 @@ int interp_check(const struct plan *p, int ranks, struct mt_err *e)
                                "device %d, instruction %d (%s): step %d, but micro-batch %d "
                                "belongs to iteration %d of %d micro-batches",
                                dv, i, what, in->step, in->mb, in->mb / Nit, Nit);
+            if ((in->op == OP_CFW || in->op == OP_RC) && d.experts > 0)
+                return err_set(e, MT_EUNSUPPORTED,
+                               "device %d, instruction %d (%s): checkpointing a MoE stage is not "
+                               "implemented in the executor (its recompute would repeat the "
+                               "token all-to-all): run the plan without checkpointing",
+                               dv, i, what);
             if (in->op == OP_BW)
                 since[in->part]++;
             if (in->op == OP_OS) {
@@ -227,6 +293,10 @@ int interp_check_opts(const struct plan *p, const struct interp_opts *o, struct 
     const struct plan_geom *g = plan_geom(p);
     int K = interp_plan_iterations(p);
     const char *scheme = config_scheme_name(g->scheme);
+    if (o->stream != NULL && plan_config(p)->model.moe.num_experts > 0)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "--lengths with experts: the online memory predictor reads a layer's "
+                       "bytes off the allocator, and a MoE layer's depend on its routing");
     if (o->steps < 1 || o->steps % K != 0)
         return err_set(e, MT_EINVAL,
                        "--steps %d: the %s plan spans %d iterations and runs whole; give a "
@@ -290,6 +360,11 @@ bool interp_plan_has_copy(const struct plan *p)
 
 int interp_check_backend(const struct plan *p, const struct backend_ops *b, struct mt_err *e)
 {
+    if (plan_config(p)->model.moe.num_experts > 0 && b != &backend_cpu_ops)
+        return err_set(e, MT_EUNSUPPORTED,
+                       "model %s has experts: the executor's MoE block runs on the cpu backend "
+                       "only (--backend cpu)",
+                       plan_config(p)->model.name);
     if (b->copy_start == NULL && interp_plan_has_copy(p))
         return err_set(e, MT_EUNSUPPORTED,
                        "the plan offloads activations (OF/RL) and the %s backend does not run "
@@ -319,8 +394,49 @@ int interp_costs(const struct plan *p, struct cost_model *out, struct mt_err *e)
     TRY(interp_dims(c, &d, &B, &T, e));
     TRY(scheme_costs(c, out, e));
     out->unit = false;
-    for (int s = 0; s < out->num_stages; s++)
-        cost_stage_bytes_exec(c, T, &out->stage[s]);
+    for (int s = 0; s < out->num_stages; s++) {
+        struct stage_cost *st = &out->stage[s];
+        cost_stage_bytes_exec(c, T, st);
+        if (d.experts > 0) {
+            /* the MoE block's own figures: its parameters (E / ep experts a rank) and what a
+             * forward's MoE handle keeps per layer at balanced routing; the dense layout above
+             * still counts the block's (unused) dense MLP buffers, which the executor holds */
+            struct moe_dims md = {d.channels, d.experts, d.topk, d.moe_ffn, d.shared_ffn,
+                                  d.norm_topk, 0.0f};
+            double moe = (double)moe_act_bytes_balanced(&md, d.ep, B * T);
+            st->static_bytes = 16.0 * (double)xformer_param_count(&d, st->first_layer,
+                                                                  st->num_layers);
+            st->act += st->num_layers * moe;
+            st->layer_act += moe;
+            /* transients at balanced routing (R = N k copies): a forward holds the received
+             * rows and the outputs going home at once (one R x C over what it keeps); a
+             * backward the gates' gradient, two R x C gradient buffers and R x 2F (the
+             * expert GEMMs' scratch) besides backward_run's own */
+            double R = (double)B * T * d.topk;
+            st->fw_work_bytes += 4.0 * R * d.channels;
+            st->bw_work_bytes += 4.0 * (R + 2 * R * d.channels + 2 * R * d.moe_ffn);
+        }
+    }
+    return MT_OK;
+}
+
+int interp_a2a_simulated(const struct plan *p, int dev, double *us, double *bytes,
+                         struct mt_err *e)
+{
+    const struct config *c = plan_config(p);
+    const struct plan_geom *g = plan_geom(p);
+    *us = *bytes = 0;
+    if (c->model.moe.num_experts <= 0)
+        return MT_OK;
+    struct cost_model cost;
+    TRY(interp_costs(p, &cost, e));
+    int layers = 0;
+    for (int part = 0; part < g->parts; part++)
+        layers += cost.stage[vpipe_stage(g, dev, 0, part)].num_layers;
+    cost_model_fini(&cost);
+    double layer_bytes = 0, layer_us = moe_block_a2a_us(c, &layer_bytes);
+    *us = layer_us * layers * g->mbs;
+    *bytes = layer_bytes * layers * g->mbs;
     return MT_OK;
 }
 

@@ -98,6 +98,7 @@ struct interp {
     bool rec_on;                   /* record the allocations of the running forward / recompute */
     double *inc;                   /* their sizes, in order */
     int ninc, cap_inc;
+    struct moe_ep *ep; /* a MoE model's ep group: this device's ranks across dp (NULL: dense) */
 };
 
 /* The (mb, stage) tables' index. */

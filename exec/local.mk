@@ -2,7 +2,8 @@
 # byte-level dataset; the interpreter, MPI communication, trace capture and the launcher.
 # The CUDA backend (cuBLAS + kernels) and NCCL are added when configure finds them.
 noinst_LIBRARIES += libmt_exec.a
-libmt_exec_a_SOURCES = exec/xformer.h exec/xformer_cpu.c exec/xformer_llama.h exec/xformer_llama.c exec/memcount.h exec/memcount.c \
+libmt_exec_a_SOURCES = exec/xformer.h exec/xformer_cpu.c exec/xformer_llama.h exec/xformer_llama.c exec/xformer_gpt.h exec/xformer_gpt.c \
+	exec/xformer_moe.h exec/xformer_moe.c exec/moe_comm_mpi.c exec/moe_sim.c exec/memcount.h exec/memcount.c \
 	exec/dataset.h exec/dataset.c exec/check.h exec/check.c exec/backend.h exec/backend_cpu.c \
 	exec/copy_cpu.h exec/copy_cpu.c \
 	exec/comm.h exec/comm_mpi.c exec/capture.h exec/capture.c exec/interp.h exec/interp.c exec/fault.h exec/fault.c exec/interp_check.c \
@@ -47,6 +48,9 @@ tests_unit_test_xformer_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
 check_PROGRAMS += tests/unit/test_xformer_llama
 TESTS += tests/unit/test_xformer_llama
 tests_unit_test_xformer_llama_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
+check_PROGRAMS += tests/unit/test_xformer_moe
+TESTS += tests/unit/test_xformer_moe
+tests_unit_test_xformer_moe_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
 check_PROGRAMS += tests/unit/test_copy_cpu
 TESTS += tests/unit/test_copy_cpu
 tests_unit_test_copy_cpu_LDADD = libmt_exec.a libmt_util.a $(BLAS_LIBS) -lm
@@ -56,7 +60,10 @@ check_PROGRAMS += tests/mpi/exec_ref
 tests_mpi_exec_ref_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS)
 tests_mpi_exec_ref_LDADD = libmt_exec.a libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) \
 	$(BLAS_LIBS) -lm
-MPI_TESTS = tests/mpi/test_run_cli.sh tests/mpi/test_train.sh tests/mpi/test_fault.sh \
+check_PROGRAMS += tests/mpi/moe_ep
+tests_mpi_moe_ep_CPPFLAGS = $(AM_CPPFLAGS) $(BLAS_CFLAGS) $(MPI_CFLAGS)
+tests_mpi_moe_ep_LDADD = libmt_exec.a libmt_util.a $(MPI_LIBS) $(BLAS_LIBS) -lm
+MPI_TESTS = tests/mpi/test_moe_ep.sh tests/mpi/test_moe_schedules.sh tests/mpi/test_run_cli.sh tests/mpi/test_train.sh tests/mpi/test_fault.sh \
 	tests/mpi/test_equivalence_v.sh tests/mpi/test_equivalence_x.sh \
 	tests/mpi/test_equivalence_llama_v.sh tests/mpi/test_equivalence_llama_w.sh \
 	tests/mpi/test_equivalence_llama_zbv.sh \

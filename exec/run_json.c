@@ -11,6 +11,7 @@
 #include "model/seqlen.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
+#include "util/err.h"
 
 static void report_inputs(cJSON *o, const struct interp_report *rep)
 {
@@ -127,6 +128,19 @@ char *interp_report_json(const struct interp_report *rep)
         cJSON_AddNumberToObject(j, "stashed_versions", d->max_stashed);
         cJSON_AddNumberToObject(j, "correction_memory", d->correction_bytes);
         cJSON_AddNumberToObject(j, "peak_host_memory", d->peak_host_bytes);
+        if (plan_config(rep->plan)->model.moe.num_experts > 0) {
+            /* the run's token all-to-alls, measured, beside the simulation's for as many
+             * steps (interp_a2a_simulated) */
+            cJSON_AddNumberToObject(j, "a2a_time", d->a2a_s);
+            cJSON_AddNumberToObject(j, "a2a_bytes", d->a2a_bytes);
+            cJSON_AddNumberToObject(j, "a2a_exchanges", (double)d->a2a_calls);
+            double us = 0, bytes = 0;
+            struct mt_err ae = {0};
+            if (interp_a2a_simulated(rep->plan, d->dev, &us, &bytes, &ae) == MT_OK) {
+                cJSON_AddNumberToObject(j, "simulated_a2a_time", us * 1e-6 * r->steps);
+                cJSON_AddNumberToObject(j, "simulated_a2a_bytes", bytes * r->steps);
+            }
+        }
         if (sim) {
             cJSON_AddNumberToObject(j, "simulated_peak_activation_memory",
                                     sim->dev[d->dev].peak_dynamic);

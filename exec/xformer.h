@@ -27,6 +27,14 @@ struct xformer_dims {
     int layers;   /* L: transformer blocks of the whole model */
     enum xformer_block block; /* 0: GPT */
     int kv_heads; /* LLaMA's K/V heads, heads % kv_heads == 0; 0 = heads (GPT: always) */
+    /* Mixture of experts (LLaMA block, CPU; exec/xformer_moe.h): experts > 0 makes every
+     * block's MLP a MoE of `experts` SwiGLU experts of width moe_ffn, top-`topk` routing, a
+     * shared expert of width shared_ffn (0: none). Its flat buffer (router, shared expert, this
+     * rank's E / ep experts) takes FCW's place; FCPROJW then holds 0 floats. The rank is
+     * ep_rank of an ep group of `ep` (0: 1) that xformer_stage_set_ep names. A checkpointed
+     * forward of a MoE stage is refused (MT_EUNSUPPORTED). */
+    int experts, topk, moe_ffn, shared_ffn, norm_topk;
+    int ep, ep_rank;
 };
 
 enum xformer_keep {
@@ -107,6 +115,14 @@ const char *xformer_tensor_name(enum xformer_tensor t);
  * weights of the unsplit model. Gradients start at zero. */
 int xformer_stage_create(const struct xformer_dims *d, int first, int n, uint64_t seed,
                          struct xformer_stage **out, struct mt_err *e);
+/* A MoE stage's ep group (exec/xformer_moe.h; it must outlive the stage); without one a MoE
+ * stage runs as ep 1 on a local group. */
+struct moe_ep;
+void xformer_stage_set_ep(struct xformer_stage *s, struct moe_ep *g);
+/* The parameter ranges of the stage replicated over its ep group (all but this rank's
+ * experts: what an allreduce over ep sums), written to off[] / len[] (at most max); returns
+ * how many (1: the whole buffer, for a dense stage). */
+int xformer_stage_ep_ranges(const struct xformer_stage *s, size_t *off, size_t *len, int max);
 /* Frees the stage; every handle of it must have been consumed or freed before. */
 void xformer_stage_free(struct xformer_stage *s);
 int xformer_stage_is_first(const struct xformer_stage *s);

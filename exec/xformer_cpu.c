@@ -36,6 +36,11 @@
  * holds, and FW + BW, CFW(k) + RC + BW give bit-identical gradients. In the simulator's
  * terms (model/cost.h cost_stage_bytes_exec) a CFW of k keeps act - k layer_act + sel_ckpt
  * with sel_ckpt = bnd - enc: one hidden state, none on the first stage.
+ * A MoE stage (exec/xformer.h's experts > 0, LLaMA block): FCW holds the layer's MoE buffer
+ * and act_run runs its MLP through exec/xformer_moe.c (tokens exchanged over the stage's ep
+ * group) into res3, keeping one MoE handle a layer beside the layer's block; backward_run
+ * runs the MoE backward into d(ln2) before the rest of the layer, also in a split backward's
+ * B (W then adds the attention's GEMMs only). CFW is refused: RC would repeat the exchange.
  * Backward walks the layers down with one layer's worth of gradient scratch. Every block
  * comes from exec/memcount.c, so memory is measured; xformer_act_bytes and xformer_sel_bytes
  * give the same numbers in closed form. Blocks are allocated in order (kept, enc, layers, head)
@@ -50,12 +55,13 @@
 #include <string.h>
 
 #include "exec/memcount.h"
+#include "exec/xformer_gpt.h"
 #include "exec/xformer_llama.h"
+#include "exec/xformer_moe.h"
 #include "model/xformer_layout.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
-#define LN_EPS 1e-5f
 #define INIT_STD 0.02
 
 struct xformer_stage {
@@ -69,6 +75,7 @@ struct xformer_stage {
     size_t final_off;              /* offset of LNFW */
     float loss_scale;
     int live; /* handles alive */
+    struct moe_ep *ep, local_ep;   /* a MoE stage's ep group (local_ep unless set) */
 };
 
 struct xformer_act {
@@ -81,6 +88,7 @@ struct xformer_act {
     float **layer;       /* [n] memcount blocks of each layer's activations, or NULL */
     float *head;         /* memcount: the head's activations (last stage), or NULL */
     float *bnd;          /* memcount: selective CFW only, the input of layer k */
+    struct moe_act **moe; /* [n] a MoE stage's per-layer handles (exec/xformer_moe.h) */
     float loss;
 };
 
@@ -110,6 +118,29 @@ static int is_llama(const struct xformer_dims *d)
     return d->block == XFORMER_BLOCK_LLAMA;
 }
 
+static int is_moe(const struct xformer_dims *d)
+{
+    return d->experts > 0;
+}
+
+static struct moe_dims moe_of(const struct xformer_dims *d)
+{
+    return (struct moe_dims){d->channels,   d->experts,   d->topk, d->moe_ffn,
+                             d->shared_ffn, d->norm_topk, 0.0f};
+}
+
+static int ep_of(const struct xformer_dims *d)
+{
+    return d->ep > 0 ? d->ep : 1;
+}
+
+/* FCW's floats in a MoE block: the whole MoE buffer of this rank. */
+static size_t moe_numel(const struct xformer_dims *d)
+{
+    struct moe_dims md = moe_of(d);
+    return moe_param_count(&md, ep_of(d));
+}
+
 /* The layout's shape of the block (model/xformer_layout.h). */
 static struct xl_block block_of(const struct xformer_dims *d)
 {
@@ -129,8 +160,8 @@ static size_t tensor_numel_llama(const struct xformer_dims *d, enum xformer_tens
     case XFORMER_HEADW: return b.V * b.C;
     case XFORMER_QKVW: return xl_qkv_width(&b) * b.C;
     case XFORMER_ATTPROJW: return b.C * b.C;
-    case XFORMER_FCW: return 2 * b.F * b.C;
-    case XFORMER_FCPROJW: return b.C * b.F;
+    case XFORMER_FCW: return is_moe(d) ? moe_numel(d) : 2 * b.F * b.C;
+    case XFORMER_FCPROJW: return is_moe(d) ? 0 : b.C * b.F;
     case XFORMER_LN1W:
     case XFORMER_LN2W:
     case XFORMER_LNFW: return b.C;
@@ -333,287 +364,6 @@ static void final_acts_point(struct final_acts *fa, float **p, const struct xfor
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Layer kernels (llm.c shapes: outputs, inputs, sizes)                                  */
-/* ------------------------------------------------------------------------------------ */
-
-static void encoder_forward(float *out, const int *inp, const float *wte, const float *wpe, int B,
-                            int T, int C)
-{
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            float *o = out + ((size_t)b * T + t) * C;
-            const float *we = wte + (size_t)inp[b * T + t] * C;
-            if (wpe == NULL) { /* LLaMA: positions enter through RoPE */
-                memcpy(o, we, (size_t)C * sizeof(float));
-                continue;
-            }
-            const float *pe = wpe + (size_t)t * C;
-            for (int i = 0; i < C; i++)
-                o[i] = we[i] + pe[i];
-        }
-}
-
-static void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *inp, int B,
-                             int T, int C)
-{
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            const float *g = dout + ((size_t)b * T + t) * C;
-            float *dwe = dwte + (size_t)inp[b * T + t] * C;
-            for (int i = 0; i < C; i++)
-                dwe[i] += g[i];
-            if (dwpe == NULL)
-                continue;
-            float *dpe = dwpe + (size_t)t * C;
-            for (int i = 0; i < C; i++)
-                dpe[i] += g[i];
-        }
-}
-
-static void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
-                              const float *weight, const float *bias, size_t N, int C)
-{
-    for (size_t r = 0; r < N; r++) {
-        const float *x = inp + r * C;
-        float m = 0.0f;
-        for (int i = 0; i < C; i++)
-            m += x[i];
-        m /= C;
-        float var = 0.0f;
-        for (int i = 0; i < C; i++) {
-            float xm = x[i] - m;
-            var += xm * xm;
-        }
-        var /= C;
-        float s = 1.0f / sqrtf(var + LN_EPS);
-        float *o = out + r * C;
-        for (int i = 0; i < C; i++)
-            o[i] = (s * (x[i] - m)) * weight[i] + bias[i];
-        mean[r] = m;
-        rstd[r] = s;
-    }
-}
-
-/* Adds into dinp, dweight, dbias. */
-static void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
-                               const float *inp, const float *weight, const float *mean,
-                               const float *rstd, size_t N, int C)
-{
-    for (size_t r = 0; r < N; r++) {
-        const float *g = dout + r * C, *x = inp + r * C;
-        float *dx = dinp + r * C;
-        float m = mean[r], s = rstd[r];
-        float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
-        for (int i = 0; i < C; i++) {
-            float norm = (x[i] - m) * s;
-            float dnorm = weight[i] * g[i];
-            dnorm_mean += dnorm;
-            dnorm_norm_mean += dnorm * norm;
-        }
-        dnorm_mean /= C;
-        dnorm_norm_mean /= C;
-        for (int i = 0; i < C; i++) {
-            float norm = (x[i] - m) * s;
-            float dnorm = weight[i] * g[i];
-            dbias[i] += g[i];
-            dweight[i] += norm * g[i];
-            dx[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
-        }
-    }
-}
-
-/* out (N,OC) = inp (N,C) @ weight (OC,C)^T + bias (OC, may be NULL) */
-static void matmul_forward(float *out, const float *inp, const float *weight, const float *bias,
-                           size_t N, int C, int OC)
-{
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, OC, C, 1.0f, inp, C, weight, C,
-                0.0f, out, OC);
-    if (bias == NULL)
-        return;
-    for (size_t r = 0; r < N; r++) {
-        float *o = out + r * OC;
-        for (int j = 0; j < OC; j++)
-            o[j] += bias[j];
-    }
-}
-
-/* dinp (N,C) = dout @ weight (written); dweight (OC,C) += dout^T @ inp; dbias += sum of rows */
-/* The two halves of a matmul's backward: the input gradient (split backward's B) and the
- * weight and bias gradients, added into dweight and dbias (its W). */
-static void matmul_backward_input(float *dinp, const float *dout, const float *weight, size_t N,
-                                  int C, int OC)
-{
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, C, OC, 1.0f, dout, OC, weight, C,
-                0.0f, dinp, C);
-}
-
-static void matmul_backward_weight(float *dweight, float *dbias, const float *dout,
-                                   const float *inp, size_t N, int C, int OC)
-{
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, (int)N, 1.0f, dout, OC, inp, C,
-                1.0f, dweight, C);
-    if (dbias == NULL)
-        return;
-    for (size_t r = 0; r < N; r++) {
-        const float *g = dout + r * OC;
-        for (int j = 0; j < OC; j++)
-            dbias[j] += g[j];
-    }
-}
-
-/* Fused (BW): the input gradient, then the weight's. Split (B): the input gradient, and the
- * GEMM's input and output gradient saved at *wk (advanced) for W. */
-static void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
-                            const float *inp, const float *weight, size_t N, int C, int OC,
-                            float **wk)
-{
-    matmul_backward_input(dinp, dout, weight, N, C, OC);
-    if (wk == NULL) {
-        matmul_backward_weight(dweight, dbias, dout, inp, N, C, OC);
-        return;
-    }
-    memcpy(*wk, inp, N * (size_t)C * sizeof(float));
-    memcpy(*wk + N * (size_t)C, dout, N * (size_t)OC * sizeof(float));
-    *wk += N * (size_t)(C + OC);
-}
-
-/* out[i] += inp[i] */
-static void residual_forward(float *out, const float *inp, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] += inp[i];
-}
-
-/* Causal multi-head attention. qkv (B,T,3C) holds q | k | v per token; att (B,NH,T,T)
- * receives the softmax (zeros above the diagonal); out (B,T,C) the heads side by side. */
-static void attention_forward(float *out, float *att, const float *qkv, int B, int T, int C, int NH)
-{
-    int hs = C / NH, C3 = 3 * C;
-    float scale = 1.0f / sqrtf((float)hs);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++) {
-            const float *q = qkv + (size_t)b * T * C3 + (size_t)h * hs;
-            const float *k = q + C, *v = q + 2 * C;
-            float *a = att + ((size_t)b * NH + h) * T * T;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, scale, q, C3, k, C3,
-                        0.0f, a, T);
-            for (int t = 0; t < T; t++) {
-                float *row = a + (size_t)t * T;
-                float mx = row[0];
-                for (int j = 1; j <= t; j++)
-                    mx = row[j] > mx ? row[j] : mx;
-                float sum = 0.0f;
-                for (int j = 0; j <= t; j++) {
-                    row[j] = expf(row[j] - mx);
-                    sum += row[j];
-                }
-                float inv = 1.0f / sum;
-                for (int j = 0; j <= t; j++)
-                    row[j] *= inv;
-                for (int j = t + 1; j < T; j++)
-                    row[j] = 0.0f;
-            }
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, v, C3,
-                        0.0f, out + (size_t)b * T * C + (size_t)h * hs, C);
-        }
-}
-
-/* dqkv (B,T,3C) is written; datt is (T,T) scratch for one head at a time. */
-static void attention_backward(float *dqkv, float *datt, const float *dout, const float *qkv,
-                               const float *att, int B, int T, int C, int NH)
-{
-    int hs = C / NH, C3 = 3 * C;
-    float scale = 1.0f / sqrtf((float)hs);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++) {
-            size_t qoff = (size_t)b * T * C3 + (size_t)h * hs;
-            const float *q = qkv + qoff, *k = q + C, *v = q + 2 * C;
-            float *dq = dqkv + qoff, *dk = dq + C, *dv = dq + 2 * C;
-            const float *a = att + ((size_t)b * NH + h) * T * T;
-            const float *g = dout + (size_t)b * T * C + (size_t)h * hs;
-            /* datt = g @ v^T ; dv = a^T @ g */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs, 1.0f, g, C, v, C3, 0.0f,
-                        datt, T);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, a, T, g, C, 0.0f,
-                        dv, C3);
-            /* softmax backward, in place: datt becomes d(scaled scores) times scale */
-            for (int t = 0; t < T; t++) {
-                const float *arow = a + (size_t)t * T;
-                float *drow = datt + (size_t)t * T;
-                float dot = 0.0f;
-                for (int j = 0; j <= t; j++)
-                    dot += arow[j] * drow[j];
-                for (int j = 0; j <= t; j++)
-                    drow[j] = arow[j] * (drow[j] - dot) * scale;
-                for (int j = t + 1; j < T; j++)
-                    drow[j] = 0.0f;
-            }
-            /* dq = datt @ k ; dk = datt^T @ q */
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T, 1.0f, datt, T, k, C3,
-                        0.0f, dq, C3);
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T, 1.0f, datt, T, q, C3,
-                        0.0f, dk, C3);
-        }
-}
-
-/* GELU, tanh approximation: 0.5 x (1 + tanh(a)), a = sqrt(2/pi) (x + 0.044715 x^3), written
- * as x * sigmoid(2a) (the same function: 0.5 (1 + tanh a) = 1 / (1 + e^-2a)) so that it costs
- * one expf instead of glibc's much slower tanhf (and coshf in backward). */
-#define GELU_SCALE 0.7978845608028654f /* sqrt(2 / pi) */
-#define GELU_CUBE 0.044715f
-
-static void gelu_forward(float *out, const float *inp, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        float x = inp[i];
-        float a = GELU_SCALE * (x + GELU_CUBE * x * x * x);
-        out[i] = x / (1.0f + expf(-2.0f * a));
-    }
-}
-
-/* d/dx [x s(2a)] = s + 2 x s (1 - s) a'. dinp may alias dout. */
-static void gelu_backward(float *dinp, const float *inp, const float *dout, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        float x = inp[i];
-        float a = GELU_SCALE * (x + GELU_CUBE * x * x * x);
-        float sg = 1.0f / (1.0f + expf(-2.0f * a));
-        float da = GELU_SCALE * (1.0f + 3.0f * GELU_CUBE * x * x);
-        dinp[i] = (sg + 2.0f * x * sg * (1.0f - sg) * da) * dout[i];
-    }
-}
-
-/* probs (N,V) holds logits on entry and their softmax on return; losses[r] = -log p[target] */
-static void crossentropy_forward(float *probs, float *losses, const int *targets, size_t N, int V)
-{
-    for (size_t r = 0; r < N; r++) {
-        float *p = probs + r * V;
-        float mx = p[0];
-        for (int j = 1; j < V; j++)
-            mx = p[j] > mx ? p[j] : mx;
-        float sum = 0.0f;
-        for (int j = 0; j < V; j++) {
-            p[j] = expf(p[j] - mx);
-            sum += p[j];
-        }
-        float inv = 1.0f / sum;
-        for (int j = 0; j < V; j++)
-            p[j] *= inv;
-        losses[r] = -logf(p[targets[r]]);
-    }
-}
-
-/* In place: probs becomes dlogits = (probs - onehot(target)) * dloss */
-static void crossentropy_backward(float *probs, const int *targets, float dloss, size_t N, int V)
-{
-    for (size_t r = 0; r < N; r++) {
-        float *p = probs + r * V;
-        for (int j = 0; j < V; j++)
-            p[j] = (p[j] - (j == targets[r] ? 1.0f : 0.0f)) * dloss;
-    }
-}
-
-/* ------------------------------------------------------------------------------------ */
 /* Initialisation: normal(0, 0.02) from a counter-based generator keyed by                */
 /* (seed, global layer, tensor), so weights do not depend on how the model is split.      */
 /* ------------------------------------------------------------------------------------ */
@@ -675,6 +425,14 @@ int xformer_dims_check(const struct xformer_dims *d, struct mt_err *e)
         if ((d->channels / d->heads) % 2 != 0)
             return err_set(e, MT_EINVAL, "model dims: head size %d is odd (RoPE rotates halves)",
                            d->channels / d->heads);
+    }
+    if (is_moe(d)) {
+        struct moe_dims md = moe_of(d);
+        if (!is_llama(d))
+            return err_set(e, MT_EUNSUPPORTED, "model dims: experts on the GPT block (LLaMA only)");
+        TRY(moe_dims_check(&md, ep_of(d), e));
+        if (d->ep_rank < 0 || d->ep_rank >= ep_of(d))
+            return err_set(e, MT_EINVAL, "model dims: ep rank %d of %d", d->ep_rank, ep_of(d));
     }
     return MT_OK;
 }
@@ -748,16 +506,46 @@ int xformer_stage_create(const struct xformer_dims *d, int first, int n, uint64_
     s->grads = memcount_calloc(bytes);
     s->m = memcount_calloc(bytes);
     s->v = memcount_calloc(bytes);
+    struct moe_dims md = moe_of(d);
     for (int t = 0; t < XFORMER_NTENSORS; t++) {
         enum xformer_tensor k = (enum xformer_tensor)t;
         int lo = tensor_is_layer(k) ? first : -1, hi = tensor_is_layer(k) ? first + n : 0;
         for (int l = lo; l < hi; l++)
-            if (stage_holds(s, k, l))
+            if (stage_holds(s, k, l) && is_moe(d) && k == XFORMER_FCW)
+                moe_init_params(&md, ep_of(d), d->ep_rank, seed, l, d->layers,
+                                s->params + stage_tensor_off(s, k, l));
+            else if (stage_holds(s, k, l))
                 init_tensor(s->params + stage_tensor_off(s, k, l), tensor_numel(d, k), k, l,
                             d->layers, seed);
     }
+    moe_ep_local(&s->local_ep);
+    s->ep = &s->local_ep;
     *out = s;
     return MT_OK;
+}
+
+void xformer_stage_set_ep(struct xformer_stage *s, struct moe_ep *g)
+{
+    s->ep = g;
+}
+
+int xformer_stage_ep_ranges(const struct xformer_stage *s, size_t *off, size_t *len, int max)
+{
+    int n = 0;
+    size_t at = 0;
+    struct moe_dims md = moe_of(&s->d);
+    for (int l = 0; is_moe(&s->d) && l < s->n && n < max; l++) {
+        size_t fc = stage_tensor_off(s, XFORMER_FCW, s->first + l);
+        size_t experts = moe_expert_off(&md, 0);
+        off[n] = at;
+        len[n++] = fc + experts - at;
+        at = fc + tensor_numel(&s->d, XFORMER_FCW);
+    }
+    if (n < max) {
+        off[n] = at;
+        len[n++] = s->nparams - at;
+    }
+    return n;
 }
 
 void xformer_stage_free(struct xformer_stage *s)
@@ -914,6 +702,8 @@ static void llama_layer_forward(struct layer_acts *la, const float *x,
     matmul_forward(la->res2, la->atty, lp->attprojw, NULL, N, C, C);
     residual_forward(la->res2, x, N * C);
     rmsnorm_forward(la->ln2, la->ln2_rstd, la->res2, lp->ln2w, N, C);
+    if (is_moe(d))
+        return; /* the MLP is the caller's (act_run: it exchanges tokens) */
     matmul_forward(la->fch, la->ln2, lp->fcw, NULL, N, C, 2 * F);
     swiglu_forward(la->fch_gelu, la->fch, N, F);
     matmul_forward(la->res3, la->fch_gelu, lp->fcprojw, NULL, N, F, C);
@@ -932,6 +722,8 @@ static void llama_layer_backward(float *dres, float *dbuf, float *dqkv, float *d
     struct xl_block b = block_of(d);
     int C = d->channels, F = d->ffn, W = (int)xl_qkv_width(&b), kvc = (int)b.kvc;
     int hs = C / d->heads;
+    if (is_moe(d)) /* backward_run left d(ln2) in dbuf */
+        goto attention;
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, F, C, 1.0f, dres, C,
                 lp->fcprojw, F, 0.0f, dmlp, 2 * F);
     if (wk == NULL) {
@@ -943,6 +735,7 @@ static void llama_layer_backward(float *dres, float *dbuf, float *dqkv, float *d
     }
     swiglu_backward(dmlp, la->fch, N, F);
     matmul_backward(dbuf, gp->fcw, NULL, dmlp, la->ln2, lp->fcw, N, C, 2 * F, wk);
+attention:
     rmsnorm_backward(dres, gp->ln2w, dbuf, la->res2, lp->ln2w, la->ln2_rstd, N, C);
     matmul_backward(dbuf, gp->attprojw, NULL, dres, la->atty, lp->attprojw, N, C, C, wk);
     gqa_attention_backward(dqkv, datt, dbuf, la->qkv, la->att, B, T, C, d->heads, kvc);
@@ -1014,7 +807,7 @@ static void layer_backward_weight(struct layer_params *gp, const struct xformer_
               {gp->fcw, gp->fcb, C, gated * F},
               {gp->attprojw, gp->attprojb, C, C},
               {gp->qkvw, gp->qkvb, C, W}};
-    for (int i = 0; i < 4; i++) {
+    for (int i = is_moe(d) ? 2 : 0; i < 4; i++) { /* a MoE's B added its MLP's */
         const float *inp = *wk, *dout = *wk + N * (size_t)g[i].in;
         matmul_backward_weight(g[i].w, g[i].b, dout, inp, N, g[i].in, g[i].out);
         *wk += N * (size_t)(g[i].in + g[i].out);
@@ -1108,7 +901,7 @@ static void act_run_head(struct xformer_act *a, const float *x, float *head)
 
 /* Runs layers [from, to) with the activations in their blocks, then the head when to is n:
  * writes out_hidden (if not NULL, non-last stage) or a->loss (last stage). */
-static void act_run(struct xformer_act *a, int from, int to, float *out_hidden)
+static int act_run(struct xformer_act *a, int from, int to, float *out_hidden, struct mt_err *e)
 {
     struct xformer_stage *s = a->s;
     const struct xformer_dims *d = &s->d;
@@ -1121,14 +914,21 @@ static void act_run(struct xformer_act *a, int from, int to, float *out_hidden)
         act_layer_params(a, l, &lp, s->params);
         act_layer(a, l, &la);
         layer_forward(&la, act_layer_input(a, l), &lp, d, B, T);
+        float aux; /* the executor runs without the aux loss (moe_of: coefficient 0) */
+        struct moe_dims md = moe_of(d);
+        if (is_moe(d)) {
+            TRY(moe_forward(&md, s->ep, lp.fcw, la.ln2, B * T, la.res3, &aux, &a->moe[l], e));
+            residual_forward(la.res3, la.res2, (size_t)B * T * C);
+        }
     }
     if (to < s->n)
-        return;
+        return MT_OK;
     const float *x = act_layer_input(a, s->n);
     if (s->is_last)
         act_run_head(a, x, a->head);
     else if (out_hidden != NULL)
         memcpy(out_hidden, x, (size_t)B * T * C * sizeof(float));
+    return MT_OK;
 }
 
 /* The forward of layers [0, to) through `scratch`, one layer's worth (after the embedding
@@ -1187,6 +987,10 @@ int xformer_forward(struct xformer_stage *s, const int *tokens, const float *in_
         return err_set(e, MT_EINVAL, "forward: unknown keep mode %d", (int)keep);
     if (ckpt_layers < 0)
         return err_set(e, MT_EINVAL, "forward: %d layers to checkpoint", ckpt_layers);
+    if (keep != XFORMER_KEEP_FULL && is_moe(d))
+        return err_set(e, MT_EUNSUPPORTED,
+                       "forward: a checkpointed forward (CFW) of a MoE stage: not implemented "
+                       "(its recompute would repeat the token all-to-all)");
     if (s->is_first ? tokens == NULL || in_hidden != NULL : tokens != NULL || in_hidden == NULL)
         return err_set(e, MT_EINVAL, "forward: stage [%d, %d) takes %s", s->first, s->first + s->n,
                        s->is_first ? "tokens" : "a hidden state");
@@ -1214,7 +1018,14 @@ int xformer_forward(struct xformer_stage *s, const int *tokens, const float *in_
         memcpy(a->kept + in_bytes, targets, N * sizeof(int));
     if (a->k == 0) {
         act_alloc_blocks(a, 0, s->n);
-        act_run(a, 0, s->n, out_hidden);
+        if (is_moe(d))
+            a->moe = xcalloc((size_t)s->n, sizeof *a->moe);
+        int rc = act_run(a, 0, s->n, out_hidden, e);
+        if (rc != MT_OK) {
+            s->live++; /* xformer_act_free counts it off */
+            xformer_act_free(a);
+            return rc;
+        }
         a->full = 1;
     } else if (a->k == s->n) {
         float *scratch = memcount_alloc(
@@ -1238,7 +1049,7 @@ int xformer_forward(struct xformer_stage *s, const int *tokens, const float *in_
         act_run_scratch(a, scratch, a->bnd, a->k);
         memcount_free(scratch);
         act_alloc_blocks(a, a->k, s->n);
-        act_run(a, a->k, s->n, out_hidden);
+        act_run(a, a->k, s->n, out_hidden, e); /* dense: cannot fail */
     }
     if (s->is_last)
         *out_loss = a->loss;
@@ -1254,7 +1065,7 @@ int xformer_recompute(struct xformer_act *a, struct mt_err *e)
     /* every checkpointed layer (the head too when the whole stage was) */
     int to = a->k == a->s->n ? a->s->n : a->k;
     act_alloc_blocks(a, 0, to);
-    act_run(a, 0, to, NULL);
+    TRY(act_run(a, 0, to, NULL, e)); /* a MoE stage is never checkpointed (xformer_forward) */
     a->full = 1;
     return MT_OK;
 }
@@ -1381,6 +1192,14 @@ static int backward_run(struct xformer_act **act, const float *dout, float *din,
         act_layer_params(a, l, &gp, s->grads);
         struct layer_acts la;
         act_layer(a, l, &la);
+        struct moe_dims md = moe_of(d);
+        /* a MoE MLP: the exchanges' transposes and every MoE gradient now, even in a split
+         * backward's B (its W then adds the attention's GEMMs only); d(ln2) into dbuf */
+        if (is_moe(d) &&
+            moe_backward(&md, s->ep, lp.fcw, gp.fcw, &a->moe[l], dres, 1.0f, dbuf, e) != MT_OK) {
+            memcount_free(scratch);
+            return err_wrap(e, "backward of layer %d", s->first + l);
+        }
         layer_backward(dres, dbuf, dqkv, datt, dgelu, &gp, &la, act_layer_input(a, l), &lp, d, B,
                        T, wk ? &wk : NULL);
     }
@@ -1405,6 +1224,9 @@ void xformer_act_free(struct xformer_act *a)
     memcount_free(a->bnd);
     memcount_free(a->kept);
     free(a->layer);
+    for (int l = 0; a->moe && l < a->s->n; l++)
+        moe_act_free(a->moe[l]);
+    free(a->moe);
     a->s->live--;
     free(a);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/config.h"
 #include "model/cost.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
@@ -13,8 +14,7 @@
 #include "util/err.h"
 
 bool flow_replay(const struct plan *p, const struct sim_result *sim, const struct trace *t,
-                 const struct align_result *m, struct replay_result *out, char *why,
-                 size_t why_n)
+                 const struct align_result *m, struct replay_result *out, char *why, size_t why_n)
 {
     struct cost_model cost;
     struct mt_err e = {0};
@@ -45,4 +45,28 @@ void flow_compare_fini(struct flow_compare *c)
     replay_fini(&c->rp);
     accuracy_fini(&c->a);
     align_result_fini(&c->m);
+}
+
+void flow_compare_a2a(const struct plan *p, const struct trace *t, const struct align_result *m,
+                      int replica, struct accuracy_a2a *out)
+{
+    memset(out, 0, sizeof *out);
+    if (plan_config(p)->model.moe.num_experts <= 0)
+        return;
+    int devices = plan_devices(p) < ACCURACY_A2A_MAX_DEVICES ? plan_devices(p) : ACCURACY_A2A_MAX_DEVICES;
+    int steps = m->steps_used > 0 ? m->steps_used : 1;
+    size_t n;
+    const struct trace_a2a *a = trace_a2as(t, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].replica != (replica < 0 ? 0 : replica) || a[i].dev >= devices ||
+            a[i].step < m->first_step || a[i].step >= m->first_step + steps)
+            continue;
+        out->meas_us[a[i].dev] += (a[i].end_us - a[i].start_us) / steps;
+        out->meas_bytes[a[i].dev] += a[i].bytes / steps;
+        out->exchanges[a[i].dev]++;
+    }
+    for (int d = 0; d < devices; d++)
+        out->exchanges[d] /= steps;
+    out->devices = devices;
+    out->steps = steps;
 }

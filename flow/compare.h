@@ -21,8 +21,7 @@ struct trace;
 /* The replay of trace t, aligned with plan p as m, on p simulated as sim: true with *out
  * filled (replay_fini it), or false with why it could not be made in why[why_n]. */
 bool flow_replay(const struct plan *p, const struct sim_result *sim, const struct trace *t,
-                 const struct align_result *m, struct replay_result *out, char *why,
-                 size_t why_n);
+                 const struct align_result *m, struct replay_result *out, char *why, size_t why_n);
 
 struct flow_compare {
     struct align_result m; /* the trace's instructions beside the plan's */
@@ -38,5 +37,12 @@ struct flow_compare {
 int flow_compare_run(const struct plan *p, const struct sim_result *sim, const struct trace *t,
                      const struct align_opts *o, struct flow_compare *out, struct mt_err *e);
 void flow_compare_fini(struct flow_compare *c);
+
+/* A MoE plan's token all-to-alls per step and device (exec/xformer_moe.h): a trace's
+ * "ep_a2a" events of replica `replica` in the steps m used, per step; devices 0 for a dense
+ * plan. sim_us / sim_bytes stay 0 for the caller (exec/interp.h interp_a2a_simulated: flow
+ * does not link the executor, the explorer uses it without). */
+void flow_compare_a2a(const struct plan *p, const struct trace *t, const struct align_result *m,
+                      int replica, struct accuracy_a2a *out);
 
 #endif

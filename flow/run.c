@@ -126,6 +126,7 @@ static struct chrome_span *run_spans(const struct capture_rec *rec, size_t n, in
             .dp_rank = r->rank / pp,
             .op = r->kind == CAPTURE_INSTR ? r->op
                   : r->kind == CAPTURE_MEM ? -1
+                  : r->kind == CAPTURE_A2A ? -3
                                            : -2,
             .mb = r->mb,
             .part = r->part,

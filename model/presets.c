@@ -47,6 +47,10 @@ static const struct model_preset model_table[] = {
      "mario-tui: the CPU executor's test model"},
     {SHAPE("tiny-llama", ARCH_LLAMA2, 64, 8, 4, 64, 256, 176, 2, true),
      "mario-tui: the CPU executor's LLaMA-block test model (GQA 4 heads on 2 K/V heads)"},
+    /* tiny-llama's block with every MLP a mixture of 4 SwiGLU experts of width 96, top-2 */
+    {.spec = {SHAPE_FIELDS("tiny-moe", ARCH_LLAMA2, 64, 4, 4, 64, 256, 96, 2, false),
+              .moe = {.num_experts = 4, .router_topk = 2, .ffn_hidden_size = 96}},
+     "mario-tui: the CPU executor's MoE test model (4 experts, top-2, ep up to 4)"},
     /* Real models, from their published configs; their training sequence length as s.
      * Llama's RoPE has no parameters, so it adds nothing. */
     {SHAPE("GPT-3-13B", ARCH_GPT3, 5120, 40, 40, 2048, 50257, 20480, 0, false),

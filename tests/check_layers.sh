@@ -52,13 +52,13 @@ done >>"${TMPDIR:-/tmp}/check_layers.$$" <<'RULES'
 n\?curses|tui/curses_compat.h
 # pictures
 cairo|render/paint_cairo.c
-# MPI: the transport, the launcher's MPI_Init, the ranks' agreement on the plan, and the
+# MPI: the transport (and the MoE layer's ep group), the launcher's MPI_Init, the ranks' agreement on the plan, and the
 # micro-benchmarks of `profile --micro` (exec/microbench*: BLAS, MPI, cuBLAS, NCCL)
-mpi\.h|exec/comm_mpi.c exec/launch.c exec/check.c exec/microbench.c exec/microbench_nccl.c
+mpi\.h|exec/comm_mpi.c exec/moe_comm_mpi.c tests/mpi/moe_ep.c exec/launch.c exec/check.c exec/microbench.c exec/microbench_nccl.c
 nccl\.h|exec/comm_nccl.c exec/microbench_nccl.c
 cuda|exec/comm_nccl.c exec/copy_cuda.cu exec/xformer_cuda.cu exec/microbench_cuda.cu exec/microbench_nccl.c
 cublas|exec/xformer_cuda.cu exec/microbench_cuda.cu
-cblas\.h|exec/backend_cpu.c exec/xformer_cpu.c exec/xformer_llama.c exec/microbench.c
+cblas\.h|exec/backend_cpu.c exec/xformer_cpu.c exec/xformer_gpt.c exec/xformer_llama.c exec/xformer_moe.c exec/microbench.c
 zlib\.h|traces/scan.c
 # JSON: the one reader, the *_json.c files, and the trace readers and writer (which stream
 # events through cJSON items)

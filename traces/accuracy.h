@@ -72,6 +72,17 @@ double accuracy_kendall_tau(const double *a, const double *b, int n);
  * itself, the alignment and the figures; gate < 0 when no --gate was given. */
 struct trace_info;
 struct replay_result;
+/* A MoE plan's token all-to-alls per step and device (flow/compare.h flow_compare_a2a): the
+ * simulation's priced exchanges beside a trace's "ep_a2a" events; devices 0: none. */
+#define ACCURACY_A2A_MAX_DEVICES 64
+struct accuracy_a2a {
+    int devices;
+    int steps; /* steps of the trace summed */
+    double sim_us[ACCURACY_A2A_MAX_DEVICES], meas_us[ACCURACY_A2A_MAX_DEVICES];
+    double sim_bytes[ACCURACY_A2A_MAX_DEVICES], meas_bytes[ACCURACY_A2A_MAX_DEVICES];
+    int exchanges[ACCURACY_A2A_MAX_DEVICES]; /* measured, per step */
+};
+
 struct accuracy_report {
     const struct plan *plan;
     const char *sim_name; /* NULL: the config's source */
@@ -85,6 +96,7 @@ struct accuracy_report {
     int top;
     double gate;
     int gate_failed;
+    const struct accuracy_a2a *a2a; /* NULL or devices 0: no "all_to_all" */
 };
 /* The report as JSON text, malloc'd. */
 char *accuracy_report_json(const struct accuracy_report *r);

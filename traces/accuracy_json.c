@@ -128,6 +128,21 @@ char *accuracy_report_json(const struct accuracy_report *r)
         report_num(j, "error_pct", w->err_pct);
         cJSON_AddItemToArray(worst, j);
     }
+    if (r->a2a != NULL && r->a2a->devices > 0) {
+        cJSON *aa = cJSON_AddArrayToObject(o, "all_to_all");
+        for (int d = 0; d < r->a2a->devices; d++) {
+            const struct accuracy_a2a *x = r->a2a;
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddNumberToObject(j, "device", d);
+            cJSON_AddNumberToObject(j, "exchanges", x->exchanges[d]);
+            report_num(j, "sim_us", x->sim_us[d]);
+            report_num(j, "measured_us", x->meas_us[d]);
+            report_num(j, "error_pct", accuracy_error_pct(x->sim_us[d], x->meas_us[d]));
+            report_num(j, "sim_bytes", x->sim_bytes[d]);
+            report_num(j, "measured_bytes", x->meas_bytes[d]);
+            cJSON_AddItemToArray(aa, j);
+        }
+    }
     if (r->gate >= 0) {
         cJSON_AddNumberToObject(o, "gate_pct", r->gate);
         cJSON_AddBoolToObject(o, "gate_passed", !r->gate_failed);

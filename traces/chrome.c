@@ -116,6 +116,7 @@ char *chrome_from_measured(const struct plan *p, const struct chrome_run *r)
         chrome_meta(events, "process_name", rank, 0, name);
         chrome_meta(events, "thread_name", rank, 0, "compute");
         chrome_meta(events, "thread_name", rank, 1, "p2p");
+        chrome_meta(events, "thread_name", rank, 2, "all-to-all");
     }
     cJSON *losses = cJSON_CreateArray();
     for (size_t i = 0; i < r->n; i++) {
@@ -144,11 +145,29 @@ char *chrome_from_measured(const struct plan *p, const struct chrome_run *r)
             cJSON_AddItemToArray(losses, cJSON_CreateNumber(s->value));
             continue;
         }
+        if (s->op == -3) {
+            /* a MoE token exchange (exec/xformer_moe.h), on its own thread: category
+             * "ep_a2a", args bytes (sent to other ranks), device, replica, step */
+            cJSON_AddStringToObject(ev, "name", "a2a");
+            cJSON_AddStringToObject(ev, "cat", "ep_a2a");
+            cJSON_AddStringToObject(ev, "ph", "X");
+            cJSON_AddNumberToObject(ev, "ts", s->ts_us);
+            cJSON_AddNumberToObject(ev, "dur", s->dur_us);
+            cJSON_AddNumberToObject(ev, "pid", s->rank);
+            cJSON_AddNumberToObject(ev, "tid", 2);
+            cJSON *args = cJSON_AddObjectToObject(ev, "args");
+            cJSON_AddNumberToObject(args, "bytes", s->value);
+            cJSON_AddNumberToObject(args, "device", s->dev);
+            cJSON_AddNumberToObject(args, "replica", s->dp_rank);
+            cJSON_AddNumberToObject(args, "step", s->step);
+            cJSON_AddItemToArray(events, ev);
+            continue;
+        }
         if (s->op < 0 || s->op >= OP__COUNT) {
             cJSON_Delete(ev);
             continue;
         }
-        struct instr in = {(enum op)s->op, s->mb, s->part, s->stage, s->peer, 0, 0};
+        struct instr in = {(enum op)s->op, s->mb, s->part, s->stage, s->peer, 0, 0, 0};
         char label[32];
         plan_instr_label(p, &in, label, sizeof label);
         bool comm = vpipe_is_p2p(in.op);

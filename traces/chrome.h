@@ -25,10 +25,10 @@ int chrome_write_sim(const char *path, const struct plan *p, const struct sim_re
  * two layers do not include each other). */
 struct chrome_span {
     int rank, dev, dp_rank; /* dev: the plan's device that rank runs */
-    int op;                 /* enum op; -1: a memory sample, -2: the end of a step */
+    int op; /* enum op; -1: a memory sample, -2: the end of a step, -3: a MoE all-to-all */
     int mb, part, stage, peer, step;
     double ts_us, dur_us;
-    double value; /* memory sample: bytes held; end of step: mean loss */
+    double value; /* memory sample: bytes held; end of step: mean loss; all-to-all: bytes sent */
 };
 
 struct chrome_run {

@@ -238,6 +238,21 @@ static int chrome_complete(struct chrome_state *st, const struct scan_item *it, 
             return chrome_ours(st, it, args, o, ts, dur, pid, e);
         }
     }
+    if (cat != NULL && strcmp(cat, "ep_a2a") == 0) {
+        /* our executor's MoE all-to-all (traces/chrome.c): kept apart from the instructions */
+        struct trace_a2a a = {.start_us = ts, .end_us = ts + dur};
+        const cJSON *jb = cJSON_IsObject(args) ? cJSON_GetObjectItemCaseSensitive(args, "bytes")
+                                               : NULL;
+        if (jb != NULL && (!kineto_number(jb, &a.bytes) || !(a.bytes >= 0)))
+            return chrome_event_fail(st, it, e, "\"%.60s\": args.bytes: expected a number >= 0",
+                                     name);
+        TRY(chrome_arg_int(st, it, args, "device", 0, CONFIG_MAX_DEVICES - 1,
+                           pid < CONFIG_MAX_DEVICES ? pid : 0, &a.dev, e));
+        TRY(chrome_arg_int(st, it, args, "replica", 0, CONFIG_MAX_DEVICES - 1, 0, &a.replica, e));
+        TRY(chrome_arg_int(st, it, args, "step", 0, CHROME_MAX_STEPS, 0, &a.step, e));
+        trace_add_a2a(st->t, &a);
+        return MT_OK;
+    }
     if (st->map != NULL && mapping_is_align_event(st->map, name)) {
         struct trace_event a = {.start_us = ts,
                                 .end_us = ts + dur,

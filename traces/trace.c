@@ -35,6 +35,8 @@ struct trace {
     size_t nm, capm;
     struct trace_info info;
     char *config_text;
+    struct trace_a2a *a2a;
+    size_t na, capa;
 };
 
 struct trace *trace_new(void)
@@ -48,6 +50,7 @@ void trace_free(struct trace *t)
         return;
     free(t->ev);
     free(t->mem);
+    free(t->a2a);
     free(t->config_text);
     free(t);
 }
@@ -122,6 +125,21 @@ void trace_add_mem(struct trace *t, const struct trace_mem *m)
         t->mem = xreallocarray(t->mem, t->capm, sizeof *t->mem);
     }
     t->mem[t->nm++] = *m;
+}
+
+void trace_add_a2a(struct trace *t, const struct trace_a2a *a)
+{
+    if (t->na == t->capa) {
+        t->capa = t->capa ? 2 * t->capa : 256;
+        t->a2a = xreallocarray(t->a2a, t->capa, sizeof *t->a2a);
+    }
+    t->a2a[t->na++] = *a;
+}
+
+const struct trace_a2a *trace_a2as(const struct trace *t, size_t *n)
+{
+    *n = t->na;
+    return t->a2a;
 }
 
 static int trace_int_cmp(const void *a, const void *b)

@@ -62,6 +62,14 @@ struct trace_info {
                             * traces whose ranks' clocks the messages show apart); 0: none */
 };
 
+/* A MoE token all-to-all of our executor (Chrome events of category "ep_a2a", exec/capture.h):
+ * its span and the bytes the rank sent to other ranks. Every replica's is kept. */
+struct trace_a2a {
+    double start_us, end_us;
+    double bytes;
+    int dev, replica, step;
+};
+
 struct trace_opts {
     const struct mapping *map; /* NULL: no rules; devices and alignment by default */
     int replica;               /* keep this data-parallel replica (default 0); -1: all */
@@ -84,12 +92,14 @@ int trace_load_mem(const char *data, size_t len, const char *name, const struct 
 const struct trace_event *trace_events(const struct trace *t, size_t *n);
 const struct trace_mem *trace_mems(const struct trace *t, size_t *n);
 const struct trace_info *trace_info(const struct trace *t);
+const struct trace_a2a *trace_a2as(const struct trace *t, size_t *n);
 /* The config a trace of ours carries (otherData.config, JSON text), or NULL. */
 const char *trace_config_text(const struct trace *t);
 
 /* ---- for the readers (traces/chrome_read.c, traces/kineto.c) ---------------------------- */
 int trace_add_event(struct trace *t, const struct trace_event *ev, struct mt_err *e);
 void trace_add_mem(struct trace *t, const struct trace_mem *m);
+void trace_add_a2a(struct trace *t, const struct trace_a2a *a);
 struct trace_info *trace_info_edit(struct trace *t);
 /* Mutable views for the readers' fix-ups after a file (ranks known only at its end). */
 struct trace_event *trace_events_edit(struct trace *t, size_t *n);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/interp.h"
 #include "flow/compare.h"
 #include "flow/run.h"
 #include "render/layout.h"
@@ -179,6 +180,25 @@ static void compare_label(const struct plan *p, int id, char *buf, size_t n)
     plan_instr_label(p, in, lab, sizeof lab);
     snprintf(buf, n, "device %d %s (mb %d, part %d, stage %d)", d, lab, in->mb, in->part,
              in->stage);
+}
+
+/* A MoE plan's all-to-alls a step, simulated beside measured (flow/compare.h). */
+static void compare_print_a2a(const struct accuracy_a2a *x)
+{
+    if (x->devices == 0)
+        return;
+    printf("\nall-to-all a step (MoE dispatch and combine, forward and backward):\n");
+    printf("%6s %10s %12s %12s %8s %12s %12s\n", "device", "exchanges", "simulated", "measured",
+           "error", "bytes sim", "bytes meas");
+    for (int d = 0; d < x->devices; d++) {
+        char b1[48], b2[48], b3[48], b4[48], b5[48];
+        compare_time(x->sim_us[d], false, b1, sizeof b1);
+        compare_time(x->meas_us[d], false, b2, sizeof b2);
+        compare_pct(accuracy_error_pct(x->sim_us[d], x->meas_us[d]), b3, sizeof b3);
+        str_format_bytes(x->sim_bytes[d], b4, sizeof b4);
+        str_format_bytes(x->meas_bytes[d], b5, sizeof b5);
+        printf("%6d %10d %12s %12s %8s %12s %12s\n", d, x->exchanges[d], b1, b2, b3, b4, b5);
+    }
 }
 
 static void compare_print(const struct compare_side *s, const char *const *files, int nfiles,
@@ -350,18 +370,24 @@ static int compare_exec(int argc, char **argv)
     if (!fc.replayed)
         fprintf(stderr, "mario-tui compare: no replay: %s\n", fc.why);
     bool gate_failed = o.gate >= 0 && !(fabs(fc.a.step_err_pct) <= o.gate);
+    struct accuracy_a2a x;
+    flow_compare_a2a(s.plan, t, &fc.m, o.replica, &x);
+    struct mt_err ae = {0}; /* a dense plan has none; a MoE one prices them */
+    for (int d = 0; d < x.devices; d++)
+        interp_a2a_simulated(s.plan, d, &x.sim_us[d], &x.sim_bytes[d], &ae);
     if (o.json) {
         char *text =
             accuracy_report_json(&(struct accuracy_report){
                 .plan = s.plan, .sim_name = s.name, .from_trace = s.from_trace,
                 .unit = s.sim.unit, .files = files, .nfiles = nfiles, .info = trace_info(t),
                 .m = &fc.m, .a = &fc.a, .replay = fc.replayed ? &fc.rp : NULL, .top = o.top,
-                .gate = o.gate, .gate_failed = gate_failed});
+                .gate = o.gate, .gate_failed = gate_failed, .a2a = &x});
         puts(text);
         free(text);
     } else {
         compare_print(&s, files, nfiles, trace_info(t), &fc.m, &fc.a,
                       fc.replayed ? &fc.rp : NULL, o.top);
+        compare_print_a2a(&x);
     }
     if (o.svg && compare_svg(&s, &fc.m, o.svg, &e) != MT_OK)
         status = cmd_fail("compare", &e);

@@ -39,8 +39,9 @@ static const char cmd_plan_config_help[] =
 const struct cmd_option cmd_plan_options[] = {
     {.name = "model", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_MODEL,
      .heading = cmd_plan_config_help,
-     .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny tiny-llama GPT-3-13B "
-             "GPT-3-175B NeMo-GPT3-5B NeMo-GPT3-20B LLaMA-2-7B LLaMA-2-13B LLaMA-2-70B Llama-3.1-8B Llama-3.1-70B "
+     .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny tiny-llama tiny-moe "
+             "GPT-3-13B GPT-3-175B NeMo-GPT3-5B NeMo-GPT3-20B "
+             "LLaMA-2-7B LLaMA-2-13B LLaMA-2-70B Llama-3.1-8B Llama-3.1-70B "
              "Llama-3.1-405B DeepSeek-V3 DeepSeek-V2-Lite Qwen3-30B-A3B Qwen3-235B-A22B "
              "Mixtral-8x7B Mixtral-8x22B\n"
              "(the first four: the paper's Table 4 shapes; mario-tui models)"},
@@ -167,11 +168,17 @@ const struct cmd_option cmd_plan_options[] = {
              "each expert's width split over T; default tp, as Megatron's"},
     {.name = "moe-routing-skew", .arg = "X", .type = CMD_PLAN, .value = CMD_PLAN_MOE_SKEW,
      .help = "tokens of the busiest EP rank over the mean (>= 1; default 1.2)"},
-    {.name = "unit-costs", .arg = "F,B,RC[,W[,O]]", .type = CMD_PLAN,
+    {.name = "overlap-moe-expert-parallel-comm", .type = CMD_PLAN, .value = CMD_PLAN_OVERLAP_A2A,
+     .help = "Megatron's flag: interleaved 1F1B (W) runs each steady-state\n"
+             "forward with the backward after it as one pair, each hiding the\n"
+             "other's expert all-to-alls (needs ep > 1; DualPipe and DualPipeV\n"
+             "always pair theirs)"},
+    {.name = "unit-costs", .arg = "F,B,RC[,W[,O[,A]]]", .type = CMD_PLAN,
      .value = CMD_PLAN_UNIT_COSTS,
      .help = "unit costs: times in t, memory in units of M_theta; B is the\n"
              "whole backward, W its weight-gradient part (default B/2), O the\n"
-             "time to move one M_theta to or from host memory (default 1)"},
+             "time to move one M_theta to or from host memory (default 1), A\n"
+             "the expert all-to-alls inside F and inside B - W (default 0)"},
     {.name = "blocking-send", .type = CMD_PLAN, .value = CMD_PLAN_BLOCKING,
      .help = "rendezvous p2p, Megatron's synchronous batches: a send waits\nfor its receive; the sends and receives between two computes\nare posted together (1F1B, Chimera, GPipe, ZB-H1)"},
     {.name = "iterations", .arg = "K", .type = CMD_PLAN, .value = CMD_PLAN_ITERATIONS,
@@ -366,6 +373,9 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         return MT_OK;
     case CMD_PLAN_BLOCKING:
         c->blocking_send = true;
+        return MT_OK;
+    case CMD_PLAN_OVERLAP_A2A:
+        c->overlap_moe_a2a = true;
         return MT_OK;
     case CMD_PLAN_ITERATIONS:
         return cmd_plan_int("iterations", arg, 1, CONFIG_MAX_ITERATIONS, &c->iterations, e);

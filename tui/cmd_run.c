@@ -38,9 +38,10 @@ static const char run_usage[] =
     "                      [--fit-batches N]]\n"
     "Run a plan for real: each MPI rank is one pipeline device and runs its instruction list\n"
     "on a GPT-style model (LayerNorm, GELU) or a LLaMA-style one (RMSNorm, SwiGLU, RoPE, GQA;\n"
-    "CPU backend) with the config's sizes, trained on byte-level text. Outside MPI the\n"
-    "command starts itself under `mpirun -np D`. Prints the loss per step, the step time and\n"
-    "the peak memory measured per device beside the simulator's prediction.\n\n";
+    "CPU backend; its MLP a mixture of experts with --ep equal to --dp, docs/moe.md) with the\n"
+    "config's sizes, trained on byte-level text. Outside MPI the command starts itself under\n"
+    "`mpirun -np D`. Prints the loss per step, the step time and the peak memory measured per\n"
+    "device beside the simulator's prediction (and a MoE run's all-to-alls).\n\n";
 
 struct run_args {
     struct cmd_plan cp;
@@ -218,6 +219,29 @@ static void run_print_inputs(const struct plan *p, const struct run_args *a,
                100 * ir->err_mean);
 }
 
+/* A MoE run's token all-to-alls per rank over the run, beside the simulation's for as many
+ * steps (priced in the cost model's dtype, the executor's are fp32). */
+static void run_print_a2a(const struct plan *p, const struct interp_result *r)
+{
+    printf("%6s %6s %10s %14s %16s %s\n", "device", "rank", "exchanges", "a2a measured",
+           "a2a simulated", "bytes sent");
+    for (int i = 0; i < r->ranks; i++) {
+        const struct interp_device *d = &r->dev[i];
+        double us = 0, bytes = 0;
+        struct mt_err e = {0};
+        char sent[32], sim_sent[32] = "-", sim_t[32] = "-";
+        str_format_bytes(d->a2a_bytes, sent, sizeof sent);
+        if (interp_a2a_simulated(p, d->dev, &us, &bytes, &e) == MT_OK) {
+            snprintf(sim_t, sizeof sim_t, "%.3f ms", us * 1e-3 * r->steps);
+            str_format_bytes(bytes * r->steps, sim_sent, sizeof sim_sent);
+        }
+        char meas[32], both[64];
+        snprintf(meas, sizeof meas, "%.3f ms", d->a2a_s * 1e3);
+        snprintf(both, sizeof both, "%s (sim %s)", sent, sim_sent);
+        printf("%6d %6d %10ld %14s %16s %s\n", d->dev, d->rank, d->a2a_calls, meas, sim_t, both);
+    }
+}
+
 static void run_print_summary(const struct plan *p, const struct run_args *a,
                               const struct interp_result *r, const struct sim_result *sim,
                               const char *trace_note)
@@ -254,6 +278,8 @@ static void run_print_summary(const struct plan *p, const struct run_args *a,
         }
         printf("%6d %6d %12s %18s %18s %14s %14s\n", d->dev, d->rank, st, act, sa, pk, sp);
     }
+    if (c->model.moe.num_experts > 0)
+        run_print_a2a(p, r);
     if (a->have_ir)
         run_print_inputs(p, a, r);
     if (trace_note)
