@@ -446,6 +446,15 @@ int config_validate(const struct config *c, struct mt_err *e)
          c->cluster.tp, c->num_device, c->cluster.dp, c->num_device / c->cluster.dp);
     TRY(config_validate_cp(c, e)); /* cp, cp_comm_type (model/config_parallel.c) */
     TRY(config_validate_fp8(c, e)); /* fp8_recipe and its device (model/fp8.c) */
+    /* Megatron-LM refuses both pairs (megatron/training/arguments.py, validate_args): the
+     * GEMM-pipelined TP collectives are sequence parallelism's all-gathers and reduce-scatters,
+     * and the overlapped parameter all-gather is the distributed optimizer's */
+    NEED(!c->cluster.tp_comm_overlap || c->sequence_parallel || c->cluster.tp == 1,
+         "cluster.tp_comm_overlap: TP communication overlaps its GEMMs only with "
+         "sequence_parallel (Megatron-LM's --tp-comm-overlap needs --sequence-parallel)");
+    NEED(!c->cluster.overlap_param_gather || c->distributed_optimizer,
+         "cluster.overlap_param_gather: the overlapped parameter all-gather is the distributed "
+         "optimizer's (Megatron-LM's --overlap-param-gather needs --use-distributed-optimizer)");
     NEED(c->micro_batch_size >= 1, "micro_batch_size: must be >= 1 (got %d)",
          c->micro_batch_size);
     NEED(c->global_batch_size >= 1, "global_batch_size: must be >= 1 (got %d)",

@@ -204,10 +204,13 @@ struct cluster_spec {
                                * 0 = no cap (config_host_cap) */
     enum framework_id framework; /* "framework"; FRAMEWORK_DEFAULT = config_framework()'s rule */
     /* What the framework hides behind compute (model/framework.h, framework_overlapped):
-     * Megatron-LM's --tp-comm-overlap and --overlap-grad-reduce, off unless asked */
+     * Megatron-LM's --tp-comm-overlap, --overlap-grad-reduce and --overlap-param-gather, off
+     * unless asked */
     bool tp_comm_overlap;     /* "tp_comm_overlap": TP collectives overlap their GEMMs */
     bool overlap_grad_reduce; /* "overlap_grad_reduce": the DP gradient reduce overlaps the
                                * last backwards */
+    bool overlap_param_gather; /* "overlap_param_gather": the distributed optimizer's parameter
+                                * all-gather overlaps the first forwards */
     /* Context parallelism (issue 39 item 1; docs/long-context.md): the sequence split over cp
      * GPUs, Megatron-LM's --context-parallel-size and --cp-comm-type. A GPU holds s / cp
      * tokens of every activation; the attention exchanges K/V as cp_comm_type says. */

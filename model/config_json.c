@@ -302,6 +302,7 @@ enum {
     C_NET_GBPS,
     C_TP_OVERLAP,
     C_GRAD_OVERLAP,
+    C_PARAM_OVERLAP,
     C_CP,          /* context parallelism (model/config_parallel.c) */
     C_CP_COMM,
     C_EP,  /* model/moe.h */
@@ -316,7 +317,7 @@ static const char *const cluster_keys[C__COUNT] = {
     "p2p_gbps", "p2p_latency_us", "allreduce_gbps", "dp_efficiency", "dp",     "tp",
     "efficiency_half_tokens", "op_overhead_us", "layer_overhead_us", "gpus_per_node", "tp_gbps",
     "host_gbps", "host_memory_per_node", "framework", "fp8_peak_flops", "network_gbps",
-    "tp_comm_overlap", "overlap_grad_reduce",
+    "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
     "cp", "cp_comm_type",
     "ep", "etp",
     "fp8_recipe", "fp8_format", "fp8_param_gather",
@@ -396,6 +397,8 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
         TRY(json_bool(d, &f[C_TP_OVERLAP], &k.tp_comm_overlap));
     if (f[C_GRAD_OVERLAP].item != NULL)
         TRY(json_bool(d, &f[C_GRAD_OVERLAP], &k.overlap_grad_reduce));
+    if (f[C_PARAM_OVERLAP].item != NULL)
+        TRY(json_bool(d, &f[C_PARAM_OVERLAP], &k.overlap_param_gather));
     if (f[C_DP].item != NULL)
         TRY(json_int(d, &f[C_DP], 1, CONFIG_MAX_DEVICES, &k.dp));
     if (f[C_TP].item != NULL)

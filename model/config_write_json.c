@@ -273,6 +273,8 @@ struct cJSON *config_to_cjson(const struct config *c)
             cJSON_AddBoolToObject(cl, "tp_comm_overlap", true);
         if (k->overlap_grad_reduce)
             cJSON_AddBoolToObject(cl, "overlap_grad_reduce", true);
+        if (k->overlap_param_gather)
+            cJSON_AddBoolToObject(cl, "overlap_param_gather", true);
         /* context parallelism, where set */
         if (k->cp > 1)
             cJSON_AddNumberToObject(cl, "cp", k->cp);

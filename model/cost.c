@@ -71,6 +71,78 @@ static double cp_ring_exposed_us(const struct config *c, const struct op_list *l
     return ring > blocks ? ring - blocks : 0;
 }
 
+/* Megatron-LM's --tp-comm-overlap: Transformer Engine's userbuffers pipeline each transformer
+ * block's sequence-parallel TP collective with the GEMM beside it (TE
+ * transformer_engine/pytorch/module/base.py, initialize_ub's default config, TE 1.x-2.x):
+ *   ring_exchange (qkv_fprop, fc1_fprop: the input's all-gather with the GEMM it feeds;
+ *     proj_dgrad, fc2_dgrad: the output gradient's all-gather with the data-gradient GEMM):
+ *     the GEMM in tp chunks of m / tp tokens, each chunk's peer copy on the copy engines while
+ *     the previous chunk multiplies (num_splits = tp, one SM, no SM margin);
+ *   pipeline (proj_fprop, fc2_fprop: the output's reduce-scatter with the GEMM that makes it):
+ *     the GEMM in 4 splits, each split's reduce-scatter on 16 SMs under the next split, the
+ *     last one's after it; the GEMM keeps the other SMs (set_sm_margin);
+ *   bulk (qkv_wgrad, fc1_wgrad: the input gradient's reduce-scatter beside the weight-gradient
+ *     GEMM; qkv_dgrad, fc1_dgrad: the input's all-gather again beside the data-gradient GEMM,
+ *     op->overlapped, free as without the flag): the collective on 16 SMs, the GEMM on the
+ *     others, side by side.
+ * A pair takes what its slower side takes; what it takes beyond the GEMM alone is the
+ * collective's. Collectives outside a block (the embedding's reduce-scatter, the LM head's
+ * all-gather, the cross-entropy's all-reduce) are exposed, as are all without sequence
+ * parallelism (Megatron-LM refuses the flag there). In the pass's order a gather precedes its
+ * GEMM and a reduce follows it; the backward runs the list backwards. */
+#define TE_UB_COMM_SMS 16.0  /* num_sm of the pipeline and bulk methods */
+#define TE_UB_PIPELINE_SPLITS 4.0
+
+static const struct op *tp_overlap_partner(const struct op_list *l, size_t i, enum op_pass p)
+{
+    const struct op *o = &l->op[i];
+    bool gather = o->coll == COLL_ALL_GATHER;
+    int step = (p == PASS_FW) == gather ? 1 : -1;
+    for (long j = (long)i + step; j >= 0 && j < (long)l->n; j += step) {
+        const struct op *q = &l->op[j];
+        if (q->kind == OP_GEMM)
+            return q->site == SITE_LAYER ? q : NULL;
+        if (q->kind != OP_COLLECTIVE)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* pass p of GEMM g in `splits` pieces along its tokens (m), on all SMs but `comm_sms` */
+static double gemm_split_us(const struct config *c, const struct op *g, enum op_pass p,
+                            double splits, double comm_sms)
+{
+    struct op piece = *g;
+    piece.m /= splits;
+    double sms = c->cluster.device.sms > comm_sms ? c->cluster.device.sms : comm_sms + 1;
+    return splits * price_op_us(c, &piece, p) * sms / (sms - comm_sms);
+}
+
+double cost_op_in_list_us(const struct config *c, const struct op_list *l, size_t i,
+                          enum op_pass p)
+{
+    const struct op *o = &l->op[i];
+    if (ops_legacy(c) || !framework_hides_tp_comm(c) || !is_tp_coll(o) || o->overlapped ||
+        o->pass != p || !c->sequence_parallel || o->site != SITE_LAYER)
+        return cost_op_us(c, o, p);
+    const struct op *g = tp_overlap_partner(l, i, p);
+    if (g == NULL)
+        return cost_op_us(c, o, p);
+    double comm = price_op_us(c, o, p), pair;
+    enum op_pass under = p;
+    if (o->coll == COLL_ALL_GATHER) /* ring_exchange: the forward's or the dgrad's GEMM */
+        pair = fmax(gemm_split_us(c, g, p, o->group, 0), comm);
+    else if (p == PASS_FW) /* pipeline: the last split's reduce-scatter after the GEMM */
+        pair = fmax(gemm_split_us(c, g, p, TE_UB_PIPELINE_SPLITS, TE_UB_COMM_SMS),
+                    comm * (1 - 1 / TE_UB_PIPELINE_SPLITS)) + comm / TE_UB_PIPELINE_SPLITS;
+    else { /* bulk: beside the weight-gradient GEMM */
+        under = PASS_W;
+        pair = fmax(gemm_split_us(c, g, PASS_W, 1, TE_UB_COMM_SMS), comm);
+    }
+    double exposed = pair - price_op_us(c, g, under);
+    return exposed > 0 ? exposed + framework_kernel_overhead_us(c) : 0;
+}
+
 static void op_sums_of(const struct config *c, const struct op_list *l, struct op_sums *s)
 {
     memset(s, 0, sizeof *s);
@@ -86,13 +158,13 @@ static void op_sums_of(const struct config *c, const struct op_list *l, struct o
             s->flash_extra_flops += op_model_flops(o, PASS_FW) / 2;
         if (is_tp_coll(o) && o->pass == PASS_FW && !o->overlapped)
             s->tp_ring_bytes += op_coll_bus_factor(o->coll, o->group) * o->bytes;
-        s->fw_us += cost_op_us(c, o, PASS_FW);
-        s->b_us += cost_op_us(c, o, PASS_B);
-        s->w_us += cost_op_us(c, o, PASS_W);
+        s->fw_us += cost_op_in_list_us(c, l, i, PASS_FW);
+        s->b_us += cost_op_in_list_us(c, l, i, PASS_B);
+        s->w_us += cost_op_in_list_us(c, l, i, PASS_W);
         if (is_ep_a2a(o)) {
             double out = o->group > 1 ? o->bytes * (o->group - 1) / o->group : 0;
-            s->a2a_fw_us += cost_op_us(c, o, PASS_FW);
-            s->a2a_b_us += cost_op_us(c, o, PASS_B);
+            s->a2a_fw_us += cost_op_in_list_us(c, l, i, PASS_FW);
+            s->a2a_b_us += cost_op_in_list_us(c, l, i, PASS_B);
             *(o->pass == PASS_FW ? &s->a2a_fw_bytes : &s->a2a_b_bytes) += out;
         }
         s->keep += o->keep_bytes;
@@ -447,13 +519,32 @@ static void stage_priced(const struct op_sums *L, const struct op_sums *E,
     *w_share = b + w > 0 ? w / (b + w) : 0;
 }
 
+/* Megatron-core's data-parallel overlap (megatron/core/distributed/
+ * distributed_data_parallel.py and param_and_grad_buffer.py, Megatron-LM r0.8): with
+ * --overlap-grad-reduce the gradient buffer's buckets are reduced (all-reduce, or
+ * reduce-scatter under the distributed optimizer) as the last micro-batch's backward fills
+ * them (the earlier micro-batches accumulate under no_sync), so the reduction runs under that
+ * backward and shows only where it outlasts it; with --overlap-param-gather the distributed
+ * optimizer's all-gather of the updated parameters runs bucket by bucket under the next
+ * iteration's first forward (a forward pre-hook waits for each bucket), the same rule. */
+double cost_dp_exposed_us(const struct config *c, const struct op *o, double us, double bw_us,
+                          double fw_us)
+{
+    double hide = 0;
+    if (o->coll == COLL_ALL_GATHER ? framework_hides_param_gather(c) : framework_hides_grad_reduce(c))
+        hide = o->coll == COLL_ALL_GATHER ? fw_us : bw_us;
+    return us > hide ? us - hide : 0;
+}
+
 /* The step after a stage's last backward (model/ops.h ops_build_step): the gradient reduction
  * over the stage's `group` replicas and the optimizer. The 2021 estimate: a ring over
  * cluster.allreduce_gbps with a latency a hop, 2(n-1)/n x 2 bytes a parameter for the
  * all-reduce (a reduce-scatter and an all-gather (n-1)/n each with the distributed optimizer),
- * and 32 bytes a parameter (sharded: / dp) over HBM; the others price the step's ops. */
+ * and 32 bytes a parameter (sharded: / dp) over HBM; the others price the step's ops. What the
+ * framework overlaps (cost_dp_exposed_us) shows only where it outlasts the compute it hides
+ * under: bw_us and fw_us, the stage's backward and forward of one micro-batch. */
 static void stage_step(const struct config *c, double params, double fp8_params, int group,
-                       double *ar, double *os)
+                       double bw_us, double fw_us, double *ar, double *os)
 {
     const struct cluster_spec *k = &c->cluster;
     struct op_list l;
@@ -468,14 +559,16 @@ static void stage_step(const struct config *c, double params, double fp8_params,
             continue;
         }
         if (!ops_legacy(c)) {
-            *ar += price_op_us(c, o, o->pass);
+            *ar += cost_dp_exposed_us(c, o, price_op_us(c, o, o->pass), bw_us, fw_us);
             continue;
         }
         double n = o->group;
+        double t;
         if (o->coll == COLL_ALL_REDUCE) /* as before, bit for bit */
-            *ar += 2 * (n - 1) / n * o->bytes / (k->ar_gbps * 1e3) + 2 * (n - 1) * k->p2p_lat_us;
+            t = 2 * (n - 1) / n * o->bytes / (k->ar_gbps * 1e3) + 2 * (n - 1) * k->p2p_lat_us;
         else
-            *ar += (n - 1) / n * o->bytes / (k->ar_gbps * 1e3) + (n - 1) * k->p2p_lat_us;
+            t = (n - 1) / n * o->bytes / (k->ar_gbps * 1e3) + (n - 1) * k->p2p_lat_us;
+        *ar += cost_dp_exposed_us(c, o, t, bw_us, fw_us);
     }
     op_list_fini(&l);
 }
@@ -594,11 +687,18 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         }
         st->msg_bytes = ckpt_bytes; /* the stage's input or output, as the checkpoint */
         st->p2p = p2p_us;
-        stage_step(c, st->params - expert_params, fp8_p - fp8_e, ar_group, &st->ar, &st->os);
+        /* Megatron-core's 1F1B without interleaving overlaps the reduce with the last backward on
+         * the first pipeline stage only; the others start theirs after their cooldown, in the
+         * pipeline's closing bubble (schedules.py, forward_backward_pipelining_without_
+         * interleaving: "Other pipeline stages do grad reduction during pipeline bubble",
+         * --delay-grad-reduce's default): the simulated schedule has that bubble */
+        double hide_bw = i == 0 || parts_per_device > 1 ? st->bw : 0;
+        stage_step(c, st->params - expert_params, fp8_p - fp8_e, ar_group, hide_bw, st->fw, &st->ar,
+                   &st->os);
         if (expert_params > 0) { /* Chimera's two replicas double the expert group too */
             double ar_e, os_e;
             int group_e = config_expert_dp(c) * (ar_group / (c->cluster.dp > 0 ? c->cluster.dp : 1));
-            stage_step(c, expert_params, fp8_e, group_e, &ar_e, &os_e);
+            stage_step(c, expert_params, fp8_e, group_e, 0, 0, &ar_e, &os_e);
             st->ar += ar_e;
             st->os += os_e;
         }

@@ -15,5 +15,16 @@ struct config;
  * memory-bound ops 0 (the fitted layer overhead holds them). A collective costs 0 outside its
  * own pass, and when it is overlapped (hidden behind compute). */
 double cost_op_us(const struct config *c, const struct op *o, enum op_pass p);
+/* The same for op i of the list l it sits in, where its neighbours matter: under
+ * cluster.tp_comm_overlap with sequence parallelism a TP collective costs only what outlasts the
+ * GEMM it is pipelined with (model/cost.c, tp_overlap_partner); every other op cost_op_us. */
+double cost_op_in_list_us(const struct config *c, const struct op_list *l, size_t i,
+                          enum op_pass p);
+/* What of a data-parallel collective of the step (op o, us long) shows: under
+ * cluster.overlap_grad_reduce the gradient reduction less bw_us (the last micro-batch's
+ * backward it runs under), under cluster.overlap_param_gather the distributed optimizer's
+ * parameter all-gather less fw_us (the first forward); never below 0; else us. */
+double cost_dp_exposed_us(const struct config *c, const struct op *o, double us, double bw_us,
+                          double fw_us);
 
 #endif

@@ -83,6 +83,11 @@ bool framework_hides_grad_reduce(const struct config *c)
     return c->cluster.overlap_grad_reduce;
 }
 
+bool framework_hides_param_gather(const struct config *c)
+{
+    return c->cluster.overlap_param_gather && c->distributed_optimizer;
+}
+
 int framework_parse(const char *s, enum framework_id *out, struct mt_err *e)
 {
     for (size_t i = 0; i < COUNT(profiles); i++)

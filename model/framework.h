@@ -55,9 +55,13 @@ double framework_kernel_overhead_us(const struct config *c);
  * (and CP) collectives of a block when cluster.tp_comm_overlap (they overlap the GEMMs they
  * feed); the DP gradient reduce (all-reduce, or reduce-scatter with the distributed optimizer)
  * when cluster.overlap_grad_reduce (it overlaps the backwards of the last micro-batch: only the
- * part that outlasts them shows). Nothing else overlaps: EP all-to-all and PP p2p are exposed. */
+ * part that outlasts them shows); the distributed optimizer's parameter all-gather when
+ * cluster.overlap_param_gather (it overlaps the forwards of the next iteration's first
+ * micro-batch, the same rule). Nothing else overlaps: EP all-to-all and PP p2p are exposed.
+ * model/cost.c prices the rules: cost_tp_overlap_exposed_us, cost_dp_exposed_us. */
 bool framework_hides_tp_comm(const struct config *c);
 bool framework_hides_grad_reduce(const struct config *c);
+bool framework_hides_param_gather(const struct config *c);
 /* "megatron-deepspeed-2021" | "megatron-core" | "torchtitan" (case-insensitive); MT_EINVAL
  * listing them otherwise. */
 int framework_parse(const char *s, enum framework_id *out, struct mt_err *e);

@@ -25,6 +25,31 @@ enum launch_recompute {
                                  * backward (Megatron full/uniform, torchtitan full) */
 };
 
+/* How the recomputed layers are chosen (Megatron-LM --recompute-method with
+ * --recompute-num-layers N; torchtitan's selective_ac_option). Megatron's arguments.py:
+ * uniform divides a stage's layers into groups of N and keeps only each group's input, every
+ * layer recomputed; block recomputes the first N layers of each (virtual) stage, from their
+ * input, and keeps the rest whole. torchtitan's selective with an integer option N
+ * checkpoints every N-th block whole (torchtitan/.../activation_checkpoint.py); "op" is its
+ * per-op policy. */
+enum launch_recompute_method {
+    LAUNCH_RC_METHOD_NONE,   /* full without a method given (writers: uniform, one a stage) */
+    LAUNCH_RC_UNIFORM,
+    LAUNCH_RC_BLOCK,
+    LAUNCH_RC_EVERY_NTH,     /* torchtitan selective, selective_ac_option = N */
+    LAUNCH_RC_PER_OP,        /* torchtitan selective, selective_ac_option = "op" */
+};
+
+/* A launch's recompute settings in full, read and written back (model/launch_ac.c maps them
+ * onto a plan's checkpoints). */
+struct launch_ac {
+    enum launch_recompute granularity;
+    enum launch_recompute_method method;
+    int num_layers;     /* Megatron's --recompute-num-layers, torchtitan's N; 0 = not given */
+    char modules[160];  /* Megatron's --recompute-modules, space-separated; "" = not given
+                         * (core_attn, Megatron's default) */
+};
+
 #define LAUNCH_NOTE_LEN 2048
 #define LAUNCH_MAX_BYTES (4 << 20) /* larger launch files are refused */
 
@@ -37,6 +62,8 @@ struct launch_info {
     enum launch_kind kind;
     int launched_gpus;                /* the GPUs the file starts; 0 = it does not say */
     enum launch_recompute recompute;
+    struct launch_ac ac;              /* the recompute settings in full (recompute is
+                                       * ac.granularity) */
     char warning[2 * LAUNCH_NOTE_LEN + 64]; /* ONE line: every flag or key that matters and is not
                                        * modelled, and those not recognised; "" if none */
     char assumed[LAUNCH_NOTE_LEN];    /* what was assumed (a vocabulary, the GPU count); "" */
@@ -50,7 +77,7 @@ bool launch_detect(const char *text, size_t n, enum launch_kind *kind);
 /* Reads a launch file of the kind launch_detect finds into *out: config_default(), the
  * file's model, parallelism and batch, then config_validate(). Errors name the place and the
  * flag or key: MT_EINVAL "name:line:col: --num-layers: 'x' is not an integer"; what a plan
- * cannot represent (experts: issue 38; context parallelism > 1: issue 39) is refused
+ * cannot represent (experts: issue 38) is refused
  * naming it. *out and *info are written only on success. */
 int launch_read(const char *text, size_t n, const char *name, const struct launch_read_opts *o,
                 struct config *out, struct launch_info *info, struct mt_err *e);
@@ -67,6 +94,9 @@ const char *launch_kind_title(enum launch_kind k);
 /* ---- model/launch_write.c ---------------------------------------------------------------- */
 struct launch_write_opts {
     enum launch_recompute recompute;
+    const struct launch_ac *ac; /* the settings to write when recompute is not NONE (a
+                                 * launch's own, read back); NULL: full is uniform with one
+                                 * group a stage, selective the framework's default */
     const char *source;   /* where the plan came from, for the header comment; may be NULL */
     const char *csv_name; /* torchtitan: the schedule CSV written beside the TOML (its name as
                            * the TOML refers to it), when launch_needs_csv; else NULL */

@@ -53,7 +53,7 @@ int launch_megatron_padded_vocab(int vocab, int divisible_by, int tp);
  * int((4h x 2/3) / 64) x 64 (megatron/training/arguments.py). */
 int launch_megatron_ffn_default(int h, bool swiglu);
 
-/* ---- model/launch_shell.c: the shell subset a Megatron-LM launch script is read with ---- */
+/* ---- model/launch_shell_*.c: the shell subset a Megatron-LM launch script is read with ---- */
 /* One word of the launch command after expansion: its text, where it was written (for an
  * array's element, in the array), and why its value is not known ("" when it is). */
 struct launch_field {

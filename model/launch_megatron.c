@@ -1,9 +1,10 @@
 /* model/launch_megatron.c: a Megatron-LM launch read as a config (model/launch.h). The shell
- * around it is run by model/launch_shell.c; here are the launcher's GPU count (torchrun's
- * --nproc-per-node x --nnodes, srun's or #SBATCH's --nodes x --ntasks-per-node) and
+ * around it is run by model/launch_shell_*.c (model/launch_shell.h); here are the launcher's
+ * GPU count (torchrun's --nproc-per-node x --nnodes, srun's or #SBATCH's --nodes x
+ * --ntasks-per-node) and
  * pretrain_gpt.py's flags, each in one of four lists (megatron/training/arguments.py names
  * them; docs/launchers.md lists them): read into the config, refused where a plan would be
- * wrong (experts: issue 38; context parallelism: issue 39), not modelled (said in the one
+ * wrong (experts: issue 38; a --cp-comm-type a layer), not modelled (said in the one
  * warning line), or skipped on purpose (data, tokenizer files, optimizer, logging,
  * checkpointing, profiling). A flag in none of them is "not recognised", in the same line. */
 #include <config.h>
@@ -25,6 +26,8 @@ enum mf_id {
     F_TP, F_PP, F_VPP_LAYERS, F_VPP_STAGES, F_CP, F_EP, F_ETP, F_EXPERTS, F_MLA, F_SP, F_DISTOPT,
     F_MBS, F_GBS, F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_MODULES, F_RC_ACT, F_BF16, F_FP16,
     F_ATTN, F_FLASH,
+    F_CP_COMM, /* --cp-comm-type */
+    F_TP_OVERLAP, F_GRAD_OVERLAP, F_PARAM_OVERLAP,
     F_FP8_FORMAT, F_FP8_RECIPE, F_FP8_PARAM, /* model/fp8.h */
     F__COUNT,
     F_WARN = 100, /* not modelled: said */
@@ -68,12 +71,17 @@ static const struct mflag mflags[] = {
     {"--num-layers-per-virtual-pipeline-stage", A_ONE, F_VPP_LAYERS, NULL},
     {"--num-virtual-stages-per-pipeline-rank", A_ONE, F_VPP_STAGES, NULL},
     {"--context-parallel-size", A_ONE, F_CP, NULL},
+    {"--cp-comm-type", A_LIST, F_CP_COMM, NULL},
     {"--expert-model-parallel-size", A_ONE, F_EP, NULL},
     {"--expert-tensor-parallel-size", A_ONE, F_ETP, NULL},
     {"--num-experts", A_ONE, F_EXPERTS, NULL},
     {"--multi-latent-attention", A_NONE, F_MLA, NULL},
     {"--sequence-parallel", A_NONE, F_SP, NULL},
     {"--use-distributed-optimizer", A_NONE, F_DISTOPT, NULL},
+    /* what hides behind compute (model/cost.c) */
+    {"--tp-comm-overlap", A_NONE, F_TP_OVERLAP, NULL},
+    {"--overlap-grad-reduce", A_NONE, F_GRAD_OVERLAP, NULL},
+    {"--overlap-param-gather", A_NONE, F_PARAM_OVERLAP, NULL},
     /* batch, recompute, precision, attention */
     {"--micro-batch-size", A_ONE, F_MBS, NULL},
     {"--global-batch-size", A_ONE, F_GBS, NULL},
@@ -97,9 +105,6 @@ static const struct mflag mflags[] = {
     {"--account-for-loss-in-pipeline-split", A_NONE, F_WARN, "uneven stages: " ISSUE39},
     {"--fp8-*", A_MAYBE, F_SKIP, NULL}, /* the FP8 recipe's details: --fp8-format says it */
     {"--fp4-*", A_MAYBE, F_WARN, "FP4"},
-    {"--overlap-grad-reduce", A_NONE, F_WARN, "the dp all-reduce overlapped with the backward"},
-    {"--overlap-param-gather", A_NONE, F_WARN, "the parameter all-gather overlapped"},
-    {"--tp-comm-overlap", A_NONE, F_WARN, "TP communication overlapped with GEMMs"},
     {"--grad-reduce-in-bf16", A_NONE, F_WARN, "bf16 gradient buffers (planned as fp32)"},
     {"--use-torch-fsdp2", A_NONE, F_WARN, "FSDP: " ISSUE39},
     {"--use-custom-fsdp", A_NONE, F_WARN, "FSDP: " ISSUE39},
@@ -470,13 +475,6 @@ static int mr_refuse(struct mread *r, const struct launch_info *info)
     if (r->v[F_MLA].given)
         return mr_fail_at(r, r->v[F_MLA].at,
                           "--multi-latent-attention: MLA is not modelled yet (issue 38)");
-    TRY(mr_int(r, F_CP, 1, CONFIG_MAX_DEVICES, 1, &v));
-    if (v > 1)
-        return mr_fail_at(r, r->v[F_CP].at,
-                          "--context-parallel-size %d: context parallelism is not modelled yet "
-                          "(issue 39): its activations and attention split over cp would be "
-                          "planned whole",
-                          v);
     (void)info;
     return MT_OK;
 }
@@ -587,26 +585,151 @@ static int mr_fp8(struct mread *r, struct config *c)
     return MT_OK;
 }
 
-static void mr_recompute(struct mread *r, struct launch_info *info)
+/* The words of a list flag (A_LIST) after r->v[id].at, or its "=value", joined by spaces into
+ * buf; false when one is not known (then *bad is it). */
+static bool mr_list(struct mread *r, int id, const struct launch_field *f, int n, char *buf,
+                    size_t bn, const struct launch_field **bad)
 {
-    const char *g = mr_str(r, F_RC_GRAN);
-    char text[256] = "";
-    if (g || r->v[F_RC_ACT].given) {
-        bool full = g && strcmp(g, "full") == 0;
-        info->recompute = full ? LAUNCH_RECOMPUTE_FULL : LAUNCH_RECOMPUTE_SELECTIVE;
-        snprintf(text, sizeof text, "--recompute-granularity %s%s%s%s%s",
-                 g ? g : "selective", mr_str(r, F_RC_METHOD) ? " --recompute-method " : "",
-                 mr_str(r, F_RC_METHOD) ? mr_str(r, F_RC_METHOD) : "",
-                 mr_str(r, F_RC_LAYERS) ? " --recompute-num-layers " : "",
-                 mr_str(r, F_RC_LAYERS) ? mr_str(r, F_RC_LAYERS) : "");
-        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
-                    "%s (recompute: a plan's checkpointing here, not the config's: simulate "
-                    "--passes 1 recomputes every stage, tune chooses)",
-                    text);
-    } else if (r->v[F_RC_MODULES].given) {
-        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
-                    "--recompute-modules (recompute: a plan's checkpointing here)");
+    const struct mval *m = &r->v[id];
+    int at = (int)(m->at - f);
+    buf[0] = '\0';
+    for (int i = m->s ? at : at + 1; i < n && (i == at || strncmp(f[i].text, "--", 2) != 0);
+         i++) {
+        if (f[i].why[0]) {
+            *bad = &f[i];
+            return false;
+        }
+        const char *w = i == at ? m->s : f[i].text;
+        size_t k = strlen(buf);
+        snprintf(buf + k, bn - k, "%s%s", k ? " " : "", w);
     }
+    return true;
+}
+
+/* --recompute-granularity/-method/-num-layers/-modules into info->ac, checked as Megatron-core's
+ * TransformerConfig.__post_init__ checks them (megatron/core/transformer/transformer_config.py):
+ * full needs a method, uniform or block, and a layer count between 1 and the layers of a
+ * pipeline rank; selective takes no layer count. --recompute-activations is the older
+ * spelling of selective. The config holds no checkpointing (model/launch.h): the settings go
+ * to the writer and to the plan the framework runs (model/launch_ac.c). */
+static int mr_recompute(struct mread *r, const struct launch_field *f, int n, int pp,
+                        const struct config *c, struct launch_info *info)
+{
+    const char *g = mr_str(r, F_RC_GRAN), *meth = mr_str(r, F_RC_METHOD);
+    struct launch_ac *ac = &info->ac;
+    memset(ac, 0, sizeof *ac);
+    if (g == NULL && !r->v[F_RC_ACT].given) {
+        if (meth || r->v[F_RC_LAYERS].given || r->v[F_RC_MODULES].given)
+            launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                        "%s without --recompute-granularity (Megatron-LM recomputes nothing)",
+                        meth                        ? "--recompute-method"
+                        : r->v[F_RC_LAYERS].given ? "--recompute-num-layers"
+                                                    : "--recompute-modules");
+        return MT_OK;
+    }
+    const struct launch_field *gat = r->v[F_RC_GRAN].val ? r->v[F_RC_GRAN].val : r->v[F_RC_GRAN].at;
+    if (g && r->v[F_RC_GRAN].val && r->v[F_RC_GRAN].val->why[0])
+        return mr_fail_at(r, gat, "--recompute-granularity: its value is not known: %s",
+                          r->v[F_RC_GRAN].val->why);
+    if (g && strcmp(g, "full") != 0 && strcmp(g, "selective") != 0)
+        return mr_fail_at(r, gat, "--recompute-granularity: '%s' (expected full or selective)", g);
+    bool full = g && strcmp(g, "full") == 0;
+    ac->granularity = full ? LAUNCH_RECOMPUTE_FULL : LAUNCH_RECOMPUTE_SELECTIVE;
+    info->recompute = ac->granularity;
+    const struct launch_field *mat = r->v[F_RC_METHOD].val ? r->v[F_RC_METHOD].val
+                                                           : r->v[F_RC_METHOD].at;
+    if (meth && mat && mat->why[0])
+        return mr_fail_at(r, mat, "--recompute-method: its value is not known: %s", mat->why);
+    if (meth && strcmp(meth, "uniform") != 0 && strcmp(meth, "block") != 0)
+        return mr_fail_at(r, mat, "--recompute-method: '%s' (expected uniform or block)", meth);
+    if (full && meth == NULL)
+        return mr_fail_at(r, gat, "--recompute-granularity full needs --recompute-method uniform "
+                                  "or block (Megatron-LM refuses it without)");
+    int per_rank = c->model.num_layers / (pp > 0 ? pp : 1);
+    if (full && !r->v[F_RC_LAYERS].given)
+        return mr_fail_at(r, gat, "--recompute-granularity full needs --recompute-num-layers "
+                                  "between 1 and the %d layers of a pipeline rank (Megatron-LM "
+                                  "refuses it without)", per_rank);
+    if (!full && r->v[F_RC_LAYERS].given)
+        return mr_fail_at(r, r->v[F_RC_LAYERS].at, "--recompute-num-layers with selective "
+                                                   "recompute (Megatron-LM refuses it)");
+    if (full) {
+        TRY(mr_int(r, F_RC_LAYERS, 1, per_rank > 0 ? per_rank : 1, 0, &ac->num_layers));
+        ac->method = strcmp(meth, "block") == 0 ? LAUNCH_RC_BLOCK : LAUNCH_RC_UNIFORM;
+    }
+    const struct launch_field *bad = NULL;
+    if (!full && r->v[F_RC_MODULES].given &&
+        !mr_list(r, F_RC_MODULES, f, n, ac->modules, sizeof ac->modules, &bad))
+        return mr_fail_at(r, bad, "--recompute-modules: its value is not known: %s", bad->why);
+    /* Megatron-core's choices (transformer_config.py recompute_modules, arguments.py) */
+    static const char *const modules[] = {"core_attn", "moe_act", "layernorm", "mla_up_proj",
+                                          "mlp", "moe", "shared_experts"};
+    for (const char *w = ac->modules; *w != '\0';) {
+        size_t k = strcspn(w, " ");
+        bool known = false;
+        for (size_t i = 0; i < sizeof modules / sizeof *modules; i++)
+            known = known || (strlen(modules[i]) == k && strncmp(w, modules[i], k) == 0);
+        if (!known)
+            return mr_fail_at(r, r->v[F_RC_MODULES].at,
+                              "--recompute-modules: '%.*s' (Megatron-LM takes core_attn, "
+                              "moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts)",
+                              (int)(k < 40 ? k : 40), w);
+        w += k + (w[k] == ' ');
+    }
+    if (full && r->v[F_RC_MODULES].given)
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--recompute-modules with full recompute (Megatron-LM uses them with "
+                    "selective only)");
+    if (full)
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--recompute-granularity full --recompute-method %s --recompute-num-layers "
+                    "%d (recompute: a plan's checkpointing, not the config's: export keeps it; "
+                    "simulate --passes 1 recomputes every stage)",
+                    meth, ac->num_layers);
+    else if (ac->modules[0] != '\0' && strcmp(ac->modules, "core_attn") != 0)
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--recompute-granularity selective --recompute-modules %s (recompute inside "
+                    "a layer: not modelled)", ac->modules);
+    else
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--recompute-granularity selective (core attention recomputed: under flash "
+                    "attention nothing of it is kept anyway; with eager attention not modelled)");
+    return MT_OK;
+}
+
+/* --cp-comm-type: one type for every layer (Megatron's nargs='+' list, arguments.py: "p2p,
+ * a2a, allgather or a2a+p2p. If a single string is provided, all layers will share the same
+ * communication type"); a list of several types (one a layer) is refused: the plan has one. */
+static int mr_cp_comm(struct mread *r, const struct launch_field *f, int n, enum cp_comm_type *out)
+{
+    const struct mval *m = &r->v[F_CP_COMM];
+    *out = CP_COMM_P2P; /* Megatron's default */
+    if (!m->given)
+        return MT_OK;
+    int at = (int)(m->at - f), k = 0;
+    /* --cp-comm-type=a2a, or the words after the flag */
+    for (int i = m->s ? at : at + 1; i < n && (i == at || strncmp(f[i].text, "--", 2) != 0);
+         i++, k++) {
+        const struct launch_field *v = &f[i];
+        const char *word = i == at ? m->s : v->text;
+        enum cp_comm_type t;
+        struct mt_err e2 = {0};
+        if (v->why[0])
+            return mr_fail_at(r, v, "--cp-comm-type: its value is not known: %s", v->why);
+        /* Megatron spells all_gather "allgather" */
+        const char *s = strcmp(word, "allgather") == 0 ? "all_gather" : word;
+        if (config_cp_comm_parse(s, &t, &e2) != MT_OK)
+            return mr_fail_at(r, v, "--cp-comm-type: '%s' (expected p2p, allgather, a2a or "
+                                    "a2a+p2p)", word);
+        if (k > 0 && t != *out)
+            return mr_fail_at(r, v, "--cp-comm-type: '%s' after '%s': a type a layer is not "
+                                    "modelled (the plan's layers share one); give one",
+                              word, config_cp_comm_name(*out));
+        *out = t;
+    }
+    if (k == 0)
+        return mr_fail_at(r, m->at, "--cp-comm-type: a value is missing");
+    return MT_OK;
 }
 
 int launch_read_megatron(const char *text, size_t n, const char *name,
@@ -645,9 +768,14 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         rc = mr_flags(r, sh.f + script + 1, sh.n - script - 1);
     if (rc == MT_OK)
         rc = mr_refuse(r, &li);
-    int tp = 1, pp = 1, vl = 0, vs = 0, mbs = 1, gbs = 0;
+    int tp = 1, pp = 1, cp = 1, vl = 0, vs = 0, mbs = 1, gbs = 0;
+    enum cp_comm_type cp_comm = CP_COMM_P2P;
     if (rc == MT_OK)
         rc = mr_int(r, F_TP, 1, CONFIG_MAX_DEVICES, 1, &tp);
+    if (rc == MT_OK)
+        rc = mr_int(r, F_CP, 1, CONFIG_MAX_DEVICES, 1, &cp);
+    if (rc == MT_OK)
+        rc = mr_cp_comm(r, sh.f + script + 1, sh.n - script - 1, &cp_comm);
     if (rc == MT_OK)
         rc = mr_int(r, F_PP, 1, CONFIG_MAX_DEVICES, 1, &pp);
     if (rc == MT_OK)
@@ -675,26 +803,40 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         launch_note(r->nt.assumed, sizeof r->nt.assumed,
                     "the file starts %d GPUs (%s); planned for --devices %d", ml.gpus, ml.how,
                     o->devices);
-    if (rc == MT_OK && (long)tp * pp > world)
+    /* Megatron's world is tp x cp x pp x dp (parallel_state.initialize_model_parallel) */
+    long grid = (long)tp * cp * pp;
+    char gridname[64];
+    if (cp > 1)
+        snprintf(gridname, sizeof gridname, "TP %d x CP %d x PP %d", tp, cp, pp);
+    else
+        snprintf(gridname, sizeof gridname, "TP %d x PP %d", tp, pp);
+    if (rc == MT_OK && grid > world)
         rc = mr_fail_at(r, &sh.f[0],
-                        "the launch starts %d GPUs (%s) for TP %d x PP %d = %ld: give --devices "
+                        "the launch starts %d GPUs (%s) for %s = %ld: give --devices "
                         "N (a multiple of %ld) to plan it",
-                        world, o->devices > 0 ? "--devices" : ml.how, tp, pp, (long)tp * pp,
-                        (long)tp * pp);
-    if (rc == MT_OK && world % (tp * pp) != 0)
+                        world, o->devices > 0 ? "--devices" : ml.how, gridname, grid, grid);
+    if (rc == MT_OK && world % grid != 0)
         rc = mr_fail_at(r, &sh.f[0],
-                        "%d GPUs (%s) are not a multiple of TP %d x PP %d = %d (Megatron-LM "
+                        "%d GPUs (%s) are not a multiple of %s = %ld (Megatron-LM "
                         "would refuse to start): give --devices N",
-                        world, o->devices > 0 ? "--devices" : ml.how, tp, pp, tp * pp);
+                        world, o->devices > 0 ? "--devices" : ml.how, gridname, grid);
     if (rc == MT_OK) {
         c.cluster.tp = tp;
-        c.cluster.dp = world / (tp * pp);
+        c.cluster.cp = cp;
+        if (cp > 1) /* at cp 1 no K/V move: the config's default stays */
+            c.cluster.cp_comm_type = cp_comm;
+        c.cluster.dp = (int)(world / grid);
         config_set_pp(&c, pp);
         c.micro_batch_size = mbs;
         c.global_batch_size = gbs > 0 ? gbs : mbs * c.cluster.dp; /* Megatron's default */
         c.num_microbatches = 0;
         c.sequence_parallel = r->v[F_SP].given && tp > 1; /* off at tp 1, as Megatron turns it */
         c.distributed_optimizer = r->v[F_DISTOPT].given;
+        /* config_validate refuses these without sequence parallelism and the distributed
+         * optimizer, as Megatron-LM's validate_args does */
+        c.cluster.tp_comm_overlap = r->v[F_TP_OVERLAP].given && tp > 1;
+        c.cluster.overlap_grad_reduce = r->v[F_GRAD_OVERLAP].given;
+        c.cluster.overlap_param_gather = r->v[F_PARAM_OVERLAP].given;
         c.scheme = SCHEME_V;
         c.chunks = 2;
         if (vl > 0 && vs > 0)
@@ -725,7 +867,8 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         if (!r->v[F_BF16].given && !r->v[F_FP16].given)
             launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
                         "fp32 training (no --bf16 or --fp16): planned as bf16 mixed precision");
-        mr_recompute(r, &li);
+        if (rc == MT_OK)
+            rc = mr_recompute(r, sh.f + script + 1, sh.n - script - 1, pp, &c, &li);
         if (rc == MT_OK)
             rc = mr_fp8(r, &c);
         snprintf(c.source, sizeof c.source, "%s", name);

@@ -714,8 +714,6 @@ static const char *const tt_skipped_keys[] = {
     "training.seed", "training.deterministic", "training.mixed_precision_reduce",
     "training.debug_moe_force_load_balance",
     "parallelism.disable_loss_parallel", "parallelism.enable_compiled_autograd",
-    "parallelism.context_parallel_rotate_method",
-    "activation_checkpoint.selective_ac_option",
     "activation_checkpoint.per_op_sac_force_recompute_mm_shapes_by_fqns",
     "activation_checkpoint.early_stop", "activation_checkpoint.memory_budget",
     "activation_checkpoint.visualize_memory_budget_pareto", NULL};
@@ -804,16 +802,28 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
 #undef TT_INT
     if (rc == MT_OK && shard == 0)
         rc = tt_fail(&m, shard_at, "0: -1 (the GPUs left) or a degree >= 1");
-    if (rc == MT_OK && cp > 1)
-        rc = tt_fail(&m, cp_at,
-                     "%d: context parallelism is not modelled yet (issue 39): its activations "
-                     "and attention split over cp would be planned whole",
-                     cp);
+    /* torch's ring attention moves K/V by one all-gather ("allgather", torchtitan's default)
+     * or a permute a step ("alltoall"): Megatron's all_gather and p2p
+     * (torch/distributed/tensor/experimental/_attention.py, _AllGatherRotater and
+     * _AllToAllRotater) */
+    enum cp_comm_type cp_comm = CP_COMM_ALL_GATHER;
+    const char *rot = NULL;
+    struct tentry *rot_at = NULL;
+    if (rc == MT_OK)
+        rc = tt_str(&m, P, "context_parallel_rotate_method", &rot, &rot_at);
+    if (rc == MT_OK && rot != NULL && strcmp(rot, "alltoall") == 0)
+        cp_comm = CP_COMM_P2P;
+    else if (rc == MT_OK && rot != NULL && strcmp(rot, "allgather") != 0)
+        rc = tt_fail(&m, rot_at, "'%s' (expected allgather or alltoall)", rot);
+    (void)cp_at;
     if (rc == MT_OK && (ep > 1 || etp > 1))
         rc = tt_fail(&m, ep > 1 ? ep_at : etp_at,
                      "%d: expert parallelism is not modelled yet (issue 38)", ep > 1 ? ep : etp);
     /* the GPUs: --devices, else the degrees when none is -1 */
     long fixed = (long)rep * tp * pp * cp;
+    char cpx[24] = "";
+    if (cp > 1)
+        snprintf(cpx, sizeof cpx, " x cp %d", cp);
     int devices = o->devices;
     if (rc == MT_OK && devices == 0 && shard < 0)
         rc = tt_fail(&m, shard_at,
@@ -824,8 +834,8 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
         if (devices % fixed != 0)
             rc = tt_fail(&m, shard_at,
                          "-1: --devices %d is not a multiple of the other degrees (replicate %d "
-                         "x tp %d x pp %d = %ld)",
-                         devices, rep, tp, pp, fixed);
+                         "x tp %d x pp %d%s = %ld)",
+                         devices, rep, tp, pp, cpx, fixed);
         else
             shard = (int)(devices / fixed);
     }
@@ -833,9 +843,9 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
         rc = tt_fail(&m, NULL, "the degrees multiply to more than %d GPUs", CONFIG_MAX_DEVICES);
     if (rc == MT_OK && devices > 0 && fixed * shard != devices)
         rc = tt_fail(&m, shard_at,
-                     "the degrees (replicate %d x shard %d x tp %d x pp %d = %ld GPUs) disagree "
-                     "with --devices %d (torchtitan would refuse the mesh)",
-                     rep, shard, tp, pp, fixed * shard, devices);
+                     "the degrees (replicate %d x shard %d x tp %d x pp %d%s = %ld GPUs) "
+                     "disagree with --devices %d (torchtitan would refuse the mesh)",
+                     rep, shard, tp, pp, cpx, fixed * shard, devices);
     int dp = rep * shard;
     if (rc == MT_OK) {
         c.model.seq_length = seq;
@@ -846,6 +856,9 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
             snprintf(c.model.name, sizeof c.model.name, "llama3-%s", fl ? fl : "debugmodel");
         }
         c.cluster.tp = tp;
+        c.cluster.cp = cp;
+        if (cp > 1) /* at cp 1 no K/V move: the config's default stays */
+            c.cluster.cp_comm_type = cp_comm;
         c.cluster.dp = dp;
         config_set_pp(&c, pp);
         c.sequence_parallel = tp > 1; /* torchtitan's TP plan shards the norms' sequence */
@@ -925,6 +938,24 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
             li.recompute = LAUNCH_RECOMPUTE_NONE;
         else if (strcmp(md, "selective") == 0 || strcmp(md, "full") == 0) {
             li.recompute = md[0] == 'f' ? LAUNCH_RECOMPUTE_FULL : LAUNCH_RECOMPUTE_SELECTIVE;
+            li.ac.granularity = li.recompute;
+            /* selective_ac_option (torchtitan's job_config.ActivationCheckpoint, default "2"):
+             * an integer N checkpoints every N-th block whole, "op" is the per-op policy */
+            const char *opt = NULL;
+            struct tentry *opt_at = NULL;
+            rc = tt_str(&m, "activation_checkpoint", "selective_ac_option", &opt, &opt_at);
+            if (rc == MT_OK && li.recompute == LAUNCH_RECOMPUTE_SELECTIVE) {
+                char *end = NULL;
+                long nth = opt ? strtol(opt, &end, 10) : 2;
+                if (opt && strcmp(opt, "op") == 0)
+                    li.ac.method = LAUNCH_RC_PER_OP;
+                else if (opt && (end == opt || *end != '\0' || nth < 1 || nth > CONFIG_MAX_LAYERS))
+                    rc = tt_fail(&m, opt_at, "'%s' (expected \"op\" or a positive integer)", opt);
+                else {
+                    li.ac.method = LAUNCH_RC_EVERY_NTH;
+                    li.ac.num_layers = (int)nth;
+                }
+            }
             launch_note(nt->unmodelled, sizeof nt->unmodelled,
                         "activation_checkpoint.mode %s%s (recompute: a plan's checkpointing "
                         "here, not the config's: simulate --passes 1 recomputes every stage, "

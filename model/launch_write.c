@@ -117,6 +117,19 @@ int launch_expressible(enum launch_kind k, const struct config *c, struct config
                          "torchtitan names models by flavor, and %s is none of llama3's (8B 70B "
                          "405B debugmodel): write a model of its own in torchtitan first",
                          c->model.name);
+    if (config_cp(c) > 1 && c->cluster.cp_comm_type != CP_COMM_P2P &&
+        c->cluster.cp_comm_type != CP_COMM_ALL_GATHER) {
+        /* torch's context parallelism is a ring whose K/V move by one all-gather
+         * (rotate method "allgather") or by a permute a step ("alltoall"): Megatron's
+         * all_gather and p2p (torch/distributed/tensor/experimental/_attention.py,
+         * _AllGatherRotater, _AllToAllRotater); no heads scattered (a2a, Ulysses) */
+        n.cluster.cp_comm_type = CP_COMM_P2P;
+        return lw_refuse(e, c, nearest, &n,
+                         "torchtitan's context parallelism has no %s (heads scattered, "
+                         "Ulysses): its rings are allgather and alltoall; the nearest is p2p "
+                         "(rotate method alltoall)",
+                         config_cp_comm_name(c->cluster.cp_comm_type));
+    }
     if (c->cluster.tp > 1 && !c->sequence_parallel) {
         n.sequence_parallel = true;
         return lw_refuse(e, c, nearest, &n,
@@ -231,14 +244,31 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
               tp, pp);
     if (c->scheme == SCHEME_W && pp > 1)
         lw_printf(b, "    --num-virtual-stages-per-pipeline-rank %d\n", c->chunks);
+    if (config_cp(c) > 1) /* Megatron spells all_gather "allgather" (arguments.py) */
+        lw_printf(b, "    --context-parallel-size %d\n    --cp-comm-type %s\n", config_cp(c),
+                  c->cluster.cp_comm_type == CP_COMM_ALL_GATHER
+                      ? "allgather"
+                      : config_cp_comm_name(c->cluster.cp_comm_type));
     if (c->sequence_parallel && tp > 1)
         lw_printf(b, "    --sequence-parallel\n");
     if (c->distributed_optimizer)
         lw_printf(b, "    --use-distributed-optimizer\n");
+    if (c->cluster.tp_comm_overlap && c->sequence_parallel && tp > 1)
+        lw_printf(b, "    --tp-comm-overlap\n");
+    if (c->cluster.overlap_grad_reduce)
+        lw_printf(b, "    --overlap-grad-reduce\n");
+    if (c->cluster.overlap_param_gather && c->distributed_optimizer)
+        lw_printf(b, "    --overlap-param-gather\n");
     lw_printf(b, ")\n\nBATCH_ARGS=(\n    --micro-batch-size %d\n    --global-batch-size %d\n)\n\n",
               c->micro_batch_size, config_global_batch(c));
     lw_printf(b, "RECOMPUTE_ARGS=(");
-    if (o && o->recompute == LAUNCH_RECOMPUTE_FULL) {
+    const struct launch_ac *ac = o ? o->ac : NULL;
+    if (o && o->recompute == LAUNCH_RECOMPUTE_FULL && ac &&
+        (ac->method == LAUNCH_RC_UNIFORM || ac->method == LAUNCH_RC_BLOCK) && ac->num_layers > 0) {
+        lw_printf(b, "\n    --recompute-granularity full\n    --recompute-method %s\n"
+                     "    --recompute-num-layers %d\n",
+                  ac->method == LAUNCH_RC_BLOCK ? "block" : "uniform", ac->num_layers);
+    } else if (o && o->recompute == LAUNCH_RECOMPUTE_FULL) {
         /* one checkpoint a stage (its input kept, the rest recomputed before the backward): a
          * CFW of the plan's stages, which hold L / (pp x stages a device) layers */
         int per_stage = m->num_layers / (pp * config_stages_per_device(c));
@@ -247,6 +277,8 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
                   per_stage > 0 ? per_stage : 1);
     } else if (o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE) {
         lw_printf(b, "\n    --recompute-granularity selective\n");
+        if (ac && ac->modules[0] != '\0')
+            lw_printf(b, "    --recompute-modules %s\n", ac->modules);
     }
     lw_printf(b, ")\n\n");
     lw_printf(b, "torchrun --nproc-per-node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n"
@@ -284,8 +316,12 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
               local, global, c->model.seq_length);
     lw_printf(b, "[parallelism]\ndata_parallel_replicate_degree = %d\n"
                  "data_parallel_shard_degree = %d\ntensor_parallel_degree = %d\n"
-                 "pipeline_parallel_degree = %d\ncontext_parallel_degree = 1\n",
-              c->distributed_optimizer ? 1 : dp, c->distributed_optimizer ? dp : 1, tp, pp);
+                 "pipeline_parallel_degree = %d\ncontext_parallel_degree = %d\n",
+              c->distributed_optimizer ? 1 : dp, c->distributed_optimizer ? dp : 1, tp, pp,
+              config_cp(c));
+    if (config_cp(c) > 1) /* launch_expressible: p2p or all_gather */
+        lw_printf(b, "context_parallel_rotate_method = \"%s\"\n",
+                  c->cluster.cp_comm_type == CP_COMM_ALL_GATHER ? "allgather" : "alltoall");
     if (pp > 1) {
         const char *sched = launch_torchtitan_schedule_name(c->scheme);
         lw_printf(b, "pipeline_parallel_schedule = \"%s\"\n",
@@ -301,6 +337,12 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
               o && o->recompute == LAUNCH_RECOMPUTE_FULL        ? "full"
               : o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE ? "selective"
                                                                 : "none");
+    const struct launch_ac *ac = o ? o->ac : NULL;
+    if (o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE && ac && ac->method == LAUNCH_RC_PER_OP)
+        lw_printf(b, "selective_ac_option = \"op\"\n");
+    else if (o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE && ac &&
+             ac->method == LAUNCH_RC_EVERY_NTH && ac->num_layers > 0)
+        lw_printf(b, "selective_ac_option = \"%d\"\n", ac->num_layers);
 }
 
 int launch_write(enum launch_kind k, const struct config *c, const struct launch_write_opts *o,

@@ -96,6 +96,12 @@ void ops_shape_of(const struct config *c, int seq, const struct ops_par *par,
     sh->qk_norm_whole = m->qk_norm == QK_NORM_WHOLE;
     sh->flash = config_attention(c) == ATTN_FLASH;
     sh->fp8 = fp8_rules_of(c); /* all zero with FP8 off (config_validate_fp8 refuses it in 2021) */
+    /* Megatron-core's SwiGLU is its fused autograd function (megatron/core/fusions/
+     * fused_bias_swiglu.py SwiGLUFunction, on by default: --no-bias-swiglu-fusion turns it
+     * off): it saves only its input [gate | up] and recomputes silu(gate) in the backward.
+     * torchtitan's eager silu(w1 x) * w3 x keeps silu(gate) too, as does the paper's 2021 stack
+     * as priced before. */
+    sh->swiglu_fused = config_framework(c) == FRAMEWORK_MEGATRON_CORE;
     moe_shape_of(c, par, sh); /* the experts' and MLA's shares (model/ops_build_moe.c) */
 }
 
@@ -290,13 +296,17 @@ void ops_build_dense_mlp(struct op_list *l, const struct shape *sh)
                   "column-parallel linear h -> [gate | up] 2f (Shazeer 2020, GLU variants: three "
                   "matrices in all): 2mnk; keeps its input",
                   T, 2 * f, h, 2 * h * f + (bias ? 2 * f : 0), e * sh->tok_r * h);
-        /* keeps gate and up, and act(gate): 3 x 2sbf (with the product below, 8sbf) */
+        /* keeps gate and up, and act(gate): 3 x 2sbf (with the product below, 8sbf); the
+         * fused SwiGLU gate and up only, 2 x 2sbf */
+        bool fused = !geglu && sh->swiglu_fused;
         ops_push_mem(l, sh, SITE_LAYER, geglu ? "geglu" : "swiglu",
                  geglu ? "GeGLU: gelu(gate) x up: reads gate, up, writes the product; keeps gate, "
                          "up and gelu(gate)"
-                       : "SwiGLU: silu(gate) x up: reads gate, up, writes the product; keeps gate, "
-                         "up and silu(gate)",
-                 3 * e * T * f, 5 * e * T * f, 0, 3 * e * T * f);
+                 : fused ? "SwiGLU, fused (Megatron-core SwiGLUFunction): silu(gate) x up: reads "
+                           "gate, up, writes the product; keeps gate and up (silu recomputed)"
+                         : "SwiGLU: silu(gate) x up: reads gate, up, writes the product; keeps "
+                           "gate, up and silu(gate)",
+                 3 * e * T * f, 5 * e * T * f, 0, (fused ? 2 : 3) * e * T * f);
         ops_push_linear(l, sh, SITE_LAYER, "down",
                   "row-parallel linear f -> h: 2mnk; keeps its input (the product)", T, h, f,
                   f * h + (bias ? h : 0), e * T * f);

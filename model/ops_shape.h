@@ -32,6 +32,7 @@ struct shape {
     enum norm_kind norm;
     enum bias_kind bias;
     bool dropout, rotary, qk_norm, qk_norm_whole, flash, legacy;
+    bool swiglu_fused;   /* the dense SwiGLU keeps only its input (Megatron-core's fused one) */
     double s_full;       /* the sample's whole sequence (s is this CP rank's s / cp of it) */
     struct ops_cp cp;    /* context parallelism (model/ops_build_cp.c) */
     /* Mixture of experts (model/moe.h): the expert groups, Megatron's etp x ep x edp fold */

@@ -101,6 +101,9 @@ check_PROGRAMS += tests/unit/test_vpipe
 TESTS += tests/unit/test_vpipe
 tests_unit_test_vpipe_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 
+check_PROGRAMS += tests/unit/test_torch_csv
+TESTS += tests/unit/test_torch_csv
+tests_unit_test_torch_csv_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 check_PROGRAMS += tests/unit/test_zb tests/unit/test_recv_order
 TESTS += tests/unit/test_recv_order
 tests_unit_test_recv_order_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
@@ -168,6 +171,10 @@ EXTRA_DIST += tests/cli/test_fidelity.sh scripts/fidelity.py data/fidelity/READM
 check_PROGRAMS += tests/unit/test_ops
 TESTS += tests/unit/test_ops
 tests_unit_test_ops_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 37 item 7: what Megatron-LM's overlap flags hide (model/cost.c), worked by hand.
+check_PROGRAMS += tests/unit/test_overlap
+TESTS += tests/unit/test_overlap
+tests_unit_test_overlap_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 # issue 38: mixtures of experts, MLA, the expert groups (model/moe.h).
 check_PROGRAMS += tests/unit/test_moe
 TESTS += tests/unit/test_moe

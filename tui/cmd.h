@@ -126,6 +126,7 @@ enum cmd_plan_flag {
     CMD_PLAN_FRAMEWORK,
     CMD_PLAN_TP_COMM_OVERLAP,
     CMD_PLAN_OVERLAP_GRAD_REDUCE,
+    CMD_PLAN_OVERLAP_PARAM_GATHER,
     /* the stages' layers (model/stage_split.h) */
     CMD_PLAN_PP_LAYOUT,
     CMD_PLAN_FIRST_LAYERS,

@@ -55,7 +55,7 @@ static void add_rows(const struct config *c, const struct op_list *l, double cou
         r->bytes = count * (o->kind == OP_COLLECTIVE ? o->bytes : op_hbm_bytes(o, PASS_FW));
         r->keep = count * o->keep_bytes;
         for (int p = 0; p < PASS__COUNT; p++)
-            r->us[p] = count * cost_op_us(c, o, (enum op_pass)p);
+            r->us[p] = count * cost_op_in_list_us(c, l, i, (enum op_pass)p);
     }
 }
 

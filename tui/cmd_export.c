@@ -82,7 +82,9 @@ static const struct cmd_option export_options[] = {
     {.name = "output", .letter = 'o', .arg = "FILE", CMD_TO_CALL(export_output, -1),
      .help = "write FILE; the format follows its extension: .svg .pdf .png\n"
              "pictures; .json the plan, .csv the plan as torch's schedule\n"
-             "CSV (torch.distributed.pipelining _load_csv; no CFW/RC)"},
+             "CSV (torch.distributed.pipelining _load_csv; DualPipeV's pairs as\n"
+             "OVERLAP_F_B; a checkpointed plan's order with CFW as F and no RC,\n"
+             "the activation checkpointing to run it with and both steps said)"},
     {.name = "format", .arg = "megatron|torchtitan", CMD_TO_CALL(export_format, 0),
      .help = "write the plan as a launch instead: a Megatron-LM script (degrees,\n"
              "virtual stages, recompute, batch, model flags) or a torchtitan job\n"
@@ -282,10 +284,13 @@ static int export_write(const struct layout_panel *panels, int n, const struct l
     export_warn_over_cap(panels, n);
     for (int k = 0; k < n_out; k++) {
         int rc = MT_OK;
+        bool said = false;
         err_clear(e);
         switch (outs[k].fmt) {
         case EXPORT_SVG: rc = paint_svg_file(all, outs[k].path, e); break;
-        case EXPORT_PLAN: rc = plan_save(panels[n - 1].plan, outs[k].path, e); break;
+        case EXPORT_PLAN:
+            rc = export_launch_plan_file(panels[n - 1].plan, outs[k].path, &said, e);
+            break;
         case EXPORT_OTHER: break; /* refused in export_exec */
         case EXPORT_PNG: rc = paint_cairo_png(all, outs[k].path, e); break;
         case EXPORT_PDF:
@@ -314,6 +319,8 @@ static int export_write(const struct layout_panel *panels, int n, const struct l
             status = cmd_fail("export", e);
             if (status == 2)
                 status = 1;
+        } else if (outs[k].fmt == EXPORT_PLAN && said) {
+            /* export_launch_plan_file said what it wrote */
         } else if (outs[k].fmt == EXPORT_PLAN) {
             printf("wrote %s (%s, %s)\n", outs[k].path,
                    plan_path_is_csv(outs[k].path) ? "torch schedule CSV" : "plan JSON",

@@ -123,11 +123,15 @@ static int import_args_exec(int argc, char **argv)
         if (config_scheme_uses_chunks(c.scheme))
             snprintf(scheme + strlen(scheme), sizeof scheme - strlen(scheme), " (%d chunks)",
                      c.chunks);
+        char cpx[48] = "";
+        if (config_cp(&c) > 1)
+            snprintf(cpx, sizeof cpx, " x cp %d (%s)", config_cp(&c),
+                     config_cp_comm_name(c.cluster.cp_comm_type));
         fprintf(stderr,
-                "read %s (%s): %s, %d GPUs = pp %d x dp %d x tp %d, %s, micro-batch %d, global "
-                "batch %d%s%s\n",
+                "read %s (%s): %s, %d GPUs = pp %d x dp %d x tp %d%s, %s, micro-batch %d, "
+                "global batch %d%s%s\n",
                 strcmp(path, "-") == 0 ? "(stdin)" : path, launch_kind_title(info.kind), model,
-                c.num_device, config_pp(&c), c.cluster.dp, c.cluster.tp,
+                c.num_device, config_pp(&c), c.cluster.dp, c.cluster.tp, cpx,
                 scheme, c.micro_batch_size, config_global_batch(&c),
                 info.recompute == LAUNCH_RECOMPUTE_FULL ? "; recompute full (a plan's: --passes)"
                 : info.recompute == LAUNCH_RECOMPUTE_SELECTIVE

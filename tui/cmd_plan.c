@@ -94,6 +94,10 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "overlap-grad-reduce", .type = CMD_PLAN, .value = CMD_PLAN_OVERLAP_GRAD_REDUCE,
      .help = "the DP gradient reduce overlaps the last backwards\n"
              "(Megatron-LM's --overlap-grad-reduce; off by default)"},
+    {.name = "overlap-param-gather", .type = CMD_PLAN, .value = CMD_PLAN_OVERLAP_PARAM_GATHER,
+     .help = "the distributed optimizer's parameter all-gather overlaps the\n"
+             "first forwards (Megatron-LM's --overlap-param-gather; off by\n"
+             "default)"},
     {.name = "host-gbps", .arg = "GBPS", .type = CMD_PLAN, .value = CMD_PLAN_HOST_GBPS,
      .help = "a GPU's link to host memory, GB/s each way, for offload (OF/RL;\n"
              "default the device's: 25 A100 PCIe Gen4, 50 H100/H200 Gen5)"},
@@ -278,6 +282,9 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         return MT_OK;
     case CMD_PLAN_OVERLAP_GRAD_REDUCE:
         c->cluster.overlap_grad_reduce = true;
+        return MT_OK;
+    case CMD_PLAN_OVERLAP_PARAM_GATHER:
+        c->cluster.overlap_param_gather = true;
         return MT_OK;
     case CMD_PLAN_HOST_GBPS:
         if (str_parse_double(arg, &c->cluster.host_gbps, e) != MT_OK || !(c->cluster.host_gbps > 0))

@@ -142,6 +142,85 @@ int export_launch_plan(const char *cmd, enum launch_kind k, const struct plan *p
     return status;
 }
 
+/* The largest peak memory over the devices of plan p, bytes; < 0 when it does not simulate. */
+static double export_launch_peak(const struct plan *p)
+{
+    struct sim_result r;
+    struct mt_err e = {0};
+    if (sim_run(p, &r, &e) != MT_OK)
+        return -1;
+    double peak = 0;
+    for (int d = 0; d < r.devices; d++)
+        if (r.dev[d].peak_mem > peak)
+            peak = r.dev[d].peak_mem;
+    sim_result_fini(&r);
+    return peak;
+}
+
+/* A checkpointed plan as torch's schedule CSV: the grammar has no recompute, so the order is
+ * written with each CFW as F and no RC, to run under the framework's activation checkpointing,
+ * whose settings are said with how they differ from the planned recomputes and both simulated
+ * steps (the framework's plan: sim/passes/pass_checkpoint.c, pass_framework_ac). */
+static int export_launch_ckpt_csv(const struct plan *p, const char *path, struct mt_err *e)
+{
+    struct plan_csv_opts o = {.checkpoints_as_ac = true};
+    char *csv = plan_to_torch_csv_opts(p, &o, e);
+    if (csv == NULL)
+        return e->code;
+    int rc = str_write_file_atomic(path, csv, strlen(csv), e);
+    free(csv);
+    TRY(rc);
+    struct plan *fw = NULL;
+    struct pass_framework_ac r;
+    TRY(pass_framework_ac(p, &fw, &r, e));
+    double mine = export_launch_plan_ms(p), theirs = export_launch_plan_ms(fw);
+    double peak_mine = export_launch_peak(p), peak_theirs = export_launch_peak(fw);
+    plan_free(fw);
+    const struct config *c = plan_config(p);
+    int stages = config_pp(c) * config_stages_per_device(c);
+    int per_stage = stages > 0 ? c->model.num_layers / stages : 0;
+    int k = r.ckpt_layers > 0 && r.ckpt_layers < per_stage ? r.ckpt_layers : 0;
+    printf("wrote %s (torch schedule CSV): torch's actions have no recompute, so each "
+           "checkpointed forward is written as F and the recomputes are left to the "
+           "framework's activation checkpointing:\n", path);
+    if (k == 0)
+        printf("  torchtitan  [activation_checkpoint] mode = \"full\"\n"
+               "  Megatron-LM --recompute-granularity full --recompute-method uniform "
+               "--recompute-num-layers %d\n", per_stage > 0 ? per_stage : 1);
+    else
+        printf("  torchtitan  [activation_checkpoint] mode = \"selective\", "
+               "selective_ac_option = \"%d\"%s\n"
+               "  Megatron-LM --recompute-granularity full --recompute-method block "
+               "--recompute-num-layers %d\n",
+               per_stage % k == 0 ? per_stage / k : 1,
+               per_stage % k == 0 ? "" : " (no exact setting: every layer)", k);
+    printf("  the difference: the framework checkpoints every forward (%d here kept whole by the "
+           "plan%s) and recomputes each right before its backward (%d of the plan's %d "
+           "recomputes run earlier)\n",
+           r.forwards_kept, r.mixed ? "; its checkpoints of several layer counts as whole stages"
+                                    : "",
+           r.recomputes_moved, r.recomputes);
+    if (c->unit.enabled) /* unit costs: times in t, memory in M_theta (docs/design.md) */
+        printf("  simulated step: the framework's %.4g t, the plan's %.4g t; peak memory %.4g "
+               "and %.4g\n",
+               theirs * 1e3, mine * 1e3, peak_theirs, peak_mine);
+    else
+        printf("  simulated step: the framework's %.2f ms, the plan's %.2f ms; peak memory "
+               "%.2f GiB and %.2f GiB\n",
+               theirs, mine, peak_theirs / (1024.0 * 1024 * 1024),
+               peak_mine / (1024.0 * 1024 * 1024));
+    return MT_OK;
+}
+
+int export_launch_plan_file(const struct plan *p, const char *path, bool *said, struct mt_err *e)
+{
+    *said = false;
+    if (!plan_path_is_csv(path) || !export_launch_has(p, true))
+        return plan_save(p, path, e);
+    *said = true;
+    return export_launch_ckpt_csv(p, path, e);
+}
+
 /* What the passes after apply-checkpoint do that no framework flag says. */
 static const char *export_launch_pass_gap(int row)
 {

@@ -25,6 +25,13 @@ int export_launch(enum launch_kind k, const struct cmd_plan *cp, bool passes,
 int export_launch_plan(const char *cmd, enum launch_kind k, const struct plan *p,
                        enum launch_recompute rc, const char *out);
 
+/* `export -o FILE.json|.csv`: the plan (plan_save), and a checkpointed plan as torch's CSV: the
+ * order with each checkpointed forward as F and no recompute, and on stdout the activation
+ * checkpointing settings torchtitan and Megatron-LM take for it, how that differs from the
+ * plan's recomputes, and both simulated steps (*said: that was printed). */
+int export_launch_plan_file(const struct plan *p, const char *path, bool *said,
+                            struct mt_err *e);
+
 /* `tune --emit K`: the best candidate of r the framework runs (the best of all when it can;
  * else said on stderr, with both throughputs), its launch to out. Returns the exit status. */
 struct tune_result;

@@ -86,6 +86,21 @@ int pass_run(enum pass_id id, const struct plan *in, struct plan **out, struct p
 
 int pass_checkpoint_run(const struct plan *in, const struct sim_result *in_sim, struct plan **out,
                         struct sim_result *out_sim, struct pass_changes *ch, struct mt_err *e);
+/* The plan a framework's activation checkpointing runs for plan in (export of a checkpointed
+ * plan as torch's CSV, tui/export_launch.c): the same order of forwards and backwards with the
+ * plan's recomputes taken out, and every forward checkpointed and recomputed right before its
+ * backward, as Megatron-LM's --recompute-granularity full and torchtitan's mode "full" do
+ * (they recompute inside the backward). *r says how the plan differs. */
+struct pass_framework_ac {
+    int ckpt_layers;      /* the plan's CFW layer count (IR: 0 the whole stage); 0 if mixed */
+    bool mixed;           /* its CFWs checkpoint different layer counts */
+    int checkpoints;      /* CFWs of the plan */
+    int forwards_kept;    /* FWs it keeps whole (checkpointed by the framework) */
+    int recomputes;       /* RCs of the plan */
+    int recomputes_moved; /* of them, not right before their backward (the framework's place) */
+};
+int pass_framework_ac(const struct plan *in, struct plan **out, struct pass_framework_ac *r,
+                      struct mt_err *e);
 int pass_overlap_run(const struct plan *in, const struct sim_result *in_sim, struct plan **out,
                      struct sim_result *out_sim, struct pass_changes *ch, struct mt_err *e);
 int pass_redundancy_run(const struct plan *in, const struct sim_result *in_sim, struct plan **out,

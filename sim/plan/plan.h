@@ -138,6 +138,17 @@ int plan_load_string(const char *text, size_t len, const char *name, struct plan
  * takes the model, cluster and costs from base and the geometry from the file, names
  * file:line:column of a bad cell, and returns a validated plan. */
 char *plan_to_torch_csv(const struct plan *p, struct mt_err *e);
+/* The same with options. A DualPipeV plan's forward of one part followed by a whole backward
+ * of the other is written as torch's overlapped action "(0F3;3B1)OVERLAP_F_B" where torch's
+ * ScheduleDualPipeV overlaps them (and read back as the two, plan_load_torch_csv). */
+struct plan_csv_opts {
+    bool checkpoints_as_ac; /* CFW written as F and RC left out: the order torch runs under
+                             * the framework's activation checkpointing, which recomputes
+                             * inside the backward (export's checkpointed plans); else
+                             * CFW/RC are refused */
+};
+char *plan_to_torch_csv_opts(const struct plan *p, const struct plan_csv_opts *o,
+                             struct mt_err *e);
 int plan_load_torch_csv(const char *text, size_t len, const char *name, const struct config *base,
                         struct plan **out, struct mt_err *e);
 int plan_load_torch_csv_file(const char *path, const struct config *base, struct plan **out,

@@ -11,8 +11,12 @@
  * The scheme names the placement; the order is the file's. Sends, receives and the optimizer
  * step are added as for a generated plan (scheme_add_comm), and the plan must validate.
  * Which scheme names a placement and its backwards is the scheme records' torch_csv.
- * Writing refuses checkpointing (CFW, RC) and offload (OF, RL): torch has no spelling for them;
- * and a scheme whose record says torch cannot hold its plans (Chimera: a stage on two ranks). */
+ * A DualPipeV plan's overlapped forward and backward (torch's OVERLAP_F_B) is the cell
+ * "(0F3;3B1)OVERLAP_F_B" (_Action's repr of sub_actions); read back as its two actions.
+ * Writing refuses checkpointing (CFW, RC) unless asked to write the order torch runs under the
+ * framework's activation checkpointing (CFW as F, no RC), and offload (OF, RL): torch has no
+ * spelling for them; and a scheme whose record says torch cannot hold its plans (Chimera: a
+ * stage on two ranks). */
 #include <config.h>
 #include "sim/plan/plan.h"
 
@@ -40,7 +44,27 @@ static char plan_csv_letter(enum op op)
     }
 }
 
-char *plan_to_torch_csv(const struct plan *p, struct mt_err *e)
+/* Whether compute instruction a followed by b on a device of a DualPipeV plan is one of torch's
+ * overlapped pairs: a forward of one part, then a whole backward of the other (steps 4 and 5
+ * of ScheduleDualPipeV._calculate_single_rank_operations, torch/distributed/pipelining/
+ * schedules.py, which the scheme builds step for step, sim/schemes/scheme_zbv.c). Torch leaves
+ * the last rank's first such pair unoverlapped "to further reduce bubble size": the caller
+ * skips it. */
+static bool plan_csv_overlapped(const struct instr *a, const struct instr *b)
+{
+    return a->op == OP_FW && b->op == OP_BW && a->part != b->part;
+}
+
+static void plan_csv_put(char **out, size_t *cap, size_t *len, const char *fmt, int a, int b,
+                         int c, int d)
+{
+    if (*cap - *len < 96)
+        *out = xreallocarray(*out, *cap *= 2, 1);
+    *len += (size_t)snprintf(*out + *len, *cap - *len, fmt, a, b, c, d);
+}
+
+char *plan_to_torch_csv_opts(const struct plan *p, const struct plan_csv_opts *o,
+                             struct mt_err *e)
 {
     const struct scheme_record *r = scheme_registry_get(plan_geom(p)->scheme);
     if (r == NULL || r->torch_none != NULL) {
@@ -49,15 +73,24 @@ char *plan_to_torch_csv(const struct plan *p, struct mt_err *e)
                 r != NULL ? r->torch_none : "an unknown scheme");
         return NULL;
     }
+    bool ac = o != NULL && o->checkpoints_as_ac;
+    bool pairs = plan_geom(p)->scheme == SCHEME_DUALPIPEV;
+    int D = plan_devices(p);
     size_t cap = 256, len = 0;
     char *out = xmalloc(cap);
-    for (int d = 0; d < plan_devices(p); d++) {
-        int cells = 0;
+    out[0] = '\0';
+    for (int d = 0; d < D; d++) {
+        /* the device's compute instructions in order: F, I, W, B (a CFW as F under the
+         * framework's activation checkpointing, which recomputes inside the backward: no RC) */
+        struct instr *cmp = xcalloc((size_t)plan_len(p, d) + 1, sizeof *cmp);
+        int nc = 0;
         for (int i = 0; i < plan_len(p, d); i++) {
             const struct instr *in = plan_at(p, d, i);
-            if (in->op == OP_CFW || in->op == OP_RC || plan_op_is_copy(in->op)) {
+            bool ckpt = in->op == OP_CFW || in->op == OP_RC;
+            if (plan_op_is_copy(in->op) || (ckpt && !ac)) {
                 char what[32];
                 plan_instr_label(p, in, what, sizeof what);
+                free(cmp);
                 free(out);
                 err_set(e, MT_EUNSUPPORTED,
                         "device %d, instruction %d (%s, stage %d): torch's schedule CSV has no "
@@ -66,20 +99,49 @@ char *plan_to_torch_csv(const struct plan *p, struct mt_err *e)
                         plan_op_is_copy(in->op) ? "offload (OF/RL)" : "checkpointing (CFW/RC)");
                 return NULL;
             }
-            char c = plan_csv_letter(in->op);
-            if (c == 0)
+            if (in->op == OP_RC)
                 continue;
+            struct instr x = *in;
+            if (x.op == OP_CFW)
+                x.op = OP_FW;
+            if (plan_csv_letter(x.op) != 0)
+                cmp[nc++] = x;
+        }
+        int cells = 0;
+        bool first_pair = true;
+        for (int j = 0; j < nc; j++) {
+            const char *sep = cells++ ? "," : "";
+            if (*sep)
+                plan_csv_put(&out, &cap, &len, ",", 0, 0, 0, 0);
+            if (pairs && j + 1 < nc && plan_csv_overlapped(&cmp[j], &cmp[j + 1])) {
+                bool skip = d == D - 1 && first_pair;
+                first_pair = false;
+                if (!skip) {
+                    /* torch's _Action repr of an action with sub_actions:
+                     * "(" + ";".join(sub reprs) + ")" + "OVERLAP_F_B" */
+                    plan_csv_put(&out, &cap, &len, "(%dF%d;%dB%d)OVERLAP_F_B", cmp[j].stage,
+                                 cmp[j].mb, cmp[j + 1].stage, cmp[j + 1].mb);
+                    j++;
+                    continue;
+                }
+            }
             if (cap - len < 48)
                 out = xreallocarray(out, cap *= 2, 1);
-            len += (size_t)snprintf(out + len, cap - len, "%s%d%c%d", cells++ ? "," : "",
-                                    in->stage, c, in->mb);
+            len += (size_t)snprintf(out + len, cap - len, "%d%c%d", cmp[j].stage,
+                                    plan_csv_letter(cmp[j].op), cmp[j].mb);
         }
+        free(cmp);
         if (cap - len < 2)
             out = xreallocarray(out, cap *= 2, 1);
         out[len++] = '\n';
         out[len] = '\0';
     }
     return out;
+}
+
+char *plan_to_torch_csv(const struct plan *p, struct mt_err *e)
+{
+    return plan_to_torch_csv_opts(p, NULL, e);
 }
 
 /* One parsed cell. */
@@ -166,20 +228,42 @@ static int csv_parse(const char *text, size_t len, const char *name, struct csv_
                 if (comma == NULL)
                     comma = eol;
                 struct csv_action a = {.line = line, .col = (int)(c - p) + 1};
-                int k = plan_csv_cell(c, (size_t)(comma - c), &a);
-                if (k < 0)
-                    return err_set(e, MT_EPARSE,
-                                   "%s:%d:%d: '%.*s' is not a torch action (stage index, then "
-                                   "F, I, W or B, then micro-batch, e.g. 0F1 or 2I0)",
-                                   name, line, a.col, (int)(comma - c < 24 ? comma - c : 24), c);
-                if (k == 1) {
-                    if (r->n == r->cap) {
-                        r->cap = r->cap ? 2 * r->cap : 256;
-                        r->acts = xreallocarray(r->acts, r->cap, sizeof *r->acts);
-                        r->row_of = xreallocarray(r->row_of, r->cap, sizeof *r->row_of);
+                /* torch's action with sub_actions, "(0F3;3B1)OVERLAP_F_B" (_Action.from_str):
+                 * its sub-actions in order */
+                const char *q = c, *qe = comma;
+                while (q < qe && (*q == ' ' || *q == '"'))
+                    q++;
+                while (qe > q && (qe[-1] == ' ' || qe[-1] == '"' || qe[-1] == '\r'))
+                    qe--;
+                const char *close = q < qe && *q == '(' ? memchr(q, ')', (size_t)(qe - q)) : NULL;
+                static const char overlap[] = "OVERLAP_F_B";
+                bool group = close != NULL && (size_t)(qe - close - 1) == sizeof overlap - 1 &&
+                             memcmp(close + 1, overlap, sizeof overlap - 1) == 0;
+                const char *sub = group ? q + 1 : c, *sub_end = group ? close : comma;
+                int k = 0;
+                while (k >= 0) {
+                    const char *semi = group ? memchr(sub, ';', (size_t)(sub_end - sub)) : NULL;
+                    const char *cell_end = semi ? semi : sub_end;
+                    k = plan_csv_cell(sub, (size_t)(cell_end - sub), &a);
+                    if (k < 0 || (group && k == 0))
+                        return err_set(e, MT_EPARSE,
+                                       "%s:%d:%d: '%.*s' is not a torch action (stage index, "
+                                       "then F, I, W or B, then micro-batch, e.g. 0F1 or 2I0; "
+                                       "or (0F3;3B1)OVERLAP_F_B)",
+                                       name, line, a.col, (int)(comma - c < 24 ? comma - c : 24),
+                                       c);
+                    if (k == 1) {
+                        if (r->n == r->cap) {
+                            r->cap = r->cap ? 2 * r->cap : 256;
+                            r->acts = xreallocarray(r->acts, r->cap, sizeof *r->acts);
+                            r->row_of = xreallocarray(r->row_of, r->cap, sizeof *r->row_of);
+                        }
+                        r->row_of[r->n] = r->rows;
+                        r->acts[r->n++] = a;
                     }
-                    r->row_of[r->n] = r->rows;
-                    r->acts[r->n++] = a;
+                    if (semi == NULL)
+                        break;
+                    sub = semi + 1;
                 }
                 c = comma + 1;
             }

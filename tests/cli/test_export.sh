@@ -109,4 +109,22 @@ if command -v script >/dev/null 2>&1; then
     script -qc "$bin export --model GPT3-13B --devices 32 --memory 40G --search --quiet -o $tmp/p.svg" /dev/null >"$tmp/ttyq" 2>&1
     check "a terminal with --quiet: none" "! grep -q 'search \\[' $tmp/ttyq && grep -q 'wrote ' $tmp/ttyq"
 fi
+# A checkpointed plan as torch's CSV (issue 40 item 4): its order with the recomputes left to
+# the framework's activation checkpointing, whose step is the paper's apply-checkpoint step
+# (Figure 2: 28 t) against the plan's after all passes (22 t).
+"$bin" export $unit --passes all -o "$tmp/ck.csv" >"$tmp/out" 2>&1
+check "a checkpointed plan exports as CSV ($(head -c 300 $tmp/out))" "[ $? -eq 0 ]"
+check "its AC settings: torchtitan full" "grep -q 'mode = \"full\"' $tmp/out"
+check "its AC settings: Megatron uniform, a stage's layers" \
+    "grep -q -- '--recompute-granularity full --recompute-method uniform --recompute-num-layers 32' $tmp/out"
+check "the difference stated" "grep -q '4 here kept whole by the plan' $tmp/out && grep -q '12 of the plan.s 12 recomputes run earlier' $tmp/out"
+check "both steps: the framework's 28 t, the plan's 22 t" \
+    "grep -q \"the framework's 28 t, the plan's 22 t\" $tmp/out"
+check "no recompute action in the CSV, the plan's order" \
+    "! grep -q 'RC\\|R[0-9]' $tmp/ck.csv && grep -q '^2F0,2F1,2F2,2B0,2B1,2F3,2B2,2B3\$' $tmp/ck.csv"
+"$bin" export --model tiny --scheme DualPipeV --devices 2 --microbatches 4 -o "$tmp/dpv.csv" \
+    >/dev/null 2>&1
+check "DualPipeV's CSV has torch's OVERLAP_F_B where it pairs" \
+    "grep -q '^0F0,0F1,0F2,3F0,3I0,3W0,3F1,(0F3;3B1)OVERLAP_F_B,(3F2;0B0)OVERLAP_F_B,' $tmp/dpv.csv"
+
 exit $fail

@@ -84,6 +84,26 @@ rc=$?
 check "a malformed row exits 2" "[ $rc -eq 2 ]"
 check "and names file, line and field ($(cat "$tmp/bad"))" \
     "grep -q 'megatron_lm.tsv:[0-9]*: field .dp.' '$tmp/bad'"
+# The overlap column: each row's flags reach the simulator; an unknown one is refused.
+python3 - "$top" <<'PY' || fail=1
+import sys
+sys.path.insert(0, sys.argv[1] + "/scripts")
+import fidelity as f
+head, rows = f.read_source(sys.argv[1] + "/data/fidelity/megatron_lm.tsv")
+r = {x["id"]: x for x in rows}
+_, flags = f.row_command(r["mlm-32B"], {})
+ok = all(x in flags for x in ("--tp-comm-overlap", "--overlap-grad-reduce", "--overlap-param-gather"))
+_, flags = f.row_command(r["mlm-1.7B"], {})
+ok = ok and "--tp-comm-overlap" not in flags and "--overlap-grad-reduce" in flags
+print("overlap flags of mlm-32B and mlm-1.7B: %s" % ("ok" if ok else "FAIL"))
+sys.exit(0 if ok else 1)
+PY
+sed '0,/^mlm-7.1B/s/tp,grad,param$/tp,grads/' "$top/data/fidelity/megatron_lm.tsv" >"$tmp/data/megatron_lm.tsv"
+python3 "$top/scripts/fidelity.py" --data "$tmp/data" --sources megatron_lm --no-doc >/dev/null 2>"$tmp/bad"
+rc=$?
+check "an unknown overlap exits 2" "[ $rc -eq 2 ]"
+check "and names file, line and field ($(cat "$tmp/bad"))" \
+    "grep -q \"megatron_lm.tsv:[0-9]*: field 'overlap': 'grads'\" '$tmp/bad'"
 
 [ $fail -eq 0 ] && echo "test_fidelity: all passed"
 exit $fail

@@ -89,7 +89,7 @@ want='cap 79.00 GiB (80.00 GiB - 1.00 GiB reserve)'
 check "tune prints the cap it tests, 79 GiB = 80 GiB - 1 GiB reserve ($(cat $tmp/tune1))" \
     "grep -qF '$want' $tmp/tune1"
 check "simulate prints the same cap ($(cat $tmp/sim1))" "grep -qF '$want' $tmp/sim1"
-"$bin" simulate --model Llama-3.1-70B --devices 64 --tp 8 --device H100-80G >/dev/null 2>"$tmp/err"
+"$bin" simulate --model Llama-3.1-70B --devices 32 --tp 8 --device H100-80G >/dev/null 2>"$tmp/err"
 check "simulate's over-cap message names the same cap and reserve" \
     "grep -qF 'over the 79.00 GiB (80.00 GiB - 1.00 GiB reserve) memory cap' $tmp/err"
 

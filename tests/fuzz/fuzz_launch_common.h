@@ -3,7 +3,8 @@
  * that starts with the file name and leaves the config untouched; an accepted launch is a
  * config that validates, whose JSON loads back, and whose launch text (where the framework
  * runs it) reads back to the same config, its model's name aside (a preset's name follows
- * the vocabulary padding the text chose). --devices is 64 for inputs of even length. */
+ * the vocabulary padding the text chose) and to the same recompute settings. --devices is
+ * 64 for inputs of even length. */
 #ifndef MT_TESTS_FUZZ_LAUNCH_COMMON_H
 #define MT_TESTS_FUZZ_LAUNCH_COMMON_H
 
@@ -60,11 +61,18 @@ static void fuzz_launch(const uint8_t *data, size_t size, const char *name,
     if (launch_expressible(kind, &c, NULL, &e) != MT_OK || launch_needs_csv(kind, &c))
         return;
     char *text = NULL;
-    struct launch_write_opts wo = {.recompute = info.recompute};
+    struct launch_ac ac = info.ac;
+    struct launch_write_opts wo = {.recompute = info.recompute, .ac = &ac};
     FUZZ_CHECK(launch_write(kind, &c, &wo, &text, &e) == MT_OK, "write: %s", e.msg);
     struct launch_read_opts none = {0};
     rc = read(text, strlen(text), "written", &none, &d, &info, &e);
     FUZZ_CHECK(rc == MT_OK, "the written launch does not read back: %s\n%s", e.msg, text);
+    FUZZ_CHECK(info.recompute == wo.recompute && info.ac.granularity == ac.granularity &&
+                   info.ac.method == ac.method && info.ac.num_layers == ac.num_layers &&
+                   strcmp(info.ac.modules, ac.modules) == 0,
+               "the recompute settings changed: %d %d %d '%s' -> %d %d %d '%s'\n%s",
+               ac.granularity, ac.method, ac.num_layers, ac.modules, info.ac.granularity,
+               info.ac.method, info.ac.num_layers, info.ac.modules, text);
     char *a = fuzz_launch_shape(&c), *b = fuzz_launch_shape(&d);
     FUZZ_CHECK(strcmp(a, b) == 0 && c.scheme == d.scheme && c.num_device == d.num_device &&
                    c.chunks == d.chunks && c.global_batch_size == d.global_batch_size &&

@@ -1,4 +1,4 @@
-/* tests/fuzz/fuzz_launch_megatron.c: the Megatron-LM launch reader (model/launch_shell.c, the
+/* tests/fuzz/fuzz_launch_megatron.c: the Megatron-LM launch reader (model/launch_shell_*.c, the
  * bash subset; model/launch_megatron.c, the flags) on arbitrary bytes, and its writer's text
  * read back (tests/fuzz/fuzz_launch_common.h says the invariants). */
 #include <config.h>

@@ -5,7 +5,7 @@
 # (new inputs and crash-* files land there: copy a crash into the corpus with its fix).
 FUZZ_TARGETS = config plan chrome kineto calibration seqlen mapping chart gzip csv import microcal \
 	nccl_tests
-FUZZ_TARGETS += launch_megatron launch_toml
+FUZZ_TARGETS += launch_megatron launch_toml layout
 FUZZ_SECONDS = 60
 
 check_PROGRAMS += tests/fuzz/replay_config tests/fuzz/replay_plan tests/fuzz/replay_chrome \
@@ -31,6 +31,11 @@ tests_fuzz_replay_launch_megatron_LDADD = libmt_model.a libmt_util.a $(CJSON_LIB
 tests_fuzz_replay_launch_toml_SOURCES = $(FUZZ_LAUNCH_SOURCES) tests/fuzz/fuzz_launch_toml.c \
 	tests/fuzz/replay.c
 tests_fuzz_replay_launch_toml_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# the layout string reader (issue 39 item 2)
+check_PROGRAMS += tests/fuzz/replay_layout
+TESTS += tests/fuzz/replay_layout
+tests_fuzz_replay_layout_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_layout.c tests/fuzz/replay.c
+tests_fuzz_replay_layout_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 tests_fuzz_replay_import_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_import.c tests/fuzz/replay.c
 tests_fuzz_replay_import_LDADD = libmt_traces.a libmt_sim.a libmt_model.a libmt_util.a \
 	$(CJSON_LIBS) $(ZLIB_LIBS) -lm
@@ -89,6 +94,10 @@ tests_fuzz_fuzz_launch_megatron_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
 tests_fuzz_fuzz_launch_toml_SOURCES = $(FUZZ_LAUNCH_SOURCES) tests/fuzz/fuzz_launch_toml.c
 tests_fuzz_fuzz_launch_toml_LDADD = $(tests_fuzz_replay_launch_toml_LDADD)
 tests_fuzz_fuzz_launch_toml_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
+check_PROGRAMS += tests/fuzz/fuzz_layout
+tests_fuzz_fuzz_layout_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_layout.c
+tests_fuzz_fuzz_layout_LDADD = $(tests_fuzz_replay_layout_LDADD)
+tests_fuzz_fuzz_layout_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)
 tests_fuzz_fuzz_import_SOURCES = tests/fuzz/fuzz.h tests/fuzz/fuzz_import.c
 tests_fuzz_fuzz_import_LDADD = $(tests_fuzz_replay_import_LDADD)
 tests_fuzz_fuzz_import_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_LIBS)

@@ -276,6 +276,31 @@ static void test_stage_is_sum(void)
  * bf16 default), 2 x 10^9 with --grad-reduce-in-bf16; the distributed optimizer reduce-scatters
  * the 4 x 10^9 and all-gathers 2 x 10^9 bytes of bf16 parameters, its Adam step 32 / 4 bytes a
  * parameter. */
+/* The SwiGLU's kept bytes by stack (Llama-3.1-8B, f 14,336, 8,192 tokens, bf16, tp 1):
+ * Megatron-core's fused SwiGLUFunction saves [gate | up] only, 2 x 2sbf = 469,762,048 bytes;
+ * torchtitan's eager silu(gate) x up keeps silu(gate) too, 3 x 2sbf = 704,643,072. */
+static void test_swiglu_keep(void)
+{
+    struct config c;
+    config_default(&c);
+    CHECK_EQ_INT(presets_model("Llama-3.1-8B", &c.model, NULL), MT_OK);
+    static const struct {
+        enum framework_id fw;
+        double keep;
+    } want[] = {{FRAMEWORK_MEGATRON_CORE, 469762048.0}, {FRAMEWORK_TORCHTITAN, 704643072.0}};
+    for (size_t k = 0; k < 2; k++) {
+        c.cluster.framework = want[k].fw;
+        struct op_list l;
+        op_list_init(&l);
+        ops_build_layer(&c, 8192, &l);
+        const struct op *act = find(&l, "swiglu"), *down = find(&l, "down");
+        CHECK(act != NULL && act->keep_bytes == want[k].keep);
+        /* the product is the down projection's input, kept there once: 2sbf */
+        CHECK(down != NULL && down->keep_bytes == 2.0 * 8192 * 14336);
+        op_list_fini(&l);
+    }
+}
+
 static void test_megatron_details(void)
 {
     struct config c;
@@ -349,5 +374,6 @@ int main(void)
     test_published_params();
     test_stage_is_sum();
     test_megatron_details();
+    test_swiglu_keep();
     return check_report("test_ops");
 }

@@ -1,0 +1,1 @@
+torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --vocab-size 32000 --bf16 --pipeline-model-parallel-size 2 --recompute-granularity full --recompute-method block --recompute-num-layers 2 --context-parallel-size 2 --cp-comm-type=a2a+p2p

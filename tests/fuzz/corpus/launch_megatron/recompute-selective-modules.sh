@@ -1,0 +1,1 @@
+torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --vocab-size 32000 --bf16 --recompute-granularity selective --recompute-modules core_attn mlp
