@@ -3,6 +3,7 @@
  * loader can put "file:line:col: " in front of them. */
 #include <config.h>
 #include "model/config.h"
+#include "model/fp8.h"
 
 #include <limits.h>
 #include <math.h>
@@ -444,6 +445,7 @@ int config_validate(const struct config *c, struct mt_err *e)
          "cluster.tp: %d does not divide num_device %d / dp %d = %d GPUs per replica",
          c->cluster.tp, c->num_device, c->cluster.dp, c->num_device / c->cluster.dp);
     TRY(config_validate_cp(c, e)); /* cp, cp_comm_type (model/config_parallel.c) */
+    TRY(config_validate_fp8(c, e)); /* fp8_recipe and its device (model/fp8.c) */
     /* Megatron-LM refuses both pairs (megatron/training/arguments.py, validate_args): the
      * GEMM-pipelined TP collectives are sequence parallelism's all-gathers and reduce-scatters,
      * and the overlapped parameter all-gather is the distributed optimizer's */

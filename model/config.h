@@ -62,6 +62,18 @@ enum framework_id { FRAMEWORK_DEFAULT, FRAMEWORK_MEGATRON_DS_2021, FRAMEWORK_MEG
 enum cp_comm_type { CP_COMM_P2P, CP_COMM_ALL_GATHER, CP_COMM_A2A, CP_COMM_A2A_P2P,
                     CP_COMM__COUNT };
 
+/* FP8 training of the linear layers (issue 39 item 4; model/fp8.h, docs/fp8.md), as Megatron-LM's
+ * --fp8-recipe names Transformer Engine's recipes: delayed (DelayedScaling: a tensor's scale
+ * from the amax history), tensorwise (Float8CurrentScaling: the scale from the tensor's own
+ * amax), blockwise (Float8BlockScaling: DeepSeek-V3's 1x128 activation and 128x128 weight
+ * blocks), mxfp8 (MXFP8BlockScaling: an E8M0 scale per 32 values, Blackwell only). FP8_NONE:
+ * every GEMM in bf16, the default. */
+enum fp8_recipe { FP8_NONE, FP8_DELAYED, FP8_TENSORWISE, FP8_BLOCKWISE, FP8_MXFP8,
+                  FP8_RECIPE__COUNT };
+/* Megatron-LM's --fp8-format: hybrid (E4M3 forward, E5M2 gradients) or e4m3 everywhere. Both
+ * are one byte at the same tensor-core rate: carried for the round trip, priced alike. */
+enum fp8_format { FP8_FORMAT_HYBRID, FP8_FORMAT_E4M3, FP8_FORMAT__COUNT }; /* hybrid: the default */
+
 /* Limits checked before anything is allocated from input. */
 #define CONFIG_MAX_DEVICES 131072 /* Llama 3 trained on 16,384 GPUs; 8x that */
 #define CONFIG_MAX_MICROBATCHES 65536
@@ -166,6 +178,9 @@ struct device_spec {
     double net_lat_us;         /* one step of a collective over the network, us */
     int gpus_per_node;         /* GPUs one NVLink domain joins: 8 on HGX/DGX, 72 on GB200 NVL72;
                                 * the default of cluster.gpus_per_node */
+    bool mxfp8;                /* Blackwell's FP8 tensor cores (sm_100): MXFP8 block scales in
+                                * the MMA, and any operand layout (no transposed FP8 copies;
+                                * model/fp8.h) */
 };
 
 struct cluster_spec {
@@ -206,6 +221,11 @@ struct cluster_spec {
      * as etp x ep x expert dp; 0 = 1 (ep) and tp (etp), as Megatron defaults them */
     int ep;
     int etp;
+    /* FP8 (model/fp8.h): Megatron-LM's --fp8-recipe, --fp8-format, --fp8-param-gather */
+    enum fp8_recipe fp8_recipe;  /* "fp8_recipe"; FP8_NONE = bf16 */
+    enum fp8_format fp8_format;  /* "fp8_format" */
+    bool fp8_param_gather;       /* "fp8_param_gather": the compute weights kept in FP8 only,
+                                  * all-gathered in FP8 by the distributed optimizer */
 };
 
 /* The values a preset fills in (the device's cap and tp_gbps) unless the config or a flag gave

@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "model/fp8.h"
 #include "model/framework.h"
 #include "model/moe.h"
 #include "model/presets.h"
@@ -306,6 +307,9 @@ enum {
     C_CP_COMM,
     C_EP,  /* model/moe.h */
     C_ETP,
+    C_FP8_RECIPE, /* model/fp8.h */
+    C_FP8_FORMAT,
+    C_FP8_PARAM_GATHER,
     C__COUNT
 };
 static const char *const cluster_keys[C__COUNT] = {
@@ -316,7 +320,28 @@ static const char *const cluster_keys[C__COUNT] = {
     "tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather",
     "cp", "cp_comm_type",
     "ep", "etp",
+    "fp8_recipe", "fp8_format", "fp8_param_gather",
 };
+
+/* cluster.fp8_recipe, fp8_format, fp8_param_gather (model/fp8.h) */
+static int load_fp8(struct json_doc *d, const struct json_value *f, struct cluster_spec *k)
+{
+    struct mt_err pe;
+    const char *s;
+    if (f[C_FP8_RECIPE].item != NULL) {
+        TRY(json_string(d, &f[C_FP8_RECIPE], &s));
+        if (fp8_recipe_parse(s, &k->fp8_recipe, &pe) != MT_OK)
+            return json_fail_from(d, &f[C_FP8_RECIPE], &pe);
+    }
+    if (f[C_FP8_FORMAT].item != NULL) {
+        TRY(json_string(d, &f[C_FP8_FORMAT], &s));
+        if (fp8_format_parse(s, &k->fp8_format, &pe) != MT_OK)
+            return json_fail_from(d, &f[C_FP8_FORMAT], &pe);
+    }
+    if (f[C_FP8_PARAM_GATHER].item != NULL)
+        TRY(json_bool(d, &f[C_FP8_PARAM_GATHER], &k->fp8_param_gather));
+    return MT_OK;
+}
 
 /* given: CONFIG_GIVEN_TP_GBPS is added when the file sets tp_gbps (a device preset's NVLink
  * figure is the default). */
@@ -404,6 +429,7 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
         if (config_cp_comm_parse(mode, &k.cp_comm_type, &pe) != MT_OK)
             return json_fail_from(d, &f[C_CP_COMM], &pe);
     }
+    TRY(load_fp8(d, f, &k));
     *out = k;
     return MT_OK;
 }

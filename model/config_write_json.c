@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/fp8.h"
 #include "model/framework.h"
 #include "model/presets.h"
 #include "util/err.h"
@@ -279,6 +280,13 @@ struct cJSON *config_to_cjson(const struct config *c)
             cJSON_AddNumberToObject(cl, "cp", k->cp);
         if (k->cp_comm_type != CP_COMM_P2P)
             cJSON_AddStringToObject(cl, "cp_comm_type", config_cp_comm_name(k->cp_comm_type));
+        /* FP8 (model/fp8.h), where set */
+        if (k->fp8_recipe != FP8_NONE)
+            cJSON_AddStringToObject(cl, "fp8_recipe", fp8_recipe_name(k->fp8_recipe));
+        if (k->fp8_format != FP8_FORMAT_HYBRID)
+            cJSON_AddStringToObject(cl, "fp8_format", fp8_format_name(k->fp8_format));
+        if (k->fp8_param_gather)
+            cJSON_AddBoolToObject(cl, "fp8_param_gather", true);
     }
     /* The stack, where it was set (unset, the model's defaults come back on reading; a model
      * written by name reads back as one of its own, so a paper-stack one writes them out) */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/fp8.h"
 #include "model/moe.h"
 #include "model/framework.h"
 #include "model/stage_split.h"
@@ -35,6 +36,8 @@ struct op_sums {
     double keep, w_keep, params;
     double head_matrix_params; /* the LM head's matrix (a tied one is the embedding's) */
     double expert_params;      /* the routed experts' (grouped GEMMs; model/moe.h) */
+    double fp8_params;         /* of params, those of FP8 GEMMs (model/fp8.h) */
+    double fp8_expert_params;  /* of those, the routed experts' */
     /* the expert all-to-alls among fw_us and b_us, and the bytes leaving the rank in them */
     double a2a_fw_us, a2a_b_us, a2a_fw_bytes, a2a_b_bytes;
 };
@@ -172,6 +175,11 @@ static void op_sums_of(const struct config *c, const struct op_list *l, struct o
             s->head_matrix_params += o->params;
         if (o->kind == OP_GROUPED_GEMM)
             s->expert_params += o->params;
+        if ((o->kind == OP_GEMM || o->kind == OP_GROUPED_GEMM) && o->dtype == OP_FP8) {
+            s->fp8_params += o->params;
+            if (o->kind == OP_GROUPED_GEMM)
+                s->fp8_expert_params += o->params;
+        }
     }
 }
 
@@ -190,6 +198,8 @@ static void op_sums_add(struct op_sums *dst, const struct op_sums *src, double t
     dst->params += times * src->params;
     dst->head_matrix_params += times * src->head_matrix_params;
     dst->expert_params += times * src->expert_params;
+    dst->fp8_params += times * src->fp8_params;
+    dst->fp8_expert_params += times * src->fp8_expert_params;
     dst->a2a_fw_us += times * src->a2a_fw_us;
     dst->a2a_b_us += times * src->a2a_b_us;
     dst->a2a_fw_bytes += times * src->a2a_fw_bytes;
@@ -539,13 +549,13 @@ double cost_dp_exposed_us(const struct config *c, const struct op *o, double us,
  * and 32 bytes a parameter (sharded: / dp) over HBM; the others price the step's ops. What the
  * framework overlaps (cost_dp_exposed_us) shows only where it outlasts the compute it hides
  * under: bw_us and fw_us, the stage's backward and forward of one micro-batch. */
-static void stage_step(const struct config *c, double params, int group, double bw_us,
-                       double fw_us, double *ar, double *os)
+static void stage_step(const struct config *c, double params, double fp8_params, int group,
+                       double bw_us, double fw_us, double *ar, double *os)
 {
     const struct cluster_spec *k = &c->cluster;
     struct op_list l;
     op_list_init(&l);
-    ops_build_step(c, params, group, &l);
+    ops_build_step_fp8(c, params, fp8_params, group, &l);
     *ar = *os = 0;
     for (size_t i = 0; i < l.n; i++) {
         const struct op *o = &l.op[i];
@@ -680,6 +690,14 @@ static int cost_model_compute(const struct config *c, int num_stages, int parts_
         /* the routed experts' gradients and optimizer state over the expert dp (model/moe.h) */
         st->static_bytes = (st->params - expert_params) * config_bytes_per_param(c) +
                            expert_params * moe_expert_bytes_per_param(c);
+        /* FP8 (model/fp8.h): the FP8-run weights' cached copies over their bf16 ones */
+        double fp8_p = 0, fp8_e = 0;
+        if (fp8_on(c)) {
+            fp8_p = Ls.fp8_params + (st->has_embed ? E.fp8_params : 0) +
+                    (st->has_head ? Hs.fp8_params : 0);
+            fp8_e = Ls.fp8_expert_params + (st->has_head ? Hs.fp8_expert_params : 0);
+            st->static_bytes += fp8_p * fp8_weight_extra_bytes(c);
+        }
         st->msg_bytes = ckpt_bytes; /* the stage's input or output, as the checkpoint */
         st->p2p = p2p_us;
         /* Megatron-core's 1F1B without interleaving overlaps the reduce with the last backward on
@@ -688,11 +706,12 @@ static int cost_model_compute(const struct config *c, int num_stages, int parts_
          * interleaving: "Other pipeline stages do grad reduction during pipeline bubble",
          * --delay-grad-reduce's default): the simulated schedule has that bubble */
         double hide_bw = i == 0 || parts_per_device > 1 ? st->bw : 0;
-        stage_step(c, st->params - expert_params, ar_group, hide_bw, st->fw, &st->ar, &st->os);
+        stage_step(c, st->params - expert_params, fp8_p - fp8_e, ar_group, hide_bw, st->fw, &st->ar,
+                   &st->os);
         if (expert_params > 0) { /* Chimera's two replicas double the expert group too */
             double ar_e, os_e;
             int group_e = config_expert_dp(c) * (ar_group / (c->cluster.dp > 0 ? c->cluster.dp : 1));
-            stage_step(c, expert_params, group_e, 0, 0, &ar_e, &os_e);
+            stage_step(c, expert_params, fp8_e, group_e, 0, 0, &ar_e, &os_e);
             st->ar += ar_e;
             st->os += os_e;
         }

@@ -246,3 +246,19 @@ int launch_read_file(const char *path, const struct launch_read_opts *o, struct 
     free(text);
     return rc;
 }
+
+void launch_fp8_device(struct config *c, struct launch_notes *nt)
+{
+    const struct device_spec *d = &c->cluster.device;
+    bool mx = c->cluster.fp8_recipe == FP8_MXFP8;
+    if (c->cluster.fp8_recipe == FP8_NONE || (d->fp8_peak_flops > 0 && (!mx || d->mxfp8)))
+        return;
+    const char *want = mx ? "B200" : "H100-80G";
+    struct device_spec dev;
+    if (presets_device(want, &dev, NULL) != MT_OK)
+        return;
+    launch_note(nt->assumed, sizeof nt->assumed,
+                "device %s (the launch trains in FP8%s, which the %s lacks; --device changes it)",
+                want, mx ? " with MXFP8" : "", d->name);
+    config_set_device(c, &dev);
+}

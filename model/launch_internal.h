@@ -15,7 +15,7 @@ struct mt_err;
 
 /* What a reader collects on its way: the pieces of the warning line and the assumptions. */
 struct launch_notes {
-    char unmodelled[LAUNCH_NOTE_LEN]; /* "--fp8-format hybrid (FP8: issue 39), ..." */
+    char unmodelled[LAUNCH_NOTE_LEN]; /* "--fp4-recipe nvfp4 (FP4), ..." */
     char unknown[LAUNCH_NOTE_LEN];    /* flags or keys not recognised */
     char assumed[LAUNCH_NOTE_LEN];
 };
@@ -32,6 +32,10 @@ int launch_fail(struct mt_err *e, const char *name, int line, int col, const cha
  * vocabulary padded to vocab_multiple (Megatron's; 1: as it is) and the family's parts; any
  * sequence length), else "custom". */
 void launch_name_model(struct model_spec *m, int vocab_multiple);
+/* A launch that trains in FP8 on the default device (the A100-40G, which has none): the
+ * device becomes the H100-80G (B200 for mxfp8), said in nt->assumed (a --device flag after
+ * the file wins). No change when the device has what the recipe needs. */
+void launch_fp8_device(struct config *c, struct launch_notes *nt);
 /* The llama3 flavor of torchtitan a shape is ("8B", "70B", "405B", "debugmodel"), or NULL. */
 const char *launch_torchtitan_flavor_of(const struct model_spec *m);
 /* The shape of torchtitan's llama3 flavor (any sequence length: the TOML's seq_len sets it);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/fp8.h"
 #include "model/launch_internal.h"
 #include "util/err.h"
 
@@ -27,6 +28,7 @@ enum mf_id {
     F_ATTN, F_FLASH,
     F_CP_COMM, /* --cp-comm-type */
     F_TP_OVERLAP, F_GRAD_OVERLAP, F_PARAM_OVERLAP,
+    F_FP8_FORMAT, F_FP8_RECIPE, F_FP8_PARAM, /* model/fp8.h */
     F__COUNT,
     F_WARN = 100, /* not modelled: said */
     F_SKIP,       /* skipped on purpose */
@@ -92,15 +94,15 @@ static const struct mflag mflags[] = {
     {"--fp16", A_NONE, F_FP16, NULL},
     {"--attention-backend", A_ONE, F_ATTN, NULL},
     {"--use-flash-attn", A_NONE, F_FLASH, NULL},
+    {"--fp8-format", A_ONE, F_FP8_FORMAT, NULL},
+    {"--fp8-recipe", A_ONE, F_FP8_RECIPE, NULL},
+    {"--fp8-param-gather", A_NONE, F_FP8_PARAM, NULL},
     /* what matters and is not modelled: said in the warning line */
     {"--pipeline-model-parallel-layout", A_ONE, F_WARN, "uneven stages: " ISSUE39},
     {"--decoder-first-pipeline-num-layers", A_ONE, F_WARN, "uneven stages: " ISSUE39},
     {"--decoder-last-pipeline-num-layers", A_ONE, F_WARN, "uneven stages: " ISSUE39},
     {"--account-for-embedding-in-pipeline-split", A_NONE, F_WARN, "uneven stages: " ISSUE39},
     {"--account-for-loss-in-pipeline-split", A_NONE, F_WARN, "uneven stages: " ISSUE39},
-    {"--fp8-format", A_ONE, F_WARN, "FP8: " ISSUE39},
-    {"--fp8-recipe", A_ONE, F_WARN, "FP8: " ISSUE39},
-    {"--fp8-param-gather", A_NONE, F_WARN, "FP8: " ISSUE39},
     {"--fp8-*", A_MAYBE, F_SKIP, NULL}, /* the FP8 recipe's details: --fp8-format says it */
     {"--fp4-*", A_MAYBE, F_WARN, "FP4"},
     {"--grad-reduce-in-bf16", A_NONE, F_WARN, "bf16 gradient buffers (planned as fp32)"},
@@ -554,6 +556,35 @@ static int mr_model(struct mread *r, int tp, struct config *c)
     return MT_OK;
 }
 
+/* Megatron's FP8 flags (megatron/core/transformer/transformer_config.py): --fp8-format
+ * (e4m3 | hybrid) turns FP8 on, --fp8-recipe picks the recipe (default delayed),
+ * --fp8-param-gather keeps the weights in FP8 (model/fp8.h). */
+static int mr_fp8(struct mread *r, struct config *c)
+{
+    const char *fmt = mr_str(r, F_FP8_FORMAT), *rec = mr_str(r, F_FP8_RECIPE);
+    struct mt_err pe;
+    if (fmt == NULL) {
+        if (rec || r->v[F_FP8_PARAM].given)
+            launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                        "%s without --fp8-format (Megatron trains in bf16: so does the plan)",
+                        rec ? "--fp8-recipe" : "--fp8-param-gather");
+        return MT_OK;
+    }
+    const struct mval *f = &r->v[F_FP8_FORMAT], *g = &r->v[F_FP8_RECIPE];
+    if (fp8_format_parse(fmt, &c->cluster.fp8_format, &pe) != MT_OK)
+        return mr_fail_at(r, f->val ? f->val : f->at, "--fp8-format: %s", pe.msg);
+    c->cluster.fp8_recipe = FP8_DELAYED; /* TransformerConfig.fp8_recipe's default */
+    if (rec && (strcasecmp(rec, "none") == 0 ||
+                fp8_recipe_parse(rec, &c->cluster.fp8_recipe, &pe) != MT_OK))
+        return mr_fail_at(r, g->val ? g->val : g->at,
+                          "--fp8-recipe: '%s' is not modelled (delayed, tensorwise, blockwise or "
+                          "mxfp8; a custom quantizer is not)",
+                          rec);
+    c->cluster.fp8_param_gather = r->v[F_FP8_PARAM].given;
+    launch_fp8_device(c, &r->nt);
+    return MT_OK;
+}
+
 /* The words of a list flag (A_LIST) after r->v[id].at, or its "=value", joined by spaces into
  * buf; false when one is not known (then *bad is it). */
 static bool mr_list(struct mread *r, int id, const struct launch_field *f, int n, char *buf,
@@ -838,6 +869,8 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
                         "fp32 training (no --bf16 or --fp16): planned as bf16 mixed precision");
         if (rc == MT_OK)
             rc = mr_recompute(r, sh.f + script + 1, sh.n - script - 1, pp, &c, &li);
+        if (rc == MT_OK)
+            rc = mr_fp8(r, &c);
         snprintf(c.source, sizeof c.source, "%s", name);
     }
     if (rc == MT_OK && config_validate(&c, e) != MT_OK)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/fp8.h"
 #include "model/launch_internal.h"
 #include "model/presets.h"
 #include "util/err.h"
@@ -611,17 +612,86 @@ static void tt_warn_keys(struct toml *m, struct launch_notes *nt)
             launch_note(nt->unmodelled, sizeof nt->unmodelled, "%s.%s (%s)", warn[i].table,
                         warn[i].key, warn[i].why);
     }
+}
+
+/* Whether the comma-joined list has the item a or b */
+static bool tt_list_has(const char *list, const char *a, const char *b)
+{
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t k = end ? (size_t)(end - p) : strlen(p);
+        if ((strlen(a) == k && strncmp(p, a, k) == 0) || (strlen(b) == k && strncmp(p, b, k) == 0))
+            return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+/* torchtitan's FP8 (torchao's Float8Linear and MX): [model] converters names "float8" (to
+ * 2025-08) or "quantize.linear.float8" (job_config.py QuantizedLinear), their table's
+ * recipe_name (tensorwise when unset: torchtitan's Float8 converter; rowwise ones not modelled),
+ * or "mx" / "quantize.linear.mx" (recipe_name mxfp8*). enable_fsdp_float8_all_gather gathers
+ * the sharded weights in FP8: read as fp8_param_gather. torchtitan's examples filter the LM
+ * head ("output") out, which the plan keeps in bf16 (model/fp8.h). */
+static int tt_fp8(struct toml *m, struct config *c, struct launch_notes *nt)
+{
     const char *conv = NULL;
     struct tentry *cv = tt_get(m, "model", "converters");
     if (cv != NULL && (cv->type == TV_STRING || cv->type == TV_ARRAY))
         conv = cv->str;
-    if (conv && (strstr(conv, "float8") || strstr(conv, "mx")))
-        launch_note(nt->unmodelled, sizeof nt->unmodelled, "model.converters %s (FP8: issue 39)",
-                    conv);
+    bool f8 = tt_list_has(conv, "float8", "quantize.linear.float8");
+    bool mx = tt_list_has(conv, "mx", "quantize.linear.mx");
+    if (!f8 && !mx)
+        return MT_OK;
+    if (f8 && mx)
+        return tt_fail(m, cv, "float8 and mx converters together: give one");
+    const char *tb = f8 ? (tt_get(m, "quantize.linear.float8", "recipe_name") ||
+                                   tt_get(m, "quantize.linear.float8", "filter_fqns")
+                               ? "quantize.linear.float8"
+                               : "float8")
+                        : (tt_get(m, "quantize.linear.mx", "recipe_name") ||
+                                   tt_get(m, "quantize.linear.mx", "filter_fqns")
+                               ? "quantize.linear.mx"
+                               : "mx");
+    const char *rec = NULL;
+    struct tentry *rv = NULL;
+    TRY(tt_str(m, tb, "recipe_name", &rec, &rv));
+    if (f8) {
+        if (rec && strcmp(rec, "tensorwise") != 0)
+            return tt_fail(m, rv,
+                           "'%s': torchao's per-row float8 scaling is not modelled (tensorwise "
+                           "is, and torchtitan's mx converter as mxfp8)",
+                           rec);
+        c->cluster.fp8_recipe = FP8_TENSORWISE;
+    } else {
+        if (rec && strncmp(rec, "mxfp8", 5) != 0)
+            return tt_fail(m, rv, "'%s': only the mxfp8 MX recipes are modelled", rec);
+        c->cluster.fp8_recipe = FP8_MXFP8;
+    }
+    struct tentry *ag = tt_get(m, tb, "enable_fsdp_float8_all_gather");
+    if (ag != NULL && ag->type != TV_BOOL)
+        return tt_fail(m, ag, "expected true or false");
+    if (ag != NULL && ag->b) {
+        if (c->distributed_optimizer)
+            c->cluster.fp8_param_gather = true;
+        else
+            launch_note(nt->unmodelled, sizeof nt->unmodelled,
+                        "%s.enable_fsdp_float8_all_gather without FSDP sharding", tb);
+    }
+    const char *fq = NULL;
+    struct tentry *fv = tt_get(m, tb, "filter_fqns");
+    if (fv != NULL && (fv->type == TV_STRING || fv->type == TV_ARRAY))
+        fq = fv->str;
+    if (f8 && !tt_list_has(fq, "output", "output"))
+        launch_note(nt->unmodelled, sizeof nt->unmodelled,
+                    "%s.filter_fqns without \"output\" (the LM head in float8: planned in bf16)",
+                    tb);
+    launch_fp8_device(c, nt);
+    return MT_OK;
 }
 
 /* Tables skipped on purpose (torchtitan's JobConfig: the run, not the plan), and float8/mx
- * whose keys matter only with a converter (said above). */
+ * whose keys matter only with a converter (tt_fp8 reads those). */
 static bool tt_skipped_table(const char *t)
 {
     static const char *const skip[] = {
@@ -894,6 +964,8 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
         } else
             rc = tt_fail(&m, mode_at, "'%s' (expected none, selective or full)", mode);
     }
+    if (rc == MT_OK)
+        rc = tt_fp8(&m, &c, nt);
     if (rc == MT_OK) {
         tt_warn_keys(&m, nt);
         tt_unknown_keys(&m, nt);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/fp8.h"
 #include "model/launch_internal.h"
 #include "model/presets.h"
 #include "model/scheme_registry.h"
@@ -103,6 +104,19 @@ int launch_expressible(enum launch_kind k, const struct config *c, struct config
         return lw_refuse(e, c, nearest, &n,
                          "torchtitan splits layers by its first/last stage weights, not a layout "
                          "string (%s): the nearest is the even split", c->pipeline_layout);
+    }
+    if (c->cluster.fp8_recipe == FP8_DELAYED || c->cluster.fp8_recipe == FP8_BLOCKWISE) {
+        n.cluster.fp8_recipe = FP8_TENSORWISE;
+        return lw_refuse(e, c, nearest, &n,
+                         "torchtitan's float8 (torchao) has no %s recipe: the nearest it runs is "
+                         "tensorwise (current scaling)",
+                         fp8_recipe_name(c->cluster.fp8_recipe));
+    }
+    if (c->cluster.fp8_recipe == FP8_MXFP8 && c->cluster.fp8_param_gather) {
+        n.cluster.fp8_param_gather = false;
+        return lw_refuse(e, c, nearest, &n,
+                         "torchtitan's mx converter has no FP8 all-gather of the weights: the "
+                         "nearest is the same without fp8_param_gather");
     }
     if (launch_torchtitan_flavor_of(&c->model) == NULL)
         return lw_refuse(e, c, nearest, NULL,
@@ -226,6 +240,10 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
         lw_printf(b, "    --qk-layernorm\n");
     if (config_attention(c) == ATTN_EAGER)
         lw_printf(b, "    --attention-backend unfused\n");
+    if (c->cluster.fp8_recipe != FP8_NONE) /* Megatron's FP8 flags (model/fp8.h) */
+        lw_printf(b, "    --fp8-format %s\n    --fp8-recipe %s\n%s",
+                  fp8_format_name(c->cluster.fp8_format), fp8_recipe_name(c->cluster.fp8_recipe),
+                  c->cluster.fp8_param_gather ? "    --fp8-param-gather\n" : "");
     lw_printf(b, "    --bf16\n)\n\n");
     lw_printf(b, "PARALLEL_ARGS=(\n    --tensor-model-parallel-size %d\n"
                  "    --pipeline-model-parallel-size %d\n",
@@ -288,8 +306,18 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
                  "# add your [job], [optimizer], [checkpoint] and dataset settings.\n\n",
               c->num_device, c->num_device, c->num_device >= gpn ? gpn : c->num_device,
               c->num_device >= gpn && c->num_device % gpn == 0 ? c->num_device / gpn : 1);
-    lw_printf(b, "[model]\nname = \"llama3\"\nflavor = \"%s\"\n\n",
+    lw_printf(b, "[model]\nname = \"llama3\"\nflavor = \"%s\"\n",
               launch_torchtitan_flavor_of(&c->model));
+    /* FP8: torchao's Float8Linear (tensorwise) or MX (mxfp8), the LM head left in bf16 as
+     * the plan has it (model/fp8.h) */
+    bool mx = c->cluster.fp8_recipe == FP8_MXFP8;
+    if (c->cluster.fp8_recipe != FP8_NONE)
+        lw_printf(b, "converters = [\"quantize.linear.%s\"]\n\n[quantize.linear.%s]\n"
+                     "recipe_name = \"%s\"\nfilter_fqns = [\"output\"]\n%s",
+                  mx ? "mx" : "float8", mx ? "mx" : "float8", mx ? "mxfp8_cublas" : "tensorwise",
+                  c->cluster.fp8_param_gather && !mx ? "enable_fsdp_float8_all_gather = true\n"
+                                                     : "");
+    lw_printf(b, "\n");
     int global = config_global_batch(c);
     /* torchtitan's local batch is a dp rank's: with pp, its micro-batches run through one
      * pipeline step; without, it is the micro-batch and the rest is accumulated */

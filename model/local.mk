@@ -6,6 +6,7 @@ libmt_model_a_SOURCES = model/config.c model/config.h model/config_parallel.c mo
 	model/ops.c model/ops.h model/ops_build.c model/ops_build_cp.c model/ops_shape.h model/ops_build_moe.c \
 	model/ops_build_mla.c model/moe.c model/moe.h model/price.c model/price.h model/framework.c model/framework.h \
 	model/seqlen.c model/seqlen.h model/memfit.c model/memfit.h
+libmt_model_a_SOURCES += model/fp8.c model/fp8.h model/ops_build_fp8.c
 libmt_model_a_SOURCES += model/scheme_registry.c model/scheme_registry.h
 libmt_model_a_SOURCES += model/stage_split.c model/stage_split.h model/pp_layout.c
 libmt_model_a_SOURCES += model/profile.c model/profile_json.c model/profile.h model/xformer_layout.h \

@@ -128,6 +128,12 @@ double op_hbm_bytes(const struct op *o, enum op_pass p)
         /* each operand read once, the result written once (the pass's own product shapes) */
         double mk = o->m * o->k, kn = o->k * o->n, mn = o->m * o->n;
         double one = p == PASS_FW ? mk + kn + mn : p == PASS_B ? mn + kn + mk : mk + mn + kn;
+        if (o->dtype == OP_FP8) {
+            /* FP8 operands in, a bf16 result out (Transformer Engine's FP8 GEMMs write the
+             * high-precision output): the pass's two inputs at 1 byte, its output at 2 */
+            double out = p == PASS_FW ? mn : p == PASS_B ? mk : kn;
+            one += out;
+        }
         return e * one * o->count * (p == PASS_B && !o->weight ? 2 : 1);
     }
     case OP_ATTENTION: {

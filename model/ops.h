@@ -164,6 +164,10 @@ void ops_build_head(const struct config *c, int seq, struct op_list *out);
  * the distributed optimizer a reduce-scatter and the parameters' all-gather (SITE_STEP
  * collectives, pass W), then the optimizer (a memory-bound op, its bytes in fw_bytes). */
 void ops_build_step(const struct config *c, double params, int group, struct op_list *out);
+/* The same where fp8_params of the params are FP8-run weights (model/fp8.h): their FP8 cast
+ * once an iteration, and with --fp8-param-gather their all-gather in FP8. */
+void ops_build_step_fp8(const struct config *c, double params, double fp8_params, int group,
+                        struct op_list *out);
 /* The same at explicit degrees (model/cost.c evaluates the 2021 estimate on the unsplit
  * block, tp = 1, and divides its sums by tp as that estimate did). */
 void ops_build_layer_par(const struct config *c, int seq, const struct ops_par *par,

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/fp8.h"
 #include "model/moe.h"
 #include "model/ops_shape.h"
 
@@ -94,6 +95,7 @@ void ops_shape_of(const struct config *c, int seq, const struct ops_par *par,
     sh->qk_norm = m->qk_norm != QK_NORM_NONE;
     sh->qk_norm_whole = m->qk_norm == QK_NORM_WHOLE;
     sh->flash = config_attention(c) == ATTN_FLASH;
+    sh->fp8 = fp8_rules_of(c); /* all zero with FP8 off (config_validate_fp8 refuses it in 2021) */
     /* Megatron-core's SwiGLU is its fused autograd function (megatron/core/fusions/
      * fused_bias_swiglu.py SwiGLUFunction, on by default: --no-bias-swiglu-fusion turns it
      * off): it saves only its input [gate | up] and recomputes silu(gate) in the backward.
@@ -213,8 +215,9 @@ void ops_build_attention(struct op_list *l, const struct shape *sh)
     double qkv_n = sh->q_w + 2 * sh->kv_w;
 
     ops_push_norm(l, sh, SITE_LAYER, "attn_norm", e * sh->tok_r * h);
-    ops_push_tp_entry(l, sh, SITE_LAYER, "tp_gather_attn", "tp_reduce_attn_dx", "tp_regather_attn");
-    ops_push_gemm(l, sh, SITE_LAYER, "qkv",
+    ops_push_tp_entry_linear(l, sh, SITE_LAYER, "tp_gather_attn", "tp_reduce_attn_dx",
+                             "tp_regather_attn");
+    ops_push_norm_linear(l, sh, SITE_LAYER, "qkv",
               "column-parallel linear [q | k | v]: 2mnk, K/V narrower with GQA (Ainslie et al. "
               "2023); keeps its input (Korthikanti Table 2: 2sbh)",
               T, qkv_n, h, h * qkv_n + (qkv_bias ? qkv_n : 0), e * sh->tok_r * h);
@@ -261,7 +264,7 @@ void ops_build_attention(struct op_list *l, const struct shape *sh)
                      "as^2b + 2as^2b)",
                      2 * e * sq + sq, 2 * e * sq + sq, 0, sq + e * sq);
     }
-    ops_push_gemm(l, sh, SITE_LAYER, "proj",
+    ops_push_linear(l, sh, SITE_LAYER, "proj",
               "row-parallel linear, attention output: 2mnk; keeps its input (2sbh/t)", T, h,
               sh->q_w, sh->q_w * h + (sh->bias == BIAS_ALL ? h : 0), e * T * sh->q_w);
     ops_push_tp_exit(l, sh, "tp_reduce_attn", "tp_gather_attn_dy");
@@ -274,21 +277,22 @@ void ops_build_dense_mlp(struct op_list *l, const struct shape *sh)
     double T = sh->tokens, e = sh->e, h = sh->h, f = sh->ffn;
     bool bias = sh->bias == BIAS_ALL;
     ops_push_norm(l, sh, SITE_LAYER, "mlp_norm", e * sh->tok_r * h);
-    ops_push_tp_entry(l, sh, SITE_LAYER, "tp_gather_mlp", "tp_reduce_mlp_dx", "tp_regather_mlp");
+    ops_push_tp_entry_linear(l, sh, SITE_LAYER, "tp_gather_mlp", "tp_reduce_mlp_dx",
+                             "tp_regather_mlp");
     if (sh->mlp == MLP_GELU) {
-        ops_push_gemm(l, sh, SITE_LAYER, "fc1",
+        ops_push_norm_linear(l, sh, SITE_LAYER, "fc1",
                   "column-parallel linear h -> f: 2mnk; keeps its input (2sbh)", T, f, h,
                   h * f + (bias ? f : 0), e * sh->tok_r * h);
         ops_push_mem(l, sh, SITE_LAYER, "gelu",
                  "GELU (Hendrycks & Gimpel 2016): reads and writes b s f; keeps its input "
                  "(Korthikanti Table 2: 8sbh at f = 4h)",
                  2 * e * T * f, 3 * e * T * f, 0, e * T * f);
-        ops_push_gemm(l, sh, SITE_LAYER, "fc2",
+        ops_push_linear(l, sh, SITE_LAYER, "fc2",
                   "row-parallel linear f -> h: 2mnk; keeps its input (the GELU's output)", T, h, f,
                   f * h + (bias ? h : 0), e * T * f);
     } else {
         bool geglu = sh->mlp == MLP_GEGLU;
-        ops_push_gemm(l, sh, SITE_LAYER, "gate_up",
+        ops_push_norm_linear(l, sh, SITE_LAYER, "gate_up",
                   "column-parallel linear h -> [gate | up] 2f (Shazeer 2020, GLU variants: three "
                   "matrices in all): 2mnk; keeps its input",
                   T, 2 * f, h, 2 * h * f + (bias ? 2 * f : 0), e * sh->tok_r * h);
@@ -303,7 +307,7 @@ void ops_build_dense_mlp(struct op_list *l, const struct shape *sh)
                          : "SwiGLU: silu(gate) x up: reads gate, up, writes the product; keeps "
                            "gate, up and silu(gate)",
                  3 * e * T * f, 5 * e * T * f, 0, (fused ? 2 : 3) * e * T * f);
-        ops_push_gemm(l, sh, SITE_LAYER, "down",
+        ops_push_linear(l, sh, SITE_LAYER, "down",
                   "row-parallel linear f -> h: 2mnk; keeps its input (the product)", T, h, f,
                   f * h + (bias ? h : 0), e * T * f);
     }
@@ -409,6 +413,12 @@ void ops_build_head_par(const struct config *c, int seq, const struct ops_par *p
 
 void ops_build_step(const struct config *c, double params, int group, struct op_list *out)
 {
+    ops_build_step_fp8(c, params, 0, group, out);
+}
+
+void ops_build_step_fp8(const struct config *c, double params, double fp8_params, int group,
+                        struct op_list *out)
+{
     double grad = config_grad_reduce_fp32(c) ? 4 : 2; /* bytes a gradient */
     enum op_link link = ops_link_of(c, GROUP_DP, group);
     struct op o = {.kind = OP_COLLECTIVE, .site = SITE_STEP, .group_kind = GROUP_DP,
@@ -430,6 +440,13 @@ void ops_build_step(const struct config *c, double params, int group, struct op_
         o.bytes = 2 * params;
         o.dtype = OP_BF16;
         o.source = "distributed optimizer: the updated bf16 parameters all-gathered over dp";
+        if (c->cluster.fp8_param_gather && fp8_params > 0) {
+            /* Megatron --fp8-param-gather: the FP8-run weights gathered in FP8 (model/fp8.h) */
+            o.bytes = 2 * (params - fp8_params) + fp8_rules_of(c).weight_bytes * fp8_params;
+            o.dtype = OP_FP8;
+            o.source = "distributed optimizer with --fp8-param-gather: the FP8-run weights "
+                       "all-gathered over dp in FP8, the others in bf16";
+        }
         op_list_push(out, &o);
     } else if (group > 1) {
         o.name = "dp_all_reduce_grads";
@@ -447,6 +464,17 @@ void ops_build_step(const struct config *c, double params, int group, struct op_
                      .source = "Adam step over the fp32 state: 32 bytes of HBM a parameter "
                                "(sharded over dp with the distributed optimizer)"};
     op_list_push(out, &opt);
+    if (fp8_params > 0 && fp8_on(c)) {
+        /* the FP8 weights' cast once an iteration: Megatron-core passes TE is_first_microbatch,
+         * so the first micro-batch quantizes each weight and the others reuse the cached copies
+         * (model/fp8.c fp8_weight_cast_bytes) */
+        struct op cast = {.kind = OP_MEMORY, .name = "fp8_weight_cast", .site = SITE_STEP,
+                          .dtype = OP_FP8, .fw_bytes = fp8_weight_cast_bytes(c) * fp8_params,
+                          .source = "FP8 weight quantization, once an iteration (TE's weight "
+                                    "cache across micro-batches): reads bf16, writes the "
+                                    "recipe's copies"};
+        op_list_push(out, &cast);
+    }
 }
 
 void ops_build_layer(const struct config *c, int seq, struct op_list *out)

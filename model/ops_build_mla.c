@@ -32,16 +32,16 @@ void ops_build_mla(struct op_list *l, const struct shape *sh)
         ops_push_tp_coll(l, sh, SITE_LAYER, "tp_reduce_attn_dx", COLL_ALL_REDUCE, e * T * h,
                          PASS_B, false);
     if (ql > 0) {
-        ops_push_gemm(l, sh, SITE_LAYER, "q_down",
+        ops_push_linear(l, sh, SITE_LAYER, "q_down",
                       "MLA query down-projection h -> q_lora (W^DQ, DeepSeek-V2 eq. 12), "
                       "replicated over tp on the rank's tokens: 2mnk; keeps its input",
                       Tr, ql, h, h * ql, e * Tr * h);
-        ops_push_gemm(l, sh, SITE_LAYER, "kv_down",
+        ops_push_linear(l, sh, SITE_LAYER, "kv_down",
                       "MLA key-value down-projection h -> kv_lora + d_rope (W^DKV and W^KR, eqs. "
                       "9 and 15), replicated: 2mnk; shares q_down's input",
                       Tr, kv_down_n, h, h * kv_down_n, 0);
     } else {
-        ops_push_gemm(l, sh, SITE_LAYER, "kv_down",
+        ops_push_linear(l, sh, SITE_LAYER, "kv_down",
                       "MLA key-value down-projection h -> kv_lora + d_rope (W^DKV and W^KR, eqs. "
                       "9 and 15), replicated on the rank's tokens: 2mnk; keeps its input",
                       Tr, kv_down_n, h, h * kv_down_n, e * Tr * h);
@@ -61,12 +61,12 @@ void ops_build_mla(struct op_list *l, const struct shape *sh)
                      "RMSNorm of the query latent (q_a_layernorm): reads and writes T q_lora; "
                      "keeps its input",
                      2 * e * T * ql, 3 * e * T * ql, ql, e * T * ql);
-        ops_push_gemm(l, sh, SITE_LAYER, "q_up",
+        ops_push_norm_linear(l, sh, SITE_LAYER, "q_up",
                       "MLA query up-projection q_lora -> heads (d_nope + d_rope) (W^UQ, W^QR), "
                       "column-parallel: 2mnk; keeps its input",
                       T, a * dqk, ql, ql * a * dqk, e * T * ql);
     } else {
-        ops_push_gemm(l, sh, SITE_LAYER, "q_proj",
+        ops_push_linear(l, sh, SITE_LAYER, "q_proj",
                       "MLA query projection h -> heads (d_nope + d_rope) (no q_lora: "
                       "DeepSeek-V2-Lite), column-parallel: 2mnk; its input is kv_down's, kept there",
                       T, a * dqk, h, h * a * dqk, 0);
@@ -75,7 +75,7 @@ void ops_build_mla(struct op_list *l, const struct shape *sh)
                  "RMSNorm of the key-value latent (kv_a_layernorm): reads and writes T kv_lora; "
                  "keeps its input",
                  2 * e * T * kl, 3 * e * T * kl, kl, e * T * kl);
-    ops_push_gemm(l, sh, SITE_LAYER, "kv_up",
+    ops_push_norm_linear(l, sh, SITE_LAYER, "kv_up",
                   "MLA key-value up-projection kv_lora -> heads (d_nope + d_v) (W^UK, W^UV), "
                   "column-parallel: 2mnk; keeps its input",
                   T, a * (sh->d_nope + dv), kl, kl * a * (sh->d_nope + dv), e * T * kl);
@@ -103,7 +103,7 @@ void ops_build_mla(struct op_list *l, const struct shape *sh)
                      "masked softmax of the scores: reads S, writes P; keeps P", 2 * e * sq,
                      3 * e * sq, 0, e * sq);
     }
-    ops_push_gemm(l, sh, SITE_LAYER, "proj",
+    ops_push_linear(l, sh, SITE_LAYER, "proj",
                   "row-parallel linear heads d_v -> h (W^O): 2mnk; keeps its input", T, h, a * dv,
                   a * dv * h, e * T * a * dv);
     ops_push_tp_exit(l, sh, "tp_reduce_attn", "tp_gather_attn_dy");

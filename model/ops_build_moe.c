@@ -107,7 +107,10 @@ static void push_grouped(struct op_list *l, const struct shape *sh, const char *
                    .dtype = sh->dtype, .m = rows, .n = n, .k = k, .count = sh->experts,
                    .weight = true, .params = sh->experts * n * k, .keep_bytes = keep};
     o.w_keep_bytes = sh->e * sh->routed * k + sh->e * sh->routed * n;
-    op_list_push(l, &o);
+    if (sh->fp8.recipe != FP8_NONE) /* TE's grouped linear under the recipe (model/fp8.h) */
+        ops_push_fp8_gemm(l, sh, &o, sh->routed * k, sh->routed * n);
+    else
+        op_list_push(l, &o);
 }
 
 void ops_build_moe_mlp(struct op_list *l, const struct shape *sh)
@@ -177,9 +180,9 @@ void ops_build_moe_mlp(struct op_list *l, const struct shape *sh)
         /* the shared experts: a tensor-parallel GLU MLP over every token (Megatron
          * SharedExpertMLP), its entry and exit the TP group's as the dense MLP's */
         double sf = sh->shared_ffn, Tf = sh->tokens;
-        ops_push_tp_entry(l, sh, SITE_LAYER, "tp_gather_shared", "tp_reduce_shared_dx",
-                          "tp_regather_shared");
-        ops_push_gemm(l, sh, SITE_LAYER, "shared_gate_up",
+        ops_push_tp_entry_linear(l, sh, SITE_LAYER, "tp_gather_shared", "tp_reduce_shared_dx",
+                                 "tp_regather_shared");
+        ops_push_linear(l, sh, SITE_LAYER, "shared_gate_up",
                       "shared experts, column-parallel h -> [gate | up] 2f_s/t (DeepSeekMoE): "
                       "2mnk; keeps its input",
                       Tf, 2 * sf, h, 2 * h * sf, e * sh->tok_r * h);
@@ -187,7 +190,7 @@ void ops_build_moe_mlp(struct op_list *l, const struct shape *sh)
                      "shared experts' SwiGLU: reads gate, up, writes the product; keeps gate, up "
                      "and silu(gate)",
                      3 * e * Tf * sf, 5 * e * Tf * sf, 0, 3 * e * Tf * sf);
-        ops_push_gemm(l, sh, SITE_LAYER, "shared_down",
+        ops_push_linear(l, sh, SITE_LAYER, "shared_down",
                       "shared experts, row-parallel f_s/t -> h: 2mnk; keeps its input", Tf, h, sf,
                       sf * h, e * Tf * sf);
         ops_push_tp_exit(l, sh, "tp_reduce_shared", "tp_gather_shared_dy");

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "model/config.h"
+#include "model/fp8.h"
 #include "model/ops.h"
 
 /* One rank's shapes of a block of c's model (the only place the degrees divide). */
@@ -49,6 +50,8 @@ struct shape {
     double routed_skew;  /* that factor: routed / (tok_moe k etp) */
     bool fp8_dispatch;   /* model.moe.fp8_dispatch */
     bool router_bias;    /* model.moe.router_bias: E more parameters */
+    /* FP8 linear layers (model/fp8.h): the recipe's rules; fp8.recipe FP8_NONE = bf16 */
+    struct fp8_rules fp8;
     /* Multi-head latent attention (DeepSeek-V2 §2.1): per head */
     bool mla;
     double q_lora, kv_lora, d_nope, d_rope, d_v;
@@ -61,6 +64,28 @@ void moe_shape_of(const struct config *c, const struct ops_par *par, struct shap
 struct op *ops_push_gemm(struct op_list *l, const struct shape *sh, enum op_site site,
                          const char *name, const char *source, double m, double n, double k,
                          double params, double keep);
+/* A linear layer's GEMM (a Transformer Engine linear in Megatron-core): ops_push_gemm with FP8
+ * off; under an FP8 recipe the GEMM in FP8 at the recipe's rate, the quantize kernel of its
+ * input and output gradient before it, and its input kept as the recipe keeps it. `keep` is
+ * the bf16 bytes of the input it keeps (the rank's share: a sequence-split input is quantized
+ * before its all-gather). */
+struct op *ops_push_linear(struct op_list *l, const struct shape *sh, enum op_site site,
+                           const char *name, const char *source, double m, double n, double k,
+                           double params, double keep);
+/* The same for a linear layer fused with the norm before it (Transformer Engine's
+ * LayerNormLinear: Megatron's TELayerNormColumnParallelLinear for QKV and fc1, MLA's up
+ * projections): the norm kernel writes the input in FP8 (TE layernorm_linear.py,
+ * with_quantized_norm), so the norm's bf16 output is neither written nor read again; under
+ * current scaling the amax comes first and the cast stays its own pass. The norm is the last
+ * memory-bound op of the list. */
+struct op *ops_push_norm_linear(struct op_list *l, const struct shape *sh, enum op_site site,
+                                const char *name, const char *source, double m, double n,
+                                double k, double params, double keep);
+/* The same quantization around an FP8 GEMM record already filled (the experts' grouped GEMMs):
+ * pushes the quantize op, then *o in FP8, and returns the stored record. in_elems: the input
+ * elements this rank quantizes; out_elems: the output gradient's. */
+struct op *ops_push_fp8_gemm(struct op_list *l, const struct shape *sh, struct op *o,
+                             double in_elems, double out_elems);
 struct op *ops_push_mem(struct op_list *l, const struct shape *sh, enum op_site site,
                         const char *name, const char *source, double fw_bytes, double bw_bytes,
                         double params, double keep);
@@ -69,6 +94,13 @@ void ops_push_tp_coll(struct op_list *l, const struct shape *sh, enum op_site si
                       bool overlapped);
 void ops_push_tp_entry(struct op_list *l, const struct shape *sh, enum op_site site,
                        const char *fw_name, const char *bw_name, const char *regather_name);
+/* The entry of a sublayer whose first GEMM is a linear layer (ops_push_linear): under FP8
+ * with sequence parallelism the input is quantized on its shard and gathered in FP8 (and
+ * regathered so for the weight gradient), its amax all-reduced first under current scaling;
+ * otherwise ops_push_tp_entry. */
+void ops_push_tp_entry_linear(struct op_list *l, const struct shape *sh, enum op_site site,
+                              const char *fw_name, const char *bw_name,
+                              const char *regather_name);
 void ops_push_tp_exit(struct op_list *l, const struct shape *sh, const char *fw_name,
                       const char *bw_name);
 void ops_push_norm(struct op_list *l, const struct shape *sh, enum op_site site,

@@ -58,6 +58,13 @@ static const struct model_preset model_table[] = {
      "Megatron-LM's GPT-3 13B)"},
     {SHAPE("GPT-3-175B", ARCH_GPT3, 12288, 96, 96, 2048, 50257, 49152, 0, false),
      "Brown et al. 2020, Table 2.1"},
+    /* NVIDIA NeMo's GPT-3 shapes (nemo/collections/llm/gpt/model/base.py GPTConfig5B and
+     * GPTConfig20B: GELU, layer norm, biases, learned positions, tied embeddings, s = 2048),
+     * the models of NeMo's performance summaries; the GPT-2 BPE vocabulary */
+    {SHAPE("NeMo-GPT3-5B", ARCH_GPT3, 4096, 24, 32, 2048, 50257, 16384, 0, false),
+     "NVIDIA NeMo GPTConfig5B (nemo/collections/llm/gpt/model/base.py)"},
+    {SHAPE("NeMo-GPT3-20B", ARCH_GPT3, 6144, 44, 48, 2048, 50257, 24576, 0, false),
+     "NVIDIA NeMo GPTConfig20B (nemo/collections/llm/gpt/model/base.py)"},
     {SHAPE("LLaMA-2-7B", ARCH_LLAMA2, 4096, 32, 32, 4096, 32000, 11008, 32, false),
      "meta-llama/Llama-2-7b-hf config.json"},
     {SHAPE("LLaMA-2-13B", ARCH_LLAMA2, 5120, 40, 40, 4096, 32000, 13824, 40, false),
@@ -147,6 +154,9 @@ static const struct model_preset model_table[] = {
  *     400 Gb/s ConnectX-7, GB200 NVL72 one 400 Gb/s ConnectX-7 a GPU (DGX GB200 datasheet),
  *     MI300X platforms 8 x 400 Gb/s (e.g. Azure ND MI300X v5).
  *   gpus_per_node: the NVLink domain: 8 on HGX/DGX and the MI300X platform, 72 on GB200 NVL72.
+ *   mxfp8: Blackwell (B200, GB200, sm_100): MXFP8 block-scaled MMA and FP8 GEMMs in any layout
+ *     (Transformer Engine mxfp8.rst: "Blackwell GPUs (SM 10.0+)"); Hopper's FP8 GEMMs are TN
+ *     only, the A100 has no FP8, the MI300X no MX formats (CDNA 4 adds them).
  * nvlink_gbps (the raw NVLink per direction): A100 NVLink 3, 12 links x 25 GB/s = 300 (600
  * total, A100 datasheet); H100 SXM and H200 NVLink 4, 18 x 25 = 450 (900 total); H800 NVLink
  * 400 GB/s total, 200 per direction (H800 product brief); B200, GB200 NVLink 5, 1.8 TB/s
@@ -201,7 +211,7 @@ static const struct device_spec device_table[] = {
      .hbm_gbps = 8000, DS2021, .nvlink_gbps = 900, .host_gbps = HOST_GBPS_PCIE5,
      .fp8_peak_flops = 4500e12, .gemm_eff = 0.776, .gemm_eff_fp8 = 0.763, NV_TILES, .sms = 148,
      .attn_eff_fw = 0.60, .attn_eff_bw = 0.45, .hbm_eff = 0.85, .nvlink_busbw_gbps = 720,
-     NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8},
+     NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8, .mxfp8 = true},
     /* NVIDIA GB200 NVL72 datasheet (per GPU of 72): 2.5 PFLOPS BF16 dense (360 PF sparse a
      * rack), 5 FP8 dense (720 PF sparse a rack), 186 GB HBM3e (13.4 TB a rack) 8 TB/s (576
      * TB/s a rack), NVLink 5 1.8 TB/s in one 72-GPU domain */
@@ -209,7 +219,7 @@ static const struct device_spec device_table[] = {
      .hbm_gbps = 8000, DS2021, .nvlink_gbps = 900, .host_gbps = 360,
      .fp8_peak_flops = 5000e12, .gemm_eff = 0.729, .gemm_eff_fp8 = 0.723, NV_TILES, .sms = 148,
      .attn_eff_fw = 0.60, .attn_eff_bw = 0.45, .hbm_eff = 0.85, .nvlink_busbw_gbps = 720,
-     NCCL_LAT, .net_gbps = 50, .gpus_per_node = 72},
+     NCCL_LAT, .net_gbps = 50, .gpus_per_node = 72, .mxfp8 = true},
     /* AMD Instinct MI300X datasheet: 1,307.4 TFLOPS BF16 dense (2,614.9 sparse), 2,614.9 FP8
      * dense, 192 GB HBM3 5.3 TB/s, 7 Infinity Fabric links of 128 GB/s (896 GB/s total) */
     {.name = "MI300X", .peak_flops = 1307.4e12, .efficiency = 0.45, .mem_bytes = 192e9,

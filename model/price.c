@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "model/config.h"
+#include "model/fp8.h"
 #include "model/microcal.h"
 
 /* A saturation that is 1/2 at d = half and 1 - 1.5 (half/d)^2 for d >> half: the loss of a
@@ -46,6 +47,8 @@ double price_gemm_efficiency(const struct config *c, double m, double n, double 
         return measured;
     if (!(ceiling > 0))
         return 0;
+    if (dt == OP_FP8 && fp8_on(c)) /* the recipe's kernels against tensorwise ones (model/fp8.c) */
+        ceiling *= fp8_rules_of(c).gemm_factor;
     double h = d->gemm_mn_half;
     double shape = saturate(m, h) * saturate(n, h) * saturate(k, d->gemm_k_half);
     /* Waves: output tiles of (2h)^2 (a partial tile is a tile), each k split into

@@ -5,7 +5,7 @@ Every row of data/fidelity/*.tsv (one file per source, each with its provenance 
 of the paper's Table 5 (tests/data/paper_table5.tsv, kept where its test reads it) becomes a
 mario-tui command; the predicted figure is set beside the measured one in the unit the source
 printed, and the mean absolute percentage error (MAPE) is taken per source over the rows the tool
-can express. A row it cannot express yet (FSDP, FP8, context parallelism, MoE, a model with no
+can express. A row it cannot express yet (FSDP, an FP8 recipe not modelled, MoE, a model with no
 preset, a size the binary refuses) is printed with the reason and left out of the MAPE; the
 binary's own refusal (exit 2) is quoted as the reason, so rows come in as features land.
 
@@ -66,6 +66,13 @@ ARCHS = ("dense", "moe")
 # attention core it recomputes is the flash kernel's own), full (optimize's ckpt pass), unknown
 # (not published: simulated as none)
 RECOMPUTE = ("none", "selective", "full", "unknown")
+# the precision column's FP8 recipes as `mario-tui --fp8` names them (docs/fp8.md): ds delayed
+# scaling, cs current scaling (Megatron's "tensorwise", torchao's tensorwise), bs blockwise,
+# mx MXFP8; the ones the tool does not model, with why
+FP8_RECIPES = {"fp8-ds": "delayed", "fp8-cs": "tensorwise", "fp8-tw": "tensorwise",
+               "fp8-bs": "blockwise", "fp8-mx": "mxfp8"}
+FP8_UNSCORED = {"fp8": "FP8 with its recipe not published (the fp8-ds/cs/bs/mx columns are scored)",
+                "fp8-rw": "FP8 rowwise (torchao's per-row scales): not modelled (docs/fp8.md)"}
 SOURCE_ORDER = ["paper_table5", "megatron_lm", "llama3_paper", "nemo", "torchtitan", "cpu_runs"]
 
 # The CPU source's configs (--measure-cpu): the tiny model on the executor, one rank a stage.
@@ -233,8 +240,8 @@ def blockers(b, row):
     why = []
     if row["fsdp"] > 0:
         why.append("FSDP: issue 39 item 3")
-    if row["precision"] != "bf16" and row["device"] != "cpu":
-        why.append("%s: issue 39 item 4" % row["precision"].upper())
+    if row["device"] != "cpu" and row["precision"] != "bf16" and row["precision"] not in FP8_RECIPES:
+        why.append(FP8_UNSCORED.get(row["precision"], "precision %s: not modelled" % row["precision"]))
     if row["arch"] == "moe":
         why.append("MoE: issue 38")
     if "model_json" not in row and row["model"] not in b.models:
@@ -269,6 +276,8 @@ def row_command(row, extra_cluster):
         if row["distopt"]:
             flags.append("--distributed-optimizer")
         flags += [OVERLAP_FLAGS[o] for o in row.get("overlap", [])]
+        if row["precision"] in FP8_RECIPES:
+            flags += ["--fp8", FP8_RECIPES[row["precision"]]]
     if cluster:
         cfg["cluster"] = cluster
     return cfg, flags

@@ -217,6 +217,12 @@ TESTS += tests/cli/test_hf_params.sh
 check_PROGRAMS += tests/unit/test_cp
 TESTS += tests/unit/test_cp
 tests_unit_test_cp_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# FP8 training (issue 39 item 4): dtypes, time ratios, quantize and kept bytes per recipe.
+check_PROGRAMS += tests/unit/test_fp8
+TESTS += tests/unit/test_fp8
+tests_unit_test_fp8_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+TESTS += tests/cli/test_fp8.sh
+EXTRA_DIST += tests/cli/test_fp8.sh
 # issue 41: what a newcomer and a fuzzer hit (caps, exit statuses, one truth between screens).
 TESTS += tests/cli/test_newcomer.sh tests/check_docs.sh
 EXTRA_DIST += tests/cli/test_newcomer.sh tests/check_docs.sh

@@ -143,6 +143,9 @@ enum cmd_plan_flag {
     CMD_PLAN_EP, /* model/moe.h */
     CMD_PLAN_ETP,
     CMD_PLAN_MOE_SKEW,
+    CMD_PLAN_FP8, /* model/fp8.h */
+    CMD_PLAN_FP8_FORMAT,
+    CMD_PLAN_FP8_PARAM_GATHER,
 };
 
 extern const struct cmd_option cmd_plan_options[];

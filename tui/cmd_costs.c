@@ -27,7 +27,8 @@ void cmd_costs_shape(const struct op *o, char *buf, size_t n)
     switch (o->kind) {
     case OP_GEMM:
     case OP_GROUPED_GEMM:
-        snprintf(buf, n, "%gx%gx%g%s", o->m, o->n, o->k, o->count > 1 ? " xN" : "");
+        snprintf(buf, n, "%gx%gx%g%s%s", o->m, o->n, o->k, o->count > 1 ? " xN" : "",
+                 o->dtype == OP_FP8 ? " fp8" : ""); /* bf16 unmarked, as before */
         break;
     case OP_ATTENTION:
         snprintf(buf, n, "b%g h%g/%g s%g d%g %s%s", o->batch, o->heads, o->kv_heads, o->s_q,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/fp8.h"
 #include "model/framework.h"
 #include "model/presets.h"
 #include "model/profile.h"
@@ -39,8 +40,8 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "model", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_MODEL,
      .heading = cmd_plan_config_help,
      .help = "model preset: GPT3-1.6B GPT3-13B LLaMA2-3B LLaMA2-13B tiny tiny-llama tiny-moe "
-             "GPT-3-13B "
-             "GPT-3-175B LLaMA-2-7B LLaMA-2-13B LLaMA-2-70B Llama-3.1-8B Llama-3.1-70B "
+             "GPT-3-13B GPT-3-175B NeMo-GPT3-5B NeMo-GPT3-20B "
+             "LLaMA-2-7B LLaMA-2-13B LLaMA-2-70B Llama-3.1-8B Llama-3.1-70B "
              "Llama-3.1-405B DeepSeek-V3 DeepSeek-V2-Lite Qwen3-30B-A3B Qwen3-235B-A22B "
              "Mixtral-8x7B Mixtral-8x22B\n"
              "(the first four: the paper's Table 4 shapes; mario-tui models)"},
@@ -111,6 +112,16 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "distributed-optimizer", .type = CMD_PLAN, .value = CMD_PLAN_DIST_OPT,
      .help = "fp32 master weights and Adam state sharded over dp\n"
              "(6 + 12/dp bytes a parameter)"},
+    {.name = "fp8", .arg = "RECIPE", .type = CMD_PLAN, .value = CMD_PLAN_FP8,
+     .help = "the linear layers' GEMMs in FP8 (Megatron's --fp8-recipe): delayed |\n"
+             "tensorwise (current scaling) | blockwise (1x128 / 128x128) |\n"
+             "mxfp8 (Blackwell only) | none (bf16, the default); docs/fp8.md"},
+    {.name = "fp8-format", .arg = "F", .type = CMD_PLAN, .value = CMD_PLAN_FP8_FORMAT,
+     .help = "hybrid (E4M3 forward, E5M2 gradients; the default) | e4m3:\n"
+             "the same bytes and rate, carried for the launch scripts"},
+    {.name = "fp8-param-gather", .type = CMD_PLAN, .value = CMD_PLAN_FP8_PARAM_GATHER,
+     .help = "the FP8 weights kept in FP8 only (no bf16 copy) and\n"
+             "all-gathered in FP8 by the distributed optimizer"},
     {.name = "cross-entropy-loss-fusion", .type = CMD_PLAN, .value = CMD_PLAN_CE_FUSION,
      .help = "the fused vocabulary-parallel cross-entropy: no fp32 logits\n"
              "kept (default for Megatron-core models)"},
@@ -297,6 +308,17 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         return MT_OK;
     case CMD_PLAN_DIST_OPT:
         c->distributed_optimizer = true;
+        return MT_OK;
+    case CMD_PLAN_FP8:
+        if (fp8_recipe_parse(arg, &c->cluster.fp8_recipe, e) != MT_OK)
+            return err_wrap(e, "--fp8");
+        return MT_OK;
+    case CMD_PLAN_FP8_FORMAT:
+        if (fp8_format_parse(arg, &c->cluster.fp8_format, e) != MT_OK)
+            return err_wrap(e, "--fp8-format");
+        return MT_OK;
+    case CMD_PLAN_FP8_PARAM_GATHER:
+        c->cluster.fp8_param_gather = true;
         return MT_OK;
     case CMD_PLAN_CE_FUSION:
     case CMD_PLAN_NO_CE_FUSION:

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/config.h"
+#include "model/fp8.h"
 #include "model/presets.h"
 #include "sim/core/bound.h"
 #include "sim/core/simulate.h"
@@ -115,12 +116,13 @@ void simulate_print_table(const struct plan *p, const struct sim_result *r,
     char model[96], degrees[96];
     presets_model_display(&c->model, model, sizeof model);
     config_degrees_text(c, g->devices, degrees, sizeof degrees);
-    printf("%s, %s, %s, %d micro-batches of %d x %d tokens, %s%s  [%s]\n", model,
+    printf("%s, %s, %s, %d micro-batches of %d x %d tokens, %s%s%s%s  [%s]\n", model,
            config_scheme_name(c->scheme), degrees, g->mbs,
            c->micro_batch_size, c->model.seq_length,
            c->unit.enabled     ? "unit costs"
            : c->profile.enabled ? c->profile.device /* calibrated: what it was measured on */
                                 : c->cluster.device.name,
+           fp8_on(c) ? " FP8 " : "", fp8_on(c) ? fp8_recipe_name(c->cluster.fp8_recipe) : "",
            chunks, c->source);
     if (plan_origin(p)[0] != '\0')
         printf("order %s\n", plan_origin(p));

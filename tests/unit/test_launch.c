@@ -464,6 +464,91 @@ static void test_writers(void)
     CHECK_STR_CONTAINS(e.msg, "flavor");
 }
 
+/* FP8: Megatron's --fp8-format turns it on (its --fp8-recipe default is delayed), torchtitan's
+ * float8 converter is tensorwise; both write back and read again; rowwise and custom refused */
+static void test_fp8(void)
+{
+    static const char mlm[] =
+        "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+        "--ffn-hidden-size 14336 --num-attention-heads 32 --group-query-attention "
+        "--num-query-groups 8 --seq-length 8192 --max-position-embeddings 8192 --vocab-size "
+        "128256 --swiglu --normalization RMSNorm --disable-bias-linear "
+        "--untie-embeddings-and-output-weights --bf16 --fp8-format e4m3 --fp8-recipe blockwise "
+        "--fp8-param-gather --fp8-amax-history-len 1024 --use-distributed-optimizer "
+        "--micro-batch-size 1 --global-batch-size 64\n";
+    struct config c;
+    struct launch_info info;
+    struct mt_err e;
+    CHECK_EQ_INT(rd(mlm, 0, &c, &info, &e), MT_OK);
+    if (e.msg[0])
+        fprintf(stderr, "%s\n", e.msg);
+    CHECK_EQ_INT(c.cluster.fp8_recipe, FP8_BLOCKWISE);
+    CHECK_EQ_INT(c.cluster.fp8_format, FP8_FORMAT_E4M3);
+    CHECK(c.cluster.fp8_param_gather);
+    CHECK(strcmp(c.cluster.device.name, "H100-80G") == 0); /* the A100 default has no FP8 */
+    CHECK_STR_CONTAINS(info.assumed, "device H100-80G (the launch trains in FP8");
+    CHECK(strstr(info.warning, "fp8") == NULL); /* read, not warned about */
+    test_round_trip(LAUNCH_MEGATRON, mlm, 0);
+    char *out = NULL;
+    struct launch_write_opts wo = {0};
+    CHECK_EQ_INT(launch_write(LAUNCH_MEGATRON, &c, &wo, &out, &e), MT_OK);
+    CHECK(out && strstr(out, "--fp8-format e4m3\n    --fp8-recipe blockwise\n    "
+                             "--fp8-param-gather\n"));
+    free(out);
+    /* the recipe's default; a recipe without a format trains in bf16 (said) */
+    static const char delayed[] = "--num-layers 2 --hidden-size 256 --num-attention-heads 4 "
+                                  "--seq-length 128 --vocab-size 1024 --fp8-format hybrid\n";
+    CHECK_EQ_INT(rd(delayed, 1, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(c.cluster.fp8_recipe, FP8_DELAYED);
+    static const char nofmt[] = "--num-layers 2 --hidden-size 256 --num-attention-heads 4 "
+                                "--seq-length 128 --vocab-size 1024 --fp8-recipe tensorwise\n";
+    CHECK_EQ_INT(rd(nofmt, 1, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(c.cluster.fp8_recipe, FP8_NONE);
+    CHECK_STR_CONTAINS(info.warning, "--fp8-recipe without --fp8-format");
+    static const char custom[] = "--num-layers 2 --hidden-size 256 --num-attention-heads 4 "
+                                 "--seq-length 128 --vocab-size 1024 --fp8-format hybrid "
+                                 "--fp8-recipe custom\n";
+    CHECK_EQ_INT(rd(custom, 1, &c, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "t.sh:1:");
+    CHECK_STR_CONTAINS(e.msg, "--fp8-recipe: 'custom' is not modelled");
+    /* torchtitan: the 2025-10 spelling, and the earlier converter name with its table */
+    static const char tt[] = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n"
+                             "converters = [\"quantize.linear.float8\"]\n"
+                             "[quantize.linear.float8]\nfilter_fqns = [\"output\"]\n"
+                             "enable_fsdp_float8_all_gather = true\n"
+                             "[parallelism]\ndata_parallel_shard_degree = 8\n";
+    CHECK_EQ_INT(rd(tt, 8, &c, &info, &e), MT_OK);
+    if (e.msg[0])
+        fprintf(stderr, "%s\n", e.msg);
+    CHECK_EQ_INT(c.cluster.fp8_recipe, FP8_TENSORWISE);
+    CHECK(c.cluster.fp8_param_gather);
+    test_round_trip(LAUNCH_TORCHTITAN, tt, 8);
+    static const char tt_old[] = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n"
+                                 "converters = \"float8\"\n[float8]\n"
+                                 "recipe_name = \"tensorwise\"\n";
+    CHECK_EQ_INT(rd(tt_old, 8, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(c.cluster.fp8_recipe, FP8_TENSORWISE);
+    CHECK_STR_CONTAINS(info.warning, "float8.filter_fqns without \"output\"");
+    static const char tt_rw[] = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n"
+                                "converters = [\"float8\"]\n[float8]\n"
+                                "recipe_name = \"rowwise\"\n";
+    CHECK_EQ_INT(rd(tt_rw, 8, &c, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "t.sh:6:");
+    CHECK_STR_CONTAINS(e.msg, "per-row float8 scaling is not modelled");
+    static const char tt_mx[] = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n"
+                                "converters = [\"mx\"]\n";
+    CHECK_EQ_INT(rd(tt_mx, 8, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(c.cluster.fp8_recipe, FP8_MXFP8);
+    CHECK(strcmp(c.cluster.device.name, "B200") == 0);
+    test_round_trip(LAUNCH_TORCHTITAN, tt_mx, 8);
+    /* torchtitan has no delayed or blockwise recipe: the nearest is tensorwise */
+    struct config n;
+    CHECK_EQ_INT(rd(mlm, 0, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(launch_expressible(LAUNCH_TORCHTITAN, &c, &n, &e), MT_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(e.msg, "no blockwise recipe");
+    CHECK_EQ_INT(n.cluster.fp8_recipe, FP8_TENSORWISE);
+}
+
 static void test_detect(void)
 {
     enum launch_kind k;
@@ -484,5 +569,6 @@ int main(void)
     test_writers();
     test_context_parallel();
     test_recompute();
+    test_fp8();
     return check_report("test_launch");
 }

@@ -241,8 +241,9 @@ static void test_preset_records(void)
         CHECK(strstr(presets_model_display(&m, buf, sizeof buf), " (paper Table 4)") ==
               (paper ? buf + strlen(names[n]) : NULL));
     }
-    CHECK_EQ_INT(n, 21); /* 13 dense, tiny-llama (the executor's LLaMA block), 6 MoE (model/moe.h),
-                          * tiny-moe (the executor's MoE block) */
+    CHECK_EQ_INT(n, 23); /* 15 dense (NeMo's GPT3-5B and 20B among them), tiny-llama (the
+                          * executor's LLaMA block), 6 MoE (model/moe.h), tiny-moe (the
+                          * executor's MoE block) */
     CHECK(strcmp(presets_model_source("LLaMA2-13B"), "paper Table 4") == 0);
     CHECK(strcmp(presets_model_source("GPT-3-175B"), "Brown et al. 2020, Table 2.1") == 0);
     CHECK(strcmp(presets_model_source("Llama-3.1-70B"),
