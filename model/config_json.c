@@ -305,6 +305,9 @@ enum {
     C_CP_COMM,
     C_EP,  /* model/moe.h */
     C_ETP,
+    C_ZERO, /* model/config_zero.c */
+    C_DP_SHARD,
+    C_RESHARD,
     C__COUNT
 };
 static const char *const cluster_keys[C__COUNT] = {
@@ -315,6 +318,7 @@ static const char *const cluster_keys[C__COUNT] = {
     "tp_comm_overlap", "overlap_grad_reduce",
     "cp", "cp_comm_type",
     "ep", "etp",
+    "zero_stage", "dp_shard", "fsdp_reshard_after_forward",
 };
 
 /* given: CONFIG_GIVEN_TP_GBPS is added when the file sets tp_gbps (a device preset's NVLink
@@ -400,6 +404,16 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
         TRY(json_string(d, &f[C_CP_COMM], &mode));
         if (config_cp_comm_parse(mode, &k.cp_comm_type, &pe) != MT_OK)
             return json_fail_from(d, &f[C_CP_COMM], &pe);
+    }
+    if (f[C_ZERO].item != NULL)
+        TRY(json_int(d, &f[C_ZERO], 0, 3, &k.zero_stage));
+    if (f[C_DP_SHARD].item != NULL)
+        TRY(json_int(d, &f[C_DP_SHARD], 0, CONFIG_MAX_DEVICES, &k.dp_shard));
+    if (f[C_RESHARD].item != NULL) {
+        const char *pol;
+        TRY(json_string(d, &f[C_RESHARD], &pol));
+        if (config_fsdp_reshard_parse(pol, &k.reshard_after_forward, &pe) != MT_OK)
+            return json_fail_from(d, &f[C_RESHARD], &pe);
     }
     *out = k;
     return MT_OK;

@@ -120,6 +120,8 @@ struct stage_cost {
     double ar;                   /* allreduce of this stage's gradients over `group` replicas */
     double os;                   /* optimizer step of this stage */
     double copy;                 /* offload (OF) or reload (RL) of act over the host link */
+    double fsdp_fw_us, fsdp_bw_us; /* of fw and bw: ZeRO-2/3's per-unit collectives beyond
+                                    * the compute they overlap (model/ops_build_fsdp.c) */
 };
 
 struct cost_model {

@@ -141,6 +141,11 @@ enum cmd_plan_flag {
     CMD_PLAN_EP, /* model/moe.h */
     CMD_PLAN_ETP,
     CMD_PLAN_MOE_SKEW,
+    /* ZeRO / FSDP (model/config_zero.c) */
+    CMD_PLAN_ZERO_STAGE,
+    CMD_PLAN_FSDP,
+    CMD_PLAN_DP_SHARD,
+    CMD_PLAN_FSDP_RESHARD,
 };
 
 extern const struct cmd_option cmd_plan_options[];
