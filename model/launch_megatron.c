@@ -23,7 +23,9 @@ enum mf_id {
     F_SEQ, F_MAXPOS, F_VOCAB, F_TOKTYPE, F_TOKMODEL, F_DIVBY, F_UNTIE, F_KVCH, F_QKNORM,
     F_TP, F_PP, F_VPP_LAYERS, F_VPP_STAGES, F_CP, F_EP, F_ETP, F_EXPERTS, F_MLA, F_SP, F_DISTOPT,
     F_MBS, F_GBS, F_RC_GRAN, F_RC_METHOD, F_RC_LAYERS, F_RC_MODULES, F_RC_ACT, F_BF16, F_FP16,
-    F_ATTN, F_FLASH, F__COUNT,
+    F_ATTN, F_FLASH,
+    F_TORCH_FSDP2, F_MEGATRON_FSDP, F_DP_SHARDING, /* ZeRO / FSDP (model/config_zero.c) */
+    F__COUNT,
     F_WARN = 100, /* not modelled: said */
     F_SKIP,       /* skipped on purpose */
 };
@@ -98,9 +100,10 @@ static const struct mflag mflags[] = {
     {"--overlap-param-gather", A_NONE, F_WARN, "the parameter all-gather overlapped"},
     {"--tp-comm-overlap", A_NONE, F_WARN, "TP communication overlapped with GEMMs"},
     {"--grad-reduce-in-bf16", A_NONE, F_WARN, "bf16 gradient buffers (planned as fp32)"},
-    {"--use-torch-fsdp2", A_NONE, F_WARN, "FSDP: " ISSUE39},
-    {"--use-custom-fsdp", A_NONE, F_WARN, "FSDP: " ISSUE39},
-    {"--data-parallel-sharding-strategy", A_ONE, F_WARN, "FSDP: " ISSUE39},
+    {"--use-torch-fsdp2", A_NONE, F_TORCH_FSDP2, NULL},
+    {"--use-megatron-fsdp", A_NONE, F_MEGATRON_FSDP, NULL},
+    {"--use-custom-fsdp", A_NONE, F_MEGATRON_FSDP, NULL}, /* its earlier name */
+    {"--data-parallel-sharding-strategy", A_ONE, F_DP_SHARDING, NULL},
     {"--cpu-offloading*", A_MAYBE, F_WARN, "CPU offloading of activations or weights"},
     {"--distribute-saved-activations", A_NONE, F_WARN, "saved activations split over tp"},
     {"--standalone-embedding-stage", A_NONE, F_WARN, "uneven stages: " ISSUE39},
@@ -555,6 +558,43 @@ static int mr_model(struct mread *r, int tp, struct config *c)
     return MT_OK;
 }
 
+/* Megatron's FSDP (megatron/training/arguments.py): --use-torch-fsdp2 is ZeRO-3 and "not
+ * supported with pipeline parallelism"; Megatron FSDP (--use-megatron-fsdp, earlier
+ * --use-custom-fsdp) shards as --data-parallel-sharding-strategy says: no_shard, optim,
+ * optim_grads, optim_grads_params (the default), ZeRO 0-3. */
+static int mr_zero(struct mread *r, struct config *c, int pp)
+{
+    static const char *const strategies[] = {"no_shard", "optim", "optim_grads",
+                                             "optim_grads_params"};
+    const char *st = mr_str(r, F_DP_SHARDING);
+    int zero = 3;
+    if (st != NULL) {
+        zero = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(st, strategies[i]) == 0)
+                zero = i;
+        if (zero < 0)
+            return mr_fail_at(r, r->v[F_DP_SHARDING].val ? r->v[F_DP_SHARDING].val
+                                                         : r->v[F_DP_SHARDING].at,
+                              "--data-parallel-sharding-strategy: '%s' (expected no_shard, "
+                              "optim, optim_grads or optim_grads_params)", st);
+    }
+    if (r->v[F_TORCH_FSDP2].given) {
+        if (pp > 1)
+            return mr_fail_at(r, r->v[F_TORCH_FSDP2].at,
+                              "--use-torch-fsdp2 with pipeline parallelism %d: Megatron-LM "
+                              "refuses it (arguments.py)", pp);
+        c->cluster.zero_stage = 3;
+    } else if (r->v[F_MEGATRON_FSDP].given) {
+        c->cluster.zero_stage = zero;
+    } else if (st != NULL) {
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--data-parallel-sharding-strategy %s without --use-megatron-fsdp (ignored, "
+                    "as Megatron-LM ignores it)", st);
+    }
+    return MT_OK;
+}
+
 static void mr_recompute(struct mread *r, struct launch_info *info)
 {
     const char *g = mr_str(r, F_RC_GRAN);
@@ -663,6 +703,8 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         c.num_microbatches = 0;
         c.sequence_parallel = r->v[F_SP].given && tp > 1; /* off at tp 1, as Megatron turns it */
         c.distributed_optimizer = r->v[F_DISTOPT].given;
+        if (rc == MT_OK)
+            rc = mr_zero(r, &c, pp);
         c.scheme = SCHEME_V;
         c.chunks = 2;
         if (vl > 0 && vs > 0)

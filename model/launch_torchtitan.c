@@ -594,7 +594,6 @@ static void tt_warn_keys(struct toml *m, struct launch_notes *nt)
     } warn[] = {
         {"parallelism", "pipeline_parallel_split_points", "explicit stage splits: issue 39"},
         {"parallelism", "enable_async_tensor_parallel", "async TP"},
-        {"parallelism", "fsdp_reshard_after_forward", "FSDP resharding: issue 39"},
         {"training", "enable_cpu_offload", "FSDP CPU offload"},
         {"training", "mixed_precision_param", "parameter dtype (planned as bf16)"},
         {"parallelism", "pipeline_parallel_first_stage_less_layers", "uneven stages: issue 39"},
@@ -779,12 +778,20 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
         c.cluster.dp = dp;
         config_set_pp(&c, pp);
         c.sequence_parallel = tp > 1; /* torchtitan's TP plan shards the norms' sequence */
-        c.distributed_optimizer = shard > 1;
-        if (shard > 1)
-            launch_note(nt->unmodelled, sizeof nt->unmodelled,
-                        "FSDP (data_parallel_shard_degree %d: parameters and gradients sharded "
-                        "too, issue 39; planned as the distributed optimizer)",
-                        shard);
+        /* FSDP2 over the shard degree, replicated over the rest (HSDP): ZeRO-3
+         * (model/config_zero.c); replicate alone is DDP */
+        c.cluster.zero_stage = shard > 1 ? 3 : 0;
+        c.cluster.dp_shard = shard > 1 && rep > 1 ? shard : 0;
+        const char *raf = NULL;
+        struct tentry *raf_at = NULL;
+        rc = tt_str(&m, P, "fsdp_reshard_after_forward", &raf, &raf_at);
+        if (rc == MT_OK && raf != NULL) {
+            struct mt_err pe;
+            if (config_fsdp_reshard_parse(raf, &c.cluster.reshard_after_forward, &pe) != MT_OK)
+                rc = tt_fail(&m, raf_at, "'%s' (expected default, always or never)", raf);
+            else if (shard <= 1)
+                c.cluster.reshard_after_forward = FSDP_RESHARD_DEFAULT; /* no FSDP: moot */
+        }
         if (global > 0 && global % (local * dp) != 0)
             rc = tt_fail(&m, global_at, "%d is not a multiple of local_batch_size %d x dp %d",
                          global, local, dp);

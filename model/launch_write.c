@@ -215,8 +215,13 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
         lw_printf(b, "    --num-virtual-stages-per-pipeline-rank %d\n", c->chunks);
     if (c->sequence_parallel && tp > 1)
         lw_printf(b, "    --sequence-parallel\n");
-    if (c->distributed_optimizer)
+    int zero = config_zero_stage(c);
+    if (zero == 1)
         lw_printf(b, "    --use-distributed-optimizer\n");
+    else if (zero >= 2) /* Megatron FSDP (arguments.py: its strategies are ZeRO 2 and 3) */
+        lw_printf(b, "    --use-megatron-fsdp\n"
+                     "    --data-parallel-sharding-strategy %s\n",
+                  zero == 2 ? "optim_grads" : "optim_grads_params");
     lw_printf(b, ")\n\nBATCH_ARGS=(\n    --micro-batch-size %d\n    --global-batch-size %d\n)\n\n",
               c->micro_batch_size, config_global_batch(c));
     lw_printf(b, "RECOMPUTE_ARGS=(");
@@ -257,7 +262,11 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
     lw_printf(b, "[parallelism]\ndata_parallel_replicate_degree = %d\n"
                  "data_parallel_shard_degree = %d\ntensor_parallel_degree = %d\n"
                  "pipeline_parallel_degree = %d\ncontext_parallel_degree = 1\n",
-              c->distributed_optimizer ? 1 : dp, c->distributed_optimizer ? dp : 1, tp, pp);
+              config_zero_stage(c) >= 1 ? config_dp_replicate(c) : dp,
+              config_zero_stage(c) >= 1 ? config_dp_shard(c) : 1, tp, pp);
+    if (c->cluster.reshard_after_forward != FSDP_RESHARD_DEFAULT)
+        lw_printf(b, "fsdp_reshard_after_forward = \"%s\"\n",
+                  config_fsdp_reshard_name(c->cluster.reshard_after_forward));
     if (pp > 1) {
         const char *sched = launch_torchtitan_schedule_name(c->scheme);
         lw_printf(b, "pipeline_parallel_schedule = \"%s\"\n",
