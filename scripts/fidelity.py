@@ -220,8 +220,8 @@ def shape_of(b, row):
 def blockers(b, row):
     """Why a row cannot be simulated yet, from its columns (the binary's refusals come later)."""
     why = []
-    if row["fsdp"] > 0:
-        why.append("FSDP: issue 39 item 3")
+    if row["fsdp"] > 0 and row["dp"] % row["fsdp"] != 0:
+        why.append("FSDP degree %d does not divide dp %d" % (row["fsdp"], row["dp"]))
     if row["precision"] != "bf16" and row["device"] != "cpu":
         why.append("%s: issue 39 item 4" % row["precision"].upper())
     if row["arch"] == "moe":
@@ -257,6 +257,12 @@ def row_command(row, extra_cluster):
             flags.append("--sequence-parallel")
         if row["distopt"]:
             flags.append("--distributed-optimizer")
+        if row["fsdp"] > 0:  # FSDP (ZeRO-3) over a shard group of fsdp of the dp (HSDP below dp)
+            flags.append("--fsdp")
+            if row["fsdp"] < row["dp"]:
+                flags += ["--dp-shard", str(row["fsdp"])]
+        if row.get("group") == "torchtitan":  # its rows run torchtitan's stack
+            cluster["framework"] = "torchtitan"
     if cluster:
         cfg["cluster"] = cluster
     return cfg, flags

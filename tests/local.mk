@@ -195,6 +195,11 @@ TESTS += tests/cli/test_hf_params.sh
 check_PROGRAMS += tests/unit/test_cp
 TESTS += tests/unit/test_cp
 tests_unit_test_cp_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# ZeRO stages and FSDP under PP (issue 39 item 3): ZeRO's bytes, the per-unit collectives, a
+# stage's memory and step by hand, the keys' round trip.
+check_PROGRAMS += tests/unit/test_fsdp
+TESTS += tests/unit/test_fsdp
+tests_unit_test_fsdp_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 # issue 41: what a newcomer and a fuzzer hit (caps, exit statuses, one truth between screens).
 TESTS += tests/cli/test_newcomer.sh tests/check_docs.sh
 EXTRA_DIST += tests/cli/test_newcomer.sh tests/check_docs.sh
