@@ -13,6 +13,7 @@
 
 #include <strings.h>
 
+#include "model/moe.h"
 #include "util/err.h"
 
 static const char *const reshard_names[FSDP_RESHARD__COUNT] = {"default", "always", "never"};
@@ -99,6 +100,13 @@ int config_validate_zero(const struct config *c, struct mt_err *e)
              "cluster.zero_stage: %d: the 2021 Megatron-DeepSpeed estimate has no sharded "
              "gradients or parameters (use framework megatron-core or torchtitan)",
              config_zero_stage(c));
+        /* torchtitan shards the routed experts over their own mesh (efsdp = dp x cp / ep,
+         * apply_fsdp_to_decoder's edp_mesh): not modelled; the dense blocks' rule would be
+         * applied to them silently */
+        NEED(!(moe_enabled(&c->model) && config_ep(c) > 1),
+             "cluster.zero_stage: %d with expert parallelism %d: the experts' sharding over the "
+             "expert data-parallel group (torchtitan's efsdp mesh) is not modelled yet",
+             config_zero_stage(c), config_ep(c));
         NEED(!c->unit.enabled,
              "cluster.zero_stage: %d: unit costs give whole-share costs; ZeRO-2/3's "
              "collectives need the op model", config_zero_stage(c));

@@ -239,6 +239,16 @@ static void test_config_keys(void)
         CHECK_EQ_INT(config_load_string(buf, strlen(buf), "b.json", &c, &e), MT_EINVAL);
         CHECK_STR_CONTAINS(e.msg, bad[i][1]);
     }
+    /* the routed experts' own FSDP mesh (ep > 1) is not modelled: refused, not mispriced */
+    config_default(&c);
+    CHECK_EQ_INT(presets_model("Mixtral-8x7B", &c.model, NULL), MT_OK);
+    c.cluster.framework = FRAMEWORK_TORCHTITAN;
+    c.num_device = 64;
+    c.cluster.dp = 8;
+    c.cluster.ep = 8;
+    c.cluster.zero_stage = 3;
+    CHECK_EQ_INT(config_validate(&c, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "expert data-parallel group");
     /* the 2021 estimate has no ZeRO-2/3 */
     config_default(&c);
     c.cluster.zero_stage = 2;
