@@ -91,6 +91,9 @@ int config_validate_zero(const struct config *c, struct mt_err *e)
     NEED(k->dp_shard == 0 || config_zero_stage(c) >= 1,
          "cluster.dp_shard: %d with zero_stage 0 (nothing is sharded; give zero_stage 1-3)",
          k->dp_shard);
+    NEED(k->dp_shard != 1 || k->dp == 1,
+         "cluster.dp_shard: 1 shards nothing: every replica keeps everything (plain DP: "
+         "zero_stage 0)");
     NEED(k->reshard_after_forward == FSDP_RESHARD_DEFAULT || config_zero_stage(c) == 3,
          "cluster.fsdp_reshard_after_forward: %s needs zero_stage 3 (only FSDP shards the "
          "parameters; got %d)", config_fsdp_reshard_name(k->reshard_after_forward),

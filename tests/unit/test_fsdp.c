@@ -228,6 +228,7 @@ static void test_config_keys(void)
         {"\"zero_stage\": 1, \"fsdp_reshard_after_forward\": \"always\"",
          "needs zero_stage 3"},
         {"\"dp_shard\": 4", "with zero_stage 0"},
+        {"\"zero_stage\": 3, \"dp_shard\": 1", "1 shards nothing"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char buf[512];
