@@ -685,6 +685,9 @@ static int tt_model(struct toml *m, struct config *c)
                        "debugmodel); give a config JSON or a Hugging Face config.json for "
                        "other models",
                        name);
+    for (const char *p = flavor; *p; p++) /* it names the model: no control characters */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return tt_fail(m, fv, "contains control characters");
     if (!launch_torchtitan_flavor(flavor, &c->model))
         return tt_fail(m, fv, "'%s': not one of llama3's flavors (8B 70B 405B debugmodel)",
                        flavor);
