@@ -80,6 +80,13 @@ int launch_expressible(enum launch_kind k, const struct config *c, struct config
         if (config_mlp(&c->model) == MLP_GEGLU)
             return lw_refuse(e, c, nearest, NULL,
                              "Megatron-LM's pretrain_gpt.py has no flag for a GEGLU MLP");
+        if (c->cluster.dp_shard > 0) { /* HSDP: torchtitan's data_parallel_replicate_degree */
+            n.cluster.dp_shard = 0;
+            return lw_refuse(e, c, nearest, &n,
+                             "the shard group of %d of dp %d (HSDP) has no flag written here; "
+                             "the nearest shards over all of dp",
+                             c->cluster.dp_shard, c->cluster.dp);
+        }
         if (c->scheme == SCHEME_V || c->scheme == SCHEME_W)
             return MT_OK;
         /* Megatron-LM pipelines: 1F1B and interleaved 1F1B (schedules.py
@@ -215,13 +222,14 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
         lw_printf(b, "    --num-virtual-stages-per-pipeline-rank %d\n", c->chunks);
     if (c->sequence_parallel && tp > 1)
         lw_printf(b, "    --sequence-parallel\n");
-    int zero = config_zero_stage(c);
-    if (zero == 1)
+    if (c->distributed_optimizer)
         lw_printf(b, "    --use-distributed-optimizer\n");
-    else if (zero >= 2) /* Megatron FSDP (arguments.py: its strategies are ZeRO 2 and 3) */
-        lw_printf(b, "    --use-megatron-fsdp\n"
-                     "    --data-parallel-sharding-strategy %s\n",
-                  zero == 2 ? "optim_grads" : "optim_grads_params");
+    /* a ZeRO stage given: Megatron FSDP, whose strategies are the stages (arguments.py) */
+    static const char *const strategy[] = {"no_shard", "optim", "optim_grads",
+                                           "optim_grads_params"};
+    if (c->cluster.zero_stage >= 1 && c->cluster.zero_stage <= 3)
+        lw_printf(b, "    --use-megatron-fsdp\n    --data-parallel-sharding-strategy %s\n",
+                  strategy[c->cluster.zero_stage]);
     lw_printf(b, ")\n\nBATCH_ARGS=(\n    --micro-batch-size %d\n    --global-batch-size %d\n)\n\n",
               c->micro_batch_size, config_global_batch(c));
     lw_printf(b, "RECOMPUTE_ARGS=(");

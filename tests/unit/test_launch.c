@@ -290,6 +290,11 @@ static void test_fsdp_keys(void)
     out = NULL;
     c.cluster.zero_stage = 2;
     c.cluster.reshard_after_forward = FSDP_RESHARD_DEFAULT;
+    struct config n;
+    CHECK_EQ_INT(launch_expressible(LAUNCH_MEGATRON, &c, &n, &e), MT_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(e.msg, "(HSDP) has no flag");
+    CHECK_EQ_INT(n.cluster.dp_shard, 0);
+    c.cluster.dp_shard = 0;
     CHECK_EQ_INT(launch_write(LAUNCH_MEGATRON, &c, &wo, &out, &e), MT_OK);
     CHECK(out && strstr(out, "--data-parallel-sharding-strategy optim_grads\n"));
     free(out);
