@@ -179,9 +179,27 @@ double config_bytes_per_param_over(const struct config *c, int dp)
 {
     if (c->bytes_per_param > 0)
         return c->bytes_per_param;
-    double replicated = c->model.paper_stack ? 4 : 6;
-    double shards = c->distributed_optimizer && dp > 1 ? dp : 1;
-    return replicated + 12 / shards;
+    /* ZeRO §5 (Rajbhandari et al. 2020), per parameter: w the 16-bit weight, g the gradient
+     * (fp16 on the paper's stack, Megatron's fp32 main gradient otherwise), K = 12 the fp32
+     * master weight and Adam's m and v; stage 0 keeps w + g + K, 1 w + g + K/N, 2 w + (g + K)/N,
+     * 3 (w + g + K)/N over the shard group N (the paper's Figure 1: 2 + 2 + K). torchtitan's
+     * FSDP2 keeps the sharded parameter in fp32, the master itself (w = 0; the bf16 copy is
+     * the unsharded one model/ops_build_fsdp.c counts while it lives). */
+    int z = config_zero_stage(c);
+    double w = 2, g = c->model.paper_stack ? 2 : 4, K = 12;
+    if (z == 3 && config_framework(c) == FRAMEWORK_TORCHTITAN)
+        w = 0;
+    /* the shard group: cluster.dp_shard of the dp (x cp) replicas, else all of them */
+    double n = dp;
+    if (c->cluster.dp_shard > 0 && c->cluster.dp > 0)
+        n = (double)dp * c->cluster.dp_shard / c->cluster.dp;
+    if (z == 0 || n <= 1)
+        return 2 + g + K; /* nothing to shard over */
+    switch (z) {
+    case 1: return w + g + K / n;
+    case 2: return w + (g + K) / n;
+    default: return (w + g + K) / n;
+    }
 }
 
 double config_reserve(const struct config *c)
@@ -455,6 +473,7 @@ int config_validate(const struct config *c, struct mt_err *e)
     NEED(!c->cluster.overlap_param_gather || c->distributed_optimizer,
          "cluster.overlap_param_gather: the overlapped parameter all-gather is the distributed "
          "optimizer's (Megatron-LM's --overlap-param-gather needs --use-distributed-optimizer)");
+    TRY(config_validate_zero(c, e)); /* zero_stage, dp_shard (model/config_zero.c) */
     NEED(c->micro_batch_size >= 1, "micro_batch_size: must be >= 1 (got %d)",
          c->micro_batch_size);
     NEED(c->global_batch_size >= 1, "global_batch_size: must be >= 1 (got %d)",

@@ -73,6 +73,10 @@ enum fp8_recipe { FP8_NONE, FP8_DELAYED, FP8_TENSORWISE, FP8_BLOCKWISE, FP8_MXFP
 /* Megatron-LM's --fp8-format: hybrid (E4M3 forward, E5M2 gradients) or e4m3 everywhere. Both
  * are one byte at the same tensor-core rate: carried for the round trip, priced alike. */
 enum fp8_format { FP8_FORMAT_HYBRID, FP8_FORMAT_E4M3, FP8_FORMAT__COUNT }; /* hybrid: the default */
+/* torchtitan's [parallelism] fsdp_reshard_after_forward (torchtitan/distributed/fsdp.py
+ * get_fsdp_reshard_after_forward_policy): "default" = resharded unless pipeline-parallel */
+enum fsdp_reshard { FSDP_RESHARD_DEFAULT, FSDP_RESHARD_ALWAYS, FSDP_RESHARD_NEVER,
+                    FSDP_RESHARD__COUNT };
 
 /* Limits checked before anything is allocated from input. */
 #define CONFIG_MAX_DEVICES 131072 /* Llama 3 trained on 16,384 GPUs; 8x that */
@@ -226,7 +230,34 @@ struct cluster_spec {
     enum fp8_format fp8_format;  /* "fp8_format" */
     bool fp8_param_gather;       /* "fp8_param_gather": the compute weights kept in FP8 only,
                                   * all-gathered in FP8 by the distributed optimizer */
+    /* ZeRO / FSDP (issue 39 item 3; docs/fsdp.md; model/ops_build_fsdp.c): what is sharded over
+     * the data-parallel shard group. zero_stage 0 = plain DP (gradients all-reduced), 1 = the
+     * optimizer state (Megatron's distributed optimizer), 2 = + gradients, 3 = + parameters
+     * (FSDP); config_zero_stage reads it with distributed_optimizer (one rule). */
+    int zero_stage;                    /* "zero_stage" */
+    enum fsdp_reshard reshard_after_forward; /* "fsdp_reshard_after_forward" */
+    int dp_shard;                      /* "dp_shard": the shard group (torchtitan's
+                                        * data_parallel_shard_degree); dp / dp_shard replicas
+                                        * of it (HSDP); 0 = all of dp */
 };
+
+/* ---- model/config_zero.c: ZeRO / FSDP's keys ------------------------------------------------ */
+/* The ZeRO stage a config runs: cluster.zero_stage, at least 1 with distributed_optimizer (the
+ * distributed optimizer is ZeRO-1: Rajbhandari et al. 2020, §5.1 P_os; Megatron-LM's
+ * distrib_optimizer.md). The one place both keys are read. */
+int config_zero_stage(const struct config *c);
+/* The shard group's size over dp: cluster.dp_shard, else dp (1 at zero stage 0) */
+int config_dp_shard(const struct config *c);
+/* Replicas of the shard group: dp / config_dp_shard (HSDP's replicate degree) */
+int config_dp_replicate(const struct config *c);
+/* Whether a stage-3 (FSDP) layer's parameters are freed after its forward: torchtitan's
+ * fsdp_reshard_after_forward, "default" = not under pipeline parallelism (pp > 1) */
+bool config_fsdp_reshard_after_forward(const struct config *c);
+/* "default" | "always" | "never" (torchtitan's spellings); MT_EINVAL listing them otherwise */
+int config_fsdp_reshard_parse(const char *s, enum fsdp_reshard *out, struct mt_err *e);
+const char *config_fsdp_reshard_name(enum fsdp_reshard r);
+/* The checks of zero_stage, dp_shard and fsdp_reshard_after_forward (config_validate calls it) */
+int config_validate_zero(const struct config *c, struct mt_err *e);
 
 /* The values a preset fills in (the device's cap and tp_gbps) unless the config or a flag gave
  * them: an explicit value wins whatever the order (config_set_device). */

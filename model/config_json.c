@@ -310,6 +310,9 @@ enum {
     C_FP8_RECIPE, /* model/fp8.h */
     C_FP8_FORMAT,
     C_FP8_PARAM_GATHER,
+    C_ZERO, /* model/config_zero.c */
+    C_DP_SHARD,
+    C_RESHARD,
     C__COUNT
 };
 static const char *const cluster_keys[C__COUNT] = {
@@ -321,6 +324,7 @@ static const char *const cluster_keys[C__COUNT] = {
     "cp", "cp_comm_type",
     "ep", "etp",
     "fp8_recipe", "fp8_format", "fp8_param_gather",
+    "zero_stage", "dp_shard", "fsdp_reshard_after_forward",
 };
 
 /* cluster.fp8_recipe, fp8_format, fp8_param_gather (model/fp8.h) */
@@ -430,6 +434,16 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
             return json_fail_from(d, &f[C_CP_COMM], &pe);
     }
     TRY(load_fp8(d, f, &k));
+    if (f[C_ZERO].item != NULL)
+        TRY(json_int(d, &f[C_ZERO], 0, 3, &k.zero_stage));
+    if (f[C_DP_SHARD].item != NULL)
+        TRY(json_int(d, &f[C_DP_SHARD], 0, CONFIG_MAX_DEVICES, &k.dp_shard));
+    if (f[C_RESHARD].item != NULL) {
+        const char *pol;
+        TRY(json_string(d, &f[C_RESHARD], &pol));
+        if (config_fsdp_reshard_parse(pol, &k.reshard_after_forward, &pe) != MT_OK)
+            return json_fail_from(d, &f[C_RESHARD], &pe);
+    }
     *out = k;
     return MT_OK;
 }

@@ -287,6 +287,14 @@ struct cJSON *config_to_cjson(const struct config *c)
             cJSON_AddStringToObject(cl, "fp8_format", fp8_format_name(k->fp8_format));
         if (k->fp8_param_gather)
             cJSON_AddBoolToObject(cl, "fp8_param_gather", true);
+        /* ZeRO / FSDP, where set (model/config_zero.c) */
+        if (k->zero_stage > 0)
+            cJSON_AddNumberToObject(cl, "zero_stage", k->zero_stage);
+        if (k->dp_shard > 0)
+            cJSON_AddNumberToObject(cl, "dp_shard", k->dp_shard);
+        if (k->reshard_after_forward != FSDP_RESHARD_DEFAULT)
+            cJSON_AddStringToObject(cl, "fsdp_reshard_after_forward",
+                                    config_fsdp_reshard_name(k->reshard_after_forward));
     }
     /* The stack, where it was set (unset, the model's defaults come back on reading; a model
      * written by name reads back as one of its own, so a paper-stack one writes them out) */

@@ -40,6 +40,9 @@ struct op_sums {
     double fp8_expert_params;  /* of those, the routed experts' */
     /* the expert all-to-alls among fw_us and b_us, and the bytes leaving the rank in them */
     double a2a_fw_us, a2a_b_us, a2a_fw_bytes, a2a_b_bytes;
+    /* ZeRO-2/3's per-unit collectives (model/ops_build_fsdp.c): before the forward, before the
+     * backward, after it; priced apart (stage_fsdp), not in fw_us / b_us */
+    double fsdp_fw_us, fsdp_bw_pre_us, fsdp_bw_post_us;
 };
 
 static bool is_tp_coll(const struct op *o)
@@ -180,6 +183,7 @@ static void op_sums_of(const struct config *c, const struct op_list *l, struct o
             if (o->kind == OP_GROUPED_GEMM)
                 s->fp8_expert_params += o->params;
         }
+        ops_fsdp_unit_comm_us(c, o, &s->fsdp_fw_us, &s->fsdp_bw_pre_us, &s->fsdp_bw_post_us);
     }
 }
 
@@ -204,6 +208,9 @@ static void op_sums_add(struct op_sums *dst, const struct op_sums *src, double t
     dst->a2a_b_us += times * src->a2a_b_us;
     dst->a2a_fw_bytes += times * src->a2a_fw_bytes;
     dst->a2a_b_bytes += times * src->a2a_b_bytes;
+    dst->fsdp_fw_us += times * src->fsdp_fw_us;
+    dst->fsdp_bw_pre_us += times * src->fsdp_bw_pre_us;
+    dst->fsdp_bw_post_us += times * src->fsdp_bw_post_us;
 }
 
 /* PART_LAYER: the model's typical block (ops_build_layer_par); a stage of a MoE model sums
@@ -542,6 +549,72 @@ double cost_dp_exposed_us(const struct config *c, const struct op *o, double us,
     return us > hide ? us - hide : 0;
 }
 
+/* ZeRO-2/3 (model/ops_build_fsdp.c): what a stage's per-unit gathers and reduce-scatters show
+ * beyond its compute in one micro-batch's forward and backward, and what they keep. The units
+ * in run order: the embedding, the n blocks (each the mean of the stage's), the head; the
+ * backward runs them in reverse. Memory: the gathered bf16 copy of the stage (2 bytes a
+ * parameter) where it stays over the step, the unsharded gradients (reduce dtype) where
+ * they accumulate over the step; else transients: two units' gathered parameters (the one
+ * computing and the one prefetched) in a forward or backward that gathers, and one unit's
+ * unsharded gradient awaiting its reduce-scatter in a backward. */
+static void stage_fsdp(const struct config *c, const struct op_sums *Ls, const struct op_sums *E,
+                       const struct op_sums *H, struct stage_cost *st)
+{
+    struct ops_fsdp f = ops_fsdp_of(c);
+    if (f.zero < 2)
+        return;
+    int n = st->num_layers, units = 0;
+    double *before = xcalloc((size_t)n + 2, sizeof *before);
+    double *comp = xcalloc((size_t)n + 2, sizeof *comp);
+    double *after = xcalloc((size_t)n + 2, sizeof *after);
+    double *pre_b = xcalloc((size_t)n + 2, sizeof *pre_b);
+    double *comp_b = xcalloc((size_t)n + 2, sizeof *comp_b);
+    double biggest = 0; /* the largest unit's parameters */
+    const struct op_sums *part[3] = {st->has_embed ? E : NULL, n > 0 ? Ls : NULL,
+                                     st->has_head ? H : NULL};
+    for (int p = 0; p < 3; p++) {
+        if (part[p] == NULL)
+            continue;
+        int times = p == 1 ? n : 1;
+        for (int k = 0; k < times; k++, units++) {
+            before[units] = part[p]->fsdp_fw_us / times;
+            comp[units] = part[p]->fw_us / times;
+            /* the backward in reverse: index units from the end */
+            pre_b[units] = part[p]->fsdp_bw_pre_us / times;
+            comp_b[units] = (part[p]->b_us + part[p]->w_us) / times;
+            after[units] = part[p]->fsdp_bw_post_us / times;
+        }
+        if (part[p]->params / times > biggest)
+            biggest = part[p]->params / times;
+    }
+    for (int i = 0, j = units - 1; i < j; i++, j--) { /* the backward's order */
+        double t;
+        t = pre_b[i], pre_b[i] = pre_b[j], pre_b[j] = t;
+        t = comp_b[i], comp_b[i] = comp_b[j], comp_b[j] = t;
+        t = after[i], after[i] = after[j], after[j] = t;
+    }
+    st->fsdp_fw_us = fsdp_chain_exposed_us(f.gather_fw ? before : NULL, comp, NULL, units);
+    st->fsdp_bw_us = fsdp_chain_exposed_us(f.gather_bw ? pre_b : NULL, comp_b,
+                                           f.reduce_mb ? after : NULL, units);
+    st->fw += st->fsdp_fw_us;
+    st->bw += st->fsdp_bw_us;
+    free(before);
+    free(comp);
+    free(after);
+    free(pre_b);
+    free(comp_b);
+    if (f.params_live)
+        st->static_bytes += 2 * st->params;
+    if (f.grads_live)
+        st->static_bytes += f.grad_bytes * st->params;
+    if (f.gather_fw && !f.params_live)
+        st->fw_work_bytes += 2 * 2 * biggest;
+    if (f.gather_bw && !f.params_live)
+        st->bw_work_bytes += 2 * 2 * biggest;
+    if (f.reduce_mb)
+        st->bw_work_bytes += f.grad_bytes * biggest;
+}
+
 /* The step after a stage's last backward (model/ops.h ops_build_step): the gradient reduction
  * over the stage's `group` replicas and the optimizer. The 2021 estimate: a ring over
  * cluster.allreduce_gbps with a latency a hop, 2(n-1)/n x 2 bytes a parameter for the
@@ -698,6 +771,8 @@ static int cost_model_compute(const struct config *c, int num_stages, int parts_
             fp8_e = Ls.fp8_expert_params + (st->has_head ? Hs.fp8_expert_params : 0);
             st->static_bytes += fp8_p * fp8_weight_extra_bytes(c);
         }
+        if (!legacy) /* ZeRO-2/3's per-unit collectives and what they keep */
+            stage_fsdp(c, &Ls, &E, &Hs, st);
         st->msg_bytes = ckpt_bytes; /* the stage's input or output, as the checkpoint */
         st->p2p = p2p_us;
         /* Megatron-core's 1F1B without interleaving overlaps the reduce with the last backward on

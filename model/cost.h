@@ -127,6 +127,8 @@ struct stage_cost {
      * 0 for a dense model and at ep = 1. Unit costs: the sixth number A of F,B,RC,W,O,A. */
     double fw_a2a, b_a2a;
     double fw_a2a_bytes, b_a2a_bytes;
+    double fsdp_fw_us, fsdp_bw_us; /* of fw and bw: ZeRO-2/3's per-unit collectives beyond
+                                    * the compute they overlap (model/ops_build_fsdp.c) */
 };
 
 struct cost_model {

@@ -121,9 +121,9 @@ int config_validate_fp8(const struct config *c, struct mt_err *e)
          "megatron-core or torchtitan)");
     NEED(!c->unit.enabled,
          "cluster.fp8_recipe: unit costs give whole-share costs; FP8 needs the op model");
-    NEED(!k->fp8_param_gather || c->distributed_optimizer,
+    NEED(!k->fp8_param_gather || config_zero_stage(c) >= 1,
          "cluster.fp8_param_gather: the FP8 all-gather of the parameters is the distributed "
-         "optimizer's (set distributed_optimizer)");
+         "optimizer's or FSDP's (set distributed_optimizer or zero_stage)");
     return MT_OK;
 }
 

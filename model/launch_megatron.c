@@ -29,6 +29,7 @@ enum mf_id {
     F_CP_COMM, /* --cp-comm-type */
     F_TP_OVERLAP, F_GRAD_OVERLAP, F_PARAM_OVERLAP,
     F_FP8_FORMAT, F_FP8_RECIPE, F_FP8_PARAM, /* model/fp8.h */
+    F_TORCH_FSDP2, F_MEGATRON_FSDP, F_DP_SHARDING, /* ZeRO / FSDP (model/config_zero.c) */
     F__COUNT,
     F_WARN = 100, /* not modelled: said */
     F_SKIP,       /* skipped on purpose */
@@ -106,9 +107,10 @@ static const struct mflag mflags[] = {
     {"--fp8-*", A_MAYBE, F_SKIP, NULL}, /* the FP8 recipe's details: --fp8-format says it */
     {"--fp4-*", A_MAYBE, F_WARN, "FP4"},
     {"--grad-reduce-in-bf16", A_NONE, F_WARN, "bf16 gradient buffers (planned as fp32)"},
-    {"--use-torch-fsdp2", A_NONE, F_WARN, "FSDP: " ISSUE39},
-    {"--use-custom-fsdp", A_NONE, F_WARN, "FSDP: " ISSUE39},
-    {"--data-parallel-sharding-strategy", A_ONE, F_WARN, "FSDP: " ISSUE39},
+    {"--use-torch-fsdp2", A_NONE, F_TORCH_FSDP2, NULL},
+    {"--use-megatron-fsdp", A_NONE, F_MEGATRON_FSDP, NULL},
+    {"--use-custom-fsdp", A_NONE, F_MEGATRON_FSDP, NULL}, /* its earlier name */
+    {"--data-parallel-sharding-strategy", A_ONE, F_DP_SHARDING, NULL},
     {"--cpu-offloading*", A_MAYBE, F_WARN, "CPU offloading of activations or weights"},
     {"--distribute-saved-activations", A_NONE, F_WARN, "saved activations split over tp"},
     {"--standalone-embedding-stage", A_NONE, F_WARN, "uneven stages: " ISSUE39},
@@ -556,6 +558,43 @@ static int mr_model(struct mread *r, int tp, struct config *c)
     return MT_OK;
 }
 
+/* Megatron's FSDP (megatron/training/arguments.py): --use-torch-fsdp2 is ZeRO-3 and "not
+ * supported with pipeline parallelism"; Megatron FSDP (--use-megatron-fsdp, earlier
+ * --use-custom-fsdp) shards as --data-parallel-sharding-strategy says: no_shard, optim,
+ * optim_grads, optim_grads_params (the default), ZeRO 0-3. */
+static int mr_zero(struct mread *r, struct config *c, int pp)
+{
+    static const char *const strategies[] = {"no_shard", "optim", "optim_grads",
+                                             "optim_grads_params"};
+    const char *st = mr_str(r, F_DP_SHARDING);
+    int zero = 3;
+    if (st != NULL) {
+        zero = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(st, strategies[i]) == 0)
+                zero = i;
+        if (zero < 0)
+            return mr_fail_at(r, r->v[F_DP_SHARDING].val ? r->v[F_DP_SHARDING].val
+                                                         : r->v[F_DP_SHARDING].at,
+                              "--data-parallel-sharding-strategy: '%s' (expected no_shard, "
+                              "optim, optim_grads or optim_grads_params)", st);
+    }
+    if (r->v[F_TORCH_FSDP2].given) {
+        if (pp > 1)
+            return mr_fail_at(r, r->v[F_TORCH_FSDP2].at,
+                              "--use-torch-fsdp2 with pipeline parallelism %d: Megatron-LM "
+                              "refuses it (arguments.py)", pp);
+        c->cluster.zero_stage = 3;
+    } else if (r->v[F_MEGATRON_FSDP].given) {
+        c->cluster.zero_stage = zero;
+    } else if (st != NULL) {
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--data-parallel-sharding-strategy %s without --use-megatron-fsdp (ignored, "
+                    "as Megatron-LM ignores it)", st);
+    }
+    return MT_OK;
+}
+
 /* Megatron's FP8 flags (megatron/core/transformer/transformer_config.py): --fp8-format
  * (e4m3 | hybrid) turns FP8 on, --fp8-recipe picks the recipe (default delayed),
  * --fp8-param-gather keeps the weights in FP8 (model/fp8.h). */
@@ -837,6 +876,8 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         c.cluster.tp_comm_overlap = r->v[F_TP_OVERLAP].given && tp > 1;
         c.cluster.overlap_grad_reduce = r->v[F_GRAD_OVERLAP].given;
         c.cluster.overlap_param_gather = r->v[F_PARAM_OVERLAP].given;
+        if (rc == MT_OK)
+            rc = mr_zero(r, &c, pp);
         c.scheme = SCHEME_V;
         c.chunks = 2;
         if (vl > 0 && vs > 0)

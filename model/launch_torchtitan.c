@@ -595,7 +595,6 @@ static void tt_warn_keys(struct toml *m, struct launch_notes *nt)
     } warn[] = {
         {"parallelism", "pipeline_parallel_split_points", "explicit stage splits: issue 39"},
         {"parallelism", "enable_async_tensor_parallel", "async TP"},
-        {"parallelism", "fsdp_reshard_after_forward", "FSDP resharding: issue 39"},
         {"training", "enable_cpu_offload", "FSDP CPU offload"},
         {"training", "mixed_precision_param", "parameter dtype (planned as bf16)"},
         {"parallelism", "pipeline_parallel_first_stage_less_layers", "uneven stages: issue 39"},
@@ -672,7 +671,7 @@ static int tt_fp8(struct toml *m, struct config *c, struct launch_notes *nt)
     if (ag != NULL && ag->type != TV_BOOL)
         return tt_fail(m, ag, "expected true or false");
     if (ag != NULL && ag->b) {
-        if (c->distributed_optimizer)
+        if (config_zero_stage(c) >= 1) /* FSDP's shards (model/config_zero.c) */
             c->cluster.fp8_param_gather = true;
         else
             launch_note(nt->unmodelled, sizeof nt->unmodelled,
@@ -754,6 +753,9 @@ static int tt_model(struct toml *m, struct config *c)
                        "debugmodel); give a config JSON or a Hugging Face config.json for "
                        "other models",
                        name);
+    for (const char *p = flavor; *p; p++) /* it names the model: no control characters */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return tt_fail(m, fv, "contains control characters");
     if (!launch_torchtitan_flavor(flavor, &c->model))
         return tt_fail(m, fv, "'%s': not one of llama3's flavors (8B 70B 405B debugmodel)",
                        flavor);
@@ -862,12 +864,20 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
         c.cluster.dp = dp;
         config_set_pp(&c, pp);
         c.sequence_parallel = tp > 1; /* torchtitan's TP plan shards the norms' sequence */
-        c.distributed_optimizer = shard > 1;
-        if (shard > 1)
-            launch_note(nt->unmodelled, sizeof nt->unmodelled,
-                        "FSDP (data_parallel_shard_degree %d: parameters and gradients sharded "
-                        "too, issue 39; planned as the distributed optimizer)",
-                        shard);
+        /* FSDP2 over the shard degree, replicated over the rest (HSDP): ZeRO-3
+         * (model/config_zero.c); replicate alone is DDP */
+        c.cluster.zero_stage = shard > 1 ? 3 : 0;
+        c.cluster.dp_shard = shard > 1 && rep > 1 ? shard : 0;
+        const char *raf = NULL;
+        struct tentry *raf_at = NULL;
+        rc = tt_str(&m, P, "fsdp_reshard_after_forward", &raf, &raf_at);
+        if (rc == MT_OK && raf != NULL) {
+            struct mt_err pe;
+            if (config_fsdp_reshard_parse(raf, &c.cluster.reshard_after_forward, &pe) != MT_OK)
+                rc = tt_fail(&m, raf_at, "'%s' (expected default, always or never)", raf);
+            else if (shard <= 1)
+                c.cluster.reshard_after_forward = FSDP_RESHARD_DEFAULT; /* no FSDP: moot */
+        }
         if (global > 0 && global % (local * dp) != 0)
             rc = tt_fail(&m, global_at, "%d is not a multiple of local_batch_size %d x dp %d",
                          global, local, dp);

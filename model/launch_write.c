@@ -81,6 +81,13 @@ int launch_expressible(enum launch_kind k, const struct config *c, struct config
         if (config_mlp(&c->model) == MLP_GEGLU)
             return lw_refuse(e, c, nearest, NULL,
                              "Megatron-LM's pretrain_gpt.py has no flag for a GEGLU MLP");
+        if (c->cluster.dp_shard > 0) { /* HSDP: torchtitan's data_parallel_replicate_degree */
+            n.cluster.dp_shard = 0;
+            return lw_refuse(e, c, nearest, &n,
+                             "the shard group of %d of dp %d (HSDP) has no flag written here; "
+                             "the nearest shards over all of dp",
+                             c->cluster.dp_shard, c->cluster.dp);
+        }
         if (c->scheme == SCHEME_V || c->scheme == SCHEME_W)
             return MT_OK;
         /* Megatron-LM pipelines: 1F1B and interleaved 1F1B (schedules.py
@@ -269,6 +276,12 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
         lw_printf(b, "    --overlap-grad-reduce\n");
     if (c->cluster.overlap_param_gather && c->distributed_optimizer)
         lw_printf(b, "    --overlap-param-gather\n");
+    /* a ZeRO stage given: Megatron FSDP, whose strategies are the stages (arguments.py) */
+    static const char *const strategy[] = {"no_shard", "optim", "optim_grads",
+                                           "optim_grads_params"};
+    if (c->cluster.zero_stage >= 1 && c->cluster.zero_stage <= 3)
+        lw_printf(b, "    --use-megatron-fsdp\n    --data-parallel-sharding-strategy %s\n",
+                  strategy[c->cluster.zero_stage]);
     lw_printf(b, ")\n\nBATCH_ARGS=(\n    --micro-batch-size %d\n    --global-batch-size %d\n)\n\n",
               c->micro_batch_size, config_global_batch(c));
     lw_printf(b, "RECOMPUTE_ARGS=(");
@@ -327,11 +340,14 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
     lw_printf(b, "[parallelism]\ndata_parallel_replicate_degree = %d\n"
                  "data_parallel_shard_degree = %d\ntensor_parallel_degree = %d\n"
                  "pipeline_parallel_degree = %d\ncontext_parallel_degree = %d\n",
-              c->distributed_optimizer ? 1 : dp, c->distributed_optimizer ? dp : 1, tp, pp,
-              config_cp(c));
+              config_zero_stage(c) >= 1 ? config_dp_replicate(c) : dp,
+              config_zero_stage(c) >= 1 ? config_dp_shard(c) : 1, tp, pp, config_cp(c));
     if (config_cp(c) > 1) /* launch_expressible: p2p or all_gather */
         lw_printf(b, "context_parallel_rotate_method = \"%s\"\n",
                   c->cluster.cp_comm_type == CP_COMM_ALL_GATHER ? "allgather" : "alltoall");
+    if (c->cluster.reshard_after_forward != FSDP_RESHARD_DEFAULT)
+        lw_printf(b, "fsdp_reshard_after_forward = \"%s\"\n",
+                  config_fsdp_reshard_name(c->cluster.reshard_after_forward));
     if (pp > 1) {
         const char *sched = launch_torchtitan_schedule_name(c->scheme);
         lw_printf(b, "pipeline_parallel_schedule = \"%s\"\n",

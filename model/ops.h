@@ -177,6 +177,40 @@ void ops_build_embed_par(const struct config *c, int seq, const struct ops_par *
 void ops_build_head_par(const struct config *c, int seq, const struct ops_par *par,
                         struct op_list *out);
 
+/* ---- model/ops_build_fsdp.c: ZeRO-2 / ZeRO-3 (FSDP) per unit (docs/fsdp.md) -------------- */
+/* What a config's ZeRO stage shards and when its collectives run (the file's header says
+ * after which sources). */
+struct ops_fsdp {
+    int zero;              /* config_zero_stage */
+    int shard, replicate;  /* the shard group (dp_shard x cp) and its replicas (HSDP) */
+    enum op_link shard_link, replicate_link;
+    double grad_bytes;     /* bytes a gradient is reduced in (config_grad_reduce_fp32) */
+    bool gather_fw;        /* ZeRO-3: a unit's parameters gathered before each forward */
+    bool gather_bw;        /* ... and before each backward (resharded after the forward) */
+    bool gather_step;      /* ... once a step (kept gathered over the micro-batches: PP) */
+    bool reduce_mb;        /* gradients reduce-scattered after each micro-batch's backward */
+    bool reduce_step;      /* once a step, after the last backward (FSDP under PP) */
+    bool params_live;      /* the stage's gathered bf16 parameters live over the step */
+    bool grads_live;       /* its unsharded fp32 gradients accumulate over the step */
+};
+struct ops_fsdp ops_fsdp_of(const struct config *c);
+/* Appends the per-micro-batch collectives of one FSDP unit holding `params` parameters on
+ * this rank (GROUP_DP, at the unit's site, overlapped: priced by fsdp_chain_exposed_us, not summed):
+ * the gathers (pass FW, B), the reduce-scatter and the replicas' all-reduce (pass B). Nothing
+ * below ZeRO-2. */
+void ops_build_fsdp_unit(const struct ops_fsdp *f, enum op_site site, double params,
+                         struct op_list *out);
+/* Adds o's time (price_op_us) to what runs before a unit's forward, before its backward, or
+ * after its backward, when o is one of ops_build_fsdp_unit's records; else nothing. */
+void ops_fsdp_unit_comm_us(const struct config *c, const struct op *o, double *before_fw,
+                           double *before_bw, double *after_bw);
+/* The time n units' communication shows beyond their compute, in run order: before[k]
+ * (a gather, or NULL) issued as unit k-1 starts computing (the first at once), comp[k] the
+ * unit's compute, after[k] (a reduce, or NULL) issued as it ends; one communication stream,
+ * one compute stream (the file's header). Uniform units, no reduce: g + (n-1) max(0, g - t). */
+double fsdp_chain_exposed_us(const double *before, const double *comp, const double *after,
+                             int n);
+
 /* ---- model/ops_build_cp.c: the attention core under context parallelism ----------------- */
 /* A block's context-parallel layout (ops_build.c fills it from the config): cp ranks, the mode,
  * the all-to-all group (config_cp_a2a_size) and the ring over cp / a2a of them, their links. */

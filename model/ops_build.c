@@ -316,10 +316,25 @@ void ops_build_dense_mlp(struct op_list *l, const struct shape *sh)
     ops_push_residual(l, sh, "mlp_residual");
 }
 
+/* ZeRO-2/3: the ops [from, n) of out are one FSDP unit: its collectives after them
+ * (model/ops_build_fsdp.c) */
+static void fsdp_unit_of(const struct config *c, struct op_list *out, size_t from)
+{
+    struct ops_fsdp f = ops_fsdp_of(c);
+    if (f.zero < 2)
+        return;
+    double params = 0;
+    for (size_t i = from; i < out->n; i++)
+        params += out->op[i].params;
+    if (out->n > from)
+        ops_build_fsdp_unit(&f, out->op[from].site, params, out);
+}
+
 void ops_build_block_par(const struct config *c, int seq, const struct ops_par *par,
                          enum ops_block kind, struct op_list *out)
 {
     struct shape sh;
+    size_t from = out->n;
     ops_shape_of(c, seq, par, &sh);
     if (sh.mla)
         ops_build_mla(out, &sh);
@@ -329,6 +344,7 @@ void ops_build_block_par(const struct config *c, int seq, const struct ops_par *
         ops_build_moe_mlp(out, &sh);
     else
         ops_build_dense_mlp(out, &sh);
+    fsdp_unit_of(c, out, from);
 }
 
 void ops_build_layer_par(const struct config *c, int seq, const struct ops_par *par,
@@ -349,6 +365,7 @@ void ops_build_embed_par(const struct config *c, int seq, const struct ops_par *
                          struct op_list *out)
 {
     struct shape sh;
+    size_t from = out->n;
     ops_shape_of(c, seq, par, &sh);
     const struct model_spec *m = &c->model;
     double x = sh.e * sh.tok_r * sh.h;
@@ -368,12 +385,14 @@ void ops_build_embed_par(const struct config *c, int seq, const struct ops_par *
     if (sh.sp)
         ops_push_tp_coll(out, &sh, SITE_EMBED, "tp_gather_embed_dy", COLL_ALL_GATHER, full, PASS_B,
                      false);
+    fsdp_unit_of(c, out, from);
 }
 
 void ops_build_head_par(const struct config *c, int seq, const struct ops_par *par,
                         struct op_list *out)
 {
     struct shape sh;
+    size_t from = out->n;
     ops_shape_of(c, seq, par, &sh);
     double T = sh.tokens, e = sh.e, h = sh.h, V = sh.vocab;
     /* The 2021 estimate counted the final norm as 2h whatever its kind and kept only the
@@ -409,6 +428,56 @@ void ops_build_head_par(const struct config *c, int seq, const struct ops_par *p
                  2 * n + 4 * n + 4 * 4 * n, 4 * n + 4 * n + 2 * n, 0, 4 * n);
     /* the max and the sum of exponents (and the target's logit) summed over the TP group */
     ops_push_tp_coll(out, &sh, SITE_HEAD, "tp_reduce_ce", COLL_ALL_REDUCE, 3 * 4 * T, PASS_FW, false);
+    fsdp_unit_of(c, out, from);
+}
+
+/* The step of ZeRO-2 and -3, and of ZeRO-1 over a shard group smaller than dp (HSDP's): what
+ * runs once a step (model/ops_build_fsdp.c says when) over the shard group, the replicas'
+ * all-reduce of the shard, and the optimizer over the shard. */
+static void fsdp_step(const struct config *c, double params, struct op_list *out)
+{
+    struct ops_fsdp f = ops_fsdp_of(c);
+    struct op o = {.kind = OP_COLLECTIVE, .site = SITE_STEP, .group_kind = GROUP_DP,
+                   .group = f.shard, .link = f.shard_link, .pass = PASS_W,
+                   .dtype = f.grad_bytes == 4 ? OP_FP32 : OP_BF16};
+    bool reduce = f.zero == 1 || f.reduce_step;
+    if (reduce && f.shard > 1) {
+        o.name = "dp_reduce_scatter_grads";
+        o.coll = COLL_REDUCE_SCATTER;
+        o.bytes = f.grad_bytes * params;
+        o.source = f.zero == 3 ? "FSDP under PP: the accumulated gradients reduce-scattered "
+                                 "once, after the last backward (torch.distributed.pipelining "
+                                 "stage.py run_post_backward); NCCL ring (n-1)/n"
+                               : "distributed optimizer over the shard group: gradients "
+                                 "reduce-scattered; NCCL ring (n-1)/n";
+        op_list_push(out, &o);
+    }
+    if (reduce && f.replicate > 1) {
+        struct op r = o;
+        r.name = "dp_replica_all_reduce";
+        r.coll = COLL_ALL_REDUCE;
+        r.bytes = f.grad_bytes * params / f.shard;
+        r.group = f.replicate;
+        r.link = f.replicate_link;
+        r.source = "HSDP: the reduce-scattered shard all-reduced over the replicas";
+        op_list_push(out, &r);
+    }
+    if ((f.zero <= 2 || f.gather_step) && f.shard > 1) {
+        o.name = f.zero == 3 ? "fsdp_gather_step" : "dp_all_gather_params";
+        o.coll = COLL_ALL_GATHER;
+        o.bytes = 2 * params;
+        o.dtype = OP_BF16;
+        o.source = f.zero == 3 ? "FSDP under PP without resharding: the stage's bf16 parameters "
+                                 "gathered once a step, by its first forward"
+                               : "ZeRO-1/2: the updated bf16 parameters all-gathered over the "
+                                 "shard group";
+        op_list_push(out, &o);
+    }
+    struct op opt = {.kind = OP_MEMORY, .name = "optimizer", .site = SITE_STEP,
+                     .dtype = OP_FP32, .fw_bytes = 32 * params / f.shard,
+                     .source = "Adam step over the fp32 state of this rank's shard: 32 bytes of "
+                               "HBM a parameter / the shard group"};
+    op_list_push(out, &opt);
 }
 
 void ops_build_step(const struct config *c, double params, int group, struct op_list *out)
@@ -424,7 +493,12 @@ void ops_build_step_fp8(const struct config *c, double params, double fp8_params
     struct op o = {.kind = OP_COLLECTIVE, .site = SITE_STEP, .group_kind = GROUP_DP,
                    .group = group, .link = link, .pass = PASS_W,
                    .dtype = grad == 4 ? OP_FP32 : OP_BF16};
-    bool sharded = c->distributed_optimizer && group > 1;
+    int zero = config_zero_stage(c);
+    if (zero >= 2 || (zero == 1 && c->cluster.dp_shard > 0)) {
+        fsdp_step(c, params, out);
+        return;
+    }
+    bool sharded = zero >= 1 && group > 1;
     if (sharded) {
         /* Megatron's distributed optimizer (docs/source/distrib_optimizer.md): the gradient
          * buffer reduce-scattered, each rank steps its 1/dp of the fp32 state, the updated

@@ -238,8 +238,8 @@ def shape_of(b, row):
 def blockers(b, row):
     """Why a row cannot be simulated yet, from its columns (the binary's refusals come later)."""
     why = []
-    if row["fsdp"] > 0:
-        why.append("FSDP: issue 39 item 3")
+    if row["fsdp"] > 0 and row["dp"] % row["fsdp"] != 0:
+        why.append("FSDP degree %d does not divide dp %d" % (row["fsdp"], row["dp"]))
     if row["device"] != "cpu" and row["precision"] != "bf16" and row["precision"] not in FP8_RECIPES:
         why.append(FP8_UNSCORED.get(row["precision"], "precision %s: not modelled" % row["precision"]))
     if row["arch"] == "moe":
@@ -278,6 +278,12 @@ def row_command(row, extra_cluster):
         flags += [OVERLAP_FLAGS[o] for o in row.get("overlap", [])]
         if row["precision"] in FP8_RECIPES:
             flags += ["--fp8", FP8_RECIPES[row["precision"]]]
+        if row["fsdp"] > 0:  # FSDP (ZeRO-3) over a shard group of fsdp of the dp (HSDP below dp)
+            flags.append("--fsdp")
+            if row["fsdp"] < row["dp"]:
+                flags += ["--dp-shard", str(row["fsdp"])]
+        if row.get("group") == "torchtitan":  # its rows run torchtitan's stack
+            cluster["framework"] = "torchtitan"
     if cluster:
         cfg["cluster"] = cluster
     return cfg, flags

@@ -223,6 +223,13 @@ TESTS += tests/unit/test_fp8
 tests_unit_test_fp8_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
 TESTS += tests/cli/test_fp8.sh
 EXTRA_DIST += tests/cli/test_fp8.sh
+# ZeRO stages and FSDP under PP (issue 39 item 3): ZeRO's bytes, the per-unit collectives, a
+# stage's memory and step by hand, the keys' round trip.
+check_PROGRAMS += tests/unit/test_fsdp
+TESTS += tests/unit/test_fsdp
+tests_unit_test_fsdp_LDADD = libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+TESTS += tests/cli/test_fsdp.sh
+EXTRA_DIST += tests/cli/test_fsdp.sh
 # issue 41: what a newcomer and a fuzzer hit (caps, exit statuses, one truth between screens).
 TESTS += tests/cli/test_newcomer.sh tests/check_docs.sh
 EXTRA_DIST += tests/cli/test_newcomer.sh tests/check_docs.sh

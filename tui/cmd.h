@@ -146,6 +146,11 @@ enum cmd_plan_flag {
     CMD_PLAN_FP8, /* model/fp8.h */
     CMD_PLAN_FP8_FORMAT,
     CMD_PLAN_FP8_PARAM_GATHER,
+    /* ZeRO / FSDP (model/config_zero.c) */
+    CMD_PLAN_ZERO_STAGE,
+    CMD_PLAN_FSDP,
+    CMD_PLAN_DP_SHARD,
+    CMD_PLAN_FSDP_RESHARD,
 };
 
 extern const struct cmd_option cmd_plan_options[];

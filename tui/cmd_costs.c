@@ -111,6 +111,11 @@ static void print_stage(const struct config *c, int i, const struct stage_cost *
                r->flops / 1e9, bytes, r->us[PASS_FW], r->us[PASS_B], r->us[PASS_W], keep,
                total > 0 ? 100 * sum / total : 0);
     }
+    if (st->fsdp_fw_us + st->fsdp_bw_us > 0) /* model/ops_build_fsdp.c */
+        printf("  %-5s %-24s %-10s %-30s %5s %11s %10s %10.1f %10.1f %10s %10s %5.1f%%\n",
+               "stage", "fsdp exposed", "", "beyond the compute it overlaps", "", "", "",
+               st->fsdp_fw_us, st->fsdp_bw_us, "", "",
+               total > 0 ? 100 * (st->fsdp_fw_us + st->fsdp_bw_us) / total : 0);
     printf("  %-5s %-24s %-10s %-30s %5s %11s %10s %10s %10s %10s %10s %5.1f%%\n", "stage",
            "framework overheads", "", framework_name(config_framework(c)), "", "", "",
            "", "", "", "", total > 0 ? 100 * other_us / total : 0);
@@ -169,7 +174,8 @@ int cmd_costs_print(const struct config *c, const struct cost_model *m, int only
         double ops_us = 0;
         for (size_t k = 0; k < n; k++)
             ops_us += rows[k].us[PASS_FW] + rows[k].us[PASS_B] + rows[k].us[PASS_W];
-        print_stage(c, want[w], st, rows, n, st->fw + st->bw - ops_us, arr);
+        print_stage(c, want[w], st, rows, n,
+                    st->fw + st->bw - ops_us - st->fsdp_fw_us - st->fsdp_bw_us, arr);
     }
     if (rows == NULL)
         rc = 1;

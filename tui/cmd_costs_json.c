@@ -31,6 +31,10 @@ void cmd_costs_json_stage(void *arr_, int i, const struct stage_cost *st,
     cJSON_AddNumberToObject(s, "act_bytes", st->act);
     cJSON_AddNumberToObject(s, "static_bytes", st->static_bytes);
     cJSON_AddNumberToObject(s, "overhead_us", other_us);
+    if (st->fsdp_fw_us + st->fsdp_bw_us > 0) {
+        cJSON_AddNumberToObject(s, "fsdp_exposed_fw_us", st->fsdp_fw_us);
+        cJSON_AddNumberToObject(s, "fsdp_exposed_bw_us", st->fsdp_bw_us);
+    }
     for (size_t k = 0; k < n; k++) {
         const struct costs_row *r = &rows[k];
         char shape[96];

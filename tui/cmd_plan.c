@@ -63,6 +63,20 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "cp-comm-type", .arg = "MODE", .type = CMD_PLAN, .value = CMD_PLAN_CP_COMM,
      .help = "how CP ranks exchange K/V: p2p (a ring, overlapped; the\n"
              "default) | all_gather (Llama 3's) | a2a (Ulysses) | a2a+p2p"},
+    {.name = "zero-stage", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_ZERO_STAGE,
+     .help = "what dp shards (ZeRO): 0 nothing (gradients all-reduced), 1\n"
+             "optimizer state (= --distributed-optimizer), 2 + gradients,\n"
+             "3 + parameters (FSDP); docs/fsdp.md"},
+    {.name = "fsdp", .type = CMD_PLAN, .value = CMD_PLAN_FSDP,
+     .help = "FSDP (= --zero-stage 3): parameters all-gathered per layer,\n"
+             "gradients reduce-scattered (torchtitan's default)"},
+    {.name = "dp-shard", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_DP_SHARD,
+     .help = "shard over groups of N of the dp replicas, replicated over\n"
+             "dp / N (HSDP; torchtitan's data_parallel_shard_degree)"},
+    {.name = "fsdp-reshard-after-forward", .arg = "P", .type = CMD_PLAN,
+     .value = CMD_PLAN_FSDP_RESHARD,
+     .help = "FSDP frees a layer's gathered parameters after its forward:\n"
+             "default (yes unless pp > 1, torchtitan's) | always | never"},
     {.name = "microbatches", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_MICROBATCHES,
      .help = "micro-batches per iteration (overrides the global batch)"},
     {.name = "micro-batch-size", .arg = "B", .type = CMD_PLAN, .value = CMD_PLAN_MBS,
@@ -248,6 +262,17 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
     case CMD_PLAN_CP_COMM:
         if (config_cp_comm_parse(arg, &c->cluster.cp_comm_type, e) != MT_OK)
             return err_wrap(e, "--cp-comm-type");
+        return MT_OK;
+    case CMD_PLAN_ZERO_STAGE:
+        return cmd_plan_int("zero-stage", arg, 0, 3, &c->cluster.zero_stage, e);
+    case CMD_PLAN_FSDP:
+        c->cluster.zero_stage = 3;
+        return MT_OK;
+    case CMD_PLAN_DP_SHARD:
+        return cmd_plan_int("dp-shard", arg, 1, CONFIG_MAX_DEVICES, &c->cluster.dp_shard, e);
+    case CMD_PLAN_FSDP_RESHARD:
+        if (config_fsdp_reshard_parse(arg, &c->cluster.reshard_after_forward, e) != MT_OK)
+            return err_wrap(e, "--fsdp-reshard-after-forward");
         return MT_OK;
     case CMD_PLAN_MICROBATCHES:
         return cmd_plan_int("microbatches", arg, 1, CONFIG_MAX_MICROBATCHES, &c->num_microbatches,

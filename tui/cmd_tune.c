@@ -371,6 +371,10 @@ static int tune_exec(int argc, char **argv)
     struct config c;
     if (cmd_plan_config_raw(&cp, &c, &e) != MT_OK)
         return cmd_fail("tune", &e);
+    /* a ZeRO stage given (cluster.zero_stage, --zero-stage, --fsdp) already shards the
+     * optimizer state: the distributed optimizer's dimension is moot (model/config_zero.c) */
+    if (c.cluster.zero_stage >= 1 && t.o.distopt == TUNE_BOTH)
+        t.o.distopt = TUNE_ON;
     /* every degree pinned and no --devices: the GPUs are their product */
     if (t.o.pp > 0 && t.o.dp > 0 && t.o.tp > 0 && !cmd_plan_given(&cp, CMD_PLAN_DEVICES))
         c.num_device = t.o.pp * t.o.dp * t.o.tp;

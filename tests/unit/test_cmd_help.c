@@ -100,7 +100,7 @@ static void table_sane(const struct cmd_entry *ce, const struct cmd_option *t, c
                         o->value == CMD_PLAN_OVERLAP_GRAD_REDUCE ||
                         o->value == CMD_PLAN_OVERLAP_PARAM_GATHER || o->value == CMD_PLAN_ACCOUNT_EMB ||
                         o->value == CMD_PLAN_ACCOUNT_LOSS || o->value == CMD_PLAN_OVERLAP_A2A ||
-                        o->value == CMD_PLAN_FP8_PARAM_GATHER));
+                        o->value == CMD_PLAN_FP8_PARAM_GATHER || o->value == CMD_PLAN_FSDP));
         CHECK((o->arg != NULL) == takes);
         CHECK(!o->optional || o->type == CMD_INT || o->type == CMD_DOUBLE);
         CHECK(o->letter != 'h');

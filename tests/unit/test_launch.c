@@ -209,7 +209,13 @@ static void test_torchtitan(void)
     CHECK_EQ_INT(rd(titan, 64, &c, &info, &e), MT_OK);
     CHECK_EQ_INT(info.kind, LAUNCH_TORCHTITAN);
     CHECK_EQ_INT(c.cluster.dp, 2); /* -1: 64 / (tp 8 x pp 4) */
-    CHECK(c.distributed_optimizer && c.sequence_parallel);
+    CHECK(c.sequence_parallel);
+    /* FSDP2 over the shard degree: ZeRO-3; under PP "default" keeps the gathered parameters
+     * (torchtitan/distributed/fsdp.py) */
+    CHECK_EQ_INT(config_zero_stage(&c), 3);
+    CHECK_EQ_INT(config_dp_shard(&c), 2);
+    CHECK_EQ_INT(config_dp_replicate(&c), 1);
+    CHECK(!config_fsdp_reshard_after_forward(&c));
     CHECK_EQ_INT(c.scheme, SCHEME_W);
     CHECK_EQ_INT(c.chunks, 2); /* torchtitan's 2 stages a rank */
     CHECK_EQ_INT(c.model.seq_length, 4096);
@@ -217,7 +223,6 @@ static void test_torchtitan(void)
     CHECK(strcmp(c.model.name, "Llama-3.1-70B") == 0);
     CHECK_EQ_INT(c.micro_batch_size, 1);
     CHECK_EQ_INT(c.global_batch_size, 32); /* local 16 x dp 2 */
-    CHECK_STR_CONTAINS(info.warning, "FSDP");
     /* -1 without --devices, a mesh that disagrees, a schedule not modelled, a syntax error */
     CHECK_EQ_INT(rd(titan, 0, &c, &info, &e), MT_EINVAL);
     CHECK_STR_CONTAINS(e.msg, "t.sh:8:1: parallelism.data_parallel_shard_degree");
@@ -408,6 +413,78 @@ static void test_recompute(void)
     rc_round_trip(LAUNCH_TORCHTITAN, buf, 8, "mode = \"full\"\n");
 }
 
+/* The readers' FSDP keys (model/config_zero.c): torchtitan's shard and replicate degrees (HSDP)
+ * and fsdp_reshard_after_forward; Megatron's --use-torch-fsdp2, --use-megatron-fsdp and
+ * --data-parallel-sharding-strategy (megatron/training/arguments.py's choices). */
+static void test_fsdp_keys(void)
+{
+    struct config c;
+    struct launch_info info;
+    struct mt_err e;
+    const char *hsdp = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n[parallelism]\n"
+                       "data_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 4\n"
+                       "fsdp_reshard_after_forward = \"always\"\n";
+    CHECK_EQ_INT(rd(hsdp, 8, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(c.cluster.dp, 8);
+    CHECK_EQ_INT(config_zero_stage(&c), 3);
+    CHECK_EQ_INT(config_dp_shard(&c), 4);
+    CHECK_EQ_INT(config_dp_replicate(&c), 2);
+    CHECK_EQ_INT(c.cluster.reshard_after_forward, FSDP_RESHARD_ALWAYS);
+    CHECK(config_fsdp_reshard_after_forward(&c));
+    /* no pipeline: "default" reshards (torchtitan's get_fsdp_reshard_after_forward_policy) */
+    CHECK_EQ_INT(rd("[parallelism]\ndata_parallel_shard_degree = 8\n", 8, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(config_zero_stage(&c), 3);
+    CHECK(config_fsdp_reshard_after_forward(&c));
+    /* replicate alone is DDP: nothing sharded */
+    CHECK_EQ_INT(rd("[parallelism]\ndata_parallel_replicate_degree = 8\n"
+                    "data_parallel_shard_degree = 1\n", 8, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(config_zero_stage(&c), 0);
+    CHECK_EQ_INT(config_dp_replicate(&c), 8);
+    CHECK_EQ_INT(rd("[parallelism]\ndata_parallel_shard_degree = 8\n"
+                    "fsdp_reshard_after_forward = \"sometimes\"\n", 8, &c, &info, &e),
+                 MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "t.sh:3:1: parallelism.fsdp_reshard_after_forward");
+    const char *base = "--num-layers 4 --hidden-size 4096 --num-attention-heads 32 --seq-length "
+                       "128 --vocab-size 32000 --bf16 --global-batch-size 8 ";
+    char text[512];
+    snprintf(text, sizeof text, "%s--use-megatron-fsdp\n", base);
+    CHECK_EQ_INT(rd(text, 8, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(config_zero_stage(&c), 3); /* optim_grads_params, Megatron's default */
+    snprintf(text, sizeof text, "%s--use-custom-fsdp --data-parallel-sharding-strategy optim_grads\n",
+             base);
+    CHECK_EQ_INT(rd(text, 8, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(config_zero_stage(&c), 2);
+    snprintf(text, sizeof text, "%s--use-torch-fsdp2\n", base);
+    CHECK_EQ_INT(rd(text, 8, &c, &info, &e), MT_OK);
+    CHECK_EQ_INT(config_zero_stage(&c), 3);
+    snprintf(text, sizeof text, "%s--use-torch-fsdp2 --pipeline-model-parallel-size 2\n", base);
+    CHECK_EQ_INT(rd(text, 8, &c, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "--use-torch-fsdp2 with pipeline parallelism 2");
+    snprintf(text, sizeof text, "%s--use-megatron-fsdp --data-parallel-sharding-strategy all\n",
+             base);
+    CHECK_EQ_INT(rd(text, 8, &c, &info, &e), MT_EINVAL);
+    CHECK_STR_CONTAINS(e.msg, "--data-parallel-sharding-strategy: 'all'");
+    /* written and read back: Megatron FSDP's flags, torchtitan's HSDP degrees */
+    CHECK_EQ_INT(rd(hsdp, 8, &c, &info, &e), MT_OK);
+    char *out = NULL;
+    struct launch_write_opts wo = {0};
+    CHECK_EQ_INT(launch_write(LAUNCH_TORCHTITAN, &c, &wo, &out, &e), MT_OK);
+    CHECK(out && strstr(out, "data_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 4"));
+    CHECK(out && strstr(out, "fsdp_reshard_after_forward = \"always\""));
+    free(out);
+    out = NULL;
+    c.cluster.zero_stage = 2;
+    c.cluster.reshard_after_forward = FSDP_RESHARD_DEFAULT;
+    struct config n;
+    CHECK_EQ_INT(launch_expressible(LAUNCH_MEGATRON, &c, &n, &e), MT_EUNSUPPORTED);
+    CHECK_STR_CONTAINS(e.msg, "(HSDP) has no flag");
+    CHECK_EQ_INT(n.cluster.dp_shard, 0);
+    c.cluster.dp_shard = 0;
+    CHECK_EQ_INT(launch_write(LAUNCH_MEGATRON, &c, &wo, &out, &e), MT_OK);
+    CHECK(out && strstr(out, "--data-parallel-sharding-strategy optim_grads\n"));
+    free(out);
+}
+
 /* The writers' text reads back to the config it was written from. */
 static void test_round_trip(enum launch_kind k, const char *text, int devices)
 {
@@ -566,6 +643,7 @@ int main(void)
     test_megatron_rules();
     test_megatron_refusals();
     test_torchtitan();
+    test_fsdp_keys();
     test_writers();
     test_context_parallel();
     test_recompute();
