@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "model/launch_internal.h"
+#include "model/moe.h"
 #include "model/presets.h"
 #include "model/scheme_registry.h"
 #include "util/err.h"
@@ -98,11 +99,19 @@ int launch_expressible(enum launch_kind k, const struct config *c, struct config
                          n.scheme == SCHEME_W ? "W with the same stages a device" : "V");
     }
     /* torchtitan */
-    if (launch_torchtitan_flavor_of(&c->model) == NULL)
+    const char *flavor;
+    if (launch_torchtitan_model_of(&c->model, &flavor) == NULL)
         return lw_refuse(e, c, nearest, NULL,
                          "torchtitan names models by flavor, and %s is none of llama3's (8B 70B "
-                         "405B debugmodel): write a model of its own in torchtitan first",
+                         "405B debugmodel), deepseek_v3's (16B 671B) or qwen3's MoE ones "
+                         "(30B-A3B 235B-A22B): write a model of its own in torchtitan first",
                          c->model.name);
+    if (c->model.moe.mtp_layers > 0) {
+        n.model.moe.mtp_layers = 0;
+        return lw_refuse(e, c, nearest, &n,
+                         "torchtitan trains no multi-token prediction module: the nearest is "
+                         "the model without it");
+    }
     if (c->cluster.tp > 1 && !c->sequence_parallel) {
         n.sequence_parallel = true;
         return lw_refuse(e, c, nearest, &n,
@@ -167,6 +176,51 @@ static void lw_header(struct lw_buf *b, enum launch_kind k, const struct config 
               config_global_batch(c), c->micro_batch_size);
 }
 
+/* The experts' and MLA's flags (issue 38) as an array of their own, MOE_ARGS, the way
+ * Megatron-LM's MoE examples write them; false (nothing written) for a dense model with
+ * multi-head attention. The routing skew is the plan's assumption, not a flag. */
+static bool lw_megatron_moe(struct lw_buf *b, const struct config *c)
+{
+    const struct model_spec *m = &c->model;
+    const struct moe_spec *x = &m->moe;
+    if (!moe_enabled(m) && !mla_enabled(m))
+        return false;
+    lw_printf(b, "MOE_ARGS=(\n");
+    if (moe_enabled(m)) {
+        char freq[1100];
+        launch_moe_layer_freq_text(x->first_k_dense, x->layer_freq, m->num_layers, freq,
+                                   sizeof freq);
+        lw_printf(b, "    --num-experts %d\n    --moe-router-topk %d\n"
+                     "    --moe-ffn-hidden-size %d\n",
+                  x->num_experts, x->router_topk, x->ffn_hidden_size);
+        if (x->shared_ffn > 0)
+            lw_printf(b, "    --moe-shared-expert-intermediate-size %d\n", x->shared_ffn);
+        if (strcmp(freq, "1") != 0)
+            lw_printf(b, "    --moe-layer-freq \"%s\"\n", freq);
+        lw_printf(b, "    --moe-grouped-gemm\n    --moe-token-dispatcher-type alltoall\n");
+        if (x->capacity_factor > 0)
+            lw_printf(b, "    --moe-expert-capacity-factor %g\n", x->capacity_factor);
+        if (x->router_bias) /* DeepSeek-V3's: sigmoid scores with a per-expert bias */
+            lw_printf(b, "    --moe-router-score-function sigmoid\n"
+                         "    --moe-router-enable-expert-bias\n");
+        lw_printf(b, "    --expert-model-parallel-size %d\n    --expert-tensor-parallel-size %d\n",
+                  config_ep(c), config_etp(c));
+    }
+    if (x->mtp_layers > 0)
+        lw_printf(b, "    --mtp-num-layers %d\n", x->mtp_layers);
+    if (mla_enabled(m)) {
+        const struct mla_spec *a = &m->mla;
+        lw_printf(b, "    --multi-latent-attention\n    --qk-layernorm\n");
+        if (a->q_lora_rank > 0)
+            lw_printf(b, "    --q-lora-rank %d\n", a->q_lora_rank);
+        lw_printf(b, "    --kv-lora-rank %d\n    --qk-head-dim %d\n"
+                     "    --qk-pos-emb-head-dim %d\n    --v-head-dim %d\n",
+                  a->kv_lora_rank, a->qk_nope_head_dim, a->qk_rope_head_dim, a->v_head_dim);
+    }
+    lw_printf(b, ")\n\n");
+    return true;
+}
+
 static void lw_megatron(struct lw_buf *b, const struct config *c,
                         const struct launch_write_opts *o)
 {
@@ -208,6 +262,7 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
     if (config_attention(c) == ATTN_EAGER)
         lw_printf(b, "    --attention-backend unfused\n");
     lw_printf(b, "    --bf16\n)\n\n");
+    bool moe = lw_megatron_moe(b, c);
     lw_printf(b, "PARALLEL_ARGS=(\n    --tensor-model-parallel-size %d\n"
                  "    --pipeline-model-parallel-size %d\n",
               tp, pp);
@@ -233,7 +288,8 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
     lw_printf(b, ")\n\n");
     lw_printf(b, "torchrun --nproc-per-node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n"
                  "    \"${MODEL_ARGS[@]}\" \\\n    \"${PARALLEL_ARGS[@]}\" \\\n"
-                 "    \"${BATCH_ARGS[@]}\" \\\n    \"${RECOMPUTE_ARGS[@]}\"\n");
+                 "    \"${BATCH_ARGS[@]}\" \\\n    \"${RECOMPUTE_ARGS[@]}\"%s\n",
+              moe ? " \\\n    \"${MOE_ARGS[@]}\"" : "");
 }
 
 static void lw_torchtitan(struct lw_buf *b, const struct config *c,
@@ -246,8 +302,9 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
                  "# add your [job], [optimizer], [checkpoint] and dataset settings.\n\n",
               c->num_device, c->num_device, c->num_device >= gpn ? gpn : c->num_device,
               c->num_device >= gpn && c->num_device % gpn == 0 ? c->num_device / gpn : 1);
-    lw_printf(b, "[model]\nname = \"llama3\"\nflavor = \"%s\"\n\n",
-              launch_torchtitan_flavor_of(&c->model));
+    const char *flavor = NULL, *name = launch_torchtitan_model_of(&c->model, &flavor);
+    lw_printf(b, "[model]\nname = \"%s\"\nflavor = \"%s\"\n\n", name ? name : "llama3",
+              flavor ? flavor : "?");
     int global = config_global_batch(c);
     /* torchtitan's local batch is a dp rank's: with pp, its micro-batches run through one
      * pipeline step; without, it is the micro-batch and the rest is accumulated */
@@ -258,6 +315,9 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
                  "data_parallel_shard_degree = %d\ntensor_parallel_degree = %d\n"
                  "pipeline_parallel_degree = %d\ncontext_parallel_degree = 1\n",
               c->distributed_optimizer ? 1 : dp, c->distributed_optimizer ? dp : 1, tp, pp);
+    if (moe_enabled(&c->model)) /* torchtitan's expert degrees (issue 38) */
+        lw_printf(b, "expert_parallel_degree = %d\nexpert_tensor_parallel_degree = %d\n",
+                  config_ep(c), config_etp(c));
     if (pp > 1) {
         const char *sched = launch_torchtitan_schedule_name(c->scheme);
         lw_printf(b, "pipeline_parallel_schedule = \"%s\"\n",

@@ -10,7 +10,8 @@ libmt_model_a_SOURCES += model/stage_split.c model/stage_split.h model/pp_layout
 libmt_model_a_SOURCES += model/profile.c model/profile_json.c model/profile.h model/xformer_layout.h \
 	model/microcal.c model/microcal.h model/microcal_json.c model/nccl_tests.c model/nccl_tests.h
 libmt_model_a_SOURCES += model/launch.c model/launch.h model/launch_internal.h \
-	model/launch_shell.c model/launch_megatron.c model/launch_torchtitan.c model/launch_write.c
+	model/launch_shell.c model/launch_megatron.c model/launch_torchtitan.c model/launch_write.c \
+	model/launch_moe.c
 libmt_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
 
 check_PROGRAMS += tests/unit/test_microcal
