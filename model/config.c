@@ -220,8 +220,9 @@ void config_degrees_text(const struct config *c, int pp, char *buf, size_t n)
     int len = snprintf(buf, n, "pp %d x dp %d", pp, c->cluster.dp);
     if (c->cluster.tp > 1 && len >= 0 && (size_t)len < n)
         len += snprintf(buf + len, n - (size_t)len, " x tp %d", c->cluster.tp);
-    if (config_cp(c) > 1 && len >= 0 && (size_t)len < n)
-        len += snprintf(buf + len, n - (size_t)len, " x cp %d", config_cp(c));
+    if (config_cp(c) > 1 && len >= 0 && (size_t)len < n) /* with how its ranks pass K/V */
+        len += snprintf(buf + len, n - (size_t)len, " x cp %d (%s)", config_cp(c),
+                        config_cp_comm_name(c->cluster.cp_comm_type));
     if (c->cluster.ep > 1 && len >= 0 && (size_t)len < n) /* the experts' fold of the same GPUs */
         snprintf(buf + len, n - (size_t)len, " (ep %d)", c->cluster.ep);
 }
@@ -485,6 +486,25 @@ int config_validate(const struct config *c, struct mt_err *e)
         NEED(isfinite(c->unit.o) && c->unit.o > 0,
              "unit_costs: O must be > 0, the time to move one M_theta over the host link (got %g)",
              c->unit.o);
+    if (c->unit.enabled) /* the all-to-alls are inside F and inside B's input-gradient part */
+        NEED(isfinite(c->unit.a) && c->unit.a >= 0 && c->unit.a < c->unit.f &&
+                 c->unit.a <= c->unit.b - (c->unit.w > 0 ? c->unit.w : c->unit.b / 2),
+             "unit_costs: A, the expert all-to-alls of a forward and of a backward, must be in "
+             "[0, F) and at most B - W, the input-gradient part they sit in (got A = %g, F = %g, "
+             "B = %g, W = %g)",
+             c->unit.a, c->unit.f, c->unit.b, c->unit.w > 0 ? c->unit.w : c->unit.b / 2);
+    /* Megatron-core asserts expert parallelism for it (arguments.py); the pairs are interleaved
+     * 1F1B's (the tuner's Auto keeps the flag for the W candidates) */
+    if (c->overlap_moe_a2a)
+        NEED(c->scheme == SCHEME_W || c->scheme == SCHEME_AUTO,
+             "overlap_moe_expert_parallel_comm: pairs interleaved 1F1B's (W) forwards and "
+             "backwards; %s has no such pairs (DualPipe and DualPipeV always pair theirs)",
+             config_scheme_name(c->scheme));
+    if (c->overlap_moe_a2a)
+        NEED(c->unit.enabled || c->cluster.ep > 1,
+             "overlap_moe_expert_parallel_comm: hides the expert all-to-alls, and there are none "
+             "at ep = %d (set cluster.ep > 1)",
+             c->cluster.ep);
 
     NEED(c->iterations >= 1 && c->iterations <= CONFIG_MAX_ITERATIONS,
          "iterations: must be in [1, %d] (got %d)", CONFIG_MAX_ITERATIONS, c->iterations);

@@ -29,6 +29,7 @@ enum scheme_id {
     SCHEME_ZBV_TORCH, /* ZB-V as torch's ScheduleZBVZeroBubble orders it */
     SCHEME_VHALF,     /* V-Half: a V at 1/2 of 1F1B's activations (arXiv 2405.15362) */
     SCHEME_VMIN,      /* V-Min: a V at 1/3 of 1F1B's activations (arXiv 2405.15362) */
+    SCHEME_DUALPIPE,  /* DualPipe (DeepSeek-V3): both directions, Chimera's placement */
     SCHEME__COUNT
 };
 
@@ -245,6 +246,8 @@ struct unit_costs {
     double w;        /* split backward: W's share of b (B = b - w); 0 = half of b */
     double o;        /* offload: moving one M_θ of activations over the host link, each way
                       * (an OF or RL of a chunk keeping act M_θ lasts o x act); default 1 */
+    double a;        /* the expert all-to-alls inside f and inside b's input-gradient part
+                      * (each; sim/core/overlap.h hides them in F&B pairs); default 0 */
 };
 
 struct config {
@@ -257,6 +260,9 @@ struct config {
     int chunks;                /* v for W (parts per device); ignored by others */
     double memory_per_device;  /* cap in bytes; 0 = the device's memory */
     bool blocking_send;        /* rendezvous p2p: a send waits for its receive */
+    bool overlap_moe_a2a;      /* Megatron's --overlap-moe-expert-parallel-comm: interleaved
+                                * 1F1B's steady-state forward and backward run as a pair whose
+                                * expert all-to-alls hide behind each other's compute */
     int iterations;            /* K iterations one plan spans (async schemes; else 1) */
     int update_interval;       /* U backwards per optimizer step of a stage (async; else 1) */
     struct unit_costs unit;
@@ -369,8 +375,9 @@ double config_mem_cap(const struct config *c);
  * MT_EINVAL "<what>: 40 B is below one layer's activations (12.5 MiB): did you mean 40G?".
  * A cap of 0 (no cap) and unit costs (M_θ) pass. */
 int config_check_cap(const struct config *c, const char *what, struct mt_err *e);
-/* The parallel degrees as every header prints them: "pp 8 x dp 1 x tp 8" (tp when over 1; pp
- * is the plan's, which may differ from config_pp for a loaded plan). */
+/* The parallel degrees as every header prints them: "pp 8 x dp 1 x tp 8 x cp 2 (p2p) (ep 8)"
+ * (tp, cp with its K/V exchange, ep when over 1; pp is the plan's, which may differ from
+ * config_pp for a loaded plan): one text, so every screen says the same. */
 void config_degrees_text(const struct config *c, int pp, char *buf, size_t n);
 /* The cap as every screen prints it: the cap tested (config_mem_cap), and where a reserve
  * comes off what was given, both beside it: "79.00 GiB (80.00 GiB - 1.00 GiB reserve)";

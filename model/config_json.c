@@ -411,8 +411,9 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
 
 int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err *e)
 {
-    static const char what[] = "F,B,RC, F,B,RC,W or F,B,RC,W,O (e.g. 1,2,1 or 1,2,1,1,0.5)";
-    double v[5] = {0, 0, 0, 0, 1};
+    static const char what[] =
+        "F,B,RC, F,B,RC,W, F,B,RC,W,O or F,B,RC,W,O,A (e.g. 1,2,1 or 1,2,1,1,0.5,0.25)";
+    double v[6] = {0, 0, 0, 0, 1, 0};
     const char *p = s;
     int n = 0;
     for (;;) {
@@ -425,7 +426,7 @@ int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err
         size_t len = (size_t)(end - p);
         while (len > 0 && p[len - 1] == ' ')
             len--;
-        if (n == 5 || len == 0 || len >= sizeof tok)
+        if (n == 6 || len == 0 || len >= sizeof tok)
             return err_set(e, MT_EINVAL, "'%s' is not %s", s, what);
         memcpy(tok, p, len);
         tok[len] = '\0';
@@ -449,18 +450,26 @@ int config_unit_costs_parse(const char *s, struct unit_costs *out, struct mt_err
         return err_set(e, MT_EINVAL,
                        "O must be > 0: the time to move one M_theta over the host link (got %g)",
                        v[4]);
+    double w_eff = v[3] > 0 ? v[3] : v[1] / 2;
+    if (!(v[5] >= 0 && v[5] < v[0] && v[5] <= v[1] - w_eff))
+        return err_set(e, MT_EINVAL,
+                       "A, the expert all-to-alls of a forward and of a backward, must be in [0, "
+                       "F) and at most B - W, the input-gradient part they sit in (got F = %g, "
+                       "B = %g, W = %g, A = %g)",
+                       v[0], v[1], w_eff, v[5]);
     out->enabled = true;
     out->f = v[0];
     out->b = v[1];
     out->rc = v[2];
     out->w = v[3];
     out->o = v[4];
+    out->a = v[5];
     return MT_OK;
 }
 
 
-enum { U_F, U_B, U_RC, U_W, U_O, U_ENABLED, U__COUNT };
-static const char *const unit_keys[U__COUNT] = {"F", "B", "RC", "W", "O", "enabled"};
+enum { U_F, U_B, U_RC, U_W, U_O, U_A, U_ENABLED, U__COUNT };
+static const char *const unit_keys[U__COUNT] = {"F", "B", "RC", "W", "O", "A", "enabled"};
 
 /* {"F": 1, "B": 2, "RC": 1} (optionally "W": W's share of B, "enabled": false), "1,2,1", or
  * true/false. */
@@ -482,9 +491,9 @@ static int load_unit(struct json_doc *d, const struct json_value *um, struct uni
         return json_type_fail(d, um, "an object {\"F\": 1, \"B\": 2, \"RC\": 1} or \"F,B,RC\"");
     struct json_value f[U__COUNT];
     TRY(json_fields(d, um, unit_keys, U__COUNT, f));
-    double *dst[] = {&u.f, &u.b, &u.rc, &u.w, &u.o};
+    double *dst[] = {&u.f, &u.b, &u.rc, &u.w, &u.o, &u.a};
     u.enabled = true;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         if (f[i].item != NULL)
             TRY(json_double(d, &f[i], dst[i]));
     if (f[U_ENABLED].item != NULL)
@@ -528,6 +537,7 @@ enum {
     T_ACCOUNT_LOSS,
     T_FIRST_LESS,
     T_LAST_LESS,
+    T_OVERLAP_A2A,
     T__COUNT
 };
 static const char *const top_keys[T__COUNT] = {
@@ -540,6 +550,7 @@ static const char *const top_keys[T__COUNT] = {
     "pipeline_layout", "decoder_first_pipeline_num_layers", "decoder_last_pipeline_num_layers",
     "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers",
+    "overlap_moe_expert_parallel_comm",
 };
 
 /* The stages' layers: Megatron's layout string (read here, so that its errors carry the key's
@@ -635,6 +646,8 @@ static int load_top_fields(struct json_doc *d, const struct json_value *f, struc
             TRY(json_int(d, &f[ints[i].key], 1, ints[i].hi, (int *)((char *)c + ints[i].off)));
     if (f[T_BLOCK].item != NULL)
         TRY(json_bool(d, &f[T_BLOCK], &c->blocking_send));
+    if (f[T_OVERLAP_A2A].item != NULL)
+        TRY(json_bool(d, &f[T_OVERLAP_A2A], &c->overlap_moe_a2a));
     if (f[T_UNIT].item != NULL)
         TRY(load_unit(d, &f[T_UNIT], &c->unit));
     if (f[T_ITER].item != NULL)

@@ -161,6 +161,8 @@ struct cJSON *config_to_cjson(const struct config *c)
     write_bytes(o, "memory_per_device",
                    c->memory_per_device > 0 ? c->memory_per_device : c->cluster.device.mem_bytes);
     cJSON_AddBoolToObject(o, "blocking_send", c->blocking_send);
+    if (c->overlap_moe_a2a)
+        cJSON_AddBoolToObject(o, "overlap_moe_expert_parallel_comm", true);
     /* Written only when they differ from 1, so synchronous plans read as before. */
     if (c->iterations != 1)
         cJSON_AddNumberToObject(o, "iterations", c->iterations);
@@ -178,6 +180,8 @@ struct cJSON *config_to_cjson(const struct config *c)
                 json_add_number_exact(u, "W", c->unit.w);
             if (c->unit.o != 1)
                 json_add_number_exact(u, "O", c->unit.o);
+            if (c->unit.a != 0)
+                json_add_number_exact(u, "A", c->unit.a);
         }
     }
 

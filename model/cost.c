@@ -34,11 +34,20 @@ struct op_sums {
     double keep, w_keep, params;
     double head_matrix_params; /* the LM head's matrix (a tied one is the embedding's) */
     double expert_params;      /* the routed experts' (grouped GEMMs; model/moe.h) */
+    /* the expert all-to-alls among fw_us and b_us, and the bytes leaving the rank in them */
+    double a2a_fw_us, a2a_b_us, a2a_fw_bytes, a2a_b_bytes;
 };
 
 static bool is_tp_coll(const struct op *o)
 {
     return o->kind == OP_COLLECTIVE && o->group_kind == GROUP_TP;
+}
+
+/* The expert dispatch and combine (model/ops_build_moe.c): what the simulator's communication
+ * lane carries (stage_cost.fw_a2a, b_a2a). */
+static bool is_ep_a2a(const struct op *o)
+{
+    return o->kind == OP_COLLECTIVE && o->group_kind == GROUP_EP && o->coll == COLL_ALL_TO_ALL;
 }
 
 /* A context-parallel ring's send/recv (model/ops_build_cp.c, p2p) runs under the attention
@@ -77,6 +86,12 @@ static void op_sums_of(const struct config *c, const struct op_list *l, struct o
         s->fw_us += cost_op_us(c, o, PASS_FW);
         s->b_us += cost_op_us(c, o, PASS_B);
         s->w_us += cost_op_us(c, o, PASS_W);
+        if (is_ep_a2a(o)) {
+            double out = o->group > 1 ? o->bytes * (o->group - 1) / o->group : 0;
+            s->a2a_fw_us += cost_op_us(c, o, PASS_FW);
+            s->a2a_b_us += cost_op_us(c, o, PASS_B);
+            *(o->pass == PASS_FW ? &s->a2a_fw_bytes : &s->a2a_b_bytes) += out;
+        }
         s->keep += o->keep_bytes;
         s->w_keep += o->w_keep_bytes;
         s->params += o->params;
@@ -102,6 +117,10 @@ static void op_sums_add(struct op_sums *dst, const struct op_sums *src, double t
     dst->params += times * src->params;
     dst->head_matrix_params += times * src->head_matrix_params;
     dst->expert_params += times * src->expert_params;
+    dst->a2a_fw_us += times * src->a2a_fw_us;
+    dst->a2a_b_us += times * src->a2a_b_us;
+    dst->a2a_fw_bytes += times * src->a2a_fw_bytes;
+    dst->a2a_b_bytes += times * src->a2a_b_bytes;
 }
 
 /* PART_LAYER: the model's typical block (ops_build_layer_par); a stage of a MoE model sums
@@ -398,13 +417,17 @@ static void stage_priced(const struct op_sums *L, const struct op_sums *E,
     /* L: the stage's blocks together (stage_layers_sums), the MTP modules in H */
     double fw = L->fw_us, b = L->b_us, w = L->w_us;
     double act = L->keep, w_keep = L->w_keep;
+    st->fw_a2a = L->a2a_fw_us, st->b_a2a = L->a2a_b_us; /* the embedding has no experts */
+    st->fw_a2a_bytes = L->a2a_fw_bytes, st->b_a2a_bytes = L->a2a_b_bytes;
     if (st->has_embed) {
         fw += E->fw_us, b += E->b_us, w += E->w_us;
         act += E->keep, w_keep += E->w_keep;
     }
-    if (st->has_head) {
+    if (st->has_head) { /* the MTP modules' MoE blocks sit with the head */
         fw += H->fw_us, b += H->b_us, w += H->w_us;
         act += H->keep, w_keep += H->w_keep;
+        st->fw_a2a += H->a2a_fw_us, st->b_a2a += H->a2a_b_us;
+        st->fw_a2a_bytes += H->a2a_fw_bytes, st->b_a2a_bytes += H->a2a_b_bytes;
     }
     st->fw = fw;
     st->bw = b + w;
@@ -542,6 +565,7 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
             st->layer_act = st->act * layer_act / act;
             st->sel_ckpt = st->ckpt;
             st->copy = c->unit.o * st->act;
+            st->fw_a2a = st->b_a2a = c->unit.a / v; /* inside F and inside B - W */
             continue;
         }
         st->ckpt = ckpt_bytes;
@@ -572,6 +596,9 @@ int cost_model_build(const struct config *c, int num_stages, int parts_per_devic
         profile_apply_split(&c->profile, c, st); /* a measured B, W and W's bytes, if any */
         st->sel_ckpt = st->ckpt; /* the input of the checkpointed layers, measured or not */
         st->copy = st->act / (k->host_gbps * 1e3); /* bytes / (GB/s) in us, measured act too */
+        /* a calibration that measured a shorter pass than its all-to-alls leaves them the pass */
+        st->fw_a2a = fmin(st->fw_a2a, st->fw);
+        st->b_a2a = fmin(st->b_a2a, st->b);
     }
     free(split_layers);
     free(split_ends);

@@ -120,6 +120,13 @@ struct stage_cost {
     double ar;                   /* allreduce of this stage's gradients over `group` replicas */
     double os;                   /* optimizer step of this stage */
     double copy;                 /* offload (OF) or reload (RL) of act over the host link */
+    /* The expert all-to-alls (model/ops_build_moe.c: dispatch and combine) inside fw (and rc)
+     * and inside b (so bw): their time, and the bytes that leave the rank, one micro-batch.
+     * The simulator runs them on the device's communication lane, hidden behind the other
+     * micro-batch's compute where the plan pairs a forward and a backward (sim/core/overlap.h);
+     * 0 for a dense model and at ep = 1. Unit costs: the sixth number A of F,B,RC,W,O,A. */
+    double fw_a2a, b_a2a;
+    double fw_a2a_bytes, b_a2a_bytes;
 };
 
 struct cost_model {

@@ -64,6 +64,19 @@ static int check_dualpipev(const struct config *c, int pp, int n, struct mt_err 
     return MT_OK;
 }
 
+/* deepseek-ai/DualPipe dualpipe.py's step(): an even number of ranks (two halves meeting in
+ * the middle) and of micro-batches (a half from each end), at least 2 pp of them. */
+static int check_dualpipe(const struct config *c, int pp, int n, struct mt_err *e)
+{
+    (void)c;
+    NEED(pp % 2 == 0, "num_device: DualPipe needs an even pipeline depth (pp = %d)", pp);
+    NEED(n % 2 == 0 && n >= 2 * pp,
+         "num_microbatches: DualPipe feeds half of the micro-batches from each end and needs an "
+         "even number of at least 2 pp = %d (got %d)",
+         2 * pp, n);
+    return MT_OK;
+}
+
 /* Why the asynchronous schemes have no torch CSV: its rows are one flushed iteration. */
 #define TORCH_NO_FLUSH                                                                             \
     "its optimizer steps come every U backwards with no flush between iterations, and torch's "    \
@@ -225,6 +238,19 @@ static const struct scheme_record scheme_records[SCHEME__COUNT] = {
                      .split = true,
                      .in_tuner = true,
                      .in_cycle = true},
+    [SCHEME_DUALPIPE] = {.id = SCHEME_DUALPIPE,
+                         .name = "DualPipe",
+                         .long_name = "DualPipe (DeepSeek-V3, both directions, overlapped F and B)",
+                         .note = "2x parameters",
+                         .place = SCHEME_PLACE_CHIMERA,
+                         .replicas = 2,
+                         .split = true,
+                         .halves = true,
+                         .torch_none = "DualPipe runs every stage on two ranks (its two "
+                                       "directions), and torch's schedule CSV has one rank per "
+                                       "stage",
+                         .in_cycle = true,
+                         .check = check_dualpipe},
 };
 
 const struct scheme_record *scheme_registry_get(enum scheme_id id)

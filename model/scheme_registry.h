@@ -17,7 +17,7 @@ struct mt_err;
 enum scheme_place {
     SCHEME_PLACE_NONE,    /* Auto: the tuner picks a scheme first */
     SCHEME_PLACE_LINE,    /* stage s on device s */
-    SCHEME_PLACE_CHIMERA, /* two pipelines, down (s on s) and up (s on D-1-s) */
+    SCHEME_PLACE_CHIMERA, /* two pipelines, down (s on s) and up (s on D-1-s): Chimera, DualPipe */
     SCHEME_PLACE_LOOP,    /* stage s on device s mod D: chunks looped over the devices */
     SCHEME_PLACE_V,       /* stages d and 2D-1-d on device d */
 };
@@ -54,6 +54,8 @@ struct scheme_record {
                              * NULL when it can */
     bool in_tuner;          /* among the tuner's candidates (sim/tune/tune.c) */
     bool in_cycle;          /* in the explorer's `s` cycle (tui/explore_edit.c) */
+    bool halves;            /* CHIMERA placement: the first N/2 micro-batches go down and the
+                             * rest up (DualPipe), not half of each group of D (Chimera) */
     /* The scheme's own limits on a config (pp = pipeline depth, n = micro-batches; the chunks
      * range where chunks is CHUNKS_CONFIG); NULL when there are none. MT_EINVAL naming the
      * field. */

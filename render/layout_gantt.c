@@ -14,6 +14,7 @@
  * the peak bars and memory strips render/layout_gantt_mem.c (render/layout_gantt.h). */
 #include <config.h>
 #include "render/layout_gantt.h"
+#include "render/layout_a2a.h"
 #include "render/layout_copy.h"
 
 #include <math.h>
@@ -238,9 +239,10 @@ static double layout_panel(struct layout *l, const struct geo *g, const struct l
     r.dev_y = xmalloc((size_t)r.devices * sizeof(double));
     r.y0 = y;
     double copy_h = layout_copy_height(p, g->lane_h); /* offload's lane; 0 without copies */
+    double a2a_h = layout_a2a_height(p, g->lane_h);   /* experts' lane; 0 without all-to-alls */
     for (int d = 0; d < r.devices; d++) {
         r.dev_y[d] = y;
-        y += r.subrows * r.sub_h + (r.subrows - 1) + copy_h + g->dev_gap;
+        y += r.subrows * r.sub_h + (r.subrows - 1) + copy_h + a2a_h + g->dev_gap;
     }
     r.y1 = y - g->dev_gap;
     /* The rows in the order items number them: (d * subrows + sub) * lanes + lane. */
@@ -288,6 +290,9 @@ static double layout_panel(struct layout *l, const struct geo *g, const struct l
         if (copy_h > 0)
             layout_copy_boxes(l, p, pi, d, g->plot_x0, g->scale,
                               r.dev_y[d] + r.subrows * r.sub_h + (r.subrows - 1), copy_h);
+        if (a2a_h > 0)
+            layout_a2a_boxes(l, p, pi, d, g->plot_x0, g->scale,
+                             r.dev_y[d] + r.subrows * r.sub_h + (r.subrows - 1) + copy_h, a2a_h);
     }
     if (o->comm)
         layout_comm(l, g, p, pi, &r);

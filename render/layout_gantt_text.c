@@ -3,6 +3,7 @@
  * mark) and the legend of what is drawn. */
 #include <config.h>
 #include "render/layout_gantt.h"
+#include "render/layout_a2a.h"
 #include "render/layout_copy.h"
 
 #include <math.h>
@@ -211,6 +212,10 @@ double layout_legend(struct layout *l, const struct geo *g, const struct layout_
                             "OF offload to host");
         layout_legend_entry(l, g, &lg, palette_of_op(OP_RL), LAYOUT_BORDER | LAYOUT_HATCH, false,
                             "RL reload");
+    }
+    if (layout_a2a_any(panels, n)) { /* render/layout_a2a.c: the experts' lane */
+        layout_legend_entry(l, g, &lg, PAL_MEM_OVER, 0, false, "all-to-all exposed");
+        layout_legend_entry(l, g, &lg, PAL_SYNC, 0, false, "all-to-all hidden (F&B pair)");
     }
     if (bubbles)
         layout_legend_entry(l, g, &lg, PAL_BUBBLE, LAYOUT_HATCH, false, "idle (bubble)");

@@ -5,7 +5,7 @@
 noinst_LIBRARIES += libmt_render.a
 libmt_render_a_SOURCES = render/layout.c render/layout.h render/layout_internal.h \
 	render/layout_gantt.c render/layout_gantt.h render/layout_gantt_rows.c \
-	render/layout_gantt_text.c render/layout_gantt_mem.c render/layout_copy.c render/layout_copy.h \
+	render/layout_gantt_text.c render/layout_gantt_mem.c render/layout_copy.c render/layout_copy.h render/layout_a2a.c render/layout_a2a.h \
 	render/layout_lanes.c render/layout_lanes.h \
 	render/palette.c render/palette.h \
 	render/paint_svg.c render/paint_svg.h render/paint_cairo.c render/paint_cairo.h \

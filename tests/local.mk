@@ -107,6 +107,13 @@ tests_unit_test_recv_order_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSO
 TESTS += tests/unit/test_zb tests/cli/test_zb.sh
 EXTRA_DIST += tests/cli/test_zb.sh
 tests_unit_test_zb_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+# issue 38 item 4 (h-dualpipe): DualPipe's order against its authors' step(), its 2x parameters,
+# and the expert all-to-alls hidden in F&B pairs (hand-worked unit-cost times).
+check_PROGRAMS += tests/unit/test_dualpipe
+TESTS += tests/unit/test_dualpipe
+tests_unit_test_dualpipe_LDADD = libmt_sim.a libmt_model.a libmt_util.a $(CJSON_LIBS) -lm
+TESTS += tests/cli/test_dualpipe.sh
+EXTRA_DIST += tests/cli/test_dualpipe.sh scripts/dualpipe_reference_order.py
 # issue 27 (h-vgreedy): the V-Half / V-Min builder's slot timeline against a plain walk.
 check_PROGRAMS += tests/unit/test_slot_peak
 TESTS += tests/unit/test_slot_peak

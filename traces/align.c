@@ -474,7 +474,7 @@ int align_trace_plan(const struct trace *t, struct plan **out, struct sim_result
     struct plan *p = plan_new(&c, &g);
     for (size_t i = 0; i < k; i++)
         plan_append(p, v[i]->dev,
-                    (struct instr){(enum op)v[i]->op, v[i]->mb, v[i]->part, v[i]->stage, -1, 0, 0});
+                    (struct instr){(enum op)v[i]->op, v[i]->mb, v[i]->part, v[i]->stage, -1, 0, 0, 0});
     double scale = info->unit ? 1000.0 : 1.0;
     r->unit = info->unit;
     r->devices = g.devices;

@@ -148,7 +148,7 @@ char *chrome_from_measured(const struct plan *p, const struct chrome_run *r)
             cJSON_Delete(ev);
             continue;
         }
-        struct instr in = {(enum op)s->op, s->mb, s->part, s->stage, s->peer, 0, 0};
+        struct instr in = {(enum op)s->op, s->mb, s->part, s->stage, s->peer, 0, 0, 0};
         char label[32];
         plan_instr_label(p, &in, label, sizeof label);
         bool comm = vpipe_is_p2p(in.op);

@@ -398,7 +398,7 @@ static int import_ours(const struct importer *im, const struct config *base,
     struct plan *p = plan_new(&c, &g);
     for (size_t i = 0; i < im->n; i++) {
         const struct trace_event *x = im->ev[i];
-        struct instr in = {(enum op)x->op, x->mb, x->part > 0 ? x->part : 0, x->stage, -1, 0, 0};
+        struct instr in = {(enum op)x->op, x->mb, x->part > 0 ? x->part : 0, x->stage, -1, 0, 0, 0};
         int pd, pp;
         if (vpipe_is_p2p(in.op) && vpipe_peer_place(&g, &in, &pd, &pp))
             in.peer = pd;
@@ -451,7 +451,7 @@ static int import_foreign(const struct importer *im, const struct config *base,
         const struct trace_event *x = im->ev[i];
         int d, part;
         vpipe_locate(plan_geom(p0), x->mb, x->stage, &d, &part);
-        plan_append(p, d, (struct instr){(enum op)x->op, x->mb, part, x->stage, -1, 0, 0});
+        plan_append(p, d, (struct instr){(enum op)x->op, x->mb, part, x->stage, -1, 0, 0, 0});
     }
     plan_free(p0);
     scheme_add_comm(p);

@@ -181,8 +181,29 @@ static int cmd_options_unknown(const struct cmd_entry *ce, const struct cmd_opts
             snprintf(could + strlen(could), sizeof could - strlen(could), "%s--%s", n++ ? ", " : "",
                      s->lo[i].name);
     if (n > 1)
-        return cmd_usage_error(ce->name, "%.*s: ambiguous option: %s", (int)len + 2, word, could);
+        return cmd_usage_error(ce->name,
+                               "%.*s: unknown option (did you mean one of %s? flags are not "
+                               "abbreviated)",
+                               (int)len + 2, word, could);
     return cmd_usage_error(ce->name, "%.*s: unknown option", (int)len + 2, word);
+}
+
+/* The word getopt_long took for the long option NAME, when it is a shorter prefix of NAME:
+ * getopt accepts "--plan" for --plan-out, which once wrote a plan over the file the user meant
+ * to read. Flags are taken whole, as Megatron-LM's argparse takes them (allow_abbrev=False).
+ * The word is argv[optind - 1], or the one before it when the option's argument was the next
+ * word (optarg is then that word itself, not a part of "--name=value"). */
+static const char *cmd_options_abbreviated(char **argv, int optind_now, const char *name)
+{
+    int at = optarg != NULL && optind_now >= 2 && optarg == argv[optind_now - 1] ? optind_now - 2
+                                                                                : optind_now - 1;
+    if (at < 1)
+        return NULL;
+    const char *w = argv[at];
+    if (strncmp(w, "--", 2) != 0)
+        return NULL;
+    size_t len = strcspn(w + 2, "=");
+    return len < strlen(name) ? w : NULL;
 }
 
 /* The positional arguments: how many the command takes. */
@@ -214,7 +235,13 @@ int cmd_options_parse(const struct cmd_entry *ce, int argc, char **argv, void *o
         if (c == -1)
             break;
         const struct cmd_option *o = cmd_optset_find(&s, c == ':' ? optopt : c);
-        if (c == 'h') {
+        const char *abbrev = li >= 0 ? cmd_options_abbreviated(argv, optind, s.lo[li].name) : NULL;
+        if (abbrev != NULL) {
+            status = cmd_usage_error(ce->name,
+                                     "%.*s: unknown option (did you mean --%s? flags are not "
+                                     "abbreviated, as in Megatron-LM)",
+                                     (int)strcspn(abbrev, "="), abbrev, s.lo[li].name);
+        } else if (c == 'h') {
             cmd_options_help(ce, stdout);
             status = 0;
         } else if (c == '?') {

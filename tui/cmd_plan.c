@@ -158,11 +158,17 @@ const struct cmd_option cmd_plan_options[] = {
              "(tune: searched over 1 and the divisors of tp)"},
     {.name = "moe-routing-skew", .arg = "X", .type = CMD_PLAN, .value = CMD_PLAN_MOE_SKEW,
      .help = "tokens of the busiest EP rank over the mean (>= 1; default 1.2)"},
-    {.name = "unit-costs", .arg = "F,B,RC[,W[,O]]", .type = CMD_PLAN,
+    {.name = "overlap-moe-expert-parallel-comm", .type = CMD_PLAN, .value = CMD_PLAN_OVERLAP_A2A,
+     .help = "Megatron's flag: interleaved 1F1B (W) runs each steady-state\n"
+             "forward with the backward after it as one pair, each hiding the\n"
+             "other's expert all-to-alls (needs ep > 1; DualPipe and DualPipeV\n"
+             "always pair theirs)"},
+    {.name = "unit-costs", .arg = "F,B,RC[,W[,O[,A]]]", .type = CMD_PLAN,
      .value = CMD_PLAN_UNIT_COSTS,
      .help = "unit costs: times in t, memory in units of M_theta; B is the\n"
              "whole backward, W its weight-gradient part (default B/2), O the\n"
-             "time to move one M_theta to or from host memory (default 1)"},
+             "time to move one M_theta to or from host memory (default 1), A\n"
+             "the expert all-to-alls inside F and inside B - W (default 0)"},
     {.name = "blocking-send", .type = CMD_PLAN, .value = CMD_PLAN_BLOCKING,
      .help = "rendezvous p2p, Megatron's synchronous batches: a send waits\nfor its receive; the sends and receives between two computes\nare posted together (1F1B, Chimera, GPipe, ZB-H1)"},
     {.name = "iterations", .arg = "K", .type = CMD_PLAN, .value = CMD_PLAN_ITERATIONS,
@@ -346,6 +352,9 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
         return MT_OK;
     case CMD_PLAN_BLOCKING:
         c->blocking_send = true;
+        return MT_OK;
+    case CMD_PLAN_OVERLAP_A2A:
+        c->overlap_moe_a2a = true;
         return MT_OK;
     case CMD_PLAN_ITERATIONS:
         return cmd_plan_int("iterations", arg, 1, CONFIG_MAX_ITERATIONS, &c->iterations, e);

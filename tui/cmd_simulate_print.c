@@ -34,6 +34,14 @@ static void simulate_print_async(const struct plan *p, const struct sim_result *
            100 * r->utilization, 100 * r->steady_utilization,
            str_format_number(r->steady_t0 * ts, 4, t0, sizeof t0),
            str_format_number(r->steady_t1 * ts, 4, t1, sizeof t1), r->unit ? "t" : "ms");
+    if (r->a2a_hidden != NULL) { /* the experts' lane (sim/core/overlap.h) */
+        double hid = 0, exp_ = 0;
+        for (int d = 0; d < r->devices; d++)
+            hid += r->dev[d].a2a_hidden, exp_ += r->dev[d].a2a_exposed;
+        printf("expert all-to-all %s %s hidden in F&B pairs, %s %s exposed (all devices)\n",
+               str_format_number(hid * ts, 4, t0, sizeof t0), r->unit ? "t" : "ms",
+               str_format_number(exp_ * ts, 4, t1, sizeof t1), r->unit ? "t" : "ms");
+    }
     if (!config_scheme_async(c->scheme))
         return;
     printf("%d iterations of %d micro-batches, an optimizer step every %d backward%s per stage\n",
@@ -107,11 +115,6 @@ void simulate_print_table(const struct plan *p, const struct sim_result *r,
     char model[96], degrees[96];
     presets_model_display(&c->model, model, sizeof model);
     config_degrees_text(c, g->devices, degrees, sizeof degrees);
-    if (config_cp(c) > 1) { /* how the CP ranks exchange K/V */
-        size_t len = strlen(degrees);
-        snprintf(degrees + len, sizeof degrees - len, " (%s)",
-                 config_cp_comm_name(c->cluster.cp_comm_type));
-    }
     printf("%s, %s, %s, %d micro-batches of %d x %d tokens, %s%s  [%s]\n", model,
            config_scheme_name(c->scheme), degrees, g->mbs,
            c->micro_batch_size, c->model.seq_length,

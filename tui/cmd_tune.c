@@ -162,7 +162,10 @@ static bool tune_progress_cb(void *ctx, int done, int total)
     fprintf(stderr, "\rtuning [");
     for (int i = 0; i < width; i++)
         fputc(i < fill ? '#' : '.', stderr);
-    fprintf(stderr, "] %d/%d candidates  %.1f s", done, total, t);
+    char left[48];
+    str_format_time_left(t, done, total, left, sizeof left);
+    fprintf(stderr, "] %d/%d candidates  %.1f s%s%s\033[K", done, total, t, left[0] ? ", " : "",
+            left);
     if (done == total)
         fputc('\n', stderr);
     fflush(stderr);
@@ -346,8 +349,12 @@ static int tune_exec(int argc, char **argv)
         if ((t.o.schemes >> s & 1u) && !tune_scheme_tried((enum scheme_id)s)) {
             char names[256];
             tune_scheme_names(names, sizeof names);
-            return cmd_usage_error("tune", "--scheme: %s: the tuner tries synchronous schemes only "
-                                   "(%s)", config_scheme_name((enum scheme_id)s), names);
+            return cmd_usage_error("tune", "--scheme: %s: %s (%s)",
+                                   config_scheme_name((enum scheme_id)s),
+                                   config_scheme_async((enum scheme_id)s)
+                                       ? "the tuner tries synchronous schemes only"
+                                       : "not among the tuner's schemes",
+                                   names);
         }
     if ((pin_sp && t.no_sp) || (pin_distopt && t.no_distopt))
         return cmd_usage_error("tune", "%s and --no-%s: give one", pin_sp && t.no_sp ?

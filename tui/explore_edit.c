@@ -66,13 +66,37 @@ static void show_devices(const struct config *c, char *buf, size_t n)
     snprintf(buf, n, "%d", config_pp(c));
 }
 
+/* The k-th micro-batch count from n in direction dir: one by one up to 256 (one more is still
+ * a change the Gantt shows), then on the ladder 256, 320, 384, 448, 512, 640, ... (1, 1.25,
+ * 1.5, 1.75 times a power of two), so that M at 1,024 micro-batches goes to 1,280, not 1,025
+ * (issue 41 item 6); a count between two rungs goes to the next rung. The rungs are
+ * multiples of 64, as the interleaved schedules want their micro-batches a multiple of the
+ * stages. */
+#define EDIT_MB_LADDER 256
+static long edit_mb_step(long n, int dir, int k)
+{
+    for (int i = 0; i < k; i++) {
+        if (dir > 0 ? n < EDIT_MB_LADDER : n <= EDIT_MB_LADDER) {
+            n += dir;
+            continue;
+        }
+        long p = EDIT_MB_LADDER; /* the power of two with p <= m < 2p, m the rung below or at n */
+        while (p * 2 <= n)
+            p *= 2;
+        long step = p / 4;
+        long below = n / step * step; /* n's rung, or the one under it */
+        n = dir > 0 ? below + step : (below == n ? n - (n == p ? p / 8 : step) : below);
+    }
+    return n;
+}
+
 static bool edit_mb_count(struct config *c, const struct config *from, int k, int dir)
 {
-    int n = config_microbatches(from) + dir * k;
+    long n = edit_mb_step(config_microbatches(from), dir, k);
     if (n < 1 || n > CONFIG_MAX_MICROBATCHES)
         return false;
-    c->num_microbatches = n;
-    c->global_batch_size = n * from->micro_batch_size * from->cluster.dp;
+    c->num_microbatches = (int)n;
+    c->global_batch_size = (int)n * from->micro_batch_size * from->cluster.dp;
     return true;
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <wchar.h>
 
 #include "render/paint_cells.h"
@@ -19,6 +20,7 @@
 #include "tui/curses_compat.h"
 #include "tui/explore.h"
 #include "util/err.h"
+#include "util/str.h"
 
 struct screen_colors {
     int mode;                     /* 0 monochrome, 8, 16 or 256 */
@@ -103,16 +105,51 @@ static void screen_blit(const struct cells *g)
     screen_blit_rows(g, 0, g->h);
 }
 
-/* Esc or q pressed since the last look (other keys pressed meanwhile are dropped: they were
- * typed at a screen that was not listening). */
+/* Keys typed while a search, a wait or the tuner held the screen (issue 41 item 6: they were
+ * dropped): kept in order and applied once it is done, as if typed then. The mouse is left
+ * out (where it pointed has moved since), and so is a resize (the frame is drawn anew). */
+#define SCREEN_QUEUE_MAX 64
+static int screen_queue[SCREEN_QUEUE_MAX];
+static int screen_queue_head, screen_queue_len;
+
+static void screen_queue_key(int key)
+{
+    if (key == KEY_MOUSE || key == KEY_RESIZE || screen_queue_len == SCREEN_QUEUE_MAX)
+        return;
+    screen_queue[(screen_queue_head + screen_queue_len++) % SCREEN_QUEUE_MAX] = key;
+}
+
+/* The next key: a queued one first, else getch's (ERR after its timeout). */
+static int screen_next_key(void)
+{
+    if (screen_queue_len == 0)
+        return getch();
+    int key = screen_queue[screen_queue_head];
+    screen_queue_head = (screen_queue_head + 1) % SCREEN_QUEUE_MAX;
+    screen_queue_len--;
+    return key;
+}
+
+/* Esc or q pressed since the last look; other keys are queued for when the work is done. */
 static bool screen_stop_asked(void)
 {
     bool stop = false;
     timeout(0);
-    for (int key; (key = getch()) != ERR;)
-        stop = stop || key == 27 || key == 'q';
+    for (int key; (key = getch()) != ERR;) {
+        if (key == 27 || key == 'q')
+            stop = true;
+        else
+            screen_queue_key(key);
+    }
     timeout(250);
     return stop;
+}
+
+static double screen_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* The tuner on a thread of its own, so that Esc is heard at once: a candidate can take
@@ -133,6 +170,7 @@ struct screen_tuner {
     struct tune_result r;
     int rc;
     struct mt_err e;
+    double t0_s; /* when it started: the bar's estimate of the time left */
 };
 
 static bool screen_tuner_progress(void *ctx, int done, int total)
@@ -179,6 +217,10 @@ static void screen_tuner_bar(const struct screen_tuner *t)
     for (int i = 0; i < width; i++)
         addch(i < fill ? '#' : '.');
     printw("] %d/%d", done, total);
+    char left[48];
+    str_format_time_left(screen_now_s() - t->t0_s, done, total, left, sizeof left);
+    if (left[0] && getcurx(stdscr) + 2 + (int)strlen(left) < COLS)
+        printw(", %s", left);
     if (getcurx(stdscr) + (int)strlen(keys) < COLS)
         addstr(keys);
     refresh();
@@ -204,6 +246,7 @@ static void screen_tuner_run(struct explore *x, struct screen_tuner *t, bool sea
     atomic_store(&t->total, 0);
     atomic_store(&t->stop, false);
     atomic_store(&t->finished, false);
+    t->t0_s = screen_now_s();
     if (pthread_create(&t->tid, NULL, screen_tuner_main, t) != 0) { /* then here, as headless */
         explore_run_tuner(x, search, NULL, NULL);
         return;
@@ -213,6 +256,8 @@ static void screen_tuner_run(struct explore *x, struct screen_tuner *t, bool sea
     while (!atomic_load(&t->finished)) {
         screen_tuner_bar(t);
         int key = getch();
+        if (key != ERR && key != 27 && key != 'q')
+            screen_queue_key(key); /* for when the tuner is done */
         if (key == 27 || key == 'q') {
             atomic_store(&t->stop, true);
             timeout(250);
@@ -256,7 +301,7 @@ struct screen_tick_ctx {
 
 /* While the search runs or a wait lasts (explore.h tick): the frame again, its status line
  * the search's progress bar (a wait: that line alone); Esc or q asks to stop (other keys
- * pressed meanwhile are dropped). */
+ * pressed meanwhile are queued: screen_queue_key). */
 static bool screen_tick(void *ctx)
 {
     struct screen_tick_ctx *sc = ctx;
@@ -315,7 +360,7 @@ int screen_run(struct explore *x, int max_iterations, struct mt_err *e)
         }
         /* an edit's passes behind its base plan: their steps as they come, their progress */
         timeout(explore_build_running(x) ? 100 : 250);
-        int key = getch();
+        int key = screen_next_key();
         int built = explore_build_poll(x);
         if (built & R_REDRAW) {
             redraw = true;

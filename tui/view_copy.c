@@ -7,7 +7,11 @@
  * without UTF-8 o, r and #. The shape says the direction, so it reads without colour too.
  * Beside the row, in the memory column, the device's host memory: the most its offloaded
  * activations hold at once (sim/core/simulate.h host_peak), against the host cap per device
- * when there is one. A plan without copies gets no row: its screen is as before. */
+ * when there is one. A plan without copies gets no row: its screen is as before.
+ * A MoE plan whose simulation has expert all-to-alls (sim/core/overlap.h) and no copies gets
+ * the same row for its all-to-all lane, as the exports draw it (render/layout_a2a.c): ━ where an
+ * all-to-all is exposed (vermillion), ─ where one runs hidden under its F&B partner (grey);
+ * without UTF-8 = and -. A plan with both keeps the copies on the row. */
 #include <config.h>
 #include "tui/explore.h"
 
@@ -16,6 +20,7 @@
 #include <string.h>
 
 #include "render/layout.h"
+#include "render/layout_a2a.h"
 #include "render/layout_copy.h"
 #include "render/paint_cells.h"
 #include "sim/core/simulate.h"
@@ -27,6 +32,7 @@
 struct copy_cache {
     const struct pass_step *step;
     unsigned gen;
+    bool a2a; /* the row is the all-to-all lane (no copies) */
     struct layout *l;
     int *off; /* [devices + 1] */
 };
@@ -55,9 +61,14 @@ static const struct copy_cache *copy_cached(struct explore *x)
     int devices = plan_devices(st->plan);
     c->off = xmalloc(((size_t)devices + 1) * sizeof *c->off);
     struct layout_panel panel = {NULL, st->plan, &st->sim, NULL};
+    const bool *has = explore_shown_ops(x);
+    c->a2a = !has[OP_OF] && !has[OP_RL];
     for (int d = 0; d < devices; d++) { /* the band [0, 2): OF at y 0, RL at y 1 */
         c->off[d] = layout_count(c->l);
-        layout_copy_boxes(c->l, &panel, 0, d, 0, 1, 0, 2);
+        if (c->a2a)
+            layout_a2a_boxes(c->l, &panel, 0, d, 0, 1, 0, 1);
+        else
+            layout_copy_boxes(c->l, &panel, 0, d, 0, 1, 0, 2);
     }
     c->off[devices] = layout_count(c->l);
     x->copy_cache = c;
@@ -67,7 +78,11 @@ static const struct copy_cache *copy_cached(struct explore *x)
 int view_copy_rows(struct explore *x)
 {
     const bool *has = explore_shown_ops(x);
-    return explore_step(x) != NULL && (has[OP_OF] || has[OP_RL]);
+    const struct pass_step *st = explore_step(x);
+    if (st == NULL)
+        return 0;
+    struct layout_panel panel = {NULL, st->plan, &st->sim, NULL};
+    return has[OP_OF] || has[OP_RL] || layout_a2a_any(&panel, 1);
 }
 
 int explore_lane_y(const struct explore *x, int lane)
@@ -128,7 +143,8 @@ static void copy_cells(const struct explore *x, const struct copy_cache *c, int 
         double s = (it->t0 - x->t0) / x->tpc, e = (it->t1 - x->t0) / x->tpc;
         if (e <= 0 || s >= gw)
             continue;
-        int half = it->y > 0.5; /* render/layout_copy.c: RL in the bottom half */
+        /* render/layout_copy.c: RL in the bottom half; the all-to-all lane: hidden as half 1 */
+        int half = c->a2a ? it->color != PAL_MEM_OVER : it->y > 0.5;
         bool any = false;
         for (int col = (int)floor(fmax(s, 0)); col < gw && col < e; col++)
             if (fmin(e, col + 1) - fmax(s, col) >= 0.5) {
@@ -203,6 +219,15 @@ void view_copy_draw(struct explore *x, struct cells *g, int top, int bottom, int
             continue;
         memset(mark, 0, (size_t)gw + 1);
         copy_cells(x, c, d, gw, mark, id);
+        if (c->a2a) { /* exposed wins a cell it shares with a hidden one */
+            cells_text(g, 0, y, EXPLORE_GUTTER - 1, " a2a", PAL_TEXT_DIM, PAL_BG, 0);
+            for (int col = 0; col < gw; col++)
+                if (mark[col] != 0)
+                    cells_put(g, gx + col, y,
+                              mark[col] & 1 ? (x->utf8 ? 0x2501 : '=') : (x->utf8 ? 0x2500 : '-'),
+                              mark[col] & 1 ? PAL_MEM_OVER : PAL_SYNC, PAL_DEFAULT, 0);
+            continue;
+        }
         cells_text(g, 0, y, EXPLORE_GUTTER - 1, " host", PAL_TEXT_DIM, PAL_BG, 0);
         for (int col = 0; col < gw; col++) {
             if (mark[col] == 0)

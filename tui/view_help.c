@@ -30,7 +30,7 @@ static const char *const help_lines[] = {
     "  s                   scheme: " HELP_CYCLE,
     "  i / I  u / U        " HELP_ASYNC ": fewer / more iterations; update interval",
     "  d / D               fewer / more devices (pp)",
-    "  m / M               fewer / more micro-batches",
+    "  m / M               fewer / more micro-batches (by one up to 256, then 320, 384, 448, 512, 640, ...)",
     "  b / B               halve / double the micro-batch size (same global batch)",
     "  v / V               fewer / more chunks (" HELP_CHUNKS ")",
     "  [ / ]               lower / raise the memory cap (x 1.25, in whole MiB; 0.25 M_θ with"

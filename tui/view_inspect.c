@@ -151,6 +151,23 @@ void view_inspect_draw(struct explore *x, struct cells *g, int top, int height)
     else
         cells_printf(g, 1, y++, half - 2, PAL_TEXT, PAL_BG, 0, "memory after %s (%s%s)", mem,
                      r->mem_after[id] >= before ? "+" : "", delta);
+    if (r->a2a_hidden != NULL && r->a2a_hidden[id] + r->a2a_exposed[id] > 0) {
+        /* the experts' lane (sim/core/overlap.h): what this one hid behind its F&B partner */
+        char hid[32], exp_[32], with[32] = "";
+        inspect_time(x, r->a2a_hidden[id], hid, sizeof hid);
+        inspect_time(x, r->a2a_exposed[id], exp_, sizeof exp_);
+        int q = r->a2a_partner[id];
+        if (q >= 0) {
+            int qd, qi;
+            plan_locate_id(p, q, &qd, &qi);
+            plan_instr_label(p, plan_at(p, qd, qi), with, sizeof with);
+            cells_printf(g, 1, y++, half - 2, PAL_TEXT, PAL_BG, 0,
+                         "all-to-all %s hidden behind %s, %s exposed", hid, with, exp_);
+        } else {
+            cells_printf(g, 1, y++, half - 2, PAL_TEXT, PAL_BG, 0,
+                         "all-to-all %s exposed (no F&B pair)", exp_);
+        }
+    }
     const struct vpipe_resolved *vr = NULL; /* kept with the plan: no index per frame */
     if (vpipe_resolve(p, &vr, NULL) == MT_OK) {
         int deps[VPIPE_MAX_DEPS], n = vpipe_deps(p, vr->x, id, deps, NULL);

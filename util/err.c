@@ -30,6 +30,10 @@ int err_wrap(struct mt_err *e, const char *fmt, ...)
     va_end(ap);
     memcpy(old, e->msg, sizeof old);
     size_t n = strlen(prefix);
+    /* the inner message already names this context ("search: ..." wrapped in "search"): one
+     * prefix, not "search: search: ..." */
+    if (n > 0 && strncmp(old, prefix, n) == 0 && old[n] == ':' && old[n + 1] == ' ')
+        return e->code;
     if (n + 2 >= sizeof e->msg)
         n = sizeof e->msg - 3;
     memcpy(e->msg, prefix, n);

@@ -235,3 +235,20 @@ char *str_format_number(double v, int sig, char *buf, size_t n)
     }
     return buf;
 }
+
+char *str_format_time_left(double elapsed_s, long done, long total, char *buf, size_t n)
+{
+    if (n > 0)
+        buf[0] = '\0';
+    if (!(elapsed_s >= 1) || done < 1 || total <= done)
+        return buf;
+    /* the pieces so far set the rate; candidates and schedules differ, hence "about" */
+    double left = elapsed_s / (double)done * (double)(total - done);
+    if (left < 90)
+        snprintf(buf, n, "about %.0f s left", left < 1 ? 1 : left);
+    else if (left < 90 * 60)
+        snprintf(buf, n, "about %.0f min left", left / 60);
+    else
+        snprintf(buf, n, "about %.1f h left", left / 3600);
+    return buf;
+}

@@ -18,6 +18,10 @@ char *str_format_bytes(double bytes, char *buf, size_t n);
  * point is written whole ("116140"), a small one with the zeros it needs ("0.00001234").
  * Returns buf. */
 char *str_format_number(double v, int sig, char *buf, size_t n);
+/* The time a long run has left, from the rate so far: "about 12 s left", "about 3 min left",
+ * "about 1.5 h left"; "" (nothing to say yet) before the first second or the first piece of
+ * work, and once all is done. Returns buf. */
+char *str_format_time_left(double elapsed_s, long done, long total, char *buf, size_t n);
 /* An error at a position of a text file: MT_EPARSE "name:line:col: what", the position being
  * the byte offset off in text[0..len). */
 int str_text_error(struct mt_err *e, const char *name, const char *text, size_t len, size_t off,

@@ -22,6 +22,7 @@
 #include "model/cost.h"
 #include "sim/core/jackson.h"
 #include "sim/core/memory.h"
+#include "sim/core/overlap.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "sim/core/simulate.h"
@@ -182,6 +183,7 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
     }
     struct bound_edges l = {0};
     int rc = MT_OK;
+    double *paired = overlap_durations(p, cost, NULL); /* the simulator's F&B pair latencies */
     for (int d = 0; d < g->devices && rc == MT_OK; d++) {
         const struct instr *ins = plan_instrs(p, d);
         int base = plan_id(p, d, 0);
@@ -190,7 +192,9 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
             const struct instr *in = &ins[i];
             if (G->skip[id])
                 continue;
-            G->dur[id] = vpipe_is_recv(in->op) ? 0 : sim_instr_latency(cost, in);
+            G->dur[id] = vpipe_is_recv(in->op)                     ? 0
+                         : paired != NULL && isfinite(paired[id]) ? paired[id]
+                                                                  : sim_instr_latency(cost, in);
             int buf[VPIPE_MAX_DEPS];
             const int *deps = buf;
             struct vpipe_missing miss;
@@ -225,6 +229,7 @@ static int bound_dag_build(const struct plan *p, const struct cost_model *cost,
             }
         }
     }
+    free(paired);
     free(bw.off);
     free(bw.ids);
     if (rc == MT_OK) {

@@ -9,6 +9,7 @@
  * messages' costs: a waiting rank naps and then waits for a core. */
 #include <config.h>
 #include "sim/core/share.h"
+#include "sim/core/overlap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,11 +73,14 @@ int share_run(const struct plan *p, const struct cost_model *cost, struct sim_re
     double *dur = xmalloc(((size_t)total + 1) * sizeof(double));
     bool *cpu = xmalloc((size_t)total + 1);
     double *gap = xcalloc((size_t)total + 1, sizeof(double)); /* device time that is not CPU work */
+    double *paired = overlap_durations(p, cost, NULL); /* F&B pairs hide all-to-alls */
     for (int d = 0; d < plan_devices(p); d++)
         for (int i = 0; i < plan_len(p, d); i++) {
             int id = plan_id(p, d, i);
             const struct instr *in = plan_at(p, d, i);
-            base[id] = dur[id] = sim_instr_latency(cost, in);
+            base[id] = dur[id] = paired != NULL && isfinite(paired[id])
+                                     ? paired[id]
+                                     : sim_instr_latency(cost, in);
             cpu[id] = share_cpu(in->op) && base[id] > 0;
             /* messages as measured with more ranks than cores, where a calibration has them */
             const struct profile *pr = &c->profile;
@@ -147,6 +151,7 @@ int share_run(const struct plan *p, const struct cost_model *cost, struct sim_re
     free(ts);
     free(g);
     free(G);
+    free(paired);
     free(base);
     free(dur);
     free(cpu);

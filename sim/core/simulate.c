@@ -20,6 +20,7 @@
 #include "model/cost.h"
 #include "sim/core/async.h"
 #include "sim/core/memory.h"
+#include "sim/core/overlap.h"
 #include "sim/plan/plan.h"
 #include "sim/schemes/scheme.h"
 #include "sim/core/share.h"
@@ -41,6 +42,10 @@ void sim_result_fini(struct sim_result *r)
     free(r->end);
     free(r->mem_after);
     free(r->staleness);
+    free(r->a2a_hidden);
+    free(r->a2a_exposed);
+    free(r->a2a_partner);
+    free(r->a2a_bytes);
     if (r->dev)
         for (int d = 0; d < r->devices; d++) {
             free(r->dev[d].curve_t);
@@ -384,7 +389,9 @@ int sim_run_general(const struct plan *p, const struct cost_model *cost, const d
     r.dev = xcalloc((size_t)r.devices, sizeof *r.dev);
 
     struct vpipe_index *x = NULL;
-    struct sim_state st = {.p = p, .cost = cost, .blocking = c->blocking_send, .fixed = dur};
+    double *paired_dur = overlap_durations(p, cost, dur); /* F&B pairs hide all-to-alls */
+    struct sim_state st = {.p = p, .cost = cost, .blocking = c->blocking_send,
+                           .fixed = paired_dur != NULL ? paired_dur : dur};
     int rc = vpipe_index_build(p, &x, e);
     if (rc != MT_OK)
         goto fail;
@@ -449,10 +456,12 @@ int sim_run_general(const struct plan *p, const struct cost_model *cost, const d
     async_utilization(p, &r);
     sim_memory(&st, &r);
     sim_throughput(p, &r);
+    overlap_annotate(p, cost, &r);
     *out = r;
     r = (struct sim_result){0};
     rc = MT_OK;
 fail:
+    free(paired_dur);
     sim_result_fini(&r);
     vpipe_index_free(x);
     free(st.dep_off);

@@ -35,6 +35,8 @@ struct sim_device {
     int max_stashed;      /* most stashed weight versions held at once */
     double host_peak;     /* most host memory its offloaded activations (OF .. RL) hold at
                            * once, bytes (M_θ under unit costs); 0 without OF */
+    double a2a_hidden;    /* its expert all-to-all time hidden in F&B pairs (sim/core/overlap.h) */
+    double a2a_exposed;   /* and left exposed; both 0 without experts */
 };
 
 struct sim_result {
@@ -60,6 +62,13 @@ struct sim_result {
     int stages;
     int *staleness;            /* [stages]: most updates (OS) of the stage between a
                                 * micro-batch's forward and its backward; 0 when synchronous */
+    /* The communication lane (sim/core/overlap.h), NULL where no stage has an expert
+     * all-to-all: per instruction ([total]) the all-to-all time it hid behind its pair's
+     * compute and the time left exposed, and the id of its pair's other member (-1 alone). */
+    double *a2a_hidden, *a2a_exposed;
+    double *a2a_bytes;         /* the bytes those all-to-alls send (the stage's fw_a2a_bytes or
+                                * b_a2a_bytes; 0 under unit costs) */
+    int *a2a_partner;
 };
 
 /* Simulates p with the analytic (or unit) costs of its config. On a deadlock returns

@@ -209,7 +209,7 @@ static int direct_block(const struct direct *x, int s, int m, bool bw, bool os,
         out[i].mb = m;
     }
     if (os)
-        out[n++] = (struct instr){OP_OS, m, 0, s, -1, 0, 0};
+        out[n++] = (struct instr){OP_OS, m, 0, s, -1, 0, 0, 0};
     return n;
 }
 
@@ -278,7 +278,7 @@ int sim_run_direct(const struct config *c, struct sim_result *out, struct mt_err
         x.dev[s].ver = ver + (size_t)s * ring;
         for (int bw = 0; bw < 2; bw++)
             x.dev[s].block_n[bw] = vpipe_wrap(
-                &g, s, (struct instr){bw ? OP_BW : OP_FW, 0, 0, s, -1, 0, 0}, x.dev[s].block[bw]);
+                &g, s, (struct instr){bw ? OP_BW : OP_FW, 0, 0, s, -1, 0, 0, 0}, x.dev[s].block[bw]);
     }
     struct sim_result r = {0};
     r.unit = cost.unit;

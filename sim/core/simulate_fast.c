@@ -40,6 +40,7 @@
 #include "model/cost.h"
 #include "sim/core/async.h"
 #include "sim/core/memory.h"
+#include "sim/core/overlap.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
 #include "sim/core/vpipe.h"
@@ -404,10 +405,11 @@ bool sim_fast_run(const struct plan *p, const struct cost_model *cost, const dou
     const struct plan_geom *g = plan_geom(p);
     const struct config *c = plan_config(p);
     int total = plan_total(p), D = plan_devices(p);
-    struct fast f = {.p = p, .cost = cost, .fixed = dur};
     const struct vpipe_resolved *rv;
     if (vpipe_resolve(p, &rv, NULL) != MT_OK || rv->missing >= 0)
         return false;
+    double *paired_dur = overlap_durations(p, cost, dur); /* F&B pairs hide all-to-alls */
+    struct fast f = {.p = p, .cost = cost, .fixed = paired_dur != NULL ? paired_dur : dur};
     f.x = rv->x;
     f.off = rv->off;
     f.deps = rv->deps;
@@ -468,6 +470,7 @@ bool sim_fast_run(const struct plan *p, const struct cost_model *cost, const dou
         fast_account_device(&f, d);
     if (!ok) {
         fast_free(&f);
+        free(paired_dur);
         sim_result_fini(&r);
         return false;
     }
@@ -500,7 +503,9 @@ bool sim_fast_run(const struct plan *p, const struct cost_model *cost, const dou
     async_utilization_totals(&r);
     fast_staleness(&f, &r);
     sim_throughput(p, &r);
+    overlap_annotate(p, cost, &r);
     fast_free(&f);
+    free(paired_dur);
     *out = r;
     return true;
 }

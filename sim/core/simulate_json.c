@@ -10,6 +10,44 @@
 #include "sim/core/bound.h"
 #include "sim/plan/plan.h"
 
+/* The communication lane: the totals and, per instruction of an F&B pair that hid some of its
+ * all-to-alls, what it hid behind which partner ("F3.1 hid 1.2 ms behind BW0.0"). */
+static void sim_report_json_lane(const struct plan *p, const struct sim_result *r, double ts,
+                                 cJSON *o)
+{
+    cJSON *lane = cJSON_AddObjectToObject(o, "all_to_all");
+    cJSON *pairs = cJSON_CreateArray();
+    double hidden = 0, exposed = 0, hidden_bytes = 0;
+    for (int d = 0; d < plan_devices(p); d++)
+        for (int i = 0; i < plan_len(p, d); i++) {
+            int id = plan_id(p, d, i), q = r->a2a_partner[id];
+            double a = r->a2a_hidden[id] + r->a2a_exposed[id];
+            double hb = a > 0 ? r->a2a_bytes[id] * r->a2a_hidden[id] / a : 0;
+            hidden += r->a2a_hidden[id];
+            exposed += r->a2a_exposed[id];
+            hidden_bytes += hb;
+            if (q < 0 || !(r->a2a_hidden[id] > 0))
+                continue;
+            int qd, qi;
+            plan_locate_id(p, q, &qd, &qi);
+            char what[32], with[32];
+            plan_instr_label(p, plan_at(p, d, i), what, sizeof what);
+            plan_instr_label(p, plan_at(p, qd, qi), with, sizeof with);
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddNumberToObject(j, "device", d);
+            cJSON_AddStringToObject(j, "instruction", what);
+            cJSON_AddStringToObject(j, "behind", with);
+            cJSON_AddNumberToObject(j, "hidden", r->a2a_hidden[id] * ts);
+            cJSON_AddNumberToObject(j, "hidden_bytes", hb);
+            cJSON_AddNumberToObject(j, "exposed", r->a2a_exposed[id] * ts);
+            cJSON_AddItemToArray(pairs, j);
+        }
+    cJSON_AddNumberToObject(lane, "hidden", hidden * ts);
+    cJSON_AddNumberToObject(lane, "exposed", exposed * ts);
+    cJSON_AddNumberToObject(lane, "hidden_bytes", hidden_bytes);
+    cJSON_AddItemToObject(lane, "pairs", pairs);
+}
+
 char *sim_report_json(const struct plan *p, const struct sim_result *r,
                       const struct bound_result *b)
 {
@@ -64,8 +102,14 @@ char *sim_report_json(const struct plan *p, const struct sim_result *r,
         cJSON_AddNumberToObject(j, "stashed_versions", dv->max_stashed);
         if (dv->host_peak > 0) /* offload (OF/RL): written only for a plan that offloads */
             cJSON_AddNumberToObject(j, "host_memory", dv->host_peak);
+        if (r->a2a_hidden != NULL) { /* expert all-to-alls (sim/core/overlap.h) */
+            cJSON_AddNumberToObject(j, "all_to_all_hidden", dv->a2a_hidden * ts);
+            cJSON_AddNumberToObject(j, "all_to_all_exposed", dv->a2a_exposed * ts);
+        }
         cJSON_AddItemToArray(devs, j);
     }
+    if (r->a2a_hidden != NULL)
+        sim_report_json_lane(p, r, ts, o);
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
     return text;

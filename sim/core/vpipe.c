@@ -4,6 +4,7 @@
  *  X (Chimera): part 0 (down) runs stage s on device s; part 1 (up) runs it on D-1-s, so
  *     Algorithm 1's step is +/-1 for part 0 and -/+1 for part 1. A micro-batch's pipeline
  *     is fixed: in each group of D micro-batches the first half goes down, the rest up.
+ *  DualPipe: placed as X; the first N/2 micro-batches go down, the rest up.
  *  W, ZB-W (interleaved): stage s = part * D + device; crossing from device D-1 to 0 moves
  *     to the next part (Algorithm 1 lines 9-10).
  *  ZB-V, DualPipeV (a V): part 0 of device d runs stage d, part 1 stage 2D-1-d, so a
@@ -34,6 +35,8 @@ int vpipe_mb_part(const struct plan_geom *g, int mb)
 {
     if (vpipe_place(g) != SCHEME_PLACE_CHIMERA)
         return 0;
+    if (scheme_registry_get(g->scheme)->halves) /* DualPipe: a half from each end */
+        return mb < g->mbs / 2 ? 0 : 1;
     int D = g->devices, group = mb / D, i = mb % D;
     int size = g->mbs - group * D < D ? g->mbs - group * D : D;
     return i < size / 2 ? 0 : 1;
@@ -134,12 +137,12 @@ static inline VPIPE_HOT int vpipe_wrap_in(enum scheme_place place, const struct 
     bool from = vpipe_find_in(place, g, fwd ? -1 : +1, dev, in->mb, in->part, &od, &opart);
     if (from && od != dev)
         out[n++] =
-            (struct instr){fwd ? OP_RA : OP_RG, in->mb, in->part, in->stage, od, in->step, 0};
+            (struct instr){fwd ? OP_RA : OP_RG, in->mb, in->part, in->stage, od, in->step, 0, 0};
     out[n++] = *in;
     bool to = vpipe_find_in(place, g, fwd ? +1 : -1, dev, in->mb, in->part, &od, &opart);
     if (to && od != dev)
         out[n++] =
-            (struct instr){fwd ? OP_SA : OP_SG, in->mb, in->part, in->stage, od, in->step, 0};
+            (struct instr){fwd ? OP_SA : OP_SG, in->mb, in->part, in->stage, od, in->step, 0, 0};
     return n;
 }
 

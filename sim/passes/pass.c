@@ -21,6 +21,7 @@
 #include "sim/plan/validate.h"
 #include "sim/search/search_offload.h"
 #include "util/err.h"
+#include "util/str.h"
 #include "util/xalloc.h"
 
 static const struct pass pass_table[] = {
@@ -273,9 +274,15 @@ int pass_finish(const struct plan *in, const struct sim_result *in_sim, struct p
     if (reason) {
         if (why.msg[0])
             snprintf(ch->note, sizeof ch->note, "%s: %.160s", reason, why.msg);
-        else
-            snprintf(ch->note, sizeof ch->note, "%s: %.6g against %.6g", reason, cand_sim.step_time,
-                     in_sim->step_time);
+        else { /* never scientific notation on a status line (issue 41 item 5) */
+            bool unit = plan_config(in)->unit.enabled; /* step times in t, else in µs */
+            char a[48], b[48];
+            str_format_number(unit ? cand_sim.step_time : cand_sim.step_time * 1e-3, 6, a,
+                              sizeof a);
+            str_format_number(unit ? in_sim->step_time : in_sim->step_time * 1e-3, 6, b, sizeof b);
+            const char *u = unit ? "t" : "ms";
+            snprintf(ch->note, sizeof ch->note, "%s: %s %s against %s %s", reason, a, u, b, u);
+        }
         ch->n = 0;
         ch->kept_input = true;
         ch->step_out = in_sim->step_time;
@@ -554,7 +561,9 @@ int pass_pipeline_search(struct pass_pipeline *pl, const struct search_opts *o, 
         return err_wrap(e, "search");
     }
     int offloaded = 0;
-    if (o->offload) { /* the third lever: checkpointed forwards offloaded where faster */
+    /* the third lever: checkpointed forwards offloaded where faster; not after a stop (one
+     * Esc stops the whole search, not its first phase alone: issue 41 item 6) */
+    if (o->offload && !pl->search.stopped) {
         struct plan *q = NULL;
         struct sim_result qs;
         struct search_offload_stats os;

@@ -37,6 +37,10 @@ struct instr {
     int peer;        /* SA/RA/SG/RG: the device on the other side; -1 otherwise */
     int step;        /* iteration index (async pipelines span several); 0 for synchronous */
     int ckpt_layers; /* CFW/RC: layers checkpointed, 0 = all (selective checkpointing) */
+    int paired;      /* FW/CFW/BW/B: 1 when it runs fused with the device's previous compute, a
+                      * backward of another micro-batch after a forward or the reverse
+                      * (DualPipe's F&B chunk; --overlap-moe-expert-parallel-comm), each hiding
+                      * the other's expert all-to-alls (sim/core/overlap.h); 0 otherwise */
 };
 
 /* The shape of a plan, enough for the virtual pipeline to place any (mb, stage). */

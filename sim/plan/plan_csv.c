@@ -286,7 +286,7 @@ static int csv_fill(const struct csv_read *r, const char *name, struct plan *pl,
         *slot = 1;
         int dev, part;
         vpipe_locate(g, a->mb, a->stage, &dev, &part);
-        plan_append(pl, dev, (struct instr){a->op, a->mb, part, a->stage, -1, 0, 0});
+        plan_append(pl, dev, (struct instr){a->op, a->mb, part, a->stage, -1, 0, 0, 0});
     }
     free(seen);
     return rc;

@@ -57,6 +57,8 @@ char *plan_to_json(const struct plan *p)
                 cJSON_AddNumberToObject(o, "step", in->step);
             if (in->ckpt_layers != 0)
                 cJSON_AddNumberToObject(o, "ckpt_layers", in->ckpt_layers);
+            if (in->paired != 0)
+                cJSON_AddNumberToObject(o, "paired", in->paired);
             cJSON_AddItemToArray(list, o);
         }
         cJSON_AddItemToArray(devs, list);
@@ -88,21 +90,22 @@ int plan_save(const struct plan *p, const char *path, struct mt_err *e)
     return rc;
 }
 
-/* One instruction {"op", "mb", "part", "stage"[, "peer", "step", "ckpt_layers"]}. */
+/* One instruction {"op", "mb", "part", "stage"[, "peer", "step", "ckpt_layers", "paired"]}. */
 static int plan_json_instr(struct json_doc *d, const struct json_value *o,
                            const struct plan_geom *g, struct instr *out)
 {
-    enum { I_OP, I_MB, I_PART, I_STAGE, I_PEER, I_STEP, I_CKPT, I__COUNT };
-    static const char *const keys[I__COUNT] = {"op",   "mb",   "part",       "stage",
-                                               "peer", "step", "ckpt_layers"};
+    enum { I_OP, I_MB, I_PART, I_STAGE, I_PEER, I_STEP, I_CKPT, I_PAIRED, I__COUNT };
+    static const char *const keys[I__COUNT] = {"op",   "mb",   "part",        "stage",
+                                               "peer", "step", "ckpt_layers", "paired"};
     static const struct {
         int key;
         long lo;
         bool required;
     } ints[] = {{I_MB, -1, true},   {I_PART, 0, true}, {I_STAGE, 0, true},
-                {I_PEER, -1, false}, {I_STEP, 0, false}, {I_CKPT, 0, false}};
+                {I_PEER, -1, false}, {I_STEP, 0, false}, {I_CKPT, 0, false},
+                {I_PAIRED, 0, false}};
     long hi[I__COUNT] = {0, g->mbs - 1, g->parts - 1, g->stages - 1, g->devices - 1, INT_MAX,
-                         CONFIG_MAX_LAYERS};
+                         CONFIG_MAX_LAYERS, 1};
     struct json_value k[I__COUNT];
     TRY(json_fields(d, o, keys, I__COUNT, k));
     const cJSON *op = k[I_OP].item;
@@ -111,7 +114,8 @@ static int plan_json_instr(struct json_doc *d, const struct json_value *o,
         return json_fail(d, &k[I_OP],
                          "expected one of FW CFW RC BW B W SA RA SG RG AR OS OF RL");
     struct instr in = {.op = (enum op)opv, .peer = -1};
-    int *dst[I__COUNT] = {NULL, &in.mb, &in.part, &in.stage, &in.peer, &in.step, &in.ckpt_layers};
+    int *dst[I__COUNT] = {NULL,     &in.mb,   &in.part,        &in.stage,
+                          &in.peer, &in.step, &in.ckpt_layers, &in.paired};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         const struct json_value *v = &k[ints[i].key];
         if (v->item == NULL && ints[i].required)
@@ -123,6 +127,8 @@ static int plan_json_instr(struct json_doc *d, const struct json_value *o,
     /* AR/OS have no micro-batch, except in async plans: there they name the one whose
      * backward completes their update (sim/core/vpipe.h). */
     bool no_mb = (in.op == OP_AR || in.op == OP_OS) && !config_scheme_async(g->scheme);
+    if (in.paired && !plan_op_is_forward(in.op) && !plan_op_is_backward(in.op))
+        return json_fail(d, &k[I_PAIRED], "only a forward or a backward (FW CFW BW B) is paired");
     if (comm != (in.peer >= 0) || (in.mb < 0) != no_mb)
         return json_fail(d, o, "%s",
                          comm ? "send/receive without a peer" : "peer or mb does not fit the op");

@@ -32,6 +32,7 @@ static const scheme_order_fn scheme_generators[SCHEME__COUNT] = {
     [SCHEME_ZBV_TORCH] = scheme_order_zbv_torch,
     [SCHEME_VHALF] = scheme_order_vhalf,
     [SCHEME_VMIN] = scheme_order_vmin,
+    [SCHEME_DUALPIPE] = scheme_order_dualpipe,
 };
 
 scheme_order_fn scheme_generator(enum scheme_id id)
@@ -92,7 +93,7 @@ static void scheme_add_ar_os(struct plan *p)
         for (int op = replicated ? OP_AR : OP_OS; op <= OP_OS; op++)
             for (int i = 0; i < n; i++)
                 plan_append(p, d, (struct instr){(enum op)op, -1, part_of[i],
-                                                 vpipe_stage(g, d, 0, part_of[i]), -1, 0, 0});
+                                                 vpipe_stage(g, d, 0, part_of[i]), -1, 0, 0, 0});
     }
 }
 

@@ -47,6 +47,8 @@ int scheme_order_zbv_torch(struct plan *p, const struct cost_model *cost, struct
 int scheme_order_vhalf(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 int scheme_order_vmin(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 int scheme_order_dualpipev(struct plan *p, const struct cost_model *cost, struct mt_err *e);
+/* DualPipe (sim/schemes/scheme_zbv.c): both directions over Chimera's placement. */
+int scheme_order_dualpipe(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 int scheme_order_zbw(struct plan *p, const struct cost_model *cost, struct mt_err *e);
 /* Async and PipeDream (sim/schemes/scheme_async.c): 1F1B over the K x N micro-batches of K
  * iterations, no flush between them. */

@@ -14,13 +14,13 @@ int scheme_order_1f1b(struct plan *p, const struct cost_model *cost, struct mt_e
     for (int d = 0; d < D; d++) {
         int warm = D - d - 1 < N ? D - d - 1 : N;
         for (int i = 0; i < warm; i++)
-            plan_append(p, d, (struct instr){OP_FW, i, 0, d, -1, 0, 0});
+            plan_append(p, d, (struct instr){OP_FW, i, 0, d, -1, 0, 0, 0});
         for (int i = 0; i < N - warm; i++) {
-            plan_append(p, d, (struct instr){OP_FW, warm + i, 0, d, -1, 0, 0});
-            plan_append(p, d, (struct instr){OP_BW, i, 0, d, -1, 0, 0});
+            plan_append(p, d, (struct instr){OP_FW, warm + i, 0, d, -1, 0, 0, 0});
+            plan_append(p, d, (struct instr){OP_BW, i, 0, d, -1, 0, 0, 0});
         }
         for (int i = N - warm; i < N; i++)
-            plan_append(p, d, (struct instr){OP_BW, i, 0, d, -1, 0, 0});
+            plan_append(p, d, (struct instr){OP_BW, i, 0, d, -1, 0, 0, 0});
     }
     return MT_OK;
 }

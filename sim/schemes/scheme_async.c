@@ -37,14 +37,14 @@ int scheme_order_async(struct plan *p, const struct cost_model *cost, struct mt_
     for (int d = 0; d < D; d++) {
         int warm = D - d - 1 < M ? D - d - 1 : M;
         for (int i = 0; i < warm; i++)
-            plan_append(p, d, (struct instr){OP_FW, i, 0, d, -1, i / N, 0});
+            plan_append(p, d, (struct instr){OP_FW, i, 0, d, -1, i / N, 0, 0});
         for (int i = 0; i < M - warm; i++) {
             int f = warm + i;
-            plan_append(p, d, (struct instr){OP_FW, f, 0, d, -1, f / N, 0});
-            plan_append(p, d, (struct instr){OP_BW, i, 0, d, -1, i / N, 0});
+            plan_append(p, d, (struct instr){OP_FW, f, 0, d, -1, f / N, 0, 0});
+            plan_append(p, d, (struct instr){OP_BW, i, 0, d, -1, i / N, 0, 0});
         }
         for (int i = M - warm; i < M; i++)
-            plan_append(p, d, (struct instr){OP_BW, i, 0, d, -1, i / N, 0});
+            plan_append(p, d, (struct instr){OP_BW, i, 0, d, -1, i / N, 0, 0});
     }
     return MT_OK;
 }
@@ -89,8 +89,8 @@ void scheme_async_add_comm(struct plan *p)
             if (k % U != 0 && k != total[in.part])
                 continue;
             if (replicated)
-                plan_append(p, d, (struct instr){OP_AR, in.mb, in.part, in.stage, -1, in.step, 0});
-            plan_append(p, d, (struct instr){OP_OS, in.mb, in.part, in.stage, -1, in.step, 0});
+                plan_append(p, d, (struct instr){OP_AR, in.mb, in.part, in.stage, -1, in.step, 0, 0});
+            plan_append(p, d, (struct instr){OP_OS, in.mb, in.part, in.stage, -1, in.step, 0, 0});
         }
     }
     free(tmp);

@@ -51,7 +51,7 @@ static void chimera_unit_op(const struct plan_geom *g, int first_mb, int size, i
     vpipe_locate(g, mb, s, &dev, &p);
     op->slot = fw ? 2 * j + s : 2 * j + 2 * D - 1 - s;
     op->dev = dev;
-    op->in = (struct instr){fw ? OP_FW : OP_BW, mb, p, s, -1, 0, 0};
+    op->in = (struct instr){fw ? OP_FW : OP_BW, mb, p, s, -1, 0, 0, 0};
 }
 
 int scheme_order_chimera(struct plan *p, const struct cost_model *cost, struct mt_err *e)

@@ -10,9 +10,9 @@ int scheme_order_gpipe(struct plan *p, const struct cost_model *cost, struct mt_
     const struct plan_geom *g = plan_geom(p);
     for (int d = 0; d < g->devices; d++) {
         for (int i = 0; i < g->mbs; i++)
-            plan_append(p, d, (struct instr){OP_FW, i, 0, d, -1, 0, 0});
+            plan_append(p, d, (struct instr){OP_FW, i, 0, d, -1, 0, 0, 0});
         for (int i = 0; i < g->mbs; i++)
-            plan_append(p, d, (struct instr){OP_BW, i, 0, d, -1, 0, 0});
+            plan_append(p, d, (struct instr){OP_BW, i, 0, d, -1, 0, 0, 0});
     }
     return MT_OK;
 }

@@ -271,7 +271,7 @@ static int zb_order(struct plan *p, int k, const char *name, struct mt_err *e)
         for (int x = 0; x < best.len[j]; x++) {
             int code = best.order[j * 3 * N + x], mb = code % N;
             plan_append(p, j, (struct instr){ops[code / N], mb, 0, vpipe_stage(g, j, mb, 0), -1,
-                                             0, 0});
+                                             0, 0, 0});
         }
     zb_run_fini(&best);
     return MT_OK;

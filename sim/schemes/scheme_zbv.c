@@ -1,6 +1,7 @@
 /* sim/schemes/scheme_zbv.c: the V-shaped zero-bubble schedules, two stages per device: part 0 of device
  * r runs stage r, part 1 stage 2D-1-r (sim/core/vpipe.c), so the first and last stage share device 0
- * and the loss sits on device 0 too.
+ * and the loss sits on device 0 too; and DualPipe, which DualPipeV folds (both directions, the
+ * same step structure and helpers, Chimera's placement).
  *
  * ZBVZeroBubble (Qi et al., arXiv 2401.10241 §6, as torch.distributed.pipelining's
  * ScheduleZBVZeroBubble, rule for rule): device r runs 2(D-r)-1 forwards of part 0, r pairs
@@ -12,15 +13,27 @@
  *
  * DualPipeV (DeepSeek's DualPipe folded into a V; torch's ScheduleDualPipeV, step for step):
  * "F&B" below is torch's overlapped action, a forward of one part and a whole backward of the
- * other, which runs here as the forward then the backward (this simulator does not model the
- * overlap of their compute with their communication). Input-gradient backwards (B) queue their
- * W; "W?" runs the oldest queued W, if any.
+ * other: the forward, then the backward marked paired, so that each hides the other's expert
+ * all-to-alls (sim/core/overlap.h). Input-gradient backwards (B) queue their W; "W?" runs the
+ * oldest queued W, if any.
  *   1: 2(D-r-1) x F0        2: r+1 x (F0, F1)         3: D-r-1 x (B1, W?, F1)
  *   4: N-2D+r+1 x (F0&BW1, F1&BW0), the first F0&BW1 of the last device unoverlapped
  *   5: D-r-1 x (BW1, F1&BW0)
  *   6: r+1 x (X1, X0), X = BW before the middle round and B from it (odd r switch between
  *      the two, even r after the pair's first)
- *   7: D-r-1 x (W?, X0)      8: r+1 x W? */
+ *   7: D-r-1 x (W?, X0)      8: r+1 x W?
+ *
+ * DualPipe (DeepSeek-V3 report §3.2.1; deepseek-ai/DualPipe dualpipe.py, step for step): the
+ * two directions of Chimera's placement (sim/core/vpipe.c), each device d holding stage d of
+ * the down pipeline (part 0) and stage D-1-d of the up one (part 1): twice the parameters. The
+ * first N/2 micro-batches enter at device 0, the rest at device D-1. With H = D/2 and
+ * h = min(d, D-1-d), phase 0 is part 0 on the first half of the devices and part 1 on the
+ * second (phase p is part p ^ (d >= H)); in phases:
+ *   1: 2(H-h-1) x F0         2: h+1 x (F0, F1)          3: H-h-1 x (B1, W?, F1)
+ *   4: N/2-D+h+1 x (F0&BW1, F1&BW0), the first F0&BW1 of the two middle devices unoverlapped
+ *   5: H-h-1 x (BW1, F1&BW0)
+ *   6: h+1 x (X1, X0) as DualPipeV's step 6 with h for r
+ *   7: H-h-1 x (W?, B0)      8: h+1 x W? */
 #include <config.h>
 #include "sim/schemes/scheme.h"
 
@@ -31,20 +44,26 @@
 #include "util/xalloc.h"
 
 /* A device's order under construction: per-part counters of forwards, backwards (B or BW) and
- * the queue of Ws waiting (their part and micro-batch). */
+ * the queue of Ws waiting (their part and micro-batch). A part's k-th micro-batch is mb0[part]
+ * + k, k < N (a V: mb0 0 and N all of them; DualPipe: a half each). */
 struct zbv {
     struct plan *p;
-    int d, N;
+    int d, N, mb0[2];
     int f[2], b[2];
     int *wq_part, *wq_mb, wq_head, wq_tail;
+    int paired; /* the next instruction closes an F&B pair */
 };
 
-static void zbv_put(struct zbv *z, enum op op, int part, int mb)
+static void zbv_put(struct zbv *z, enum op op, int part, int k)
 {
-    if (mb >= z->N) /* torch's rounds run past N; those actions are left out */
+    int paired = z->paired;
+    z->paired = 0;
+    if (k >= z->N) /* torch's rounds run past N; those actions are left out */
         return;
     const struct plan_geom *g = plan_geom(z->p);
-    plan_append(z->p, z->d, (struct instr){op, mb, part, vpipe_stage(g, z->d, mb, part), -1, 0, 0});
+    int mb = z->mb0[part] + k;
+    plan_append(z->p, z->d,
+                (struct instr){op, mb, part, vpipe_stage(g, z->d, mb, part), -1, 0, 0, paired});
 }
 
 static void zbv_f(struct zbv *z, int part)
@@ -67,7 +86,7 @@ static void zbv_w(struct zbv *z)
 {
     if (z->wq_head == z->wq_tail)
         return;
-    zbv_put(z, OP_W, z->wq_part[z->wq_head], z->wq_mb[z->wq_head]);
+    zbv_put(z, OP_W, z->wq_part[z->wq_head], z->wq_mb[z->wq_head]); /* k, as queued */
     z->wq_head++;
 }
 
@@ -133,10 +152,12 @@ int scheme_order_zbv_torch(struct plan *p, const struct cost_model *cost, struct
     return MT_OK;
 }
 
-/* torch's overlapped forward + whole backward, run one after the other. */
-static void zbv_fb(struct zbv *z, int fpart, int bpart)
+/* torch's overlapped forward + whole backward: the forward, then the backward paired with it
+ * (alone when overlap is false: the reference's unoverlapped first F&B of its last device). */
+static void zbv_fb(struct zbv *z, int fpart, int bpart, bool overlap)
 {
     zbv_f(z, fpart);
+    z->paired = overlap;
     zbv_b(z, bpart, false);
 }
 
@@ -163,13 +184,12 @@ int scheme_order_dualpipev(struct plan *p, const struct cost_model *cost, struct
             zbv_f(&z, 1);
         }
         for (int k = 0; k < N - 2 * D + r + 1; k++) {
-            zbv_fb(&z, 0, 1); /* torch leaves the last device's first one unoverlapped: the
-                               * same two instructions here */
-            zbv_fb(&z, 1, 0);
+            zbv_fb(&z, 0, 1, k > 0 || r != D - 1); /* the last device's first: alone */
+            zbv_fb(&z, 1, 0, true);
         }
         for (int k = 0; k < D - r - 1; k++) {
             zbv_b(&z, 1, false);
-            zbv_fb(&z, 1, 0);
+            zbv_fb(&z, 1, 0, true);
         }
         bool split = false;
         int half = (r + 1) / 2;
@@ -186,6 +206,64 @@ int scheme_order_dualpipev(struct plan *p, const struct cost_model *cost, struct
             zbv_b(&z, 0, split);
         }
         for (int k = 0; k < r + 1; k++)
+            zbv_w(&z);
+        zbv_fini(&z);
+    }
+    return MT_OK;
+}
+
+int scheme_order_dualpipe(struct plan *p, const struct cost_model *cost, struct mt_err *e)
+{
+    (void)cost;
+    const struct plan_geom *g = plan_geom(p);
+    int D = g->devices, N = g->mbs, H = D / 2, half = N / 2;
+    if (D % 2 != 0 || N % 2 != 0 || N < 2 * D)
+        return err_set(e, MT_EINVAL,
+                       "DualPipe needs an even pp and an even number of micro-batches of at least "
+                       "2 pp (pp = %d, %d micro-batches)",
+                       D, N);
+    for (int d = 0; d < D; d++) {
+        int h = d < D - 1 - d ? d : D - 1 - d, second = d >= H;
+        bool middle = d == H - 1 || d == H;
+        int p0 = second, p1 = 1 - second; /* the parts of phases 0 and 1 on this device */
+        struct zbv z;
+        zbv_init(&z, p, d, half);
+        z.N = half;
+        z.mb0[1] = half; /* the up direction's micro-batches */
+        for (int k = 0; k < 2 * (H - h - 1); k++)
+            zbv_f(&z, p0);
+        for (int k = 0; k < h + 1; k++) {
+            zbv_f(&z, p0);
+            zbv_f(&z, p1);
+        }
+        for (int k = 0; k < H - h - 1; k++) {
+            zbv_b(&z, p1, true);
+            zbv_w(&z);
+            zbv_f(&z, p1);
+        }
+        for (int k = 0; k < half - D + h + 1; k++) {
+            zbv_fb(&z, p0, p1, k > 0 || !middle); /* the middle devices' first: alone */
+            zbv_fb(&z, p1, p0, true);
+        }
+        for (int k = 0; k < H - h - 1; k++) {
+            zbv_b(&z, p1, false);
+            zbv_fb(&z, p1, p0, true);
+        }
+        bool split = false;
+        int mid = (h + 1) / 2;
+        for (int k = 0; k < h + 1; k++) {
+            if (k == mid && h % 2 == 1)
+                split = true;
+            zbv_b(&z, p1, split);
+            if (k == mid && h % 2 == 0)
+                split = true;
+            zbv_b(&z, p0, split);
+        }
+        for (int k = 0; k < H - h - 1; k++) {
+            zbv_w(&z);
+            zbv_b(&z, p0, true);
+        }
+        for (int k = 0; k < h + 1; k++)
             zbv_w(&z);
         zbv_fini(&z);
     }

@@ -306,7 +306,7 @@ int scheme_order_zbv(struct plan *p, const struct cost_model *cost, struct mt_er
             int code = best.order[d * 6 * N + x], k = code / N, mb = code % N;
             int cat = k / 2, part = cat == 0 ? k % 2 : 1 - k % 2;
             plan_append(p, d, (struct instr){ops[cat], mb, part, vpipe_stage(g, d, mb, part), -1,
-                                             0, 0});
+                                             0, 0, 0});
         }
     zbv_run_fini(&best);
     return MT_OK;

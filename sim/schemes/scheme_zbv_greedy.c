@@ -340,7 +340,7 @@ static int vg_order(struct plan *p, bool v_min)
     for (int x = 0; x < n; x++) {
         int d = ops[x].dev, k = ops[x].kind, m = ops[x].mb;
         plan_append(p, d, (struct instr){kind_op[k], m, kind_part[k],
-                                         vpipe_stage(g, d, m, kind_part[k]), -1, 0, 0});
+                                         vpipe_stage(g, d, m, kind_part[k]), -1, 0, 0, 0});
     }
     free(ops);
     for (int d = 0; d < D; d++)

@@ -21,7 +21,7 @@
 
 static void zbw_put(struct plan *p, int d, enum op op, int part, int mb)
 {
-    plan_append(p, d, (struct instr){op, mb, part, vpipe_stage(plan_geom(p), d, mb, part), -1, 0, 0});
+    plan_append(p, d, (struct instr){op, mb, part, vpipe_stage(plan_geom(p), d, mb, part), -1, 0, 0, 0});
 }
 
 int scheme_order_zbw(struct plan *p, const struct cost_model *cost, struct mt_err *e)

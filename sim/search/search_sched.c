@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/scheme_registry.h"
 #include "sim/core/memory.h"
 #include "sim/schemes/scheme.h"
 #include "sim/search/search.h"
@@ -75,7 +76,7 @@ int search_ctx_init(struct search_ctx *c, const struct plan *p, double cap, stru
                 }
                 c->dev_cap[dev]++;
                 static const enum op kind_op[SK__COUNT] = {OP_FW, OP_RC, OP_BW, OP_W};
-                struct instr in = {kind_op[k], mb, part, s, -1, 0, 0};
+                struct instr in = {kind_op[k], mb, part, s, -1, 0, 0, 0};
                 if (k == SK_B && c->split[key])
                     in.op = OP_B;
                 o->dur = sim_instr_latency(&c->cost, &in);
@@ -125,9 +126,9 @@ int search_ctx_init(struct search_ctx *c, const struct plan *p, double cap, stru
         lane[ch] = id;
     }
     free(lane);
-    c->replicated = c->cfg->cluster.dp > 1 || g->scheme == SCHEME_X;
+    c->replicated = c->cfg->cluster.dp > 1 || scheme_registry_get(g->scheme)->replicas > 1;
     for (int s = 0; s < S; s++) {
-        struct instr ar = {OP_AR, -1, 0, s, -1, 0, 0}, os = {OP_OS, -1, 0, s, -1, 0, 0};
+        struct instr ar = {OP_AR, -1, 0, s, -1, 0, 0, 0}, os = {OP_OS, -1, 0, s, -1, 0, 0, 0};
         c->ar[s] = c->replicated ? sim_instr_latency(&c->cost, &ar) : 0;
         c->os[s] = sim_instr_latency(&c->cost, &os);
     }
@@ -232,7 +233,7 @@ static struct instr search_instr(const struct search_ctx *c, const struct search
     case SK_B: kind = c->split[key] ? OP_B : OP_BW; break;
     default: kind = OP_W; break;
     }
-    return (struct instr){kind, o->mb, o->part, o->stage, -1, 0, 0};
+    return (struct instr){kind, o->mb, o->part, o->stage, -1, 0, 0, 0};
 }
 
 struct plan *search_sched_plan(const struct search_ctx *c, const struct search_sched *s)
@@ -520,7 +521,7 @@ static struct instr search_recv_of(const struct search_ctx *c, int op)
 {
     const struct search_op *o = &c->op[op];
     return (struct instr){SEARCH_KIND(op) == SK_F ? OP_RA : OP_RG, o->mb, o->part, o->stage,
-                          o->in_dev, 0, 0};
+                          o->in_dev, 0, 0, 0};
 }
 
 /* The op that receives what op sends (the next stage's forward, the previous one's backward). */
@@ -585,7 +586,7 @@ int search_eval_expand(const struct search_ctx *c, const struct search_sched *s,
         buf[n++] = search_instr(c, s, op);
         if (o->out_dev >= 0)
             buf[n++] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
-                                      o->out_dev, 0, 0};
+                                      o->out_dev, 0, 0, 0};
         if (kind == SK_F && s->ck[SEARCH_KEY(op)] == SEARCH_CK_OFFLOAD) { /* after its send */
             buf[n] = buf[n - 1 - (o->out_dev >= 0)];
             buf[n++].op = OP_OF;
@@ -712,11 +713,11 @@ double search_mem_walk_op(const struct search_ctx *c, int op, bool ck, struct me
                                    : OP_W;
     if (o->in_dev >= 0)
         in[n++] = (struct instr){kind == SK_F ? OP_RA : OP_RG, o->mb, o->part, o->stage,
-                                 o->in_dev, 0, 0};
-    in[n++] = (struct instr){main, o->mb, o->part, o->stage, -1, 0, 0};
+                                 o->in_dev, 0, 0, 0};
+    in[n++] = (struct instr){main, o->mb, o->part, o->stage, -1, 0, 0, 0};
     if (o->out_dev >= 0)
         in[n++] = (struct instr){kind == SK_F ? OP_SA : OP_SG, o->mb, o->part, o->stage,
-                                 o->out_dev, 0, 0};
+                                 o->out_dev, 0, 0, 0};
     for (int i = 0; i < n; i++) {
         struct mem_step m = mem_step_next(&c->cost, &in[i], pending);
         double held[3];

@@ -4,7 +4,7 @@
 # ~4 s; the plan shown has micro-batches of 8, 128 of them, quick to draw) stops it within
 # 0.5 s: the candidates in flight give up at their next pass (issue 27 item 3), the status says
 # how many ran and are kept, a key acts at once (n steps to ckpt), and t shows what ran ("N ran
-# before Esc"), not a fresh run. An edit of a huge config (GPT3-13B x 32 at 4096
+# before Esc"), not a fresh run. An edit of a huge config (GPT3-13B x 32 at 4095
 # micro-batches) shows the new base plan within a second and runs the passes behind it, the
 # status line naming the pass that runs: Esc stops them within 0.5 s, keeping base, and keys
 # act; the next edit starts over from its config and, waited for, fills the pass bar. A loaded
@@ -82,12 +82,15 @@ try() {
     tmux -L "$sock" send-keys t
     wait_for 'tuning [' 30 || { echo 99; return; }
     sleep 1.5
+    tmux -L "$sock" capture-pane -p | tail -n 1 >"$tmp/bar"
     esc_latency 'candidates ran and are kept'
 }
 
 s=$(tries try)
 check "Esc: the tuner stopped, what ran kept, within 0.5 s (took ${s} s)" \
     "python3 -c 'import sys; sys.exit(float(sys.argv[1]) > 0.5)' $s"
+check "the tuner's bar says about how long it has left (issue 41 item 6): $(cut -c1-30 "$tmp/bar")..." \
+    "grep -qE ', about [0-9.]+ (s|min|h) left' $tmp/bar"
 tmux -L "$sock" capture-pane -p >"$tmp/stopped"
 echo "status after Esc: $(tail -n 1 "$tmp/stopped")"
 check "... the status says how far it got" \
@@ -112,7 +115,7 @@ try_edit() {
     tmux -L "$sock" kill-server >/dev/null 2>&1
     sleep 0.2
     tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
-        "LANG=C.UTF-8 TERM=xterm-256color $bin explore --model GPT3-13B --devices 32 --microbatches 4096; sleep 600"
+        "LANG=C.UTF-8 TERM=xterm-256color $bin explore --model GPT3-13B --devices 32 --microbatches 4095; sleep 600"
     wait_for 'base: step' 120 || { echo 99; return; }
     tmux -L "$sock" send-keys M
     wait_for '^passes [0-4]/4: .*Esc: stop \(keeps the steps made\)' 60 re || { echo 99; return; }
@@ -121,8 +124,8 @@ try_edit() {
 s=$(tries try_edit)
 check "an edit's passes: Esc stops them within 0.5 s (took ${s} s)" \
     "python3 -c 'import sys; sys.exit(float(sys.argv[1]) > 0.5)' $s"
-check "... the new config's base is shown (N 4097)" \
-    "tmux -L $sock capture-pane -p | sed -n 1p | grep -q ' N 4097 mbs 1 '"
+check "... the new config's base is shown (N 4096: M goes up to the ladder's next rung)" \
+    "tmux -L $sock capture-pane -p | sed -n 1p | grep -q ' N 4096 mbs 1 '"
 # n up to the first step not made (base, or a step or two more on a loaded machine)
 not_built() {
     for i in 1 2 3 4 5; do
@@ -136,8 +139,8 @@ check "... a step not built says so" not_built
 # Their end is waited for at most two minutes: minutes under the sanitizers.
 tmux -L "$sock" send-keys M
 check "the next edit builds its base and runs its passes behind it" \
-    "wait_for '^passes [0-4]/4: [a-z]+.*steps? made\), [0-9.]+ s   Esc: stop' 60 re && tmux -L $sock capture-pane -p | sed -n 1p | grep -q ' N 4098 mbs 1 '"
-if wait_for '^micro-batches 4097 -> 4098' 120 re; then
+    "wait_for '^passes [0-4]/4: [a-z]+.*steps? made\), [0-9.]+ s   Esc: stop' 60 re && tmux -L $sock capture-pane -p | sed -n 1p | grep -q ' N 5120 mbs 1 '"
+if wait_for '^micro-batches 4096 -> 5120' 120 re; then
     check "... and, done, fills the pass bar" \
         "tmux -L $sock capture-pane -p | sed -n 2p | grep -q 'prepose [0-9.]*s '"
 else

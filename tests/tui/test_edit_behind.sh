@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/tui/test_edit_behind.sh: an edit's passes run behind its base plan (issue 27 item 1),
-# in tmux: GPT3-13B, V, 32 devices x 1024 micro-batches, m. The base of 1023 is shown first
-# and the pass bar fills in; waited for, the title and the pass bar are those of the explorer
-# opened headless on 1023 micro-batches (every step built before the first frame, as edits
+# in tmux: GPT3-13B, V, 32 devices x 1024 micro-batches, m. The base of 896 is shown first (m steps
+# down the ladder at large N) and the pass bar fills in; waited for, the title and the pass bar are those of the explorer
+# opened headless on 896 micro-batches (every step built before the first frame, as edits
 # were built before), and the prepose step it exports is the plan `optimize --plan-out` writes
 # for that config (but for the global batch the edit keeps whole): the same steps and figures.
 set -u
@@ -38,16 +38,16 @@ tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
     "LANG=C.UTF-8 TERM=xterm-256color $bin explore $flags; sleep 600"
 wait_for 'base: step' 120 || { echo "the explorer did not open"; exit 1; }
 tmux -L "$sock" send-keys m
-check "m: the base of 1023 micro-batches is shown" "wait_for ' N 1023 mbs 1 ' 120 0"
+check "m: the base of 896 micro-batches is shown (m steps down the ladder at large N)" "wait_for ' N 896 mbs 1 ' 120 0"
 # the passes behind it: the status line says which runs (unless they were done already)
 tmux -L "$sock" capture-pane -p | tail -n 1 >"$tmp/status"
 echo "status after m: $(cat "$tmp/status")"
 check "... then its passes fill the pass bar" "wait_for 'prepose [0-9.]+s ' 240 1"
-check "... and the status line says the edit" "wait_for '^micro-batches 1024 -> 1023' 10"
+check "... and the status line says the edit" "wait_for '^micro-batches 1024 -> 896' 10"
 tmux -L "$sock" capture-pane -p | sed -n 1,2p >"$tmp/behind"
-LANG=C.UTF-8 "$bin" explore $flags --microbatches 1023 --dump-screen --size 120x40 \
+LANG=C.UTF-8 "$bin" explore $flags --microbatches 896 --dump-screen --size 120x40 \
     | sed -n 1,2p >"$tmp/whole"
-check "title and pass bar as the explorer opened on 1023 shows them" \
+check "title and pass bar as the explorer opened on 896 shows them" \
     "diff $tmp/behind $tmp/whole"
 # prepose exported against optimize --plan-out
 tmux -L "$sock" send-keys n n n n
@@ -56,8 +56,8 @@ tmux -L "$sock" send-keys e
 tmux -L "$sock" send-keys -l "$tmp/explored.json"
 tmux -L "$sock" send-keys Enter
 wait_for '^wrote ' 60 || echo "no export"
-"$bin" optimize $flags --microbatches 1023 --plan-out "$tmp/optimized.json" >/dev/null 2>&1
-# the edit keeps the global batch whole (N x mbs x dp: 1023), --microbatches alone does not
+"$bin" optimize $flags --microbatches 896 --plan-out "$tmp/optimized.json" >/dev/null 2>&1
+# the edit keeps the global batch whole (N x mbs x dp: 896), --microbatches alone does not
 # (the config's 128): the plans are compared with that one key aside
 same_plan() {
     python3 - "$tmp/explored.json" "$tmp/optimized.json" <<'PY'

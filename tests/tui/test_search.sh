@@ -129,6 +129,35 @@ if command -v tmux >/dev/null 2>&1; then
     tmux -L "$sock" send-keys Escape
     check "tmux: Esc stops it, the best so far shown" "shown '^search (stopped by a key: the best so far): step ' 100"
     tmux -L "$sock" send-keys q
+
+    # With offload on, one Esc stops the whole search (issue 41 item 6: the first Esc only
+    # started the offload phase, whose bar then ran on); and a key typed while the search
+    # runs is applied once it is done (it was dropped): p, typed during it, shows prepose. The
+    # cap keeps the search from its bound, where it would not run at all.
+    tmux -L "$sock" kill-server >/dev/null 2>&1
+    sock="$sock-c"
+    tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 40 \
+        "LANG=C.UTF-8 TERM=xterm-256color $bin explore --scheme X --devices 64 --microbatches 256 --offload --memory 20G; sleep 20"
+    shown 'prepose' 300
+    tmux -L "$sock" send-keys n n n n n
+    check "tmux, offload on: the search's progress bar" "shown '^search \[#*\.*\] *[0-9]*%  [0-9]* of [0-9]* schedules' 100"
+    tmux -L "$sock" send-keys Escape
+    check "tmux, offload on: one Esc stops it" "shown '^search (stopped by a key: the best so far): step ' 100"
+    sleep 1
+    tmux -L "$sock" capture-pane -p >"$tmp/after"
+    check "... and no offload phase runs after it" "! tail -n 1 $tmp/after | grep -q '^search \['"
+    tmux -L "$sock" send-keys q
+    tmux -L "$sock" kill-server >/dev/null 2>&1
+    sock="$sock-d"
+    tmux -L "$sock" -f /dev/null new-session -d -x 160 -y 40 \
+        "LANG=C.UTF-8 TERM=xterm-256color $bin explore --scheme X --devices 64 --microbatches 256; sleep 30"
+    shown 'prepose' 300
+    tmux -L "$sock" send-keys n n n n n
+    shown '^search \[' 100
+    tmux -L "$sock" send-keys p
+    check "tmux: p typed during the search is applied after it: prepose shown" \
+        "shown '^prepose: step ' 200"
+    tmux -L "$sock" send-keys q
 else
     skip "tmux not installed: n was not typed"
 fi

@@ -98,7 +98,7 @@ static void table_sane(const struct cmd_entry *ce, const struct cmd_option *t, c
                         o->value == CMD_PLAN_NO_CE_FUSION || o->value == CMD_PLAN_GRAD_FP32 ||
                         o->value == CMD_PLAN_GRAD_BF16 || o->value == CMD_PLAN_TP_COMM_OVERLAP ||
                         o->value == CMD_PLAN_OVERLAP_GRAD_REDUCE || o->value == CMD_PLAN_ACCOUNT_EMB ||
-                        o->value == CMD_PLAN_ACCOUNT_LOSS));
+                        o->value == CMD_PLAN_ACCOUNT_LOSS || o->value == CMD_PLAN_OVERLAP_A2A));
         CHECK((o->arg != NULL) == takes);
         CHECK(!o->optional || o->type == CMD_INT || o->type == CMD_DOUBLE);
         CHECK(o->letter != 'h');

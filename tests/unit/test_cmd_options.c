@@ -150,9 +150,9 @@ static void test_values(void)
     CHECK(cp.path && strcmp(cp.path, "cfg.json") == 0);
     CHECK_EQ_INT(first, 17);
 
-    /* --opt=value, abbreviations, -nVALUE, an optional argument given, negative numbers */
+    /* --opt=value, -nVALUE, an optional argument given, negative numbers */
     CHECK_EQ_INT(parse(&demo_plan_entry, &d, &cp,
-                       ARGS("--count=10", "--rat", "1", "-ny", "--level=9", "--fla", "--kind=a",
+                       ARGS("--count=10", "--ratio", "1", "-ny", "--level=9", "--flag", "--kind=a",
                             "--floor", "1e3")),
                  CMD_OPTIONS_RUN);
     CHECK_EQ_INT(d.count, 10);
@@ -195,7 +195,23 @@ static void test_errors(void)
     fails(ARGS("--name"), "--name: needs an argument (NAME)");
     fails(ARGS("--flag=1"), "--flag: takes no argument");
     fails(ARGS("--help=1"), "--help: takes no argument");
-    fails(ARGS("--mi", "3"), "--mi: ambiguous option: --microbatches, --micro-batch-size");
+    fails(ARGS("--mi", "3"), "--mi: unknown option (did you mean one of --microbatches, "
+                             "--micro-batch-size? flags are not abbreviated)");
+    /* flags are taken whole (getopt_long took "--plan" for --plan-out and wrote over the
+     * file): a unique prefix is refused naming the flag, whether its value is joined or not */
+    fails(ARGS("--rat", "1"), "--rat: unknown option (did you mean --ratio? flags are not "
+                              "abbreviated, as in Megatron-LM)");
+    fails(ARGS("--rat=1"), "--rat: unknown option (did you mean --ratio? flags are not "
+                           "abbreviated, as in Megatron-LM)");
+    fails(ARGS("cfg.json", "--fla"), "--fla: unknown option (did you mean --flag? flags are not "
+                                     "abbreviated, as in Megatron-LM)");
+    /* an argument that looks like a flag's prefix is the option's value, not a flag */
+    {
+        struct demo d;
+        struct cmd_plan cp;
+        CHECK_EQ_INT(parse(&demo_plan_entry, &d, &cp, ARGS("--name", "--na")), CMD_OPTIONS_RUN);
+        CHECK(d.name && strcmp(d.name, "--na") == 0);
+    }
     fails(ARGS("a.json", "b.json"), "one CONFIG at most (got 2)");
     /* a plan flag's value is checked once the config is read (tui/cmd_plan.c), its count here */
     const char *many[40];

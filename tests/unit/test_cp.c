@@ -236,8 +236,23 @@ static void test_llama3(void)
     }
 }
 
+/* every header's degrees name the CP mode (the review of issue 41 item 5: only simulate's did) */
+static void test_degrees_text(void)
+{
+    struct config c;
+    llama8b(&c, 2, CP_COMM_A2A);
+    c.cluster.tp = 2;
+    char t[128];
+    config_degrees_text(&c, 4, t, sizeof t);
+    CHECK(strcmp(t, "pp 4 x dp 1 x tp 2 x cp 2 (a2a)") == 0);
+    llama8b(&c, 1, CP_COMM_A2A);
+    config_degrees_text(&c, 8, t, sizeof t);
+    CHECK(strcmp(t, "pp 8 x dp 1") == 0); /* no cp, no mode */
+}
+
 int main(void)
 {
+    test_degrees_text();
     test_pairs();
     test_modes();
     test_geometry();

@@ -317,7 +317,7 @@ static double walk(const struct config *c, struct stage_cost *sc, const int *ops
     struct cost_model cost = {.num_stages = 1, .parts_per_device = 1, .stage = sc};
     struct plan *p = plan_new(c, &g);
     for (int i = 0; i < nops; i++) {
-        struct instr in = {(enum op)ops[i], 0, 0, 0, -1, 0, ops[i] == OP_BW ? 0 : k};
+        struct instr in = {(enum op)ops[i], 0, 0, 0, -1, 0, ops[i] == OP_BW ? 0 : k, 0};
         plan_append(p, 0, in);
     }
     struct sim_result r;
@@ -492,9 +492,9 @@ static void test_selective_memory(void)
     struct mt_err e = {0};
     for (int t = 0; t < 5; t++) {
         struct plan *p = plan_new(&c, &g);
-        struct instr cfw = {OP_CFW, 0, 0, 0, -1, 0, ks[t]};
-        struct instr rc = {OP_RC, 0, 0, 0, -1, 0, ks[t]};
-        struct instr bw = {OP_BW, 0, 0, 0, -1, 0, 0};
+        struct instr cfw = {OP_CFW, 0, 0, 0, -1, 0, ks[t], 0};
+        struct instr rc = {OP_RC, 0, 0, 0, -1, 0, ks[t], 0};
+        struct instr bw = {OP_BW, 0, 0, 0, -1, 0, 0, 0};
         for (int mb = 0; mb < 2; mb++) {
             cfw.mb = mb;
             plan_append(p, 0, cfw);

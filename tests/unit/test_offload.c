@@ -74,7 +74,7 @@ static struct plan *fig2_offload_plan(const struct config *c)
             const struct instr *in = &ins[i];
             out[n++] = *in;
             if (in->op == OP_FW && off[in->mb])
-                out[n++] = (struct instr){OP_OF, in->mb, in->part, in->stage, -1, 0, 0};
+                out[n++] = (struct instr){OP_OF, in->mb, in->part, in->stage, -1, 0, 0, 0};
             if (!is_compute(in->op))
                 continue;
             /* the next backward on this device: its RL goes here when this is a backward, or
@@ -90,7 +90,7 @@ static struct plan *fig2_offload_plan(const struct config *c)
             if (in->op == OP_BW || !fw_between) {
                 if (pending_rl == ins[j].mb)
                     continue;
-                out[n++] = (struct instr){OP_RL, ins[j].mb, ins[j].part, ins[j].stage, -1, 0, 0};
+                out[n++] = (struct instr){OP_RL, ins[j].mb, ins[j].part, ins[j].stage, -1, 0, 0, 0};
                 pending_rl = ins[j].mb;
             }
         }

@@ -329,7 +329,7 @@ static void test_kept_resolution(void)
     /* An append drops it too. */
     CHECK_EQ_INT(sim_run(p, &a, &e), MT_OK);
     CHECK(plan_cache_get(p) != NULL);
-    plan_append(p, 0, (struct instr){OP_FW, 1, 0, 0, -1, 0, 0});
+    plan_append(p, 0, (struct instr){OP_FW, 1, 0, 0, -1, 0, 0, 0});
     CHECK(plan_cache_get(p) == NULL);
     CHECK_EQ_INT(sim_run(p, &b, &e), MT_EINFEASIBLE); /* a duplicate forward */
     CHECK_STR_CONTAINS(e.msg, "duplicate");

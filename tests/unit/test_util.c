@@ -22,6 +22,15 @@ static void errors(void)
     CHECK(strcmp(e.msg, "field dp: 3") == 0);
     CHECK_EQ_INT(err_wrap(&e, "config.json"), MT_EINVAL);
     CHECK(strcmp(e.msg, "config.json: field dp: 3") == 0);
+    /* a context the message already starts with is not added twice (issue 41 item 8) */
+    CHECK_EQ_INT(err_wrap(&e, "config.json"), MT_EINVAL);
+    CHECK(strcmp(e.msg, "config.json: field dp: 3") == 0);
+    CHECK_EQ_INT(err_wrap(&e, "config"), MT_EINVAL); /* a shorter word is another context */
+    CHECK(strcmp(e.msg, "config: config.json: field dp: 3") == 0);
+    err_set(&e, MT_EINVAL, "search: no pipeline to search from");
+    err_wrap(&e, "search");
+    CHECK(strcmp(e.msg, "search: no pipeline to search from") == 0);
+    err_set(&e, MT_EINVAL, "field dp: 3");
     CHECK_EQ_INT(err_set(NULL, MT_EIO, "nowhere"), MT_EIO); /* NULL: the code alone */
     err_clear(&e);
     CHECK_EQ_INT(e.code, MT_OK);
@@ -34,6 +43,14 @@ static void errors(void)
 
 static void sizes_and_numbers(void)
 {
+    char left[64];
+    /* 10 of 40 in 5 s: 30 more at 0.5 s each */
+    CHECK(strcmp(str_format_time_left(5, 10, 40, left, sizeof left), "about 15 s left") == 0);
+    CHECK(strcmp(str_format_time_left(60, 1, 11, left, sizeof left), "about 10 min left") == 0);
+    CHECK(strcmp(str_format_time_left(3600, 1, 3, left, sizeof left), "about 2.0 h left") == 0);
+    CHECK(strcmp(str_format_time_left(0.5, 10, 40, left, sizeof left), "") == 0); /* too soon */
+    CHECK(strcmp(str_format_time_left(5, 0, 40, left, sizeof left), "") == 0);
+    CHECK(strcmp(str_format_time_left(5, 40, 40, left, sizeof left), "") == 0); /* done */
     double b = 0;
     CHECK(str_parse_bytes("40G", &b, NULL) == MT_OK && b == 40.0 * (1 << 30));
     CHECK(str_parse_bytes("80GiB", &b, NULL) == MT_OK && b == 80.0 * (1 << 30));

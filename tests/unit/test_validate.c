@@ -61,14 +61,14 @@ static void test_structure_errors(void)
     expect(p, "device 0, instruction 2 (CFW1): checkpointed forward without a recompute");
 
     p = build(SCHEME_V);
-    plan_insert(p, 0, 5, (struct instr){OP_RC, 0, 0, 0, -1, 0, 0}); /* RC0 before BW0 */
+    plan_insert(p, 0, 5, (struct instr){OP_RC, 0, 0, 0, -1, 0, 0, 0}); /* RC0 before BW0 */
     expect(p, "device 0, instruction 0 (FW0): recompute of a forward that kept its activations");
 
     p = build(SCHEME_V);
     struct instr fw0 = *plan_at(p, 0, 0);
     fw0.op = OP_CFW;
     set(p, 0, 0, fw0);
-    plan_insert(p, 0, 6, (struct instr){OP_RC, 0, 0, 0, -1, 0, 0}); /* RC0 after BW0 (at 5) */
+    plan_insert(p, 0, 6, (struct instr){OP_RC, 0, 0, 0, -1, 0, 0, 0}); /* RC0 after BW0 (at 5) */
     expect(p, "device 0, instruction 6 (RC0): recompute outside its forward (0) .. backward (5)");
 
     p = build(SCHEME_ZBH1);
@@ -110,7 +110,7 @@ static void test_pairing_errors(void)
 
     /* a send out of the last stage, where no stage follows to receive it */
     p = build(SCHEME_V);
-    plan_insert(p, 1, 3, (struct instr){OP_SA, 0, 0, 1, 0, 0, 0}); /* after BW0, to device 0 */
+    plan_insert(p, 1, 3, (struct instr){OP_SA, 0, 0, 1, 0, 0, 0, 0}); /* after BW0, to device 0 */
     expect(p, "device 1, instruction 3 (SA0): no matching RA0 on device 0");
 
     /* a receive moved after the forward that needs it: the run names the deadlock */

@@ -36,7 +36,7 @@ static void check_peer_rule(void)
 static void check_place(const struct plan_geom *g, enum op op, int mb, int stage, int dev,
                         int part)
 {
-    struct instr in = {op, mb, 0, stage, -1, 0, 0};
+    struct instr in = {op, mb, 0, stage, -1, 0, 0, 0};
     int d = -1, p = -1;
     CHECK(vpipe_peer_place(g, &in, &d, &p));
     CHECK_EQ_INT(d, dev);
@@ -50,7 +50,7 @@ static void check_hand_places(void)
     check_place(&v, OP_RA, 2, 3, 2, 0);
     check_place(&v, OP_SG, 1, 3, 2, 0);
     check_place(&v, OP_RG, 1, 0, 1, 0);
-    struct instr last = {OP_SA, 0, 0, 3, -1, 0, 0};
+    struct instr last = {OP_SA, 0, 0, 3, -1, 0, 0, 0};
     int d, p;
     CHECK(!vpipe_peer_place(&v, &last, &d, &p));
 
@@ -94,28 +94,28 @@ static void check_wrap_one(const struct plan_geom *g, int dev, struct instr in, 
 static void check_wrap(void)
 {
     struct plan_geom v = {SCHEME_V, 4, 1, 4, 8};
-    check_wrap_one(&v, 1, (struct instr){OP_FW, 2, 0, 1, -1, 3, 0}, 3,
+    check_wrap_one(&v, 1, (struct instr){OP_FW, 2, 0, 1, -1, 3, 0, 0}, 3,
                    (enum op[]){OP_RA, OP_FW, OP_SA}, (int[]){0, -1, 2});
-    check_wrap_one(&v, 0, (struct instr){OP_BW, 0, 0, 0, -1, 0, 0}, 2,
+    check_wrap_one(&v, 0, (struct instr){OP_BW, 0, 0, 0, -1, 0, 0, 0}, 2,
                    (enum op[]){OP_RG, OP_BW}, (int[]){1, -1});
-    check_wrap_one(&v, 3, (struct instr){OP_B, 5, 0, 3, -1, 0, 0}, 2,
+    check_wrap_one(&v, 3, (struct instr){OP_B, 5, 0, 3, -1, 0, 0, 0}, 2,
                    (enum op[]){OP_B, OP_SG}, (int[]){-1, 2});
-    check_wrap_one(&v, 3, (struct instr){OP_CFW, 5, 0, 3, -1, 0, 2}, 2,
+    check_wrap_one(&v, 3, (struct instr){OP_CFW, 5, 0, 3, -1, 0, 2, 0}, 2,
                    (enum op[]){OP_RA, OP_CFW}, (int[]){2, -1});
     /* not forwards or backwards: alone */
-    check_wrap_one(&v, 2, (struct instr){OP_RC, 1, 0, 2, -1, 0, 0}, 1, (enum op[]){OP_RC},
+    check_wrap_one(&v, 2, (struct instr){OP_RC, 1, 0, 2, -1, 0, 0, 0}, 1, (enum op[]){OP_RC},
                    (int[]){-1});
-    check_wrap_one(&v, 2, (struct instr){OP_W, 1, 0, 2, -1, 0, 0}, 1, (enum op[]){OP_W},
+    check_wrap_one(&v, 2, (struct instr){OP_W, 1, 0, 2, -1, 0, 0, 0}, 1, (enum op[]){OP_W},
                    (int[]){-1});
     /* interleaved, 2 chunks on 4 devices: stage 3's next is stage 4 on device 0 */
     struct plan_geom w = {SCHEME_W, 4, 2, 8, 4};
-    check_wrap_one(&w, 3, (struct instr){OP_FW, 0, 0, 3, -1, 0, 0}, 3,
+    check_wrap_one(&w, 3, (struct instr){OP_FW, 0, 0, 3, -1, 0, 0, 0}, 3,
                    (enum op[]){OP_RA, OP_FW, OP_SA}, (int[]){2, -1, 0});
     /* a V on 2 devices: stages 1 and 2 both on device 1, so no message between them */
     struct plan_geom zv = {SCHEME_ZBV, 2, 2, 4, 4};
-    check_wrap_one(&zv, 1, (struct instr){OP_FW, 0, 0, 1, -1, 0, 0}, 2,
+    check_wrap_one(&zv, 1, (struct instr){OP_FW, 0, 0, 1, -1, 0, 0, 0}, 2,
                    (enum op[]){OP_RA, OP_FW}, (int[]){0, -1});
-    check_wrap_one(&zv, 1, (struct instr){OP_B, 0, 1, 2, -1, 0, 0}, 2,
+    check_wrap_one(&zv, 1, (struct instr){OP_B, 0, 1, 2, -1, 0, 0, 0}, 2,
                    (enum op[]){OP_RG, OP_B}, (int[]){0, -1});
 }
 
