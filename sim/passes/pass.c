@@ -196,6 +196,15 @@ void pass_sim_copy(struct sim_result *dst, const struct sim_result *src)
     dst->start = pass_dup(src->start, total);
     dst->end = pass_dup(src->end, total);
     dst->mem_after = pass_dup(src->mem_after, total);
+    /* the expert all-to-alls' per-instruction figures (sim/core/overlap.c; NULL without
+     * experts): copied too, else both results would free the same arrays */
+    if (src->a2a_hidden) {
+        dst->a2a_hidden = pass_dup(src->a2a_hidden, total);
+        dst->a2a_exposed = pass_dup(src->a2a_exposed, total);
+        dst->a2a_bytes = pass_dup(src->a2a_bytes, total);
+        dst->a2a_partner = xmalloc(total * sizeof *dst->a2a_partner);
+        memcpy(dst->a2a_partner, src->a2a_partner, total * sizeof *dst->a2a_partner);
+    }
     dst->staleness = xmalloc((size_t)(src->stages > 0 ? src->stages : 1) * sizeof(int));
     if (src->stages > 0 && src->staleness)
         memcpy(dst->staleness, src->staleness, (size_t)src->stages * sizeof(int));
