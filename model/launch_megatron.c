@@ -621,9 +621,10 @@ static int mr_moe(struct mread *r, int tp, struct config *c)
                 launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
                             "%s without --num-experts (Megatron ignores it)",
                             r->v[moe_ids[i]].at->text);
-        /* an ep or etp without experts: the validation names them */
+        /* an ep or etp without experts: the validation names them (an etp of 1 or tp
+         * changes nothing on a dense model, as in Megatron) */
         c->cluster.ep = ep > 1 ? ep : 0;
-        c->cluster.etp = etp;
+        c->cluster.etp = etp > 1 && etp != tp ? etp : 0;
     } else {
         m->num_experts = experts;
         c->cluster.ep = ep > 1 ? ep : 0;

@@ -199,12 +199,13 @@ static bool lw_megatron_moe(struct lw_buf *b, const struct config *c)
             lw_printf(b, "    --moe-layer-freq \"%s\"\n", freq);
         lw_printf(b, "    --moe-grouped-gemm\n    --moe-token-dispatcher-type alltoall\n");
         if (x->capacity_factor > 0)
-            lw_printf(b, "    --moe-expert-capacity-factor %g\n", x->capacity_factor);
+            lw_printf(b, "    --moe-expert-capacity-factor %.17g\n", x->capacity_factor);
         if (x->router_bias) /* DeepSeek-V3's: sigmoid scores with a per-expert bias */
             lw_printf(b, "    --moe-router-score-function sigmoid\n"
                          "    --moe-router-enable-expert-bias\n");
-        lw_printf(b, "    --expert-model-parallel-size %d\n    --expert-tensor-parallel-size %d\n",
-                  config_ep(c), config_etp(c));
+        lw_printf(b, "    --expert-model-parallel-size %d\n", config_ep(c));
+        if (c->cluster.etp > 0) /* else Megatron's default, tp */
+            lw_printf(b, "    --expert-tensor-parallel-size %d\n", c->cluster.etp);
     }
     if (x->mtp_layers > 0)
         lw_printf(b, "    --mtp-num-layers %d\n", x->mtp_layers);
