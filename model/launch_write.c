@@ -244,8 +244,21 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
         lw_printf(b, "    --kv-channels %d\n", config_head_dim(m));
     lw_printf(b, "    --seq-length %d\n    --max-position-embeddings %d\n", m->seq_length,
               c->seqlen.max_positions > m->seq_length ? c->seqlen.max_positions : m->seq_length);
-    lw_printf(b, "    --vocab-size %d\n", m->vocab_size);
-    int d = lw_divisible_by(m->vocab_size, tp);
+    int vocab = m->vocab_size, d = lw_divisible_by(vocab, tp);
+    /* a preset's vocabulary padded by a multiple no power of two up to 128 gives (the launch
+     * was read as the preset): its own size and the multiple that pads it to this one, so
+     * that the script reads back as the same model */
+    struct model_spec p;
+    if (presets_model(m->name, &p, NULL) == MT_OK && p.vocab_size < vocab &&
+        launch_megatron_padded_vocab(p.vocab_size, d, tp) != vocab)
+        /* the smallest multiple of tp dividing V above V - P pads P to V */
+        for (long k = vocab - p.vocab_size + 1; k <= vocab && k / tp <= 65536; k++)
+            if (k % tp == 0 && vocab % k == 0) {
+                d = (int)(k / tp);
+                vocab = p.vocab_size;
+                break;
+            }
+    lw_printf(b, "    --vocab-size %d\n", vocab);
     if (d != 128)
         lw_printf(b, "    --make-vocab-size-divisible-by %d\n", d);
     if (config_mlp(m) == MLP_SWIGLU)
