@@ -3,8 +3,9 @@
  *   - read: the shape and the family's parts (hf_shape_keys, the family's own keys);
  *   - accepted: keys that change no cost mario-tui models (hf_free_keys: token ids, dtypes,
  *     dropout rates, initializers, RoPE's base, norms' epsilons, ...), on purpose;
- *   - refused: what changes the model and is not modelled (experts, latent attention,
- *     sliding windows, quantized weights, multimodal towers), named with its value;
+ *   - refused: what changes the model and is not modelled (experts or latent attention in a
+ *     family without them, sliding windows, weights quantized after training, multimodal
+ *     towers), named with its value;
  *   - unknown: warned about by name on stderr, one line, never dropped silently.
  * The shape keys are read as strictly as ours and noted under our paths ("model.num_layers"
  * for "n_layer"), so config_validate's messages point at them.
@@ -20,8 +21,12 @@
  *   phi3     fused qkv_proj and gate_up_proj: the same matrices as llama's, so the same counts
  *   olmo2    llama's layer, norms after each sub-layer (still two), q_norm and k_norm over the
  *            whole projection
+ *   mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3: a mixture of experts on the
+ *            layer of mistral, qwen2, qwen3 and llama (DeepSeek: multi-head latent attention);
+ *            the experts, MLA and MTP are model/config_hf_moe.c's (issue 38)
  *   refused: gemma2 (sliding windows on every other layer, logit soft-capping), gpt_neox
- *   (rotary positions with GPT's LayerNorm and biases and a parallel residual: no family here).
+ *   (rotary positions with GPT's LayerNorm and biases and a parallel residual: no family here),
+ *   llama4 (chunked attention, interleaved MoE layers, no-RoPE layers).
  *
  * The sequence length is the training one, never max_position_embeddings blindly (a 131,072-
  * token Llama-3.1 step is not how it was pre-trained): rope_scaling.original_max_position_
@@ -41,6 +46,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "model/config_hf.h"
 #include "util/err.h"
 #include "util/json.h"
 
@@ -84,8 +90,26 @@ static const struct hf_family hf_families[] = {
     {"phi3", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, true, false, QK_NORM_NONE, 0, 4096, NULL},
     {"olmo2", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, true, false, QK_NORM_WHOLE, 0, 2048,
      NULL},
+    /* mixtures of experts: their layer is the family's above, the experts (and DeepSeek's
+     * latent attention) model/config_hf_moe.c's */
+    {"mixtral", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, false, false, QK_NORM_NONE, 0,
+     131072, NULL},
+    {"qwen2_moe", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_QKV, false, false, QK_NORM_NONE, 0, 32768,
+     NULL},
+    {"qwen3_moe", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, true, false, QK_NORM_HEAD, 128,
+     32768, NULL},
+    {"deepseek_v2", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, false, false, QK_NORM_NONE, 0,
+     2048, NULL},
+    {"deepseek_v3", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, false, false, QK_NORM_NONE, 0,
+     4096, NULL},
     {"gemma2", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, true, true, QK_NORM_NONE, 256, 8192,
      "sliding-window attention on every other layer and logit soft-capping"},
+    {"llama4", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, false, false, QK_NORM_NONE, 0, 4096,
+     "chunked local attention (attention_chunk_size), MoE layers interleaved with dense ones "
+     "(interleave_moe_layer_step) and layers without RoPE (no_rope_layers)"},
+    {"llama4_text", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, false, false, QK_NORM_NONE, 0,
+     4096, "chunked local attention (attention_chunk_size), MoE layers interleaved with dense "
+     "ones (interleave_moe_layer_step) and layers without RoPE (no_rope_layers)"},
     {"gpt_neox", ARCH_GPT3, false, NORM_LAYERNORM, BIAS_ALL, false, false, QK_NORM_NONE, 0, 2048,
      "rotary positions with LayerNorm, biases and a parallel residual (no family here)"},
 };
@@ -98,7 +122,8 @@ static const char *const hf_shape_keys[] = {
     "vocab_size", "n_inner", "intermediate_size", "num_key_value_heads", "head_dim",
     "tie_word_embeddings", "hidden_act", "hidden_activation", "activation_function",
     "attention_bias", "mlp_bias", "rope_scaling", "original_max_position_embeddings",
-    "sliding_window", "use_sliding_window", "layer_types", "n_head_kv", NULL};
+    "sliding_window", "use_sliding_window", "layer_types", "n_head_kv", "quantization_config",
+    NULL};
 
 /* Keys that change nothing mario-tui prices: token ids, dtypes (the stack's bytes_per_param
  * decides), dropout rates (their masks are in the activation counts whatever the rate),
@@ -117,11 +142,6 @@ static const char *const hf_free_keys[] = {
     "output_attentions", "output_hidden_states", "return_dict", "auto_map", "tokenizer_class",
     "use_mrope", NULL};
 
-/* Keys of a mixture of experts, the expert count first (issue 38). */
-static const char *const hf_moe_keys[] = {"num_experts", "num_local_experts", "n_routed_experts",
-                                          "moe_num_experts", "num_experts_per_tok",
-                                          "moe_intermediate_size", "n_shared_experts", NULL};
-
 static bool hf_in(const char *const *list, const char *key)
 {
     for (; *list != NULL; list++)
@@ -130,8 +150,7 @@ static bool hf_in(const char *const *list, const char *key)
     return false;
 }
 
-/* The member named name, NULL when absent or null (HF writes "n_inner": null). */
-static const struct json_value *hf_get(const struct json_value *m, size_t n, const char *name)
+const struct json_value *hf_get(const struct json_value *m, size_t n, const char *name)
 {
     for (size_t k = 0; k < n; k++)
         if (m[k].item->string != NULL && strcmp(m[k].item->string, name) == 0)
@@ -151,8 +170,7 @@ static const struct json_value *hf_find(const struct json_value *m, size_t n,
     return NULL;
 }
 
-/* Whether a value turns a feature on: non-null, not false, not 0, not an empty container. */
-static bool hf_set(const cJSON *j)
+bool hf_set(const cJSON *j)
 {
     if (j == NULL || cJSON_IsNull(j) || cJSON_IsFalse(j))
         return false;
@@ -163,8 +181,7 @@ static bool hf_set(const cJSON *j)
     return true;
 }
 
-/* "128", "true", "{...}": a value for a message. */
-static void hf_show(const cJSON *j, char *buf, size_t n)
+void hf_show(const cJSON *j, char *buf, size_t n)
 {
     if (cJSON_IsNumber(j))
         snprintf(buf, n, "%.15g", j->valuedouble);
@@ -176,31 +193,55 @@ static void hf_show(const cJSON *j, char *buf, size_t n)
         snprintf(buf, n, "%s", json_type_name(j));
 }
 
-/* What is refused whatever the family: experts, latent attention, quantized weights, the
- * towers of a multimodal config, an encoder-decoder. */
-static int hf_refuse_features(struct json_doc *d, const struct json_value *m, size_t n)
+/* The quantization of the released weights: DeepSeek-V3's checkpoint stores FP8 (e4m3, a
+ * scale a 128 x 128 block) of a model trained with BF16 master weights (its report §3.3), so an
+ * fp8 quant_method is read as the trained model and said; any other (int4, GPTQ, AWQ, ...)
+ * is a model quantized after training: refused. */
+static int hf_quantization(struct json_doc *d, const struct json_value *x)
+{
+    const char *method = "";
+    if (cJSON_IsObject(x->item)) {
+        const cJSON *q = cJSON_GetObjectItemCaseSensitive(x->item, "quant_method");
+        if (cJSON_IsString(q))
+            method = q->valuestring;
+    }
+    if (strcmp(method, "fp8") != 0)
+        return json_fail(d, x, "quantized weights (quantization_config) are not modelled: give the "
+                               "bf16 model's config");
+    fprintf(stderr, "warning: %s: %s: the checkpoint's FP8 storage (quant_method fp8) is read as "
+                    "the model it stores; its weights are priced at the training stack's bytes "
+                    "(bytes_per_param), not as FP8\n", json_doc_name(d), x->path);
+    return MT_OK;
+}
+
+/* What is refused whatever the family: experts and latent attention in a family that has
+ * none (type: its model_type), quantized weights, the towers of a multimodal config, an
+ * encoder-decoder. */
+static int hf_refuse_features(struct json_doc *d, const struct json_value *m, size_t n,
+                              const char *type)
 {
     char v[48];
-    for (const char *const *k = hf_moe_keys; *k != NULL; k++) {
+    for (const char *const *k = hf_moe_keys; *k != NULL && !hf_moe_family(type); k++) {
         const struct json_value *x = hf_get(m, n, *k);
         if (x != NULL && hf_set(x->item)) {
             hf_show(x->item, v, sizeof v);
-            return json_fail(d, x, "mixture of experts (%s = %s) is not modelled yet: issue 38",
-                             *k, v);
+            return json_fail(d, x, "mixture of experts (%s = %s) is not modelled for model_type "
+                                   "'%s' (experts are read for mixtral, qwen2_moe, qwen3_moe, "
+                                   "deepseek_v2, deepseek_v3)", *k, v, type);
         }
     }
-    static const char *const mla[] = {"kv_lora_rank", "q_lora_rank", NULL};
-    for (const char *const *k = mla; *k != NULL; k++) {
+    for (const char *const *k = hf_mla_keys; *k != NULL && !hf_mla_family(type); k++) {
         const struct json_value *x = hf_get(m, n, *k);
         if (x != NULL && hf_set(x->item)) {
             hf_show(x->item, v, sizeof v);
-            return json_fail(d, x, "multi-head latent attention (%s = %s) is not modelled", *k, v);
+            return json_fail(d, x, "multi-head latent attention (%s = %s) is not modelled for "
+                                   "model_type '%s' (read for deepseek_v2, deepseek_v3)", *k, v,
+                             type);
         }
     }
     const struct json_value *x = hf_get(m, n, "quantization_config");
     if (x != NULL)
-        return json_fail(d, x, "quantized weights (quantization_config) are not modelled: give the "
-                               "bf16 model's config");
+        TRY(hf_quantization(d, x));
     static const char *const towers[] = {"text_config", "vision_config", "audio_config", NULL};
     for (const char *const *k = towers; *k != NULL; k++) {
         if ((x = hf_get(m, n, *k)) == NULL)
@@ -208,7 +249,7 @@ static int hf_refuse_features(struct json_doc *d, const struct json_value *m, si
         if (cJSON_IsObject(x->item)) { /* Llama 4's experts sit in its text_config */
             size_t tn;
             struct json_value *tm = json_members(d, x, &tn);
-            int rc = hf_refuse_features(d, tm, tn);
+            int rc = hf_refuse_features(d, tm, tn, type);
             free(tm);
             if (rc != MT_OK)
                 return rc;
@@ -322,13 +363,13 @@ static int hf_bias(struct json_doc *d, const struct json_value *m, size_t n,
 
 /* The one line naming keys read as changing nothing that mario-tui does not know. */
 static void hf_warn_unknown(struct json_doc *d, const struct json_value *obj,
-                            const struct json_value *m, size_t n)
+                            const struct json_value *m, size_t n, bool moe)
 {
     char line[1024];
     int at = 0, count = 0;
     for (size_t k = 0; k < n; k++) {
         const char *key = m[k].item->string != NULL ? m[k].item->string : "";
-        if (hf_in(hf_shape_keys, key) || hf_in(hf_free_keys, key))
+        if (hf_in(hf_shape_keys, key) || hf_in(hf_free_keys, key) || (moe && hf_moe_known(key)))
             continue;
         char clip[48];
         if (at < (int)sizeof line - 64)
@@ -426,12 +467,12 @@ int config_hf_read(struct json_doc *d, const struct json_value *obj, const char 
 
     if (strcmp(obj->path, model_path) != 0) /* the whole file is the model */
         json_note(d, model_path, obj->key_off != JSON_NOPOS ? obj->key_off : obj->val_off, NULL);
-    if ((rc = hf_refuse_features(d, m, n)) != MT_OK)
-        goto out;
     /* The family: model_type; GPT-2's own key names without one */
     const struct json_value *tm = hf_get(m, n, "model_type");
     const char *type = "gpt2";
     if (tm != NULL && (rc = json_string(d, tm, &type)) != MT_OK)
+        goto out;
+    if ((rc = hf_refuse_features(d, m, n, type)) != MT_OK)
         goto out;
     if (tm == NULL && hf_get(m, n, "n_embd") == NULL) {
         rc = json_fail(d, obj, "Hugging Face config without a model_type: its family cannot be "
@@ -514,7 +555,10 @@ int config_hf_read(struct json_doc *d, const struct json_value *obj, const char 
     s.paper_stack = false; /* a published model: today's stack unless the config says */
     memset(s.name, 0, sizeof s.name);
     json_clip(label, s.name, sizeof s.name);
-    hf_warn_unknown(d, obj, m, n);
+    bool moe = hf_moe_family(fam->type);
+    if (moe && (rc = hf_moe_read(d, obj, m, n, fam->type, &s)) != MT_OK)
+        goto out;
+    hf_warn_unknown(d, obj, m, n, moe);
     c->model = s;
     c->seqlen.kind = SEQLEN_FIXED;
     c->seqlen.max_positions = positions;

@@ -152,6 +152,20 @@ int launch_fail(struct mt_err *e, const char *name, int line, int col, const cha
 }
 
 /* The family's parts resolved, so that a shape given part by part and a preset compare. */
+/* The same experts and latent attention (a dense launch of Mixtral's shape is not Mixtral);
+ * the MTP depth and the router's bias apart (a framework may train a preset without them). */
+static bool launch_same_experts(const struct model_spec *a, const struct model_spec *b)
+{
+    const struct moe_spec *x = &a->moe, *y = &b->moe;
+    int fx = x->layer_freq > 1 ? x->layer_freq : 1, fy = y->layer_freq > 1 ? y->layer_freq : 1;
+    return x->num_experts == y->num_experts &&
+           (x->num_experts == 0 ||
+            (x->router_topk == y->router_topk && x->ffn_hidden_size == y->ffn_hidden_size &&
+             x->shared_ffn == y->shared_ffn && x->first_k_dense == y->first_k_dense &&
+             fx == fy)) &&
+           memcmp(&a->mla, &b->mla, sizeof a->mla) == 0;
+}
+
 static bool launch_same_shape(const struct model_spec *a, const struct model_spec *b,
                               int vocab_multiple)
 {
@@ -163,7 +177,8 @@ static bool launch_same_shape(const struct model_spec *a, const struct model_spe
            va == vb && config_mlp(a) == config_mlp(b) &&
            config_norm(a) == config_norm(b) && config_bias(a) == config_bias(b) &&
            config_head_dim(a) == config_head_dim(b) &&
-           config_tied_embeddings(a) == config_tied_embeddings(b) && a->qk_norm == b->qk_norm;
+           config_tied_embeddings(a) == config_tied_embeddings(b) && a->qk_norm == b->qk_norm &&
+           launch_same_experts(a, b);
 }
 
 void launch_name_model(struct model_spec *m, int vocab_multiple)

@@ -38,6 +38,9 @@ void launch_name_model(struct model_spec *m, int vocab_multiple);
 void launch_fp8_device(struct config *c, struct launch_notes *nt);
 /* The llama3 flavor of torchtitan a shape is ("8B", "70B", "405B", "debugmodel"), or NULL. */
 const char *launch_torchtitan_flavor_of(const struct model_spec *m);
+/* torchtitan's model name and flavor of a shape: llama3's flavors, deepseek_v3's 16B and 671B,
+ * qwen3's 30B-A3B and 235B-A22B (the MoE presets of the same shapes, issue 38); NULL. */
+const char *launch_torchtitan_model_of(const struct model_spec *m, const char **flavor);
 /* The shape of torchtitan's llama3 flavor (any sequence length: the TOML's seq_len sets it);
  * false for a flavor it does not know. */
 bool launch_torchtitan_flavor(const char *flavor, struct model_spec *out);
@@ -52,6 +55,14 @@ int launch_megatron_padded_vocab(int vocab, int divisible_by, int tp);
 /* Megatron-LM's FFN width when --ffn-hidden-size is not given: 4h, or with --swiglu
  * int((4h x 2/3) / 64) x 64 (megatron/training/arguments.py). */
 int launch_megatron_ffn_default(int h, bool swiglu);
+/* ---- model/launch_moe.c: Megatron-LM's --moe-layer-freq (issue 38) ---------------------- */
+/* s (an integer, or a list expression such as "([0]*3+[1]*58)") as model/moe.h's pattern of
+ * `layers` blocks: *first_k dense, then every *freq-th MoE. -1 with why when s is not one of
+ * that pattern, or not what Megatron takes. */
+int launch_moe_layer_freq(const char *s, int layers, int *first_k, int *freq, char *why,
+                          size_t n);
+/* The --moe-layer-freq value of a pattern ("1"; "([0]*3+[1]*58)"; an explicit list). */
+void launch_moe_layer_freq_text(int first_k, int freq, int layers, char *buf, size_t n);
 
 /* ---- model/launch_shell_*.c: the shell subset a Megatron-LM launch script is read with ---- */
 /* One word of the launch command after expansion: its text, where it was written (for an

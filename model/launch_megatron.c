@@ -3,9 +3,9 @@
  * GPU count (torchrun's --nproc-per-node x --nnodes, srun's or #SBATCH's --nodes x
  * --ntasks-per-node) and
  * pretrain_gpt.py's flags, each in one of four lists (megatron/training/arguments.py names
- * them; docs/launchers.md lists them): read into the config, refused where a plan would be
- * wrong (experts: issue 38; a --cp-comm-type a layer), not modelled (said in the one
- * warning line), or skipped on purpose (data, tokenizer files, optimizer, logging,
+ * them; docs/launchers.md lists them): read into the config (the experts and MLA: mr_moe),
+ * refused where a plan would be wrong (a --cp-comm-type a layer), not modelled (said in the
+ * one warning line), or skipped on purpose (data, tokenizer files, optimizer, logging,
  * checkpointing, profiling). A flag in none of them is "not recognised", in the same line. */
 #include <config.h>
 #include "model/launch.h"
@@ -18,6 +18,7 @@
 
 #include "model/fp8.h"
 #include "model/launch_internal.h"
+#include "model/moe.h"
 #include "util/err.h"
 
 enum mf_id {
@@ -30,6 +31,9 @@ enum mf_id {
     F_TP_OVERLAP, F_GRAD_OVERLAP, F_PARAM_OVERLAP,
     F_FP8_FORMAT, F_FP8_RECIPE, F_FP8_PARAM, /* model/fp8.h */
     F_TORCH_FSDP2, F_MEGATRON_FSDP, F_DP_SHARDING, /* ZeRO / FSDP (model/config_zero.c) */
+    /* mixtures of experts and MLA (issue 38): mr_moe */
+    F_TOPK, F_MOE_FFN, F_MOE_SHARED, F_MOE_FREQ, F_MOE_GG, F_MOE_DISPATCH, F_MOE_LB, F_MOE_CAP,
+    F_MOE_BIAS, F_MOE_GROUPS, F_MOE_GTOPK, F_QLORA, F_KVLORA, F_QKHEAD, F_QKPOS, F_VHEAD, F_MTP,
     F__COUNT,
     F_WARN = 100, /* not modelled: said */
     F_SKIP,       /* skipped on purpose */
@@ -117,8 +121,45 @@ static const struct mflag mflags[] = {
     {"--pipeline-model-parallel-split-rank", A_ONE, F_WARN, "encoder-decoder split"},
     {"--rampup-batch-size", A_THREE, F_WARN, "a batch ramp-up (planned at the final batch)"},
     {"--squared-relu", A_NONE, F_WARN, "squared ReLU (planned as GELU)"},
-    {"--moe-*", A_MAYBE, F_WARN, "an MoE flag without --num-experts"},
-    {"--mtp-num-layers", A_ONE, F_WARN, "multi-token prediction: issue 38"},
+    /* mixtures of experts and latent attention (issue 38; mr_moe reads them) */
+    {"--moe-router-topk", A_ONE, F_TOPK, NULL},
+    {"--moe-ffn-hidden-size", A_ONE, F_MOE_FFN, NULL},
+    {"--moe-shared-expert-intermediate-size", A_ONE, F_MOE_SHARED, NULL},
+    {"--moe-layer-freq", A_ONE, F_MOE_FREQ, NULL},
+    {"--moe-grouped-gemm", A_NONE, F_MOE_GG, NULL},
+    {"--moe-token-dispatcher-type", A_ONE, F_MOE_DISPATCH, NULL},
+    {"--moe-router-load-balancing-type", A_ONE, F_MOE_LB, NULL},
+    {"--moe-expert-capacity-factor", A_ONE, F_MOE_CAP, NULL},
+    {"--moe-router-enable-expert-bias", A_NONE, F_MOE_BIAS, NULL},
+    {"--moe-router-num-groups", A_ONE, F_MOE_GROUPS, NULL},
+    {"--moe-router-group-topk", A_ONE, F_MOE_GTOPK, NULL},
+    {"--q-lora-rank", A_ONE, F_QLORA, NULL},
+    {"--kv-lora-rank", A_ONE, F_KVLORA, NULL},
+    {"--qk-head-dim", A_ONE, F_QKHEAD, NULL},
+    {"--qk-pos-emb-head-dim", A_ONE, F_QKPOS, NULL},
+    {"--v-head-dim", A_ONE, F_VHEAD, NULL},
+    {"--mtp-num-layers", A_ONE, F_MTP, NULL},
+    {"--moe-shared-expert-overlap", A_NONE, F_WARN, "the shared experts overlapped with the "
+                                                    "dispatch"},
+    {"--overlap-moe-expert-parallel-comm", A_NONE, F_WARN, "the expert all-to-all overlapped "
+                                                           "(issue 38 item 4)"},
+    {"--moe-layer-recompute", A_NONE, F_WARN, "MoE layers recomputed"},
+    {"--moe-enable-deepep", A_NONE, F_WARN, "DeepEP's dispatch (priced as the all-to-all)"},
+    {"--moe-flex-dispatcher-backend", A_ONE, F_WARN, "DeepEP's dispatch (priced as the "
+                                                     "all-to-all)"},
+    {"--moe-pad-expert-input-to-capacity", A_NONE, F_WARN, "expert inputs padded to capacity"},
+    /* the router's numerics and losses: no cost the plan prices */
+    {"--moe-aux-loss-coeff", A_ONE, F_SKIP, NULL}, {"--moe-z-loss-coeff", A_ONE, F_SKIP, NULL},
+    {"--moe-router-topk-scaling-factor", A_ONE, F_SKIP, NULL},
+    {"--moe-router-score-function", A_ONE, F_SKIP, NULL},
+    {"--moe-router-dtype", A_ONE, F_SKIP, NULL}, {"--moe-router-pre-softmax", A_NONE, F_SKIP, NULL},
+    {"--moe-router-bias-update-rate", A_ONE, F_SKIP, NULL},
+    {"--moe-input-jitter-eps", A_ONE, F_SKIP, NULL},
+    {"--moe-per-layer-logging", A_NONE, F_SKIP, NULL},
+    {"--moe-permute-fusion", A_NONE, F_SKIP, NULL}, {"--moe-router-fusion", A_NONE, F_SKIP, NULL},
+    {"--moe-token-drop-policy", A_ONE, F_SKIP, NULL},
+    {"--mtp-loss-scaling-factor", A_ONE, F_SKIP, NULL},
+    {"--moe-*", A_MAYBE, F_WARN, "an MoE flag not modelled"},
     {"--hybrid-*", A_MAYBE, F_WARN, "hybrid (Mamba) layers"},
     /* skipped on purpose: numerics, data, tokenizer files, optimizer, schedule of the run,
      * logging, checkpointing, profiling, process setup (docs/launchers.md) */
@@ -453,34 +494,6 @@ static void mr_family(struct mread *r, struct model_spec *m)
         m->head_dim = 0;
 }
 
-static int mr_refuse(struct mread *r, const struct launch_info *info)
-{
-    int v;
-    TRY(mr_int(r, F_EXPERTS, 0, 1 << 20, 0, &v));
-    if (v > 0)
-        return mr_fail_at(r, r->v[F_EXPERTS].at,
-                          "--num-experts %d: mixture of experts is not modelled yet (issue 38): "
-                          "a plan of the dense model would be wrong",
-                          v);
-    TRY(mr_int(r, F_EP, 1, CONFIG_MAX_DEVICES, 1, &v));
-    if (v > 1)
-        return mr_fail_at(r, r->v[F_EP].at,
-                          "--expert-model-parallel-size %d: expert parallelism is not modelled "
-                          "yet (issue 38)",
-                          v);
-    TRY(mr_int(r, F_ETP, 1, CONFIG_MAX_DEVICES, 1, &v));
-    if (v > 1)
-        return mr_fail_at(r, r->v[F_ETP].at,
-                          "--expert-tensor-parallel-size %d: experts are not modelled yet (issue "
-                          "38)",
-                          v);
-    if (r->v[F_MLA].given)
-        return mr_fail_at(r, r->v[F_MLA].at,
-                          "--multi-latent-attention: MLA is not modelled yet (issue 38)");
-    (void)info;
-    return MT_OK;
-}
-
 static int mr_model(struct mread *r, int tp, struct config *c)
 {
     struct model_spec *m = &c->model;
@@ -771,6 +784,116 @@ static int mr_cp_comm(struct mread *r, const struct launch_field *f, int n, enum
     return MT_OK;
 }
 
+/* The experts and latent attention (issue 38), as Megatron-LM's flags give them
+ * (megatron/training/arguments.py: _add_moe_args, _add_mla_args and their defaults): into
+ * model.moe, model.mla and cluster.ep / etp where the cost model has them; what it prices
+ * otherwise is said. Flags of either without --num-experts / --multi-latent-attention are
+ * ignored by Megatron, and said so. */
+static int mr_moe(struct mread *r, int tp, struct config *c)
+{
+    static const int moe_ids[] = {F_TOPK, F_MOE_FFN, F_MOE_SHARED, F_MOE_FREQ, F_MOE_GG,
+                                  F_MOE_DISPATCH, F_MOE_LB, F_MOE_CAP, F_MOE_BIAS,
+                                  F_MOE_GROUPS, F_MOE_GTOPK};
+    static const int mla_ids[] = {F_QLORA, F_KVLORA, F_QKHEAD, F_QKPOS, F_VHEAD};
+    struct moe_spec *m = &c->model.moe;
+    int experts = 0, ep = 1, etp = 0, divby = 128;
+    TRY(mr_int(r, F_DIVBY, 1, 1 << 16, 128, &divby));
+    TRY(mr_int(r, F_EXPERTS, 0, MOE_MAX_EXPERTS, 0, &experts));
+    TRY(mr_int(r, F_EP, 1, CONFIG_MAX_DEVICES, 1, &ep));
+    TRY(mr_int(r, F_ETP, 1, CONFIG_MAX_DEVICES, 0, &etp));
+    if (experts == 0) {
+        for (size_t i = 0; i < sizeof moe_ids / sizeof moe_ids[0]; i++)
+            if (r->v[moe_ids[i]].given)
+                launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                            "%s without --num-experts (Megatron ignores it)",
+                            r->v[moe_ids[i]].at->text);
+        /* an ep or etp without experts: the validation names them (an etp of 1 or tp
+         * changes nothing on a dense model, as in Megatron) */
+        c->cluster.ep = ep > 1 ? ep : 0;
+        c->cluster.etp = etp > 1 && etp != tp ? etp : 0;
+    } else {
+        m->num_experts = experts;
+        c->cluster.ep = ep > 1 ? ep : 0;
+        c->cluster.etp = etp; /* 0: tp, Megatron's default */
+        TRY(mr_int(r, F_TOPK, 1, MOE_MAX_EXPERTS, 2, &m->router_topk));
+        TRY(mr_int(r, F_MOE_FFN, 1, 1 << 24, c->model.ffn_hidden_size, &m->ffn_hidden_size));
+        TRY(mr_int(r, F_MOE_SHARED, 0, 1 << 24, 0, &m->shared_ffn));
+        const char *freq = mr_str(r, F_MOE_FREQ);
+        if (freq != NULL) {
+            char why[200];
+            if (launch_moe_layer_freq(freq, c->model.num_layers, &m->first_k_dense,
+                                      &m->layer_freq, why, sizeof why) != 0)
+                return mr_fail_at(r, r->v[F_MOE_FREQ].val ? r->v[F_MOE_FREQ].val
+                                                          : r->v[F_MOE_FREQ].at,
+                                  "--moe-layer-freq '%s': %s", freq, why);
+            if (m->layer_freq == 1)
+                m->layer_freq = 0;
+        }
+        const char *cap = mr_str(r, F_MOE_CAP);
+        if (cap != NULL) {
+            char *end;
+            double f = strtod(cap, &end);
+            if (*end != '\0' || !(f > 0))
+                return mr_fail_at(r, r->v[F_MOE_CAP].at,
+                                  "--moe-expert-capacity-factor: '%s' is not a factor > 0", cap);
+            m->capacity_factor = f;
+        }
+        m->router_bias = r->v[F_MOE_BIAS].given;
+        if (!r->v[F_MOE_GG].given)
+            launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                        "no --moe-grouped-gemm (the experts run one after another, "
+                        "SequentialMLP; planned as grouped GEMMs)");
+        const char *d = mr_str(r, F_MOE_DISPATCH);
+        if (d == NULL || strcmp(d, "alltoall") != 0)
+            launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                        "--moe-token-dispatcher-type %s (planned as the alltoall dispatcher)",
+                        d ? d : "allgather (Megatron's default)");
+        const char *lb = mr_str(r, F_MOE_LB);
+        if (lb != NULL && strcmp(lb, "sinkhorn") == 0)
+            launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                        "--moe-router-load-balancing-type sinkhorn (its iterations are not "
+                        "priced)");
+        int groups = 1, keep = 1;
+        TRY(mr_int(r, F_MOE_GROUPS, 1, MOE_MAX_EXPERTS, 1, &groups));
+        TRY(mr_int(r, F_MOE_GTOPK, 1, MOE_MAX_EXPERTS, groups, &keep));
+        if (groups > 1 && keep < groups)
+            launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                        "--moe-router-num-groups %d --moe-router-group-topk %d (node-limited "
+                        "routing: the all-to-all priced without the limit)",
+                        groups, keep);
+    }
+    TRY(mr_int(r, F_MTP, 0, 16, 0, &m->mtp_layers));
+    if (!r->v[F_MLA].given) {
+        for (size_t i = 0; i < sizeof mla_ids / sizeof mla_ids[0]; i++)
+            if (r->v[mla_ids[i]].given)
+                launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                            "%s without --multi-latent-attention (Megatron ignores it)",
+                            r->v[mla_ids[i]].at->text);
+        if (experts > 0)
+            launch_name_model(&c->model, divby * tp); /* a preset's, padded as Megatron does */
+        return MT_OK;
+    }
+    /* MLA: Megatron's defaults where a flag is not given (q_lora_rank None: q projected
+     * directly; kv_lora_rank 32, qk_head_dim 128, qk_pos_emb_head_dim 64, v_head_dim 128) */
+    struct mla_spec *a = &c->model.mla;
+    TRY(mr_int(r, F_QLORA, 1, 1 << 20, 0, &a->q_lora_rank));
+    TRY(mr_int(r, F_KVLORA, 1, 1 << 20, 32, &a->kv_lora_rank));
+    TRY(mr_int(r, F_QKHEAD, 1, 1 << 16, 128, &a->qk_nope_head_dim));
+    TRY(mr_int(r, F_QKPOS, 1, 1 << 16, 64, &a->qk_rope_head_dim));
+    TRY(mr_int(r, F_VHEAD, 1, 1 << 16, 128, &a->v_head_dim));
+    if (!r->v[F_QKNORM].given)
+        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
+                    "--multi-latent-attention without --qk-layernorm (the latents' RMSNorms "
+                    "are planned anyway)");
+    /* with MLA, --qk-layernorm is the latents' norms (MLASelfAttention's q_layernorm and
+     * kv_layernorm), which the MLA ops hold: not a norm over the heads */
+    c->model.qk_norm = QK_NORM_NONE;
+    c->model.num_key_value_heads = 0;
+    c->model.head_dim = 0;
+    launch_name_model(&c->model, divby * tp); /* a preset's, padded as Megatron does */
+    return MT_OK;
+}
+
 int launch_read_megatron(const char *text, size_t n, const char *name,
                          const struct launch_read_opts *o, struct config *out,
                          struct launch_info *info, struct mt_err *e)
@@ -805,8 +928,6 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         rc = ml_count(r, &sh, script, &ml);
     if (rc == MT_OK)
         rc = mr_flags(r, sh.f + script + 1, sh.n - script - 1);
-    if (rc == MT_OK)
-        rc = mr_refuse(r, &li);
     int tp = 1, pp = 1, cp = 1, vl = 0, vs = 0, mbs = 1, gbs = 0;
     enum cp_comm_type cp_comm = CP_COMM_P2P;
     if (rc == MT_OK)
@@ -827,6 +948,8 @@ int launch_read_megatron(const char *text, size_t n, const char *name,
         rc = mr_int(r, F_GBS, 1, 1 << 30, 0, &gbs);
     if (rc == MT_OK)
         rc = mr_model(r, tp, &c);
+    if (rc == MT_OK)
+        rc = mr_moe(r, tp, &c);
     /* the GPUs: --devices, else what the file launches */
     li.launched_gpus = rc == MT_OK ? ml.gpus : 0;
     int world = o->devices > 0 ? o->devices : ml.gpus;

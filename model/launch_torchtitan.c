@@ -17,6 +17,7 @@
 
 #include "model/fp8.h"
 #include "model/launch_internal.h"
+#include "model/moe.h"
 #include "model/presets.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -733,6 +734,88 @@ static void tt_unknown_keys(struct toml *m, struct launch_notes *nt)
     }
 }
 
+static const struct {
+    const char *name, *flavor, *preset;
+} tt_moe_flavors[] = {{"deepseek_v3", "16B", "DeepSeek-V2-Lite"},
+                      {"deepseek_v3", "671B", "DeepSeek-V3"},
+                      {"qwen3", "30B-A3B", "Qwen3-30B-A3B"},
+                      {"qwen3", "235B-A22B", "Qwen3-235B-A22B"}};
+
+/* The same model as torchtitan builds it: the shape launch_torchtitan_flavor_of compares, the
+ * experts and MLA (the MTP depth apart: torchtitan has none; the routing skew, capacity and
+ * FP8 dispatch are the plan's, not the model's). */
+static bool tt_same_moe(const struct model_spec *a, const struct model_spec *b)
+{
+    struct moe_spec x = a->moe, y = b->moe;
+    x.mtp_layers = y.mtp_layers = 0;
+    x.routing_skew = y.routing_skew = 0;
+    x.capacity_factor = y.capacity_factor = 0;
+    x.fp8_dispatch = y.fp8_dispatch = false;
+    x.layer_freq = x.layer_freq > 1 ? x.layer_freq : 0;
+    y.layer_freq = y.layer_freq > 1 ? y.layer_freq : 0;
+    return a->arch == b->arch && a->hidden_size == b->hidden_size &&
+           a->num_layers == b->num_layers && a->num_attention_heads == b->num_attention_heads &&
+           a->ffn_hidden_size == b->ffn_hidden_size && config_kv_heads(a) == config_kv_heads(b) &&
+           a->vocab_size == b->vocab_size && config_mlp(a) == config_mlp(b) &&
+           config_norm(a) == config_norm(b) && config_bias(a) == config_bias(b) &&
+           config_head_dim(a) == config_head_dim(b) &&
+           config_tied_embeddings(a) == config_tied_embeddings(b) && a->qk_norm == b->qk_norm &&
+           memcmp(&x, &y, sizeof x) == 0 && memcmp(&a->mla, &b->mla, sizeof a->mla) == 0;
+}
+
+const char *launch_torchtitan_model_of(const struct model_spec *m, const char **flavor)
+{
+    if ((*flavor = launch_torchtitan_flavor_of(m)) != NULL)
+        return "llama3";
+    for (size_t i = 0; i < sizeof tt_moe_flavors / sizeof tt_moe_flavors[0]; i++) {
+        struct model_spec p;
+        if (presets_model(tt_moe_flavors[i].preset, &p, NULL) == MT_OK && tt_same_moe(m, &p)) {
+            *flavor = tt_moe_flavors[i].flavor;
+            return tt_moe_flavors[i].name;
+        }
+    }
+    return NULL;
+}
+
+/* torchtitan's mixtures of experts (issue 38) as the presets of the same shapes: deepseek_v3's
+ * flavors 16B (DeepSeek-V2-Lite's shape) and 671B (DeepSeek-V3's, without the MTP module,
+ * which torchtitan does not train: torchtitan/models/deepseek_v3/__init__.py), qwen3's 30B-A3B
+ * and 235B-A22B (torchtitan/models/qwen3/__init__.py): *done when name/flavor is one of them
+ * (c->model set); MT_EINVAL naming the key when it is a MoE model mario-tui cannot plan;
+ * MT_OK without *done when name is no MoE model. */
+static int tt_moe_model(struct toml *m, const char *name, const char *flavor, struct tentry *nv,
+                        struct tentry *fv, struct config *c, bool *done)
+{
+    *done = false;
+#define known tt_moe_flavors
+    bool moe_name = false;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        moe_name |= strcmp(name, known[i].name) == 0 && strcmp(name, "qwen3") != 0;
+        if (strcmp(name, known[i].name) != 0 || strcmp(flavor, known[i].flavor) != 0)
+            continue;
+        TRY(presets_model(known[i].preset, &c->model, m->e));
+        c->model.moe.mtp_layers = 0; /* torchtitan trains no MTP module */
+        c->model.paper_stack = false;
+        *done = true;
+        return MT_OK;
+    }
+#undef known
+    if (strcmp(name, "llama4") == 0)
+        return tt_fail(m, nv, "'llama4': chunked local attention, MoE layers interleaved with "
+                              "dense ones and layers without RoPE are not modelled");
+    if (strcmp(name, "gpt_oss") == 0)
+        return tt_fail(m, nv, "'gpt_oss': sliding-window attention on every other layer and "
+                              "attention sinks are not modelled");
+    if (moe_name)
+        return tt_fail(m, fv, "'%s': not one of %s's flavors mario-tui has a preset for (16B, "
+                              "671B; give the model's Hugging Face config.json for others)",
+                       flavor, name);
+    if (strcmp(name, "qwen3") == 0 && strstr(flavor, "moe") != NULL)
+        return tt_fail(m, fv, "'%s': qwen3's MoE flavors mario-tui has presets for are 30B-A3B "
+                              "and 235B-A22B", flavor);
+    return MT_OK;
+}
+
 static int tt_model(struct toml *m, struct config *c)
 {
     const char *name, *flavor;
@@ -743,10 +826,10 @@ static int tt_model(struct toml *m, struct config *c)
         name = "llama3"; /* JobConfig's defaults */
     if (flavor == NULL)
         flavor = "debugmodel";
-    static const char *const moe[] = {"deepseek_v3", "llama4", "qwen3_moe", "gpt_oss", NULL};
-    for (int i = 0; moe[i]; i++)
-        if (strcmp(name, moe[i]) == 0)
-            return tt_fail(m, nv, "'%s': mixture of experts is not modelled yet (issue 38)", name);
+    bool moe = false;
+    TRY(tt_moe_model(m, name, flavor, nv, fv, c, &moe));
+    if (moe)
+        return MT_OK;
     if (strcmp(name, "llama3") != 0)
         return tt_fail(m, nv,
                        "'%s': mario-tui knows torchtitan's llama3 flavors (8B 70B 405B "
@@ -818,9 +901,14 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
     else if (rc == MT_OK && rot != NULL && strcmp(rot, "allgather") != 0)
         rc = tt_fail(&m, rot_at, "'%s' (expected allgather or alltoall)", rot);
     (void)cp_at;
-    if (rc == MT_OK && (ep > 1 || etp > 1))
-        rc = tt_fail(&m, ep > 1 ? ep_at : etp_at,
-                     "%d: expert parallelism is not modelled yet (issue 38)", ep > 1 ? ep : etp);
+    if (rc == MT_OK && (ep > 1 || etp > 1) && !moe_enabled(&c.model))
+        rc = tt_fail(&m, ep > 1 ? ep_at : etp_at, "%d: the model has no experts", ep > 1 ? ep : etp);
+    if (rc == MT_OK && moe_enabled(&c.model)) {
+        /* torchtitan's expert degrees (ParallelismConfig: expert_tensor_parallel_degree
+         * defaults to 1, the experts whole on their ranks) */
+        c.cluster.ep = ep > 1 ? ep : 0;
+        c.cluster.etp = etp;
+    }
     /* the GPUs: --devices, else the degrees when none is -1 */
     long fixed = (long)rep * tp * pp * cp;
     char cpx[24] = "";

@@ -15,6 +15,7 @@
 
 #include "model/fp8.h"
 #include "model/launch_internal.h"
+#include "model/moe.h"
 #include "model/presets.h"
 #include "model/scheme_registry.h"
 #include "util/err.h"
@@ -125,10 +126,12 @@ int launch_expressible(enum launch_kind k, const struct config *c, struct config
                          "torchtitan's mx converter has no FP8 all-gather of the weights: the "
                          "nearest is the same without fp8_param_gather");
     }
-    if (launch_torchtitan_flavor_of(&c->model) == NULL)
+    const char *flavor;
+    if (launch_torchtitan_model_of(&c->model, &flavor) == NULL)
         return lw_refuse(e, c, nearest, NULL,
                          "torchtitan names models by flavor, and %s is none of llama3's (8B 70B "
-                         "405B debugmodel): write a model of its own in torchtitan first",
+                         "405B debugmodel), deepseek_v3's (16B 671B) or qwen3's MoE ones "
+                         "(30B-A3B 235B-A22B): write a model of its own in torchtitan first",
                          c->model.name);
     if (config_cp(c) > 1 && c->cluster.cp_comm_type != CP_COMM_P2P &&
         c->cluster.cp_comm_type != CP_COMM_ALL_GATHER) {
@@ -142,6 +145,12 @@ int launch_expressible(enum launch_kind k, const struct config *c, struct config
                          "Ulysses): its rings are allgather and alltoall; the nearest is p2p "
                          "(rotate method alltoall)",
                          config_cp_comm_name(c->cluster.cp_comm_type));
+    }
+    if (c->model.moe.mtp_layers > 0) {
+        n.model.moe.mtp_layers = 0;
+        return lw_refuse(e, c, nearest, &n,
+                         "torchtitan trains no multi-token prediction module: the nearest is "
+                         "the model without it");
     }
     if (c->cluster.tp > 1 && !c->sequence_parallel) {
         n.sequence_parallel = true;
@@ -207,6 +216,52 @@ static void lw_header(struct lw_buf *b, enum launch_kind k, const struct config 
               config_global_batch(c), c->micro_batch_size);
 }
 
+/* The experts' and MLA's flags (issue 38) as an array of their own, MOE_ARGS, the way
+ * Megatron-LM's MoE examples write them; false (nothing written) for a dense model with
+ * multi-head attention. The routing skew is the plan's assumption, not a flag. */
+static bool lw_megatron_moe(struct lw_buf *b, const struct config *c)
+{
+    const struct model_spec *m = &c->model;
+    const struct moe_spec *x = &m->moe;
+    if (!moe_enabled(m) && !mla_enabled(m))
+        return false;
+    lw_printf(b, "MOE_ARGS=(\n");
+    if (moe_enabled(m)) {
+        char freq[1100];
+        launch_moe_layer_freq_text(x->first_k_dense, x->layer_freq, m->num_layers, freq,
+                                   sizeof freq);
+        lw_printf(b, "    --num-experts %d\n    --moe-router-topk %d\n"
+                     "    --moe-ffn-hidden-size %d\n",
+                  x->num_experts, x->router_topk, x->ffn_hidden_size);
+        if (x->shared_ffn > 0)
+            lw_printf(b, "    --moe-shared-expert-intermediate-size %d\n", x->shared_ffn);
+        if (strcmp(freq, "1") != 0)
+            lw_printf(b, "    --moe-layer-freq \"%s\"\n", freq);
+        lw_printf(b, "    --moe-grouped-gemm\n    --moe-token-dispatcher-type alltoall\n");
+        if (x->capacity_factor > 0)
+            lw_printf(b, "    --moe-expert-capacity-factor %.17g\n", x->capacity_factor);
+        if (x->router_bias) /* DeepSeek-V3's: sigmoid scores with a per-expert bias */
+            lw_printf(b, "    --moe-router-score-function sigmoid\n"
+                         "    --moe-router-enable-expert-bias\n");
+        lw_printf(b, "    --expert-model-parallel-size %d\n", config_ep(c));
+        if (c->cluster.etp > 0) /* else Megatron's default, tp */
+            lw_printf(b, "    --expert-tensor-parallel-size %d\n", c->cluster.etp);
+    }
+    if (x->mtp_layers > 0)
+        lw_printf(b, "    --mtp-num-layers %d\n", x->mtp_layers);
+    if (mla_enabled(m)) {
+        const struct mla_spec *a = &m->mla;
+        lw_printf(b, "    --multi-latent-attention\n    --qk-layernorm\n");
+        if (a->q_lora_rank > 0)
+            lw_printf(b, "    --q-lora-rank %d\n", a->q_lora_rank);
+        lw_printf(b, "    --kv-lora-rank %d\n    --qk-head-dim %d\n"
+                     "    --qk-pos-emb-head-dim %d\n    --v-head-dim %d\n",
+                  a->kv_lora_rank, a->qk_nope_head_dim, a->qk_rope_head_dim, a->v_head_dim);
+    }
+    lw_printf(b, ")\n\n");
+    return true;
+}
+
 static void lw_megatron(struct lw_buf *b, const struct config *c,
                         const struct launch_write_opts *o)
 {
@@ -229,8 +284,21 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
         lw_printf(b, "    --kv-channels %d\n", config_head_dim(m));
     lw_printf(b, "    --seq-length %d\n    --max-position-embeddings %d\n", m->seq_length,
               c->seqlen.max_positions > m->seq_length ? c->seqlen.max_positions : m->seq_length);
-    lw_printf(b, "    --vocab-size %d\n", m->vocab_size);
-    int d = lw_divisible_by(m->vocab_size, tp);
+    int vocab = m->vocab_size, d = lw_divisible_by(vocab, tp);
+    /* a preset's vocabulary padded by a multiple no power of two up to 128 gives (the launch
+     * was read as the preset): its own size and the multiple that pads it to this one, so
+     * that the script reads back as the same model */
+    struct model_spec p;
+    if (presets_model(m->name, &p, NULL) == MT_OK && p.vocab_size < vocab &&
+        launch_megatron_padded_vocab(p.vocab_size, d, tp) != vocab)
+        /* the smallest multiple of tp dividing V above V - P pads P to V */
+        for (long k = vocab - p.vocab_size + 1; k <= vocab && k / tp <= 65536; k++)
+            if (k % tp == 0 && vocab % k == 0) {
+                d = (int)(k / tp);
+                vocab = p.vocab_size;
+                break;
+            }
+    lw_printf(b, "    --vocab-size %d\n", vocab);
     if (d != 128)
         lw_printf(b, "    --make-vocab-size-divisible-by %d\n", d);
     if (config_mlp(m) == MLP_SWIGLU)
@@ -252,6 +320,7 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
                   fp8_format_name(c->cluster.fp8_format), fp8_recipe_name(c->cluster.fp8_recipe),
                   c->cluster.fp8_param_gather ? "    --fp8-param-gather\n" : "");
     lw_printf(b, "    --bf16\n)\n\n");
+    bool moe = lw_megatron_moe(b, c);
     lw_printf(b, "PARALLEL_ARGS=(\n    --tensor-model-parallel-size %d\n"
                  "    --pipeline-model-parallel-size %d\n",
               tp, pp);
@@ -306,7 +375,8 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
     lw_printf(b, ")\n\n");
     lw_printf(b, "torchrun --nproc-per-node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py \\\n"
                  "    \"${MODEL_ARGS[@]}\" \\\n    \"${PARALLEL_ARGS[@]}\" \\\n"
-                 "    \"${BATCH_ARGS[@]}\" \\\n    \"${RECOMPUTE_ARGS[@]}\"\n");
+                 "    \"${BATCH_ARGS[@]}\" \\\n    \"${RECOMPUTE_ARGS[@]}\"%s\n",
+              moe ? " \\\n    \"${MOE_ARGS[@]}\"" : "");
 }
 
 static void lw_torchtitan(struct lw_buf *b, const struct config *c,
@@ -319,8 +389,9 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
                  "# add your [job], [optimizer], [checkpoint] and dataset settings.\n\n",
               c->num_device, c->num_device, c->num_device >= gpn ? gpn : c->num_device,
               c->num_device >= gpn && c->num_device % gpn == 0 ? c->num_device / gpn : 1);
-    lw_printf(b, "[model]\nname = \"llama3\"\nflavor = \"%s\"\n",
-              launch_torchtitan_flavor_of(&c->model));
+    const char *flavor = NULL, *name = launch_torchtitan_model_of(&c->model, &flavor);
+    lw_printf(b, "[model]\nname = \"%s\"\nflavor = \"%s\"\n", name ? name : "llama3",
+              flavor ? flavor : "?");
     /* FP8: torchao's Float8Linear (tensorwise) or MX (mxfp8), the LM head left in bf16 as
      * the plan has it (model/fp8.h) */
     bool mx = c->cluster.fp8_recipe == FP8_MXFP8;
@@ -348,6 +419,9 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
     if (c->cluster.reshard_after_forward != FSDP_RESHARD_DEFAULT)
         lw_printf(b, "fsdp_reshard_after_forward = \"%s\"\n",
                   config_fsdp_reshard_name(c->cluster.reshard_after_forward));
+    if (moe_enabled(&c->model)) /* torchtitan's expert degrees (issue 38) */
+        lw_printf(b, "expert_parallel_degree = %d\nexpert_tensor_parallel_degree = %d\n",
+                  config_ep(c), config_etp(c));
     if (pp > 1) {
         const char *sched = launch_torchtitan_schedule_name(c->scheme);
         lw_printf(b, "pipeline_parallel_schedule = \"%s\"\n",

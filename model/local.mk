@@ -1,6 +1,6 @@
 noinst_LIBRARIES += libmt_model.a
 libmt_model_a_SOURCES = model/config.c model/config.h model/config_parallel.c model/config_zero.c model/config_json.c \
-	model/config_hf_json.c model/config_write_json.c model/seqlen_json.c \
+	model/config_hf_json.c model/config_hf_moe.c model/config_hf.h model/config_write_json.c model/seqlen_json.c \
 	model/presets.c model/presets.h model/presets_json.c model/cost.c model/cost.h model/cost_ops.h model/cost_overhead.c \
 	model/cost_cache.c model/cost_cache.h \
 	model/ops.c model/ops.h model/ops_build.c model/ops_build_cp.c model/ops_shape.h model/ops_build_moe.c \
@@ -14,7 +14,8 @@ libmt_model_a_SOURCES += model/profile.c model/profile_json.c model/profile.h mo
 libmt_model_a_SOURCES += model/launch.c model/launch.h model/launch_internal.h \
 	model/launch_shell_lex.c model/launch_shell_expand.c \
 	model/launch_shell_cond.c model/launch_shell_run.c model/launch_shell.h \
-	model/launch_megatron.c model/launch_torchtitan.c model/launch_write.c
+	model/launch_megatron.c model/launch_torchtitan.c model/launch_write.c \
+	model/launch_moe.c
 libmt_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
 
 check_PROGRAMS += tests/unit/test_microcal

@@ -55,9 +55,15 @@ int config_etp(const struct config *c)
     return c->cluster.tp > 0 ? c->cluster.tp : 1;
 }
 
+long moe_expert_fold(const struct config *c)
+{
+    return (long)(c->cluster.tp > 0 ? c->cluster.tp : 1) * config_cp(c) *
+           (c->cluster.dp > 0 ? c->cluster.dp : 1);
+}
+
 int config_expert_dp(const struct config *c)
 {
-    long stage = (long)(c->cluster.tp > 0 ? c->cluster.tp : 1) * (c->cluster.dp > 0 ? c->cluster.dp : 1);
+    long stage = moe_expert_fold(c);
     long fold = (long)config_ep(c) * config_etp(c);
     return fold > 0 && stage % fold == 0 ? (int)(stage / fold) : 1;
 }
@@ -197,11 +203,11 @@ int moe_validate(const struct config *c, struct mt_err *e)
     /* Megatron-LM (arguments.py): num_experts % expert_model_parallel_size == 0 */
     NEED(m->num_experts % ep == 0, "cluster.ep: %d does not divide model.moe.num_experts %d", ep,
          m->num_experts);
-    /* parallel_state.py: the expert fold etp x ep x edp = tp x dp (x cp) of a stage */
-    long stage = (long)k->tp * k->dp;
+    /* parallel_state.py: the expert fold etp x ep x edp = tp x cp x dp of a stage */
+    long stage = moe_expert_fold(c);
     NEED(stage % ((long)ep * etp) == 0,
          "cluster.ep: ep %d x etp %d = %ld does not divide the %ld GPUs of a pipeline stage "
-         "(tp %d x dp %d)", ep, etp, (long)ep * etp, stage, k->tp, k->dp);
+         "(tp %d x cp %d x dp %d)", ep, etp, (long)ep * etp, stage, k->tp, config_cp(c), k->dp);
     NEED(m->ffn_hidden_size % etp == 0,
          "cluster.etp: %d does not divide model.moe.ffn_hidden_size %d", etp, m->ffn_hidden_size);
     /* arguments.py: "When using expert parallelism and tensor parallelism, sequence

@@ -2,13 +2,13 @@
  *
  * The model's side (struct moe_spec, struct mla_spec in model/config.h's model_spec): which
  * blocks are MoE, the experts, the router, MLA's ranks. The cluster's side (cluster.ep,
- * cluster.etp): Megatron-LM folds a pipeline stage's tp x dp GPUs twice
+ * cluster.etp): Megatron-LM folds a pipeline stage's tp x cp x dp GPUs twice
  * (megatron/core/parallel_state.py, initialize_model_parallel: the decoder's RankGenerator
  * "tp-cp-ep-dp-pp" ... and the experts' with tp = expert_tensor_parallel_size, dp = expert
- * data parallel): attention and dense layers as tp x dp, the routed experts as etp x ep x edp,
- * so edp = tp x dp / (etp x ep) (cp is 1 here). Each expert's weights are split over etp, the
- * experts over ep, and their gradients are reduced (and with the distributed optimizer their
- * fp32 state sharded) over edp, the dense ones over dp.
+ * data parallel): attention and dense layers as tp x cp x dp, the routed experts as
+ * etp x ep x edp, so edp = tp x cp x dp / (etp x ep). Each expert's weights are split over
+ * etp, the experts over ep, and their gradients are reduced (and with the distributed
+ * optimizer their fp32 state sharded) over edp, the dense ones over cp x dp.
  *
  * The ops of a MoE sublayer are model/ops_build_moe.c's, MLA's model/ops_build_mla.c's; the
  * functions here are the pattern, the degrees, the parameter counts and the validation. */
@@ -37,8 +37,12 @@ bool moe_layer_is_moe(const struct model_spec *m, int layer);
 int moe_layers_in(const struct model_spec *m, int first, int n);
 /* The routing skew a config prices with: moe.routing_skew, else MOE_ROUTING_SKEW_DEFAULT. */
 double moe_routing_skew(const struct model_spec *m);
+/* The GPUs of a pipeline stage the experts fold as etp x ep x edp: tp x cp x dp (Megatron's
+ * parallel_state.py: expert dp = world / (etp x ep x pp), the world tp x cp x dp x pp; a CP
+ * rank holds the same weights, so it joins the experts' data-parallel group). */
+long moe_expert_fold(const struct config *c);
 /* The degrees: cluster.ep (0 = 1), cluster.etp (0 = tp, Megatron's default for
- * --expert-tensor-parallel-size), the expert data-parallel degree tp x dp / (etp x ep). */
+ * --expert-tensor-parallel-size), the expert data-parallel degree tp x cp x dp / (etp x ep). */
 int config_ep(const struct config *c);
 int config_etp(const struct config *c);
 int config_expert_dp(const struct config *c);
@@ -58,7 +62,7 @@ void moe_model_counts(const struct model_spec *m, struct moe_counts *out);
 
 /* The MoE and MLA keys' own limits and Megatron-LM's rules for the groups
  * (megatron/training/arguments.py and parallel_state.py): ep divides model.moe.num_experts,
- * etp x ep divides the GPUs of a pipeline stage (tp x dp), router_topk in [1, E], sequence
+ * etp x ep divides the GPUs of a pipeline stage (tp x cp x dp), router_topk in [1, E], sequence
  * parallelism with ep > 1 and tp > 1, MLA's dimensions positive and heads divided by tp.
  * Messages name the key ("cluster.ep: 3 does not divide model.moe.num_experts 64"). */
 int moe_validate(const struct config *c, struct mt_err *e);

@@ -15,6 +15,7 @@ libmt_sim_a_SOURCES += sim/search/search_periodic.c sim/search/search_repair.c
 # tune/: the tuner (§5.3)
 libmt_sim_a_SOURCES += sim/tune/tune.c sim/tune/tune.h sim/tune/tune_json.c
 libmt_sim_a_SOURCES += sim/tune/tune_split.c sim/tune/tune_split.h
+libmt_sim_a_SOURCES += sim/tune/tune_expert.c
 # inputs/: the input-aware checkpointing planner (Mimose)
 libmt_sim_a_SOURCES += sim/inputs/ckpt_plan.c sim/inputs/ckpt_plan.h sim/inputs/ckpt_plan_internal.h sim/inputs/ckpt_solve.c sim/inputs/ckpt_cache.c sim/inputs/ckpt_plan_json.c
 libmt_sim_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)

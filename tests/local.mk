@@ -211,7 +211,8 @@ EXTRA_DIST += tests/cli/test_hf_params.sh tests/data/hf/README tests/data/hf/Dee
 	tests/data/hf/OLMo-2-1124-7B.json tests/data/hf/Phi-3-mini-4k-instruct.json \
 	tests/data/hf/Qwen2.5-32B.json tests/data/hf/Qwen2.5-7B.json tests/data/hf/Qwen3-30B-A3B.json \
 	tests/data/hf/Qwen3-8B.json tests/data/hf/gemma-2-9b.json tests/data/hf/gemma-7b.json \
-	tests/data/hf/phi-4.json
+	tests/data/hf/phi-4.json tests/data/hf/DeepSeek-V2-Lite.json \
+	tests/data/hf/Qwen3-235B-A22B.json tests/data/hf/Mixtral-8x22B-v0.1.json
 TESTS += tests/cli/test_hf_params.sh
 # Context parallelism (issue 39 item 1): pairs, K/V bytes per mode, GPUs = tp x cp x pp x dp.
 check_PROGRAMS += tests/unit/test_cp

@@ -180,10 +180,12 @@ const struct cmd_option cmd_plan_options[] = {
     {.name = "ep", .arg = "E", .type = CMD_PLAN, .value = CMD_PLAN_EP,
      .help = "expert-parallel degree (Megatron's --expert-model-parallel-size):\n"
              "the routed experts split over E ranks; E divides the experts and\n"
-             "E x etp the GPUs of a stage (tp x dp); default 1"},
+             "E x etp the GPUs of a stage (tp x cp x dp); default 1 (tune:\n"
+             "searched over the divisors of the experts, --max-ep caps it)"},
     {.name = "etp", .arg = "T", .type = CMD_PLAN, .value = CMD_PLAN_ETP,
      .help = "expert tensor-parallel degree (--expert-tensor-parallel-size):\n"
-             "each expert's width split over T; default tp, as Megatron's"},
+             "each expert's width split over T; default tp, as Megatron's\n"
+             "(tune: searched over 1 and the divisors of tp)"},
     {.name = "moe-routing-skew", .arg = "X", .type = CMD_PLAN, .value = CMD_PLAN_MOE_SKEW,
      .help = "tokens of the busiest EP rank over the mean (>= 1; default 1.2)"},
     {.name = "overlap-moe-expert-parallel-comm", .type = CMD_PLAN, .value = CMD_PLAN_OVERLAP_A2A,
@@ -538,7 +540,7 @@ int cmd_plan_config_raw(const struct cmd_plan *cp, struct config *out, struct mt
     check.num_device = config_cp(&check); /* one pipeline device: one CP group (tp 1) */
     check.cluster.dp = 1;
     check.cluster.tp = 1; /* the tuner chooses tp too; a one-device pipeline has one GPU */
-    /* the expert groups fold tp x dp, which the tuner chooses: each candidate checks them
+    /* the expert groups fold tp x cp x dp, which the tuner chooses: each candidate checks them
      * (ep dividing the experts needs no geometry: kept, so it is said here) */
     if (out->model.moe.num_experts > 0 && out->cluster.ep > 0 &&
         out->model.moe.num_experts % out->cluster.ep == 0)

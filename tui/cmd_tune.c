@@ -32,7 +32,8 @@ __attribute__((constructor)) static void tune_usage_fill(void)
     snprintf(
         tune_usage, sizeof tune_usage,
         "Usage: mario-tui tune [CONFIG] [plan flags] [--top K] [--json] [--plan-out FILE]\n"
-        "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--max-cp N] [--threads N]\n"
+        "                      [--min-pp N] [--max-mbs B] [--max-chunks V] [--max-cp N] [--max-ep E]\n"
+        "                      [--threads N]\n"
         "                      [--ckpt-only] [--search [--offload]] [--search-split]\n"
         "                      [--no-sequence-parallel] [--no-distributed-optimizer]\n"
         "Grid search (paper §5.3, Equation 1) over checkpointing (off; 'mario', Mario's four\n"
@@ -40,9 +41,11 @@ __attribute__((constructor)) static void tune_usage_fill(void)
         "1, 2, 4, 8 dividing cluster.gpus_per_node and the GPUs (--tp T: T only), pp over the\n"
         "divisors of D / tp (--devices D counts GPUs: pp x dp x tp), the micro-batch size (1, 2,\n"
         "4, ... dividing global / dp), W's chunks, sequence parallelism where tp > 1 and the\n"
-        "distributed optimizer where dp > 1 (off and on; labels end -sp, -do when on), each\n"
-        "simulated. A plan flag pins its dimension: --pp, --dp, --tp, --micro-batch-size,\n"
-        "--chunks keep that value only (--pp with --dp and --tp and no --devices: pp x dp x tp\n"
+        "distributed optimizer where dp > 1 (off and on; labels end -sp, -do when on), and for\n"
+        "a mixture of experts ep over the divisors of the experts and etp over tp's divisors\n"
+        "whose ep x etp divides the stage's tp x cp x dp GPUs (labels -eE, and -etT where etp\n"
+        "is not tp), each simulated. A plan flag pins its dimension: --pp, --dp, --tp, --ep,\n"
+        "--etp, --micro-batch-size, --chunks keep that value only (--pp with --dp and --tp and no --devices: pp x dp x tp\n"
         "GPUs), --sequence-parallel and --distributed-optimizer keep them on, the --no-\n"
         "options below keep them off. A candidate over the memory\n"
         "cap (--memory) scores 0. Labels are scheme-pp-mbs as in the paper's Figure 11, -tT after\n"
@@ -100,6 +103,10 @@ static const struct cmd_option tune_options[] = {
     {.name = "max-cp", .arg = "N", CMD_TO_INT(struct tune_cmd_opts, o.max_cp, 1, CONFIG_MAX_DEVICES),
      .help = "context-parallel degrees tried: 1, 2, 4, ... N dividing the GPUs\n"
              "and the sequence into 2 cp chunks (default: the config's cp)"},
+    {.name = "max-ep", .arg = "E", CMD_TO_INT(struct tune_cmd_opts, o.max_ep, 1, 1 << 20),
+     .help = "a mixture of experts: the largest expert-parallel degree tried\n"
+             "(default: every divisor of the experts the stage's GPUs fold;\n"
+             "--max-ep 8 keeps the all-to-all in an 8-GPU node)"},
     {.name = "threads", .arg = "N", CMD_TO_INT(struct tune_cmd_opts, o.threads, 0, 1 << 20),
      .help = "worker threads (default: all cores)"},
     {.name = "ckpt-only", CMD_TO_BOOL(struct tune_cmd_opts, ckpt_only),
@@ -328,6 +335,8 @@ static int tune_exec(int argc, char **argv)
             {CMD_PLAN_DP, "dp", offsetof(struct tune_opts, dp), true},
             {CMD_PLAN_MBS, "micro-batch-size", offsetof(struct tune_opts, mbs), true},
             {CMD_PLAN_CHUNKS, "chunks", offsetof(struct tune_opts, chunks), true},
+            {CMD_PLAN_EP, "ep", offsetof(struct tune_opts, ep), true},
+            {CMD_PLAN_ETP, "etp", offsetof(struct tune_opts, etp), true},
         };
         size_t k = 0;
         while (k < sizeof pins / sizeof pins[0] && pins[k].opt != cp.over[i].opt)

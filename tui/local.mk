@@ -53,5 +53,6 @@ EXTRA_DIST += tests/cli/test_man.sh
 EXTRA_DIST += tests/cli/test_launch.sh tests/data/launch/megatron_llama3_8b.sh \
 	tests/data/launch/megatron_gpt3_175b.sh tests/data/launch/megatron_cmdline.txt \
 	tests/data/launch/torchtitan_llama3_8b.toml tests/data/launch/torchtitan_llama3_70b_pp.toml \
-	tests/data/launch/torchtitan_llama3_405b_zbv.toml
+	tests/data/launch/torchtitan_llama3_405b_zbv.toml tests/data/launch/megatron_deepseek_v3.sh \
+	tests/data/launch/megatron_qwen3_30b_a3b.sh tests/data/launch/torchtitan_deepseek_v3_16b.toml
 TESTS += tests/cli/test_launch.sh

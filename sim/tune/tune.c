@@ -159,6 +159,10 @@ void tune_label(const struct tune_candidate *c, char *buf, int n)
         snprintf(tp, sizeof tp, "-c%d", c->cp);
     else if (c->tp > 1)
         snprintf(tp, sizeof tp, "-t%d", c->tp);
+    if (c->ep > 1)
+        snprintf(tp + strlen(tp), sizeof tp - strlen(tp), "-e%d", c->ep);
+    if (c->etp > 0 && c->etp != (c->tp > 0 ? c->tp : 1))
+        snprintf(tp + strlen(tp), sizeof tp - strlen(tp), "-et%d", c->etp);
     snprintf(tp + strlen(tp), sizeof tp - strlen(tp), "%s%s%s", c->sp ? "-sp" : "",
              c->distopt ? "-do" : "", c->layout ? "-split" : "");
     if (config_scheme_uses_chunks(c->scheme))
@@ -178,6 +182,10 @@ void tune_candidate_config(const struct config *base, const struct tune_candidat
         out->cluster.tp = c->tp;
     if (c->cp >= 1)
         out->cluster.cp = c->cp;
+    if (c->ep >= 1)
+        out->cluster.ep = c->ep;
+    if (c->etp >= 1)
+        out->cluster.etp = c->etp;
     out->global_batch_size = config_global_batch(base);
     out->micro_batch_size = c->mbs;
     out->num_microbatches = 0;
@@ -296,6 +304,7 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
     /* --microbatches N sets the samples per iteration the grid keeps: N x mbs x dp */
     int G = config_global_batch(base);
     struct tune_grid g = {.c = xmalloc(64 * sizeof *g.c), .cap = 64};
+    struct tune_expert_pair *experts = xcalloc(TUNE_MAX_EXPERT_PAIRS, sizeof *experts);
     /* a: 0 off, 1 Mario's passes, 2 the search */
     for (int ckpt = o->with_ckpt_off ? 0 : 1; ckpt <= 2; ckpt++) {
         if ((ckpt == 1 && !o->optimize) || (ckpt == 2 && !o->search))
@@ -310,17 +319,25 @@ static int tune_enumerate(const struct config *base, const struct tune_opts *o,
                 int min_pp = o->min_pp < 1 ? 1 : o->min_pp > D ? D : o->min_pp;
                 if (o->pp > 0) /* pinned: that depth alone, whatever min_pp */
                     min_pp = o->pp;
-                for (int pp = min_pp; pp <= D && (o->pp == 0 || pp == o->pp); pp++)
-                    if (D % pp == 0 && G % (D / pp) == 0 && (o->dp == 0 || D / pp == o->dp))
+                for (int pp = min_pp; pp <= D && (o->pp == 0 || pp == o->pp); pp++) {
+                    if (D % pp != 0 || G % (D / pp) != 0 || (o->dp != 0 && D / pp != o->dp))
+                        continue;
+                    /* a mixture of experts: each (ep, etp) the stage folds (tune_expert.c) */
+                    int n_ex = tune_expert_pairs(base, o, tps[t], cps[q], D / pp, experts,
+                                                 TUNE_MAX_EXPERT_PAIRS);
+                    for (int x = 0; x < n_ex; x++)
                         tune_add(&g, base, o,
                                  (struct tune_candidate){.scheme = schemes[s], .pp = pp,
                                                          .dp = D / pp, .tp = tps[t],
-                                                         .cp = cps[q],
+                                                         .cp = cps[q], .ep = experts[x].ep,
+                                                         .etp = experts[x].etp,
                                                          .ckpt = ckpt >= 1, .search = ckpt == 2,
                                                          .oom_device = -1,
                                                          .status = TUNE_NOT_RUN});
                 }
+                }
     }
+    free(experts);
     *out = g.c;
     return g.n;
 }
@@ -476,7 +493,7 @@ static int tune_group_of(const struct tune_candidate *a, const struct tune_candi
 {
     return a->scheme == b->scheme && a->pp == b->pp && a->mbs == b->mbs &&
            a->chunks == b->chunks && a->tp == b->tp && a->cp == b->cp && a->sp == b->sp &&
-           a->distopt == b->distopt;
+           a->distopt == b->distopt && a->ep == b->ep && a->etp == b->etp;
 }
 
 static int tune_make_groups(const struct tune_candidate *cand, int n, struct tune_group **out)
@@ -787,7 +804,8 @@ static void tune_search_phase(struct tune_pool *pl, int threads)
             bool none = isinf(g->bound_iter);
             *c = (struct tune_candidate){.scheme = c->scheme, .pp = c->pp, .dp = c->dp,
                                          .mbs = c->mbs, .chunks = c->chunks, .tp = c->tp,
-                                         .cp = c->cp, .sp = c->sp, .distopt = c->distopt, .ckpt = true,
+                                         .cp = c->cp, .ep = c->ep, .etp = c->etp,
+                                         .sp = c->sp, .distopt = c->distopt, .ckpt = true,
                                          .search = true, .status = TUNE_PRUNED,
                                          .oom_device = -1, .lower_bound = g->bound_step};
             if (none)

@@ -4,8 +4,9 @@
  * the node's GPUs and the D GPUs, pp over the divisors of D / tp (pp >= min_pp), dp =
  * D / (tp pp), micro-batch size in {1, 2, 4, ...} dividing global / dp, W's chunk count,
  * sequence parallelism off/on where tp > 1 and the distributed optimizer off/on where dp > 1
- * (issue 41: they change the best plan), each candidate simulated. A dimension given (tune_opts:
- * tp, pp, dp, mbs, chunks, sp, distopt) is pinned to that value. A candidate whose simulated
+ * (issue 41: they change the best plan), for a mixture of experts ep and etp
+ * (tune_expert_pairs, issue 38), each candidate simulated. A dimension given (tune_opts:
+ * tp, pp, dp, mbs, chunks, sp, distopt, ep, etp) is pinned to that value. A candidate whose simulated
  * peak on any device exceeds the cap scores 0 and is reported with the device and the bytes
  * over. Data parallelism enters through the simulator: the allreduce in the cool-down and
  * the dp efficiency coefficient. */
@@ -66,6 +67,9 @@ struct tune_opts {
     int max_cp;            /* context-parallel degrees tried: 1, 2, 4, ... max_cp where the GPUs
                             * and the sequence (2 cp chunks) allow; 0 or 1 = the config's
                             * cluster.cp alone */
+    int ep, etp;           /* a mixture of experts: the expert-parallel and expert tensor-
+                            * parallel degrees kept; 0 = searched (tune_expert_pairs) */
+    int max_ep;            /* the largest ep tried; 0 = the expert count */
 };
 
 /* TUNE_NOT_RUN: the grid was cancelled before this candidate was simulated. TUNE_PRUNED: a
@@ -96,6 +100,8 @@ struct tune_candidate {
     int cp;                  /* context-parallel degree (cluster.cp); 0 = the config's */
     const char *layout;      /* the split search's layers (Megatron's layout string, into
                               * pipeline_layout), held by the result; NULL: the config's */
+    int ep, etp;             /* expert degrees (cluster.ep, cluster.etp); 0 = the config's
+                              * (a dense model) */
     char why[256];           /* TUNE_INVALID: the reason */
 };
 
@@ -137,7 +143,8 @@ const char *tune_ckpt_name(const struct tune_candidate *c);
 /* min_pp 4, chunks up to 4, all cores, both a = off and a = on (tune_optimize_mario). */
 void tune_opts_default(struct tune_opts *o);
 /* "V-8-2" (scheme-pp-mbs, as the paper's Figure 11), "W-8-2x4" with chunks, "-t2" after it
- * when tp > 1 ("V-8-2-t2"), then "-sp" with sequence parallelism and "-do" with the distributed
+ * when tp > 1 ("V-8-2-t2"), "-e64" with expert parallelism ep > 1 and "-et1" where etp is not
+ * tp ("V-8-2-t2-e64-et1"), then "-sp" with sequence parallelism and "-do" with the distributed
  * optimizer ("V-8-2-t2-sp-do"), "-split" with the split search's layers. */
 void tune_label(const struct tune_candidate *c, char *buf, int n);
 /* The whole grid as JSON text, malloc'd: `tune --json` (best, every candidate with its
@@ -176,5 +183,20 @@ int tune_rank(const struct tune_result *r, int *order);
  * stay. Throughputs equal to float rounding (1e-9 relative) are equal, in the rank too. tune_grid_search calls it; exposed for tests. */
 void tune_decide(struct tune_result *r);
 void tune_result_fini(struct tune_result *r);
+
+/* The expert degrees of one candidate (sim/tune/tune_expert.c). */
+struct tune_expert_pair {
+    int ep, etp;
+};
+#define TUNE_MAX_EXPERT_PAIRS 1024
+/* The (ep, etp) pairs a candidate of tp x cp x dp GPUs a stage tries (at most max), etp first
+ * (tp, then 1; each where it splits the expert width; tp's other divisors only given as
+ * o->etp), ep ascending: a dense model one,
+ * {0, 0} (the config's degrees); a MoE model each ep dividing the experts (o->ep alone when
+ * given, up to o->max_ep) and each etp (o->etp alone when given) whose ep x etp divides
+ * tp x cp x dp (model/moe.h's fold). Pinned degrees the fold does not take: that one pair
+ * (the candidate's validation says why). Returns the count (>= 1). */
+int tune_expert_pairs(const struct config *base, const struct tune_opts *o, int tp, int cp,
+                      int dp, struct tune_expert_pair *out, int max);
 
 #endif

@@ -29,6 +29,10 @@ static cJSON *tune_candidate_json(const struct tune_candidate *k)
     cJSON_AddNumberToObject(o, "tp", k->tp);
     if (k->cp > 1)
         cJSON_AddNumberToObject(o, "cp", k->cp);
+    if (k->ep > 0) { /* a mixture of experts: its expert degrees */
+        cJSON_AddNumberToObject(o, "ep", k->ep);
+        cJSON_AddNumberToObject(o, "etp", k->etp);
+    }
     cJSON_AddNumberToObject(o, "micro_batch_size", k->mbs);
     cJSON_AddNumberToObject(o, "chunks", k->chunks);
     cJSON_AddBoolToObject(o, "sequence_parallel", k->sp);

@@ -180,8 +180,12 @@ hfdir = os.path.join(src, "tests/data/hf")
 for f in sorted(os.listdir(hfdir)):
     if f.endswith(".json"):
         p = mt("models", os.path.join(hfdir, f))
-        if b"warning" in p.stderr:
-            problems.append("%s: a published config warns: %s" % (f, p.stderr[:200]))
+        # DeepSeek-V3's two notes are on purpose (its FP8 storage, its node-limited routing
+        # priced without the limit: issue 38); any other warning is a key not read
+        warns = [l for l in p.stderr.splitlines() if b"warning" in l and
+                 b"FP8 storage" not in l and b"node-limited routing" not in l]
+        if warns:
+            problems.append("%s: a published config warns: %s" % (f, warns[0][:200]))
 doc = json.load(open(os.path.join(hfdir, "Qwen2.5-7B.json")))
 doc["frobnicate_heads"] = 3
 doc["zz_extra"] = None

@@ -65,9 +65,42 @@ check "-1 without --devices exits 2 naming line:column" "[ $? -eq 2 ] && grep -q
 printf 'torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 \\\n  --num-attention-heads 32 --seq-length 4096 --vocab-size 32000 \\\n  --tensor-model-parallel-size 8 --pipeline-model-parallel-size 16\n' >"$tmp/few.sh"
 "$bin" import-args "$tmp/few.sh" >/dev/null 2>"$tmp/err"
 check "8 GPUs for TP 8 x PP 16 is said (exit 2)" "[ $? -eq 2 ] && grep -q 'starts 8 GPUs' $tmp/err"
-printf 'python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 512 --vocab-size 32000 --num-experts 8\n' >"$tmp/moe.sh"
-"$bin" simulate "$tmp/moe.sh" >/dev/null 2>"$tmp/err"
-check "experts refused by any command (issue 38)" "[ $? -eq 2 ] && grep -q 'issue 38' $tmp/err"
+# mixtures of experts and MLA (issue 38): read into model.moe / model.mla and the expert
+# degrees; the DeepSeek-V3 script is the preset (its parameter counts), Qwen3-30B-A3B's too
+json "$tmp/megatron_deepseek_v3.sh.1.json" "d['num_device']==2048 and d['model']['preset']=='DeepSeek-V3' and d['cluster']['ep']==64 and d['cluster']['etp']==1"
+check "deepseek-v3 script: the preset (its 3 dense layers, MTP, MLA), EP 64, ETP 1" "[ $? -eq 0 ]"
+"$bin" models --json "$tmp/megatron_deepseek_v3.sh.1.json" >"$tmp/ds.models" 2>/dev/null
+json "$tmp/ds.models" "d['models'][0]['parameters']==671026419200 and d['models'][0]['active_parameters']==37552297472"
+check "deepseek-v3 script: 671,026,419,200 parameters, 37,552,297,472 active (the preset's)" "[ $? -eq 0 ]"
+json "$tmp/megatron_qwen3_30b_a3b.sh.1.json" "d['model']['preset']=='Qwen3-30B-A3B' and d['cluster']['ep']==4 and d['cluster']['etp']==1 and d['cluster']['tp']==2"
+check "qwen3-30b-a3b script: the preset (vocabulary padded for tp 2), EP 4, ETP 1" "[ $? -eq 0 ]"
+json "$tmp/torchtitan_deepseek_v3_16b.toml.1.json" "d['model']['preset']=='DeepSeek-V2-Lite' and d['cluster']['ep']==8 and d['cluster']['etp']==1"
+check "deepseek_v3 16B toml: DeepSeek-V2-Lite's shape, EP 8" "[ $? -eq 0 ]"
+grep -q -- '--moe-layer-freq "(\[0\]\*3+\[1\]\*58)"' "$tmp/megatron_deepseek_v3.sh.out.sh"
+check "export writes --moe-layer-freq as Megatron's list" "[ $? -eq 0 ]"
+m='python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 512 --vocab-size 32000 --num-experts 8'
+printf '%s --moe-router-topk 2\n' "$m" >"$tmp/moe.sh"
+"$bin" import-args -q "$tmp/moe.sh" --devices 8 -o "$tmp/moe.json" >/dev/null 2>"$tmp/err"
+check "experts read; Megatron's allgather default and no grouped GEMM said" \
+    "[ $? -eq 0 ] && json $tmp/moe.json \"d['model']['moe']['num_experts']==8 and d['model']['moe']['ffn_hidden_size']==2048\" && grep -q 'allgather' $tmp/err && grep -q 'moe-grouped-gemm' $tmp/err"
+printf '%s --moe-layer-freq 2\n' "$m" >"$tmp/moe2.sh"
+"$bin" import-args "$tmp/moe2.sh" --devices 8 >/dev/null 2>"$tmp/err"
+check "--moe-layer-freq 2 (Megatron's i %% 2 == 0) refused by name" "[ $? -eq 2 ] && grep -q 'moe-layer-freq' $tmp/err && grep -q 'every 2-th from layer 0' $tmp/err"
+printf '%s --moe-layer-freq "[0,1,0,1,0,1,0,1]"\n' "$m" >"$tmp/moe3.sh"
+"$bin" import-args -q "$tmp/moe3.sh" --devices 8 -o "$tmp/moe3.json" >/dev/null 2>&1
+check "--moe-layer-freq [0,1,...]: every 2nd, HF's (i + 1) %% 2 == 0" \
+    "[ $? -eq 0 ] && json $tmp/moe3.json \"d['model']['moe']['layer_freq']==2 and d['model']['moe'].get('first_k_dense',0)==0\""
+printf '%s --moe-layer-freq "[1,0,0,1,1,1,1,1]"\n' "$m" >"$tmp/moe4.sh"
+"$bin" import-args "$tmp/moe4.sh" --devices 8 >/dev/null 2>"$tmp/err"
+check "a layer pattern the cost model lacks refused by name" "[ $? -eq 2 ] && grep -q 'layer pattern' $tmp/err"
+printf 'python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 512 --vocab-size 32000 --multi-latent-attention --qk-layernorm\n' >"$tmp/mla.sh"
+"$bin" import-args -q "$tmp/mla.sh" --devices 8 -o "$tmp/mla.json" >/dev/null 2>&1
+check "--multi-latent-attention with Megatron's defaults (kv_lora_rank 32, 128, 64, 128)" \
+    "[ $? -eq 0 ] && json $tmp/mla.json \"d['model']['mla']['kv_lora_rank']==32 and d['model']['mla']['qk_nope_head_dim']==128 and d['model']['mla']['qk_rope_head_dim']==64 and d['model']['mla']['v_head_dim']==128\""
+printf 'python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 512 --vocab-size 32000 --moe-router-topk 2 --q-lora-rank 64\n' >"$tmp/nomoe.sh"
+"$bin" import-args -q "$tmp/nomoe.sh" --devices 8 -o "$tmp/nomoe.json" >/dev/null 2>"$tmp/err"
+check "MoE and MLA flags without --num-experts / --multi-latent-attention: said, dense" \
+    "[ $? -eq 0 ] && grep -q 'moe-router-topk without --num-experts' $tmp/err && grep -q 'without --multi-latent-attention' $tmp/err && json $tmp/nomoe.json \"'moe' not in d['model']\""
 
 # out: a plan Megatron-LM cannot run, Mario's passes, tune --emit
 cfg="$tmp/megatron_llama3_8b.sh.1.json"

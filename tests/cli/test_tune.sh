@@ -141,4 +141,25 @@ check "MoE tune with --ep 8 ranks candidates" \
 check "MoE tune with an ep that does not divide the experts: exit 2, named" \
     "[ \$? -eq 2 ] && grep -q 'cluster.ep: 3 does not divide' $tmp/moe3.err"
 
+# ep and etp are grid dimensions (issue 38 item 5): without --ep each divisor of the 8 experts
+# the stage folds is tried, --max-ep caps it, --ep pins it; every candidate's ep x etp divides
+# its tp x dp
+"$bin" tune --json --threads 1 --model Mixtral-8x7B --device H100-80G --devices 64 --scheme V \
+    --max-mbs 1 --pp 8 >"$tmp/moe_ep.json" 2>"$tmp/moe_ep.err"
+check "MoE tune searches ep 1, 2, 4, 8 and etp tp and 1" \
+    "python3 -c 'import json,sys; c=json.load(open(\"$tmp/moe_ep.json\"))[\"candidates\"]; \
+sys.exit(0 if {k[\"ep\"] for k in c}=={1,2,4,8} and all((k[\"tp\"]*k[\"dp\"])%(k[\"ep\"]*k[\"etp\"])==0 and k[\"etp\"] in (1,k[\"tp\"]) for k in c) and any(k[\"etp\"]==1 and k[\"tp\"]>1 for k in c) else 1)'"
+"$bin" tune --json --threads 1 --model Mixtral-8x7B --device H100-80G --devices 64 --scheme V \
+    --max-mbs 1 --pp 8 --max-ep 2 >"$tmp/moe_ep2.json" 2>&1
+check "--max-ep 2: no ep above 2" \
+    "python3 -c 'import json,sys; c=json.load(open(\"$tmp/moe_ep2.json\"))[\"candidates\"]; sys.exit(0 if {k[\"ep\"] for k in c}=={1,2} else 1)'"
+"$bin" tune --json --threads 1 --model Mixtral-8x7B --device H100-80G --devices 64 --scheme V \
+    --max-mbs 1 --pp 8 --ep 4 --etp 1 >"$tmp/moe_ep4.json" 2>&1
+check "--ep 4 --etp 1 pin both" \
+    "python3 -c 'import json,sys; c=json.load(open(\"$tmp/moe_ep4.json\"))[\"candidates\"]; sys.exit(0 if c and all(k[\"ep\"]==4 and k[\"etp\"]==1 for k in c) else 1)'"
+"$bin" tune --json --threads 1 --device H100-80G --devices 8 --scheme V --max-mbs 1 \
+    >"$tmp/dense_ep.json" 2>&1
+check "a dense model's candidates carry no ep" \
+    "python3 -c 'import json,sys; c=json.load(open(\"$tmp/dense_ep.json\"))[\"candidates\"]; sys.exit(0 if c and all(\"ep\" not in k for k in c) else 1)'"
+
 exit $fail

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "model/config.h"
+#include "model/moe.h"
 #include "model/presets.h"
 #include "tests/check.h"
 #include "util/err.h"
@@ -745,12 +746,6 @@ static void test_hf_refused(void)
     static const struct {
         const char *file, *msg;
     } bad[] = {
-        {"Qwen3-30B-A3B", "num_experts: mixture of experts (num_experts = 128) is not modelled "
-                          "yet: issue 38"},
-        {"Mixtral-8x7B-v0.1", "num_local_experts: mixture of experts (num_local_experts = 8) is "
-                              "not modelled yet: issue 38"},
-        {"DeepSeek-V3", "n_routed_experts: mixture of experts (n_routed_experts = 256) is not "
-                        "modelled yet: issue 38"},
         {"Mistral-7B-v0.1", "sliding_window: sliding-window attention (sliding_window = 4096, "
                             "below max_position_embeddings 32768) is not modelled"},
         {"Phi-3-mini-4k-instruct", "sliding_window: sliding-window attention (sliding_window = "
@@ -776,7 +771,8 @@ static void test_hf_refused(void)
         {"{\"model_type\": \"falcon\", \"hidden_size\": 4544, \"num_hidden_layers\": 32, "
          "\"num_attention_heads\": 71}",
          "bad.json:1:2: model_type: model_type 'falcon' is not modelled (known: gpt2, llama, "
-         "mistral, qwen2, qwen3, gemma, phi3, olmo2)"},
+         "mistral, qwen2, qwen3, gemma, phi3, olmo2, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, "
+         "deepseek_v3)"},
         {"{\"hidden_size\": 512, \"num_hidden_layers\": 8, \"num_attention_heads\": 8}",
          "Hugging Face config without a model_type"},
         {"{\"model_type\": \"qwen2\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
@@ -791,9 +787,53 @@ static void test_hf_refused(void)
          "hidden_act: activation 'relu' is not modelled for model_type llama"},
         {"{\"model_type\": \"llama4\", \"text_config\": {\"num_local_experts\": 16}}",
          "text_config.num_local_experts: mixture of experts (num_local_experts = 16)"},
-        {"{\"model_type\": \"deepseek_v2\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+        {"{\"model_type\": \"llama\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
          "\"num_attention_heads\": 8, \"kv_lora_rank\": 512}",
-         "kv_lora_rank: multi-head latent attention (kv_lora_rank = 512) is not modelled"},
+         "kv_lora_rank: multi-head latent attention (kv_lora_rank = 512) is not modelled for "
+         "model_type 'llama'"},
+        /* issue 38: experts in a family without them, never read as dense */
+        {"{\"model_type\": \"llama\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"num_local_experts\": 8}",
+         "num_local_experts: mixture of experts (num_local_experts = 8) is not modelled for "
+         "model_type 'llama'"},
+        /* what the MoE families have and the cost model does not */
+        {"{\"model_type\": \"qwen2_moe\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"num_experts\": 60, \"num_experts_per_tok\": 4, "
+         "\"moe_intermediate_size\": 128, \"shared_expert_intermediate_size\": 512}",
+         "shared_expert_intermediate_size: a shared expert behind a sigmoid gate (qwen2_moe's "
+         "shared_expert_gate"},
+        {"{\"model_type\": \"qwen3_moe\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"num_experts\": 16, \"num_experts_per_tok\": 2, "
+         "\"moe_intermediate_size\": 128, \"mlp_only_layers\": [0, 3]}",
+         "mlp_only_layers: dense layers other than the first ones (mlp_only_layers element 1 is "
+         "not 1)"},
+        {"{\"model_type\": \"deepseek_v3\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"n_routed_experts\": 16, \"num_experts_per_tok\": 2, "
+         "\"moe_intermediate_size\": 128, \"moe_layer_freq\": 2}",
+         "moe_layer_freq: MoE layers every 2-th from first_k_dense_replace"},
+        {"{\"model_type\": \"deepseek_v3\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"n_routed_experts\": 16, \"num_experts_per_tok\": 2, "
+         "\"moe_intermediate_size\": 128, \"topk_method\": \"sinkhorn\"}",
+         "topk_method: a router top-k method 'sinkhorn' is not modelled"},
+        {"{\"model_type\": \"deepseek_v2\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"n_routed_experts\": 16, \"num_experts_per_tok\": 2, "
+         "\"moe_intermediate_size\": 128, \"kv_lora_rank\": 64, \"qk_nope_head_dim\": 32, "
+         "\"qk_rope_head_dim\": 16}",
+         "v_head_dim is missing"},
+        {"{\"model_type\": \"mixtral\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"num_local_experts\": 8}",
+         "num_experts_per_tok is missing"},
+        {"{\"model_type\": \"mixtral\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"num_local_experts\": 8, \"num_experts_per_tok\": 2, "
+         "\"max_position_embeddings\": 32768, \"sliding_window\": 4096}",
+         "sliding_window: sliding-window attention (sliding_window = 4096, below "
+         "max_position_embeddings 32768) is not modelled"},
+        {"{\"model_type\": \"llama4_text\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8}",
+         "model_type 'llama4_text' is not modelled: chunked local attention"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
+         "\"num_attention_heads\": 8, \"quantization_config\": {\"quant_method\": \"gptq\"}}",
+         "quantization_config: quantized weights (quantization_config) are not modelled"},
         {"{\"model_type\": \"qwen3\", \"hidden_size\": 512, \"num_hidden_layers\": 8, "
          "\"num_attention_heads\": 8, \"layer_types\": [\"full_attention\", "
          "\"sliding_attention\"]}",
@@ -810,6 +850,58 @@ static void test_hf_refused(void)
         if (strstr(e.msg, str[i].msg) == NULL)
             fprintf(stderr, "  %s\n  got %s\n", str[i].json, e.msg);
     }
+}
+
+/* Issue 38 item 6: the MoE families' published config.json read to the model the presets
+ * hold (model/presets.c, from the same files): each key to its field. */
+static void test_hf_moe(void)
+{
+    char path[1024];
+    struct config c;
+    struct mt_err e;
+    err_clear(&e);
+    src_path(path, sizeof path, "tests/data/hf/DeepSeek-V3.json");
+    CHECK_EQ_INT(config_load_file(path, &c, &e), MT_OK);
+    const struct moe_spec *m = &c.model.moe;
+    const struct mla_spec *a = &c.model.mla;
+    CHECK(m->num_experts == 256 && m->router_topk == 8 && m->ffn_hidden_size == 2048 &&
+          m->shared_ffn == 2048 && m->first_k_dense == 3 && m->mtp_layers == 1 &&
+          m->router_bias && c.model.ffn_hidden_size == 18432);
+    CHECK(a->kv_lora_rank == 512 && a->q_lora_rank == 1536 && a->qk_nope_head_dim == 128 &&
+          a->qk_rope_head_dim == 64 && a->v_head_dim == 128);
+    CHECK_EQ_INT(c.model.seq_length, 4096); /* rope_scaling's original length (YaRN) */
+    src_path(path, sizeof path, "tests/data/hf/DeepSeek-V2-Lite.json");
+    CHECK_EQ_INT(config_load_file(path, &c, &e), MT_OK);
+    CHECK(m->num_experts == 64 && m->router_topk == 6 && m->shared_ffn == 2 * 1408 &&
+          m->first_k_dense == 1 && m->mtp_layers == 0 && !m->router_bias);
+    CHECK(a->kv_lora_rank == 512 && a->q_lora_rank == 0); /* q_lora_rank null */
+    src_path(path, sizeof path, "tests/data/hf/Qwen3-30B-A3B.json");
+    CHECK_EQ_INT(config_load_file(path, &c, &e), MT_OK);
+    CHECK(m->num_experts == 128 && m->router_topk == 8 && m->ffn_hidden_size == 768 &&
+          m->shared_ffn == 0 && m->layer_freq == 1 && m->first_k_dense == 0 &&
+          c.model.qk_norm == QK_NORM_HEAD && config_head_dim(&c.model) == 128 &&
+          a->kv_lora_rank == 0);
+    src_path(path, sizeof path, "tests/data/hf/Mixtral-8x7B-v0.1.json");
+    CHECK_EQ_INT(config_load_file(path, &c, &e), MT_OK);
+    CHECK(m->num_experts == 8 && m->router_topk == 2 && m->ffn_hidden_size == 14336);
+    /* a prefix of dense layers is first_k_dense; decoder_sparse_step the frequency */
+    CHECK_EQ_INT(load_str("{\"model_type\": \"qwen3_moe\", \"hidden_size\": 512, "
+                          "\"num_hidden_layers\": 8, \"num_attention_heads\": 8, "
+                          "\"num_experts\": 16, \"num_experts_per_tok\": 2, "
+                          "\"moe_intermediate_size\": 128, \"decoder_sparse_step\": 2, "
+                          "\"mlp_only_layers\": [0, 1]}", &c, &e), MT_OK);
+    CHECK(m->first_k_dense == 2 && m->layer_freq == 2);
+    /* blocks 3, 5, 7 (0-based) are MoE: i >= 2 and (i + 1) % 2 == 0, HF's rule */
+    CHECK(!moe_layer_is_moe(&c.model, 1) && moe_layer_is_moe(&c.model, 3) &&
+          !moe_layer_is_moe(&c.model, 4) && moe_layers_in(&c.model, 0, 8) == 3);
+    /* ours at model.moe.*: validation names the key as the file spells it */
+    CHECK_EQ_INT(load_str("{\"model_type\": \"mixtral\", \"hidden_size\": 512, "
+                          "\"num_hidden_layers\": 8, \"num_attention_heads\": 8, "
+                          "\"num_local_experts\": 4, \"num_experts_per_tok\": 6}", &c, &e),
+                 MT_EINVAL);
+    CHECK(strstr(e.msg, "router_topk") != NULL && strstr(e.msg, "num_experts_per_tok") != NULL);
+    if (strstr(e.msg, "num_experts_per_tok") == NULL)
+        fprintf(stderr, "  got %s\n", e.msg);
 }
 
 static void test_unit_parse(void)
@@ -840,5 +932,6 @@ int main(void)
     test_unit_parse();
     test_hf_families();
     test_hf_refused();
+    test_hf_moe();
     return check_report("test_config");
 }

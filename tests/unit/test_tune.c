@@ -12,6 +12,7 @@
 
 #include "model/config.h"
 #include "model/cost.h"
+#include "model/presets.h"
 #include "sim/schemes/scheme.h"
 #include "sim/tune/tune.h"
 #include "tests/check.h"
@@ -599,6 +600,91 @@ static void test_tp_grid(void)
     tune_result_fini(&r);
 }
 
+/* The expert dimensions (issue 38 item 5), by hand: E = 8 experts, tp 2 x dp 4 = 8 GPUs a
+ * stage. etp tp = 2: ep x 2 divides 8, ep in {1, 2, 4}; etp 1: ep in {1, 2, 4, 8} (each
+ * dividing E). A dense model: one pair, the config's; pins and --max-ep; an etp that does not
+ * split the expert width is not tried. Then the grid: every MoE candidate's ep divides the
+ * experts and ep x etp its tp x dp, and the (ep, etp) a config gets is the candidate's. */
+static void test_expert_grid(void)
+{
+    struct config c;
+    config_default(&c);
+    struct tune_opts o;
+    tune_opts_default(&o);
+    struct tune_expert_pair x[TUNE_MAX_EXPERT_PAIRS];
+    CHECK_EQ_INT(tune_expert_pairs(&c, &o, 2, 1, 4, x, TUNE_MAX_EXPERT_PAIRS), 1);
+    CHECK(x[0].ep == 0 && x[0].etp == 0);
+    c.model.moe.num_experts = 8;
+    c.model.moe.router_topk = 2;
+    c.model.moe.ffn_hidden_size = 64;
+    static const struct tune_expert_pair want[] = {{1, 2}, {2, 2}, {4, 2}, {1, 1},
+                                                   {2, 1}, {4, 1}, {8, 1}};
+    int n = tune_expert_pairs(&c, &o, 2, 1, 4, x, TUNE_MAX_EXPERT_PAIRS);
+    CHECK_EQ_INT(n, 7);
+    for (int i = 0; i < n && i < 7; i++)
+        CHECK(x[i].ep == want[i].ep && x[i].etp == want[i].etp);
+    /* cp joins the fold: tp 2 x cp 2 x dp 2 = 8, the same pairs */
+    CHECK_EQ_INT(tune_expert_pairs(&c, &o, 2, 2, 2, x, TUNE_MAX_EXPERT_PAIRS), 7);
+    o.max_ep = 2; /* ep 1, 2 under each etp */
+    CHECK_EQ_INT(tune_expert_pairs(&c, &o, 2, 1, 4, x, TUNE_MAX_EXPERT_PAIRS), 4);
+    o.max_ep = 0;
+    o.ep = 8; /* pinned: with etp 1 only (8 x 2 does not divide 8) */
+    CHECK_EQ_INT(tune_expert_pairs(&c, &o, 2, 1, 4, x, TUNE_MAX_EXPERT_PAIRS), 1);
+    CHECK(x[0].ep == 8 && x[0].etp == 1);
+    o.ep = 3; /* not a divisor: the one pair, for the validation to name */
+    CHECK_EQ_INT(tune_expert_pairs(&c, &o, 2, 1, 4, x, TUNE_MAX_EXPERT_PAIRS), 1);
+    CHECK(x[0].ep == 3 && x[0].etp == 2);
+    o.ep = 0;
+    o.etp = 2;
+    CHECK_EQ_INT(tune_expert_pairs(&c, &o, 2, 1, 4, x, TUNE_MAX_EXPERT_PAIRS), 3);
+    o.etp = 0;
+    c.model.moe.ffn_hidden_size = 6; /* tp 4 does not split it: etp 1 alone */
+    n = tune_expert_pairs(&c, &o, 4, 1, 2, x, TUNE_MAX_EXPERT_PAIRS);
+    CHECK_EQ_INT(n, 4);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ_INT(x[i].etp, 1);
+
+    /* the grid of a small MoE model under the op model: 8 GPUs, V, micro-batches of 1 */
+    struct mt_err e = {0};
+    config_default(&c);
+    CHECK_EQ_INT(presets_model("Mixtral-8x7B", &c.model, &e), MT_OK);
+    c.model.num_layers = 8;
+    c.num_device = 8;
+    c.global_batch_size = 16;
+    tune_opts_default(&o);
+    o.optimize = NULL;
+    o.max_mbs = 1;
+    o.min_pp = 2;
+    o.tp = 2;
+    o.schemes = 1u << SCHEME_V;
+    o.sp = TUNE_ON;
+    o.distopt = TUNE_OFF;
+    struct tune_result r;
+    CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
+    /* pp 2 (dp 2: tp x dp 4, pairs (1,2) (2,2) (1,1) (2,1) (4,1)) and pp 4 (dp 1: tp x dp 2,
+     * pairs (1,2) (1,1) (2,1)) */
+    CHECK_EQ_INT(r.n, 8);
+    int seen_ep4 = 0;
+    for (int i = 0; i < r.n; i++) {
+        const struct tune_candidate *k = &r.cand[i];
+        CHECK_EQ_INT(8 % k->ep, 0);
+        CHECK_EQ_INT((k->tp * k->dp) % (k->ep * k->etp), 0);
+        struct config kc;
+        tune_candidate_config(&c, k, &kc);
+        CHECK_EQ_INT(kc.cluster.ep, k->ep);
+        CHECK_EQ_INT(kc.cluster.etp, k->etp);
+        CHECK(k->status != TUNE_INVALID);
+        if (k->ep == 4) {
+            char label[48];
+            tune_label(k, label, sizeof label);
+            CHECK(strcmp(label, "V-2-1-t2-e4-et1-sp") == 0);
+            seen_ep4++;
+        }
+    }
+    CHECK_EQ_INT(seen_ep4, 1);
+    tune_result_fini(&r);
+}
+
 int main(void)
 {
     test_unit_grid();
@@ -610,5 +696,6 @@ int main(void)
     test_scheme_filter();
     test_search_pruned();
     test_tp_grid();
+    test_expert_grid();
     return check_report("test_tune");
 }
