@@ -20,6 +20,9 @@ strip() { grep -v '"source"' "$1"; }
 
 for f in "$data"/megatron_* "$data"/torchtitan_*; do
     b=$(basename "$f")
+    # torchtitan's MoE under FSDP shards the experts over its efsdp mesh, which is not
+    # modelled yet: refused by name (checked below), so no round trip
+    [ "$b" = torchtitan_deepseek_v3_16b.toml ] && continue
     case $b in
     megatron_*) k=megatron; ext=sh ;;
     *) k=torchtitan; ext=toml ;;
@@ -74,8 +77,20 @@ json "$tmp/ds.models" "d['models'][0]['parameters']==671026419200 and d['models'
 check "deepseek-v3 script: 671,026,419,200 parameters, 37,552,297,472 active (the preset's)" "[ $? -eq 0 ]"
 json "$tmp/megatron_qwen3_30b_a3b.sh.1.json" "d['model']['preset']=='Qwen3-30B-A3B' and d['cluster']['ep']==4 and d['cluster']['etp']==1 and d['cluster']['tp']==2"
 check "qwen3-30b-a3b script: the preset (vocabulary padded for tp 2), EP 4, ETP 1" "[ $? -eq 0 ]"
-json "$tmp/torchtitan_deepseek_v3_16b.toml.1.json" "d['model']['preset']=='DeepSeek-V2-Lite' and d['cluster']['ep']==8 and d['cluster']['etp']==1"
-check "deepseek_v3 16B toml: DeepSeek-V2-Lite's shape, EP 8" "[ $? -eq 0 ]"
+"$bin" import-args -q "$data/torchtitan_deepseek_v3_16b.toml" >/dev/null 2>"$tmp/err"
+check "deepseek_v3 16B toml (FSDP 8, EP 8): refused naming the experts' FSDP mesh, exit 2" \
+    "[ $? -eq 2 ] && grep -q 'efsdp mesh) is not modelled yet' $tmp/err"
+# the same job with plain data parallelism reads to DeepSeek-V2-Lite's shape and EP 8
+sed -e 's/^data_parallel_replicate_degree = 1/data_parallel_replicate_degree = 8/' \
+    -e 's/^data_parallel_shard_degree = 8/data_parallel_shard_degree = 1/' \
+    "$data/torchtitan_deepseek_v3_16b.toml" >"$tmp/ds16_ddp.toml"
+"$bin" import-args -q "$tmp/ds16_ddp.toml" -o "$tmp/ds16.json" >/dev/null 2>&1
+json "$tmp/ds16.json" "d['model']['preset']=='DeepSeek-V2-Lite' and d['cluster']['ep']==8 and d['cluster']['etp']==1"
+check "deepseek_v3 16B toml with DDP 8: DeepSeek-V2-Lite's shape, EP 8" "[ $? -eq 0 ]"
+"$bin" export "$tmp/ds16.json" --format torchtitan -o "$tmp/ds16.out.toml" >/dev/null 2>&1 &&
+    "$bin" import-args -q "$tmp/ds16.out.toml" -o "$tmp/ds16.2.json" >/dev/null 2>&1
+strip "$tmp/ds16.json" >"$tmp/a" && strip "$tmp/ds16.2.json" >"$tmp/b"
+check "... and its torchtitan export reads back to the same config" "cmp -s $tmp/a $tmp/b"
 grep -q -- '--moe-layer-freq "(\[0\]\*3+\[1\]\*58)"' "$tmp/megatron_deepseek_v3.sh.out.sh"
 check "export writes --moe-layer-freq as Megatron's list" "[ $? -eq 0 ]"
 m='python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 512 --vocab-size 32000 --num-experts 8'
