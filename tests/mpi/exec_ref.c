@@ -121,7 +121,7 @@ static int cmd_plans(char **argv)
     c.num_microbatches = mbs;
     c.micro_batch_size = 1;
     c.chunks = 2;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     snprintf(c.source, sizeof c.source, "exec_ref plans");
     struct plan *base = NULL, *ckpt = NULL;
     if (scheme_build(&c, &base, &e) != MT_OK)

@@ -45,7 +45,7 @@ static void test_sizes(void)
         c.scheme = rec->id;
         c.num_device = 4;
         c.num_microbatches = 8;
-        c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+        c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
         c.iterations = rec->async ? 3 : 1; /* iteration marks, staleness */
         struct explore x;
         struct mt_err e = {0};
@@ -97,7 +97,7 @@ static void test_box_position(void)
     config_default(&c);
     c.num_device = 4;
     c.num_microbatches = 4;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     struct explore x;
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
@@ -128,7 +128,7 @@ static void test_keys(void)
     config_default(&c);
     c.num_device = 4;
     c.num_microbatches = 4;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     struct explore x;
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
@@ -161,7 +161,7 @@ static void test_edits_all_or_nothing(void)
     config_default(&c);
     c.num_device = 4;
     c.num_microbatches = 4;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     struct explore x;
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
@@ -253,7 +253,7 @@ static void test_bound_search(void)
     config_default(&c);
     c.num_device = 4;
     c.num_microbatches = 4;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     struct explore x;
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
@@ -358,7 +358,7 @@ static void test_search_progress(void)
     c.num_device = 2;
     c.num_microbatches = 5;
     c.memory_per_device = 1.05;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     for (int k = 0; k < 2; k++) {
         struct explore x;
         struct mt_err e = {0};
@@ -400,7 +400,7 @@ static void test_help_schemes(void)
     config_default(&c);
     c.num_device = 4;
     c.num_microbatches = 8;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     struct explore x;
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&x, &c, NULL, true, &e), MT_OK);
@@ -445,7 +445,7 @@ static void test_frames_kept(void)
     c.scheme = SCHEME_W;
     c.num_device = 4;
     c.num_microbatches = 8;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     struct explore a;
     struct mt_err e = {0};
     CHECK_EQ_INT(explore_init(&a, &c, NULL, true, &e), MT_OK);

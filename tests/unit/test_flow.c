@@ -67,7 +67,7 @@ static struct plan *unit_1f1b(void)
     c.scheme = SCHEME_V;
     c.num_device = 2;
     c.num_microbatches = 4;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     struct plan *p = NULL;
     if (scheme_build(&c, &p, &e) != MT_OK)
         fprintf(stderr, "build: %s\n", e.msg);

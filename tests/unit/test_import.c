@@ -331,7 +331,7 @@ static void test_torch_errors(void)
 {
     /* unit costs: F = 0.5, B = 1 per device, messages free (times written as us) */
     struct config c = tiny_config(SCHEME_V, 2, 3, 1);
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     struct plan *p = build(&c, false);
     CHECK(p != NULL);
     if (p == NULL)

@@ -422,7 +422,7 @@ static void test_changes_index(void)
     CHECK(pass_changes_find(&ch, 0, OP_FW, 0, 0) == NULL);
     for (int round = 0; round < 2; round++) {
         for (int mb = 0; mb < 5000; mb++) {
-            struct instr in = {OP_CFW, mb, 0, mb % 7, -1, 0, 0};
+            struct instr in = {OP_CFW, mb, 0, mb % 7, -1, 0, 0, 0};
             pass_changes_add(&ch, PASS_CHANGE_RETYPE, mb % 3, &in, OP_FW);
             in.op = OP_RC; /* inserted, then moved: the first record is the one found */
             pass_changes_add(&ch, PASS_CHANGE_INSERT, mb % 3, &in, OP_RC);

@@ -38,7 +38,7 @@ static struct plan *unit_plan(enum scheme_id s, int devices, int dp, int N, int 
     c.num_device = devices;
     c.cluster.dp = dp;
     c.num_microbatches = N;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     c.profile.cores = cores;
     struct plan *p = NULL;
     struct mt_err e = {0};

@@ -38,7 +38,7 @@ static void test_unit_grid(void)
     config_default(&c);
     c.num_device = 4;
     c.global_batch_size = 16;
-    c.unit = (struct unit_costs){true, 1, 1, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 1, 1, 0, 1, 0};
     struct tune_opts o;
     tune_opts_default(&o);
     o.min_pp = 2;
@@ -593,7 +593,7 @@ static void test_tp_grid(void)
     tune_result_fini(&r);
     /* unit costs: the config's tp only */
     o.tp = 0;
-    c.unit = (struct unit_costs){true, 1, 1, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 1, 1, 0, 1, 0};
     CHECK_EQ_INT(tune_grid_search(&c, &o, &r, &e), MT_OK);
     for (int i = 0; i < r.n; i++)
         CHECK_EQ_INT(r.cand[i].tp, 1);
