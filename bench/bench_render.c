@@ -69,7 +69,7 @@ int main(int argc, char **argv)
     c.scheme = SCHEME_V;
     c.num_device = 64;
     c.num_microbatches = 512;
-    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1};
+    c.unit = (struct unit_costs){true, 1, 2, 1, 0, 1, 0};
     struct mt_err e = {0};
     struct plan *p = NULL;
     struct sim_result r;
