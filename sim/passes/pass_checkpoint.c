@@ -47,6 +47,7 @@ static struct plan *checkpoint_all(const struct plan *in, int k, struct pass_cha
                 struct instr rc = ins;
                 rc.op = OP_RC;
                 rc.peer = -1;
+                rc.paired = 0; /* a recompute pairs with nothing (sim/core/overlap.h) */
                 rc.ckpt_layers = k;
                 plan_append(cand, d, rc);
                 pass_changes_add(ch, PASS_CHANGE_INSERT, d, &rc, OP_RC);

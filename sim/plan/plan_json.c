@@ -57,7 +57,9 @@ char *plan_to_json(const struct plan *p)
                 cJSON_AddNumberToObject(o, "step", in->step);
             if (in->ckpt_layers != 0)
                 cJSON_AddNumberToObject(o, "ckpt_layers", in->ckpt_layers);
-            if (in->paired != 0)
+            /* only a forward or a backward pairs (the reader's rule): an instruction a pass
+             * or the search made by copying a paired one (RC, OF, RL) carries no pair */
+            if (in->paired != 0 && (plan_op_is_forward(in->op) || plan_op_is_backward(in->op)))
                 cJSON_AddNumberToObject(o, "paired", in->paired);
             cJSON_AddItemToArray(list, o);
         }

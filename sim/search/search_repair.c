@@ -337,6 +337,7 @@ static void repair_mem_ckpt(const struct repair *r, struct repair_mem *rm, int k
     cfw.op = OP_CFW;
     rc.op = OP_RC;
     rc.peer = -1;
+    rc.paired = 0; /* a recompute pairs with nothing (sim/core/overlap.h) */
     struct mem_step m_fw = mem_step(&c->cost, &fw), m_cfw = mem_step(&c->cost, &cfw);
     struct mem_step m_rc = mem_step(&c->cost, &rc);
     m_rc.reap = k->reaped;
