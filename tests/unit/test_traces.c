@@ -709,6 +709,10 @@ static void test_mapping_errors(void)
         {"{\"rules\": [{\"match\": \"a\", \"op\": \"FW\", \"stage\": 1.5}]}", "rules[0].stage"},
         {"{\"align\": {\"event\": \"\"}}", "align.event"},
         {"{\"rules\": [", "map.json:1:"},
+        /* stacked repetitions: 100 stars in a row took glibc's matcher 14 s (fuzz_kineto_parse) */
+        {"{\"rules\": [{\"match\": \"^b*****wd$\", \"op\": \"FW\"}]}", "a repetition of a repetition"},
+        {"{\"rules\": [{\"match\": \"a+*\", \"op\": \"FW\"}]}", "a repetition of a repetition"},
+        {"{\"rules\": [{\"match\": \"(ab)*{2}\", \"op\": \"FW\"}]}", "a repetition of a repetition"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = mapping_load_string(bad[i][0], strlen(bad[i][0]), "map.json", &m, &e);
