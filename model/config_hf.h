@@ -1,5 +1,5 @@
 /* model/config_hf.h: the Hugging Face config.json reader's parts shared by its two files
- * (model/config_hf_json.c: the families and the dense shape; model/config_hf_moe.c: the
+ * (model/config_hf_json.c: the families and the dense shape; model/config_hf_moe_json.c: the
  * experts and multi-head latent attention of the MoE families, issue 38). Not a public
  * header: config.h's config_hf_read is the reader. */
 #ifndef MT_MODEL_CONFIG_HF_H

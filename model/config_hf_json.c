@@ -23,7 +23,7 @@
  *            whole projection
  *   mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3: a mixture of experts on the
  *            layer of mistral, qwen2, qwen3 and llama (DeepSeek: multi-head latent attention);
- *            the experts, MLA and MTP are model/config_hf_moe.c's (issue 38)
+ *            the experts, MLA and MTP are model/config_hf_moe_json.c's (issue 38)
  *   refused: gemma2 (sliding windows on every other layer, logit soft-capping), gpt_neox
  *   (rotary positions with GPT's LayerNorm and biases and a parallel residual: no family here),
  *   llama4 (chunked attention, interleaved MoE layers, no-RoPE layers).
@@ -91,7 +91,7 @@ static const struct hf_family hf_families[] = {
     {"olmo2", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, true, false, QK_NORM_WHOLE, 0, 2048,
      NULL},
     /* mixtures of experts: their layer is the family's above, the experts (and DeepSeek's
-     * latent attention) model/config_hf_moe.c's */
+     * latent attention) model/config_hf_moe_json.c's */
     {"mixtral", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_NONE, false, false, QK_NORM_NONE, 0,
      131072, NULL},
     {"qwen2_moe", ARCH_LLAMA2, true, NORM_RMSNORM, BIAS_QKV, false, false, QK_NORM_NONE, 0, 32768,

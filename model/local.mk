@@ -1,6 +1,6 @@
 noinst_LIBRARIES += libmt_model.a
 libmt_model_a_SOURCES = model/config.c model/config.h model/config_parallel.c model/config_zero.c model/config_json.c \
-	model/config_hf_json.c model/config_hf_moe.c model/config_hf.h model/config_write_json.c model/seqlen_json.c \
+	model/config_hf_json.c model/config_hf_moe_json.c model/config_hf.h model/config_write_json.c model/seqlen_json.c \
 	model/presets.c model/presets.h model/presets_json.c model/cost.c model/cost.h model/cost_ops.h model/cost_overhead.c \
 	model/cost_cache.c model/cost_cache.h \
 	model/ops.c model/ops.h model/ops_build.c model/ops_build_cp.c model/ops_shape.h model/ops_build_moe.c \

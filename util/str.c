@@ -182,8 +182,27 @@ int str_read_file(const char *path, size_t max_bytes, char **out, size_t *out_le
     return MT_OK;
 }
 
+/* Writes data to path as it is, through a link or into a device or pipe. */
+static int str_write_in_place(const char *path, const char *data, size_t len, struct mt_err *e)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        return err_set(e, MT_EIO, "%s: %s", path, strerror(errno));
+    size_t put = fwrite(data, 1, len, f);
+    int bad = put != len || fflush(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad)
+        return err_set(e, MT_EIO, "%s: write failed: %s", path, strerror(errno));
+    return MT_OK;
+}
+
 int str_write_file_atomic(const char *path, const char *data, size_t len, struct mt_err *e)
 {
+    /* a path that is there and is not a plain file (a link, /dev/null, /dev/stdout, a pipe)
+     * is written through: renaming the temporary over it replaced /dev/null with a file */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return str_write_in_place(path, data, len, e);
     size_t n = strlen(path) + 32;
     char *tmp = xmalloc(n);
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());

@@ -32,7 +32,8 @@ size_t str_utf8_check(const char *text, size_t n);
 /* Reads a whole file (limit max_bytes). Caller frees *out. */
 int str_read_file(const char *path, size_t max_bytes, char **out, size_t *out_len,
                   struct mt_err *e);
-/* Writes atomically: path.tmp.PID then rename(2), so a failure never leaves half a file. */
+/* Writes atomically: path.tmp.PID then rename(2), so a failure never leaves half a file; a
+ * path that is there and is not a plain file (a link, /dev/null, a pipe) is written through. */
 int str_write_file_atomic(const char *path, const char *data, size_t len, struct mt_err *e);
 
 #endif

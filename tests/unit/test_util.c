@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tests/check.h"
@@ -111,6 +112,19 @@ static void files(void)
     char missing[256];
     snprintf(missing, sizeof missing, "%s/no/such/file", dir);
     CHECK(str_write_file_atomic(missing, "x", 1, &e) == MT_EIO && strstr(e.msg, missing) != NULL);
+    /* a path that is not a plain file is written through, not replaced: renaming the
+     * temporary over "-o /dev/null" turned /dev/null into a file (here: a symlink, which must
+     * stay one, its target holding the text) */
+    char link[256];
+    snprintf(link, sizeof link, "%s/link.txt", dir);
+    CHECK(symlink(path, link) == 0);
+    CHECK(str_write_file_atomic(link, "third", 5, NULL) == MT_OK);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(str_read_file(path, 1 << 20, &got, &len, NULL) == MT_OK && len == 5 &&
+          memcmp(got, "third", 5) == 0);
+    free(got);
+    CHECK(unlink(link) == 0);
     CHECK(unlink(path) == 0 && rmdir(dir) == 0); /* no temporary file was left behind */
     char *s = xstrdup("copy");
     CHECK(strcmp(s, "copy") == 0);

@@ -1,4 +1,4 @@
-/* model/config_hf_moe.c: the experts, latent attention and multi-token prediction of a
+/* model/config_hf_moe_json.c: the experts, latent attention and multi-token prediction of a
  * Hugging Face MoE config.json (issue 38 item 6), after transformers' configuration_*.py and
  * modeling_*.py files (and DeepSeek's own modeling_deepseek.py in its Hub repositories):
  *
