@@ -80,7 +80,7 @@ EXTRA_DIST += tests/check_dist.sh tests/data/pippy-4stage-skewed.json
 # The documents (tests/check_docs.sh loads every JSON block in them; the rest ship as the manual).
 EXTRA_DIST += docs/accuracy-large.md docs/accuracy.md docs/benchmarks.md docs/commands.md \
 	docs/cost-model.md docs/design.md docs/offload.md docs/search.md docs/traces.md \
-	docs/zero-bubble.md docs/fidelity.md docs/launchers.md docs/long-context.md docs/moe.md
+	docs/zero-bubble.md docs/fidelity.md docs/launchers.md docs/long-context.md docs/moe.md docs/fp8.md docs/fsdp.md
 # issue 16: util/ (errors, sizes and numbers, positions, UTF-8, atomic files, allocation).
 check_PROGRAMS += tests/unit/test_check
 TESTS += tests/unit/test_check
