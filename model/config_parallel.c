@@ -10,9 +10,9 @@
 #include <config.h>
 #include "model/config.h"
 
-#include <strings.h>
 
 #include "util/err.h"
+#include "util/str.h"
 
 static const char *const cp_comm_names[CP_COMM__COUNT] = {"p2p", "all_gather", "a2a",
                                                           "a2a+p2p"};
@@ -24,11 +24,11 @@ int config_cp(const struct config *c)
 
 int config_cp_comm_parse(const char *s, enum cp_comm_type *out, struct mt_err *e)
 {
-    for (int i = 0; i < CP_COMM__COUNT; i++)
-        if (strcasecmp(s, cp_comm_names[i]) == 0) {
-            *out = (enum cp_comm_type)i;
-            return MT_OK;
-        }
+    int i = str_index_of(s, cp_comm_names, CP_COMM__COUNT);
+    if (i >= 0) {
+        *out = (enum cp_comm_type)i;
+        return MT_OK;
+    }
     return err_set(e, MT_EINVAL, "unknown cp_comm_type '%s' (one of: %s)", s,
                    config_cp_comm_names_line());
 }

@@ -11,10 +11,10 @@
 #include <config.h>
 #include "model/config.h"
 
-#include <strings.h>
 
 #include "model/moe.h"
 #include "util/err.h"
+#include "util/str.h"
 
 static const char *const reshard_names[FSDP_RESHARD__COUNT] = {"default", "always", "never"};
 
@@ -54,11 +54,11 @@ bool config_fsdp_reshard_after_forward(const struct config *c)
 
 int config_fsdp_reshard_parse(const char *s, enum fsdp_reshard *out, struct mt_err *e)
 {
-    for (int i = 0; i < FSDP_RESHARD__COUNT; i++)
-        if (strcasecmp(s, reshard_names[i]) == 0) {
-            *out = (enum fsdp_reshard)i;
-            return MT_OK;
-        }
+    int i = str_index_of(s, reshard_names, FSDP_RESHARD__COUNT);
+    if (i >= 0) {
+        *out = (enum fsdp_reshard)i;
+        return MT_OK;
+    }
     return err_set(e, MT_EINVAL,
                    "unknown fsdp_reshard_after_forward '%s' (one of: default always never)", s);
 }

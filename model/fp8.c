@@ -39,10 +39,10 @@
 #include <config.h>
 #include "model/fp8.h"
 
-#include <strings.h>
 
 #include "model/framework.h"
 #include "util/err.h"
+#include "util/str.h"
 
 static const char *const recipe_names[FP8_RECIPE__COUNT] = {"none", "delayed", "tensorwise",
                                                             "blockwise", "mxfp8"};
@@ -50,11 +50,11 @@ static const char *const format_names[FP8_FORMAT__COUNT] = {"hybrid", "e4m3"};
 
 int fp8_recipe_parse(const char *s, enum fp8_recipe *out, struct mt_err *e)
 {
-    for (int i = 0; i < FP8_RECIPE__COUNT; i++)
-        if (strcasecmp(s, recipe_names[i]) == 0) {
-            *out = (enum fp8_recipe)i;
-            return MT_OK;
-        }
+    int i = str_index_of(s, recipe_names, FP8_RECIPE__COUNT);
+    if (i >= 0) {
+        *out = (enum fp8_recipe)i;
+        return MT_OK;
+    }
     return err_set(e, MT_EINVAL, "unknown FP8 recipe '%s' (one of: %s)", s,
                    fp8_recipe_names_line());
 }
@@ -71,11 +71,11 @@ const char *fp8_recipe_names_line(void)
 
 int fp8_format_parse(const char *s, enum fp8_format *out, struct mt_err *e)
 {
-    for (int i = 0; i < FP8_FORMAT__COUNT; i++)
-        if (strcasecmp(s, format_names[i]) == 0) {
-            *out = (enum fp8_format)i;
-            return MT_OK;
-        }
+    int i = str_index_of(s, format_names, FP8_FORMAT__COUNT);
+    if (i >= 0) {
+        *out = (enum fp8_format)i;
+        return MT_OK;
+    }
     return err_set(e, MT_EINVAL, "unknown FP8 format '%s' (one of: hybrid e4m3)", s);
 }
 

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "model/launch_internal.h"
 #include "model/presets.h"
@@ -21,11 +20,11 @@ static const char *const launch_titles[LAUNCH__COUNT] = {"Megatron-LM", "torchti
 
 int launch_kind_parse(const char *s, enum launch_kind *out, struct mt_err *e)
 {
-    for (int k = 0; k < LAUNCH__COUNT; k++)
-        if (strcasecmp(s, launch_names[k]) == 0) {
-            *out = (enum launch_kind)k;
-            return MT_OK;
-        }
+    int i = str_index_of(s, launch_names, LAUNCH__COUNT);
+    if (i >= 0) {
+        *out = (enum launch_kind)i;
+        return MT_OK;
+    }
     return err_set(e, MT_EINVAL, "unknown launcher '%s' (expected megatron or torchtitan)", s);
 }
 

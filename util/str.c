@@ -271,3 +271,11 @@ char *str_format_time_left(double elapsed_s, long done, long total, char *buf, s
         snprintf(buf, n, "about %.1f h left", left / 3600);
     return buf;
 }
+
+int str_index_of(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}

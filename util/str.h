@@ -18,6 +18,9 @@ char *str_format_bytes(double bytes, char *buf, size_t n);
  * point is written whole ("116140"), a small one with the zeros it needs ("0.00001234").
  * Returns buf. */
 char *str_format_number(double v, int sig, char *buf, size_t n);
+/* The index of s among names[0..n), compared without case (the spellings of an enum: FP8
+ * recipes, CP modes, launchers); -1 when it is none of them. */
+int str_index_of(const char *s, const char *const *names, int n);
 /* The time a long run has left, from the rate so far: "about 12 s left", "about 3 min left",
  * "about 1.5 h left"; "" (nothing to say yet) before the first second or the first piece of
  * work, and once all is done. Returns buf. */

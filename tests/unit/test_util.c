@@ -44,6 +44,10 @@ static void errors(void)
 
 static void sizes_and_numbers(void)
 {
+    static const char *const kinds[] = {"p2p", "all_gather", "a2a"};
+    CHECK_EQ_INT(str_index_of("ALL_GATHER", kinds, 3), 1); /* without case */
+    CHECK_EQ_INT(str_index_of("a2a+p2p", kinds, 3), -1);
+    CHECK_EQ_INT(str_index_of("p2p", kinds, 0), -1);
     char left[64];
     /* 10 of 40 in 5 s: 30 more at 0.5 s each */
     CHECK(strcmp(str_format_time_left(5, 10, 40, left, sizeof left), "about 15 s left") == 0);
