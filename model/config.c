@@ -402,7 +402,7 @@ static int config_validate_model(const struct model_spec *m, struct mt_err *e)
     return MT_OK;
 }
 
-static int config_validate_cluster(const struct cluster_spec *k, struct mt_err *e)
+static int config_validate_cluster(const struct cluster_spec *k, unsigned given, struct mt_err *e)
 {
     const struct device_spec *d = &k->device;
     NEED(isfinite(d->peak_flops) && d->peak_flops > 0,
@@ -426,6 +426,13 @@ static int config_validate_cluster(const struct cluster_spec *k, struct mt_err *
          "cluster.op_overhead_us: must be >= 0 (got %g)", d->op_overhead_us);
     NEED(isfinite(d->layer_overhead_us) && d->layer_overhead_us >= 0,
          "cluster.layer_overhead_us: must be >= 0 (got %g)", d->layer_overhead_us);
+    NEED(!(given & CONFIG_GIVEN_COMPUTE_FACTOR) ||
+             (isfinite(k->compute_factor) && k->compute_factor > 0 && k->compute_factor <= 1.5),
+         "cluster.compute_factor: must be in (0, 1.5] (got %g)", k->compute_factor);
+    NEED(!(given & CONFIG_GIVEN_KERNEL_OVERHEAD) ||
+             (isfinite(k->kernel_overhead_us) && k->kernel_overhead_us >= 0 &&
+              k->kernel_overhead_us <= 1e6),
+         "cluster.kernel_overhead_us: must be in [0, 1e6] (got %g)", k->kernel_overhead_us);
     NEED(isfinite(d->fp8_peak_flops) && d->fp8_peak_flops >= 0,
          "cluster.fp8_peak_flops: must be >= 0 (got %g)", d->fp8_peak_flops);
     NEED(isfinite(d->net_gbps) && d->net_gbps > 0, "cluster.network_gbps: must be > 0 (got %g)",
@@ -451,7 +458,7 @@ static int config_validate_cluster(const struct cluster_spec *k, struct mt_err *
 int config_validate(const struct config *c, struct mt_err *e)
 {
     TRY(config_validate_model(&c->model, e));
-    TRY(config_validate_cluster(&c->cluster, e));
+    TRY(config_validate_cluster(&c->cluster, c->given, e));
     TRY(seqlen_validate(c, e)); /* model.seq_length's distribution (model/seqlen.h) */
     TRY(moe_validate(c, e));    /* experts, MLA and the expert groups (model/moe.h) */
     NEED(c->scheme < SCHEME__COUNT, "pipeline_scheme: unknown scheme");

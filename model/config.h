@@ -207,6 +207,12 @@ struct cluster_spec {
     double host_mem_per_node; /* host memory offloaded activations may take on one node, bytes;
                                * 0 = no cap (config_host_cap) */
     enum framework_id framework; /* "framework"; FRAMEWORK_DEFAULT = config_framework()'s rule */
+    /* "compute_factor", "kernel_overhead_us": the framework profile's (model/framework.h) unless
+     * given (CONFIG_GIVEN_COMPUTE_FACTOR, CONFIG_GIVEN_KERNEL_OVERHEAD): the fraction of the
+     * device model's GEMM and attention rates a training step sustains, and the gap a kernel
+     * launch leaves */
+    double compute_factor;
+    double kernel_overhead_us;
     /* What the framework hides behind compute (model/framework.h, framework_overlapped):
      * Megatron-LM's --tp-comm-overlap, --overlap-grad-reduce and --overlap-param-gather, off
      * unless asked */
@@ -270,6 +276,9 @@ enum config_given {
      * profile (model/framework.h) */
     CONFIG_GIVEN_OP_OVERHEAD = 1 << 4,
     CONFIG_GIVEN_LAYER_OVERHEAD = 1 << 5,
+    /* cluster.compute_factor, cluster.kernel_overhead_us: the same */
+    CONFIG_GIVEN_COMPUTE_FACTOR = 1 << 6,
+    CONFIG_GIVEN_KERNEL_OVERHEAD = 1 << 7,
 };
 
 /* Sequence lengths that vary from batch to batch (docs/design.md "Input-aware checkpointing",

@@ -313,6 +313,8 @@ enum {
     C_ZERO, /* model/config_zero.c */
     C_DP_SHARD,
     C_RESHARD,
+    C_COMPUTE_FACTOR, /* model/framework.h */
+    C_KERNEL_OVERHEAD,
     C__COUNT
 };
 static const char *const cluster_keys[C__COUNT] = {
@@ -325,6 +327,7 @@ static const char *const cluster_keys[C__COUNT] = {
     "ep", "etp",
     "fp8_recipe", "fp8_format", "fp8_param_gather",
     "zero_stage", "dp_shard", "fsdp_reshard_after_forward",
+    "compute_factor", "kernel_overhead_us",
 };
 
 /* cluster.fp8_recipe, fp8_format, fp8_param_gather (model/fp8.h) */
@@ -387,6 +390,14 @@ static int load_cluster(struct json_doc *d, const struct json_value *cm, struct 
         *given |= CONFIG_GIVEN_OP_OVERHEAD;
     if (f[C_LAYER_OVERHEAD].item != NULL)
         *given |= CONFIG_GIVEN_LAYER_OVERHEAD;
+    if (f[C_COMPUTE_FACTOR].item != NULL) {
+        TRY(json_double(d, &f[C_COMPUTE_FACTOR], &k.compute_factor));
+        *given |= CONFIG_GIVEN_COMPUTE_FACTOR;
+    }
+    if (f[C_KERNEL_OVERHEAD].item != NULL) {
+        TRY(json_double(d, &f[C_KERNEL_OVERHEAD], &k.kernel_overhead_us));
+        *given |= CONFIG_GIVEN_KERNEL_OVERHEAD;
+    }
     if (f[C_FP8_PEAK].item != NULL)
         TRY(load_flops(d, &f[C_FP8_PEAK], &k.device.fp8_peak_flops));
     if (f[C_NET_GBPS].item != NULL)

@@ -235,6 +235,10 @@ struct cJSON *config_to_cjson(const struct config *c)
             json_add_number_exact(cl, "op_overhead_us", k->device.op_overhead_us);
         if (ds2021 || (c->given & CONFIG_GIVEN_LAYER_OVERHEAD))
             json_add_number_exact(cl, "layer_overhead_us", k->device.layer_overhead_us);
+        if (c->given & CONFIG_GIVEN_COMPUTE_FACTOR)
+            json_add_number_exact(cl, "compute_factor", k->compute_factor);
+        if (c->given & CONFIG_GIVEN_KERNEL_OVERHEAD)
+            json_add_number_exact(cl, "kernel_overhead_us", k->kernel_overhead_us);
         cJSON_AddNumberToObject(cl, "dp", k->dp);
         cJSON_AddNumberToObject(cl, "tp", k->tp);
         if (k->ep > 0) /* model/moe.h; unset, 1 and tp come back */

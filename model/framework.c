@@ -26,14 +26,14 @@
  * item 6) replaces all three with measured ones. */
 static const struct framework_profile profiles[] = {
     {FRAMEWORK_MEGATRON_DS_2021, "megatron-deepspeed-2021", "Megatron-DeepSpeed (2021)",
-     FRAMEWORK_DS2021_OP_US, FRAMEWORK_DS2021_LAYER_US, 0,
+     FRAMEWORK_DS2021_OP_US, FRAMEWORK_DS2021_LAYER_US, 0, 1,
      "fitted to the paper's Table 5 (GPT3-13B, 8 nodes of 4 A100-40G; "
      "scripts/fit_overheads.py): 3360 us an instruction, 546 us a block and pass, efficiency "
      "0.551"},
-    {FRAMEWORK_MEGATRON_CORE, "megatron-core", "Megatron-core + Transformer Engine", 200, 0, 2,
+    {FRAMEWORK_MEGATRON_CORE, "megatron-core", "Megatron-core + Transformer Engine", 200, 0, 2, 1,
      "estimate: schedule step ~200 us (schedules.py around batch_isend_irecv's wait), 2 "
      "launches an op at ~1 us (NVIDIA CUDA Graphs blog), CUDA graphs off"},
-    {FRAMEWORK_TORCHTITAN, "torchtitan", "torchtitan (PyTorch eager, FSDP2)", 300, 0, 3,
+    {FRAMEWORK_TORCHTITAN, "torchtitan", "torchtitan (PyTorch eager, FSDP2)", 300, 0, 3, 1,
      "estimate: pipelining action ~300 us (_step_microbatches, FSDP2 hooks), 3 launches an op "
      "at ~1 us (eager, torch.compile off), CUDA graphs off"},
 };
@@ -70,7 +70,16 @@ double framework_layer_overhead_us(const struct config *c)
 
 double framework_kernel_overhead_us(const struct config *c)
 {
+    if (c->given & CONFIG_GIVEN_KERNEL_OVERHEAD)
+        return c->cluster.kernel_overhead_us;
     return framework_of(c)->kernel_overhead_us;
+}
+
+double framework_compute_factor(const struct config *c)
+{
+    if (c->given & CONFIG_GIVEN_COMPUTE_FACTOR)
+        return c->cluster.compute_factor;
+    return framework_of(c)->compute_factor;
 }
 
 bool framework_hides_tp_comm(const struct config *c)

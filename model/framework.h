@@ -38,6 +38,9 @@ struct framework_profile {
     double op_overhead_us;     /* per FW, CFW or BW instruction of the pipeline schedule */
     double layer_overhead_us;  /* per transformer block and pass over it */
     double kernel_overhead_us; /* per op of the list and pass it runs */
+    double compute_factor;     /* the fraction of the device model's GEMM and attention rates a
+                                * training step under this stack sustains (1 = the isolated
+                                * kernels' rates) */
     const char *source;        /* where the figures come from */
 };
 
@@ -51,6 +54,9 @@ const struct framework_profile *framework_of(const struct config *c);
 double framework_op_overhead_us(const struct config *c);
 double framework_layer_overhead_us(const struct config *c);
 double framework_kernel_overhead_us(const struct config *c);
+/* The profile's compute_factor, or cluster.compute_factor where the config gave it; 1 for the
+ * 2021 profile (its aggregate efficiency is the fit). */
+double framework_compute_factor(const struct config *c);
 /* What hides behind compute under c (the builders set an op's `overlapped` from these): the TP
  * (and CP) collectives of a block when cluster.tp_comm_overlap (they overlap the GEMMs they
  * feed); the DP gradient reduce (all-reduce, or reduce-scatter with the distributed optimizer)

@@ -6,6 +6,7 @@
 
 #include "model/config.h"
 #include "model/fp8.h"
+#include "model/framework.h"
 #include "model/microcal.h"
 
 /* A saturation that is 1/2 at d = half and 1 - 1.5 (half/d)^2 for d >> half: the loss of a
@@ -28,6 +29,14 @@ double price_peak_flops(const struct config *c, enum op_dtype dt)
     case OP_FP32: return d->peak_flops / 2; /* TF32 tensor cores: half the bf16 rate */
     default: return d->peak_flops;
     }
+}
+
+/* The compute rate of a kernel in a training step: the peak of its dtype x the framework's
+ * compute_factor (model/framework.h), what the isolated kernels' rates lose under a step's
+ * sustained load. */
+static double step_peak_flops(const struct config *c, enum op_dtype dt)
+{
+    return price_peak_flops(c, dt) * framework_compute_factor(c);
 }
 
 /* The k a split-K (or stream-K) decomposition gives one work unit: a GEMM with fewer output
@@ -198,7 +207,7 @@ static double gemm_us(const struct config *c, const struct op *o, enum op_pass p
         return 0;
     double s[3];
     gemm_pass_shape(o, p, s);
-    double rate = price_peak_flops(c, o->dtype) * price_gemm_efficiency(c, s[0], s[1], s[2], o->dtype);
+    double rate = step_peak_flops(c, o->dtype) * price_gemm_efficiency(c, s[0], s[1], s[2], o->dtype);
     if (!(rate > 0))
         return INFINITY;
     double compute = f / (rate * 1e-6), memory = op_hbm_bytes(o, p) / (price_hbm_gbps(c) * 1e3);
@@ -215,7 +224,7 @@ static double eager_attention_us(const struct config *c, const struct op *o, enu
     double dv = o->head_dim_v > 0 ? o->head_dim_v : o->head_dim;
     double e = 0.5 * (price_gemm_efficiency(c, o->s_q, o->s_kv, o->head_dim, o->dtype) +
                       price_gemm_efficiency(c, o->s_q, dv, o->s_kv, o->dtype));
-    double rate = price_peak_flops(c, o->dtype) * e;
+    double rate = step_peak_flops(c, o->dtype) * e;
     return rate > 0 ? f / (rate * 1e-6) : INFINITY;
 }
 
@@ -234,6 +243,7 @@ double price_op_us(const struct config *c, const struct op *o, enum op_pass p)
         if (!microcal_attention_flops(c->profile.micro, o->batch, o->s_kv, o->heads, o->head_dim,
                                       o->causal, o->dtype, p, &rate) || !(rate > 0))
             rate = price_peak_flops(c, o->dtype) * price_attention_efficiency(c, p, o->s_kv);
+        rate *= framework_compute_factor(c);
         return rate > 0 ? f / (rate * 1e-6) : INFINITY;
     }
     case OP_MEMORY: {

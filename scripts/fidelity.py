@@ -432,7 +432,9 @@ def summarize(sources):
 # Where a fit starts and how far it steps first, and the box it stays in, per cluster key.
 FIT_KEYS = {"efficiency": (0.5, 0.1, 0.05, 1.0),  # start, step, low, high
             "op_overhead_us": (2000.0, 1000.0, 0.0, 20000.0),
-            "layer_overhead_us": (300.0, 200.0, 0.0, 5000.0)}
+            "layer_overhead_us": (300.0, 200.0, 0.0, 5000.0),
+            "compute_factor": (0.9, -0.1, 0.3, 1.2),
+            "kernel_overhead_us": (10.0, 10.0, 0.0, 200.0)}
 
 
 def fit(b, sources, fit_names, keys, max_evals=60, fixed=None):

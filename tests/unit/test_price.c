@@ -327,6 +327,43 @@ static void test_config_keys(void)
     CHECK(config_load_string(many, sizeof many - 1, "many.json", &c, &e) != MT_OK);
 }
 
+/* cluster.compute_factor and kernel_overhead_us win over the profile's: a GEMM's time is the
+ * device model's divided by the factor (0.5: twice), a memory-bound op's is not moved; both
+ * write back and read again; out of range is refused naming the key. */
+static void test_profile_overrides(void)
+{
+    static const char text[] = "{\"model\": \"Llama-3.1-8B\", \"cluster\": {\"device\": "
+                               "\"H100-80G\", \"compute_factor\": 0.5, \"kernel_overhead_us\": 7}}";
+    struct config c, plain, again;
+    struct mt_err e;
+    CHECK(config_load_string(text, sizeof text - 1, "t.json", &c, &e) == MT_OK);
+    config_on(&plain, "H100-80G");
+    presets_model("Llama-3.1-8B", &plain.model, NULL);
+    CHECK(framework_compute_factor(&c) == 0.5 && framework_kernel_overhead_us(&c) == 7);
+    CHECK(framework_compute_factor(&plain) == framework_of(&plain)->compute_factor);
+    struct op g = {.kind = OP_GEMM, .dtype = OP_BF16, .m = 8192, .n = 8192, .k = 8192,
+                   .count = 1, .weight = true};
+    CHECK_NEAR(price_op_us(&c, &g, PASS_FW) * 0.5,
+               price_op_us(&plain, &g, PASS_FW) * framework_compute_factor(&plain), 1e-6);
+    struct op m = {.kind = OP_MEMORY, .fw_bytes = 1e9, .bw_bytes = 2e9};
+    CHECK(price_op_us(&c, &m, PASS_FW) == price_op_us(&plain, &m, PASS_FW));
+    char *json = config_to_json(&c);
+    CHECK_STR_CONTAINS(json, "\"compute_factor\": 0.5");
+    CHECK_STR_CONTAINS(json, "\"kernel_overhead_us\": 7");
+    CHECK(config_load_string(json, strlen(json), "again.json", &again, &e) == MT_OK);
+    CHECK(framework_compute_factor(&again) == 0.5 && framework_kernel_overhead_us(&again) == 7);
+    free(json);
+    json = config_to_json(&plain); /* not given: not written (the profile's, whatever it is) */
+    CHECK(strstr(json, "compute_factor") == NULL && strstr(json, "kernel_overhead_us") == NULL);
+    free(json);
+    static const char zero[] = "{\"cluster\": {\"compute_factor\": 0}}";
+    CHECK(config_load_string(zero, sizeof zero - 1, "z.json", &c, &e) != MT_OK);
+    CHECK_STR_CONTAINS(e.msg, "cluster.compute_factor");
+    static const char neg[] = "{\"cluster\": {\"kernel_overhead_us\": -1}}";
+    CHECK(config_load_string(neg, sizeof neg - 1, "n.json", &c, &e) != MT_OK);
+    CHECK_STR_CONTAINS(e.msg, "cluster.kernel_overhead_us");
+}
+
 /* A calibration's micro-benchmark tables replace the device's defaults where they measured:
  * a GEMM at its measured rate (400 TFLOP/s of H100's 989: 0.4044...), a collective at its
  * measured busbw with no latency added (nccl-tests' busbw already holds it), HBM at the copy's
@@ -377,5 +414,6 @@ int main(void)
     test_attention_memory();
     test_frameworks();
     test_config_keys();
+    test_profile_overrides();
     return check_report("test_price");
 }
