@@ -28,7 +28,7 @@
 #include "util/err.h"
 
 #define RING_US 171.6774 /* the hand figure above */
-#define LAUNCH_US 2.0     /* the megatron-core profile's per-kernel term */
+#define LAUNCH_US framework_kernel_overhead_us(&c) /* the profile's per-kernel term */
 
 static void llama8b_tp8(struct config *c)
 {
