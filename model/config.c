@@ -481,6 +481,7 @@ int config_validate(const struct config *c, struct mt_err *e)
          "cluster.overlap_param_gather: the overlapped parameter all-gather is the distributed "
          "optimizer's (Megatron-LM's --overlap-param-gather needs --use-distributed-optimizer)");
     TRY(config_validate_zero(c, e)); /* zero_stage, dp_shard (model/config_zero.c) */
+    TRY(config_validate_recompute(c, e)); /* model/ops_recompute.c */
     NEED(c->micro_batch_size >= 1, "micro_batch_size: must be >= 1 (got %d)",
          c->micro_batch_size);
     NEED(c->global_batch_size >= 1, "global_batch_size: must be >= 1 (got %d)",

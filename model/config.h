@@ -143,6 +143,19 @@ struct model_spec {
  * flash), resolved by config_attention(), so an explicit key or flag wins in any order. */
 enum attention_kind { ATTN_DEFAULT, ATTN_FLASH, ATTN_EAGER };
 
+/* Activation recomputation inside each transformer block (model/ops_recompute.c; the whole
+ * stage's checkpointing is Mario's, the plan's CFW instructions): none; Megatron-LM's
+ * --recompute-granularity selective (the core attention); torchtitan's per-op selective AC
+ * (selective_ac_option "op"); full (every block's forward again in its backward, Megatron-LM's
+ * --recompute-granularity full --recompute-method uniform --recompute-num-layers 1, torchtitan's
+ * mode "full"). */
+enum recompute_mode { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_OP, RECOMPUTE_FULL,
+                      RECOMPUTE__COUNT };
+int config_recompute_parse(const char *s, enum recompute_mode *out, struct mt_err *e);
+const char *config_recompute_name(enum recompute_mode r);
+/* What the model and framework allow of c->recompute (model/ops_recompute.c) */
+int config_validate_recompute(const struct config *c, struct mt_err *e);
+
 struct device_spec {
     char name[32];
     double peak_flops;   /* dense fp16/bf16 FLOP/s */
@@ -345,6 +358,8 @@ struct config {
     /* Megatron-LM's flags that move the figures (issue 37 item 4; TRI_DEFAULT / 0 = the
      * framework's, resolved below) */
     enum tri_state ce_fusion;      /* "cross_entropy_loss_fusion" */
+    enum recompute_mode recompute; /* "recompute": activation recomputation inside a block
+                                    * (model/ops_recompute.c) */
     enum tri_state grad_reduce_fp32; /* "accumulate_allreduce_grads_in_fp32" */
     int vocab_divisible_by;        /* "make_vocab_size_divisible_by"; 0 = the framework's */
     /* The layers' split over the stages (model/stage_split.h): at most one rule; none = the

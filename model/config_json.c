@@ -592,6 +592,7 @@ enum {
     T_FIRST_LESS,
     T_LAST_LESS,
     T_OVERLAP_A2A,
+    T_RECOMPUTE,
     T__COUNT
 };
 static const char *const top_keys[T__COUNT] = {
@@ -605,6 +606,7 @@ static const char *const top_keys[T__COUNT] = {
     "account_for_embedding_in_pipeline_split", "account_for_loss_in_pipeline_split",
     "pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers",
     "overlap_moe_expert_parallel_comm",
+    "recompute",
 };
 
 /* The stages' layers: Megatron's layout string (read here, so that its errors carry the key's
@@ -718,6 +720,12 @@ static int load_top_fields(struct json_doc *d, const struct json_value *f, struc
     }
     if (f[T_SP].item != NULL)
         TRY(json_bool(d, &f[T_SP], &c->sequence_parallel));
+    if (f[T_RECOMPUTE].item != NULL) {
+        const char *r;
+        TRY(json_string(d, &f[T_RECOMPUTE], &r));
+        if (config_recompute_parse(r, &c->recompute, &pe) != MT_OK)
+            return json_fail_from(d, &f[T_RECOMPUTE], &pe);
+    }
     if (f[T_DISTOPT].item != NULL)
         TRY(json_bool(d, &f[T_DISTOPT], &c->distributed_optimizer));
     static const struct {

@@ -312,6 +312,8 @@ struct cJSON *config_to_cjson(const struct config *c)
         cJSON_AddBoolToObject(o, "sequence_parallel", true);
     if (c->distributed_optimizer)
         cJSON_AddBoolToObject(o, "distributed_optimizer", true);
+    if (c->recompute != RECOMPUTE_NONE)
+        cJSON_AddStringToObject(o, "recompute", config_recompute_name(c->recompute));
     if (c->bytes_per_param > 0)
         json_add_number_exact(o, "bytes_per_param", c->bytes_per_param);
     if (c->ce_fusion != TRI_DEFAULT)

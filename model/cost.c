@@ -34,6 +34,7 @@ struct op_sums {
     double fw_us, b_us, w_us;
     double tp_ring_bytes; /* the 2021 estimate's TP term: bus factor x bytes of the forward's */
     double keep, w_keep, params;
+    double remat; /* the most one block rematerializes in its backward (a recompute policy) */
     double head_matrix_params; /* the LM head's matrix (a tied one is the embedding's) */
     double expert_params;      /* the routed experts' (grouped GEMMs; model/moe.h) */
     double fp8_params;         /* of params, those of FP8 GEMMs (model/fp8.h) */
@@ -122,8 +123,22 @@ static double gemm_split_us(const struct config *c, const struct op *g, enum op_
     return splits * price_op_us(c, &piece, p) * sms / (sms - comm_sms);
 }
 
+static double op_in_list_us(const struct config *c, const struct op_list *l, size_t i,
+                            enum op_pass p);
+
+/* An op a recompute policy reruns (model/ops_recompute.c) pays that share of its forward in
+ * its backward's B. */
 double cost_op_in_list_us(const struct config *c, const struct op_list *l, size_t i,
                           enum op_pass p)
+{
+    double us = op_in_list_us(c, l, i, p), share = l->op[i].recompute;
+    if (p == PASS_B && share > 0)
+        us += share * op_in_list_us(c, l, i, PASS_FW);
+    return us;
+}
+
+static double op_in_list_us(const struct config *c, const struct op_list *l, size_t i,
+                            enum op_pass p)
 {
     const struct op *o = &l->op[i];
     if (ops_legacy(c) || !framework_hides_tp_comm(c) || !is_tp_coll(o) || o->overlapped ||
@@ -172,6 +187,7 @@ static void op_sums_of(const struct config *c, const struct op_list *l, struct o
             *(o->pass == PASS_FW ? &s->a2a_fw_bytes : &s->a2a_b_bytes) += out;
         }
         s->keep += o->keep_bytes;
+        s->remat += o->remat_bytes;
         s->w_keep += o->w_keep_bytes;
         s->params += o->params;
         if (o->site == SITE_HEAD && o->kind == OP_GEMM && o->weight)
@@ -198,6 +214,8 @@ static void op_sums_add(struct op_sums *dst, const struct op_sums *src, double t
     dst->w_us += times * src->w_us;
     dst->tp_ring_bytes += times * src->tp_ring_bytes;
     dst->keep += times * src->keep;
+    if (times > 0) /* one block at a time: the largest, not the sum */
+        dst->remat = fmax(dst->remat, src->remat);
     dst->w_keep += times * src->w_keep;
     dst->params += times * src->params;
     dst->head_matrix_params += times * src->head_matrix_params;
@@ -529,6 +547,7 @@ static void stage_priced(const struct op_sums *L, const struct op_sums *E,
     st->rc = fw;
     st->act = act;
     st->w_keep = w_keep;
+    st->bw_work_bytes = L->remat; /* a recompute policy's block, while its backward runs */
     *w_share = b + w > 0 ? w / (b + w) : 0;
 }
 

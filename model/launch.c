@@ -276,3 +276,52 @@ void launch_fp8_device(struct config *c, struct launch_notes *nt)
                 want, mx ? " with MXFP8" : "", d->name);
     config_set_device(c, &dev);
 }
+
+/* The config's recompute policy (model/ops_recompute.c) a launch's settings are, where there is
+ * one: Megatron's selective on the core attention (its default module) and torchtitan's per-op
+ * policy; full with every layer recomputed (Megatron's uniform, whose groups of N keep one input
+ * each where the policy keeps every layer's, and its block at N = a rank's layers; torchtitan's
+ * full). Recomputation of some blocks only (Megatron's block at N < a rank's layers,
+ * torchtitan's every N-th block) and other modules are not modelled: noted, config left none. */
+void launch_apply_recompute(struct config *c, const struct launch_ac *ac, int per_rank,
+                            struct launch_notes *nt)
+{
+    enum recompute_mode r = RECOMPUTE_NONE;
+    const char *partial = NULL;
+    char what[200];
+    if (ac->granularity == LAUNCH_RECOMPUTE_FULL) {
+        if (ac->method == LAUNCH_RC_BLOCK && ac->num_layers < per_rank) {
+            snprintf(what, sizeof what, "the first %d of a rank's %d layers", ac->num_layers,
+                     per_rank);
+            partial = what;
+        } else {
+            r = RECOMPUTE_FULL;
+        }
+    } else if (ac->granularity == LAUNCH_RECOMPUTE_SELECTIVE) {
+        if (ac->method == LAUNCH_RC_EVERY_NTH) {
+            snprintf(what, sizeof what, "every %d-th block whole", ac->num_layers);
+            partial = what;
+        } else if (ac->method == LAUNCH_RC_PER_OP) {
+            r = RECOMPUTE_OP;
+        } else if (ac->modules[0] != '\0' && strcmp(ac->modules, "core_attn") != 0) {
+            snprintf(what, sizeof what, "--recompute-modules %s", ac->modules);
+            partial = what;
+        } else {
+            r = RECOMPUTE_SELECTIVE;
+        }
+    }
+    if (partial != NULL) {
+        launch_note(nt->unmodelled, sizeof nt->unmodelled,
+                    "recompute of %s (the config's recompute covers every block: left none)",
+                    partial);
+        return;
+    }
+    struct config t = *c;
+    struct mt_err e;
+    t.recompute = r;
+    if (config_validate_recompute(&t, &e) != MT_OK) {
+        launch_note(nt->unmodelled, sizeof nt->unmodelled, "%s", e.msg);
+        return;
+    }
+    c->recompute = r;
+}

@@ -36,6 +36,10 @@ void launch_name_model(struct model_spec *m, int vocab_multiple);
  * device becomes the H100-80G (B200 for mxfp8), said in nt->assumed (a --device flag after
  * the file wins). No change when the device has what the recipe needs. */
 void launch_fp8_device(struct config *c, struct launch_notes *nt);
+/* c->recompute from a launch's recompute settings where one policy is them (model/launch.c);
+ * what is not, noted. per_rank: the layers of a pipeline rank. */
+void launch_apply_recompute(struct config *c, const struct launch_ac *ac, int per_rank,
+                            struct launch_notes *nt);
 /* The llama3 flavor of torchtitan a shape is ("8B", "70B", "405B", "debugmodel"), or NULL. */
 const char *launch_torchtitan_flavor_of(const struct model_spec *m);
 /* torchtitan's model name and flavor of a shape: llama3's flavors, deepseek_v3's 16B and 671B,

@@ -662,10 +662,10 @@ static bool mr_list(struct mread *r, int id, const struct launch_field *f, int n
  * TransformerConfig.__post_init__ checks them (megatron/core/transformer/transformer_config.py):
  * full needs a method, uniform or block, and a layer count between 1 and the layers of a
  * pipeline rank; selective takes no layer count. --recompute-activations is the older
- * spelling of selective. The config holds no checkpointing (model/launch.h): the settings go
- * to the writer and to the plan the framework runs (model/launch_ac.c). */
+ * spelling of selective. The settings are kept whole for the writer (info->ac), and become the
+ * config's recompute where a policy is them (launch_apply_recompute). */
 static int mr_recompute(struct mread *r, const struct launch_field *f, int n, int pp,
-                        const struct config *c, struct launch_info *info)
+                        struct config *c, struct launch_info *info)
 {
     const char *g = mr_str(r, F_RC_GRAN), *meth = mr_str(r, F_RC_METHOD);
     struct launch_ac *ac = &info->ac;
@@ -732,20 +732,8 @@ static int mr_recompute(struct mread *r, const struct launch_field *f, int n, in
         launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
                     "--recompute-modules with full recompute (Megatron-LM uses them with "
                     "selective only)");
-    if (full)
-        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
-                    "--recompute-granularity full --recompute-method %s --recompute-num-layers "
-                    "%d (recompute: a plan's checkpointing, not the config's: export keeps it; "
-                    "simulate --passes 1 recomputes every stage)",
-                    meth, ac->num_layers);
-    else if (ac->modules[0] != '\0' && strcmp(ac->modules, "core_attn") != 0)
-        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
-                    "--recompute-granularity selective --recompute-modules %s (recompute inside "
-                    "a layer: not modelled)", ac->modules);
-    else
-        launch_note(r->nt.unmodelled, sizeof r->nt.unmodelled,
-                    "--recompute-granularity selective (core attention recomputed: under flash "
-                    "attention nothing of it is kept anyway; with eager attention not modelled)");
+    /* the config's policy where one is these settings (model/launch.c) */
+    launch_apply_recompute(c, ac, per_rank, &r->nt);
     return MT_OK;
 }
 

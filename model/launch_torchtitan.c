@@ -1054,11 +1054,11 @@ int launch_read_torchtitan(const char *text, size_t n, const char *name,
                     li.ac.num_layers = (int)nth;
                 }
             }
-            launch_note(nt->unmodelled, sizeof nt->unmodelled,
-                        "activation_checkpoint.mode %s%s (recompute: a plan's checkpointing "
-                        "here, not the config's: simulate --passes 1 recomputes every stage, "
-                        "tune chooses)",
-                        md, mode ? "" : ", torchtitan's default");
+            if (rc == MT_OK) /* the config's policy where one is them (model/launch.c) */
+                launch_apply_recompute(&c, &li.ac, c.model.num_layers / (pp > 0 ? pp : 1), nt);
+            if (!mode)
+                launch_note(nt->assumed, sizeof nt->assumed,
+                            "activation_checkpoint.mode selective (torchtitan's default)");
         } else
             rc = tt_fail(&m, mode_at, "'%s' (expected none, selective or full)", mode);
     }

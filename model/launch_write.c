@@ -367,6 +367,9 @@ static void lw_megatron(struct lw_buf *b, const struct config *c,
         lw_printf(b, "\n    --recompute-granularity full\n    --recompute-method uniform\n"
                      "    --recompute-num-layers %d\n",
                   per_stage > 0 ? per_stage : 1);
+    } else if (o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE && ac &&
+               ac->method == LAUNCH_RC_PER_OP) {
+        lw_printf(b, "\n    # recompute op (torchtitan's per-op policy): no Megatron-LM flag\n");
     } else if (o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE) {
         lw_printf(b, "\n    --recompute-granularity selective\n");
         if (ac && ac->modules[0] != '\0')
@@ -433,11 +436,17 @@ static void lw_torchtitan(struct lw_buf *b, const struct config *c,
             lw_printf(b, "pipeline_parallel_layers_per_stage = %d\n",
                       c->model.num_layers / (pp * c->chunks));
     }
-    lw_printf(b, "\n[activation_checkpoint]\nmode = \"%s\"\n",
-              o && o->recompute == LAUNCH_RECOMPUTE_FULL        ? "full"
-              : o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE ? "selective"
-                                                                : "none");
     const struct launch_ac *ac = o ? o->ac : NULL;
+    /* Megatron's selective (the core attention) is no torchtitan option: its selective without
+     * one is every 2nd block */
+    bool core_attn = o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE && ac &&
+                     ac->method == LAUNCH_RC_METHOD_NONE && c->recompute == RECOMPUTE_SELECTIVE;
+    if (core_attn)
+        lw_printf(b, "\n# recompute selective (Megatron-LM's core attention): no torchtitan option");
+    lw_printf(b, "\n[activation_checkpoint]\nmode = \"%s\"\n",
+              o && o->recompute == LAUNCH_RECOMPUTE_FULL                     ? "full"
+              : !core_attn && o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE ? "selective"
+                                                                             : "none");
     if (o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE && ac && ac->method == LAUNCH_RC_PER_OP)
         lw_printf(b, "selective_ac_option = \"op\"\n");
     else if (o && o->recompute == LAUNCH_RECOMPUTE_SELECTIVE && ac &&
@@ -455,11 +464,25 @@ int launch_write(enum launch_kind k, const struct config *c, const struct launch
                        "torchtitan takes %s only as a schedule CSV: the TOML needs one beside "
                        "it (give an output file)",
                        config_scheme_name(c->scheme));
+    /* no recompute from the plan: the config's policy (model/ops_recompute.c), as the
+     * launch's settings it reads back as (launch_apply_recompute) */
+    struct launch_write_opts eff = o ? *o : (struct launch_write_opts){0};
+    struct launch_ac cac = {0};
+    if (eff.recompute == LAUNCH_RECOMPUTE_NONE && c->recompute != RECOMPUTE_NONE) {
+        cac.granularity = c->recompute == RECOMPUTE_FULL ? LAUNCH_RECOMPUTE_FULL
+                                                         : LAUNCH_RECOMPUTE_SELECTIVE;
+        cac.method = c->recompute == RECOMPUTE_FULL ? LAUNCH_RC_UNIFORM
+                     : c->recompute == RECOMPUTE_OP ? LAUNCH_RC_PER_OP
+                                                    : LAUNCH_RC_METHOD_NONE;
+        cac.num_layers = c->recompute == RECOMPUTE_FULL ? 1 : 0;
+        eff.recompute = cac.granularity;
+        eff.ac = &cac;
+    }
     struct lw_buf b = {0};
     if (k == LAUNCH_MEGATRON)
-        lw_megatron(&b, c, o);
+        lw_megatron(&b, c, &eff);
     else
-        lw_torchtitan(&b, c, o);
+        lw_torchtitan(&b, c, &eff);
     *out = b.s;
     return MT_OK;
 }

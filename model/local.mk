@@ -3,7 +3,7 @@ libmt_model_a_SOURCES = model/config.c model/config.h model/config_parallel.c mo
 	model/config_hf_json.c model/config_hf_moe_json.c model/config_hf.h model/config_write_json.c model/seqlen_json.c \
 	model/presets.c model/presets.h model/presets_json.c model/cost.c model/cost.h model/cost_ops.h model/cost_overhead.c \
 	model/cost_cache.c model/cost_cache.h \
-	model/ops.c model/ops.h model/ops_build.c model/ops_build_cp.c model/ops_shape.h model/ops_build_moe.c \
+	model/ops.c model/ops.h model/ops_build.c model/ops_recompute.c model/ops_build_cp.c model/ops_shape.h model/ops_build_moe.c \
 	model/ops_build_mla.c model/ops_build_fsdp.c model/moe.c model/moe.h model/price.c model/price.h model/framework.c model/framework.h \
 	model/seqlen.c model/seqlen.h model/memfit.c model/memfit.h
 libmt_model_a_SOURCES += model/fp8.c model/fp8.h model/ops_build_fp8.c

@@ -79,6 +79,10 @@ struct op {
     double keep_bytes;   /* what its forward keeps for the backward */
     double w_keep_bytes; /* what its B leaves for its W (split backward) */
     double work_bytes;   /* transient workspace while it runs */
+    double recompute;    /* the share of its forward its backward runs again (config's
+                          * recompute policy, model/ops_recompute.c): B costs that much more */
+    double remat_bytes;  /* what that policy no longer keeps of it: recomputed, it lives while
+                          * the block's backward runs */
 };
 
 /* A growing list of ops (util/xalloc.h's growth; never a fixed bound). */
@@ -91,6 +95,13 @@ void op_list_init(struct op_list *l);
 void op_list_fini(struct op_list *l);
 /* Appends a copy of *o; returns the stored record. */
 struct op *op_list_push(struct op_list *l, const struct op *o);
+
+/* ---- model/ops_recompute.c ------------------------------------------------------------- */
+/* c->recompute applied to the ops [from, l->n) of one block (built with shape-derived keeps):
+ * what each keeps and the share of its forward its backward reruns. */
+struct shape;
+void ops_apply_recompute(const struct config *c, const struct shape *sh, struct op_list *l,
+                         size_t from);
 
 /* ---- model/ops.c: one formula per kind (the registry) ----------------------------------- */
 /* FLOPs the op's pass p executes (a multiply-add is 2). GEMM: FW 2mnk x count; B the input

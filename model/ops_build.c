@@ -344,6 +344,7 @@ void ops_build_block_par(const struct config *c, int seq, const struct ops_par *
         ops_build_moe_mlp(out, &sh);
     else
         ops_build_dense_mlp(out, &sh);
+    ops_apply_recompute(c, &sh, out, from); /* the config's policy (model/ops_recompute.c) */
     fsdp_unit_of(c, out, from);
 }
 

@@ -151,6 +151,7 @@ enum cmd_plan_flag {
     CMD_PLAN_FSDP,
     CMD_PLAN_DP_SHARD,
     CMD_PLAN_FSDP_RESHARD,
+    CMD_PLAN_RECOMPUTE, /* model/ops_recompute.c */
 };
 
 extern const struct cmd_option cmd_plan_options[];

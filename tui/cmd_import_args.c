@@ -127,16 +127,20 @@ static int import_args_exec(int argc, char **argv)
         if (config_cp(&c) > 1)
             snprintf(cpx, sizeof cpx, " x cp %d (%s)", config_cp(&c),
                      config_cp_comm_name(c.cluster.cp_comm_type));
+        /* the config's recompute policy, or the launch's that none is (model/launch.c) */
+        char rc_text[64] = "";
+        if (c.recompute != RECOMPUTE_NONE)
+            snprintf(rc_text, sizeof rc_text, "; recompute %s", config_recompute_name(c.recompute));
+        else if (info.recompute != LAUNCH_RECOMPUTE_NONE)
+            snprintf(rc_text, sizeof rc_text, "; recompute %s of some blocks (not modelled)",
+                     info.recompute == LAUNCH_RECOMPUTE_FULL ? "full" : "selective");
         fprintf(stderr,
                 "read %s (%s): %s, %d GPUs = pp %d x dp %d x tp %d%s, %s, micro-batch %d, "
                 "global batch %d%s%s\n",
                 strcmp(path, "-") == 0 ? "(stdin)" : path, launch_kind_title(info.kind), model,
                 c.num_device, config_pp(&c), c.cluster.dp, c.cluster.tp, cpx,
                 scheme, c.micro_batch_size, config_global_batch(&c),
-                info.recompute == LAUNCH_RECOMPUTE_FULL ? "; recompute full (a plan's: --passes)"
-                : info.recompute == LAUNCH_RECOMPUTE_SELECTIVE
-                    ? "; recompute selective (not modelled)"
-                    : "",
+                rc_text,
                 info.launched_gpus > 0 && info.launched_gpus != c.num_device ? " (see above)" : "");
     }
     if (o.out == NULL) {

@@ -77,6 +77,10 @@ const struct cmd_option cmd_plan_options[] = {
      .value = CMD_PLAN_FSDP_RESHARD,
      .help = "FSDP frees a layer's gathered parameters after its forward:\n"
              "default (yes unless pp > 1, torchtitan's) | always | never"},
+    {.name = "recompute", .arg = "MODE", .type = CMD_PLAN, .value = CMD_PLAN_RECOMPUTE,
+     .help = "activations recomputed inside each block: none (default) |\n"
+             "selective (Megatron's: the core attention) | op (torchtitan's\n"
+             "per-op selective AC) | full (each block's forward again)"},
     {.name = "microbatches", .arg = "N", .type = CMD_PLAN, .value = CMD_PLAN_MICROBATCHES,
      .help = "micro-batches per iteration (overrides the global batch)"},
     {.name = "micro-batch-size", .arg = "B", .type = CMD_PLAN, .value = CMD_PLAN_MBS,
@@ -96,7 +100,7 @@ const struct cmd_option cmd_plan_options[] = {
      .help = "kept free on each GPU for the CUDA context and allocator,\n"
              "off the cap (default 1G; 0 for the paper's presets)"},
     {.name = "device", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_DEVICE,
-     .help = "device preset: A100-40G A100-80G H100-80G H200 H800 B200 GB200 MI300X\n"
+     .help = "device preset: A100-40G A100-80G H100-80G H100-96G-500W H200 H800 B200 GB200 MI300X\n"
              "(their figures and sources: mario-tui models)"},
     {.name = "framework", .arg = "NAME", .type = CMD_PLAN, .value = CMD_PLAN_FRAMEWORK,
      .help = "the training stack priced: megatron-deepspeed-2021 (the paper's\n"
@@ -275,6 +279,10 @@ static int cmd_plan_apply(struct config *c, int opt, const char *arg, struct mt_
     case CMD_PLAN_FSDP_RESHARD:
         if (config_fsdp_reshard_parse(arg, &c->cluster.reshard_after_forward, e) != MT_OK)
             return err_wrap(e, "--fsdp-reshard-after-forward");
+        return MT_OK;
+    case CMD_PLAN_RECOMPUTE:
+        if (config_recompute_parse(arg, &c->recompute, e) != MT_OK)
+            return err_wrap(e, "--recompute");
         return MT_OK;
     case CMD_PLAN_MICROBATCHES:
         return cmd_plan_int("microbatches", arg, 1, CONFIG_MAX_MICROBATCHES, &c->num_microbatches,

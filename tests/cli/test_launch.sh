@@ -53,8 +53,8 @@ json "$tmp/megatron_llama3_8b.sh.1.json" "d['num_device']==64 and d['cluster']['
 check "llama3 8b script: 8 nodes x 8, TP 4 x PP 4, 2 virtual stages, vocabulary padded" "[ $? -eq 0 ]"
 json "$tmp/megatron_gpt3_175b.sh.1.json" "d['num_device']==128 and d['cluster']['tp']==8 and d['cluster']['dp']==1 and d['model']['vocab_size']==51200 and d['global_batch_size']==1536"
 check "gpt3 175b script: #SBATCH 16 x 8, TP 8 x PP 16, 50257 padded to 51200" "[ $? -eq 0 ]"
-check "gpt3 175b: one warning line naming the recompute and the ramp-up" \
-    "[ \$(grep -c warning $tmp/megatron_gpt3_175b.sh.err) -eq 1 ] && grep -q 'recompute-granularity full' $tmp/megatron_gpt3_175b.sh.err && grep -q rampup $tmp/megatron_gpt3_175b.sh.err"
+check "gpt3 175b: one warning line, the ramp-up; full uniform 1 is the config's recompute full" \
+    "[ \$(grep -c warning $tmp/megatron_gpt3_175b.sh.err) -eq 1 ] && ! grep -q 'recompute-granularity' $tmp/megatron_gpt3_175b.sh.err && grep -q rampup $tmp/megatron_gpt3_175b.sh.err && json $tmp/megatron_gpt3_175b.sh.1.json 'd[\"recompute\"] == \"full\"'"
 json "$tmp/torchtitan_llama3_70b_pp.toml.1.json" "d['num_device']==64 and d['chunks']==4 and d['pipeline_scheme']=='W' and d['cluster']['dp']==2 and d.get('sequence_parallel')==True and 'distributed_optimizer' not in d"
 check "70b toml: layers_per_stage 5 -> 4 chunks, DDP 2" "[ $? -eq 0 ]"
 json "$tmp/torchtitan_llama3_8b.toml.1.json" "d['cluster']['dp']==64 and d['cluster']['zero_stage']==3"
@@ -133,4 +133,37 @@ check "tune --emit writes a launch" "[ $? -eq 0 ] && [ -s $tmp/best.sh ]"
 check "tune --emit's launch reads back" "[ $? -eq 0 ]"
 "$bin" export --format slurm >/dev/null 2>&1
 check "unknown --format exits 2" "[ $? -eq 2 ]"
+
+# recompute in: the config's policy where one is the launch's settings (model/launch.c)
+base='python pretrain_gpt.py --num-layers 8 --hidden-size 512 --num-attention-heads 8 --seq-length 512 --vocab-size 32000 --swiglu --normalization RMSNorm --position-embedding-type rope --pipeline-model-parallel-size 2'
+for args in "--recompute-granularity selective:selective" \
+            "--recompute-activations:selective" \
+            "--recompute-granularity full --recompute-method uniform --recompute-num-layers 2:full" \
+            "--recompute-granularity full --recompute-method block --recompute-num-layers 4:full"; do
+    printf '%s %s\n' "$base" "${args%:*}" >"$tmp/rc.sh"
+    "$bin" import-args -q "$tmp/rc.sh" --devices 2 -o "$tmp/rc.json" >/dev/null 2>"$tmp/err"
+    check "${args%:*}: recompute ${args##*:}" "[ \$? -eq 0 ] && json $tmp/rc.json 'd[\"recompute\"] == \"${args##*:}\"' && ! grep -q 'recompute' $tmp/err"
+done
+printf '%s --recompute-granularity full --recompute-method block --recompute-num-layers 1\n' "$base" >"$tmp/rc.sh"
+"$bin" import-args -q "$tmp/rc.sh" --devices 2 -o "$tmp/rc.json" >/dev/null 2>"$tmp/err"
+check "block 1 of a rank's 4 layers: said, config none" \
+    "[ \$? -eq 0 ] && grep -q 'the first 1 of a rank.s 4 layers' $tmp/err && json $tmp/rc.json '\"recompute\" not in d'"
+printf '%s --recompute-granularity selective --recompute-modules mlp\n' "$base" >"$tmp/rc.sh"
+"$bin" import-args -q "$tmp/rc.sh" --devices 2 -o "$tmp/rc.json" >/dev/null 2>"$tmp/err"
+check "selective of mlp: said, config none" \
+    "[ \$? -eq 0 ] && grep -q 'recompute-modules mlp' $tmp/err && json $tmp/rc.json '\"recompute\" not in d'"
+# out and back: the config's recompute written as the framework's flags
+printf '{"model": "Llama-3.1-8B", "num_device": 8, "recompute": "full"}' >"$tmp/rcf.json"
+"$bin" export "$tmp/rcf.json" --format megatron -o "$tmp/rcf.sh" >/dev/null 2>&1
+"$bin" import-args -q "$tmp/rcf.sh" -o "$tmp/rcf2.json" >/dev/null 2>&1
+check "recompute full: --recompute-granularity full uniform 1, read back full" \
+    "grep -q -- '--recompute-num-layers 1' $tmp/rcf.sh && json $tmp/rcf2.json 'd[\"recompute\"] == \"full\"'"
+printf '{"model": "Llama-3.1-8B", "num_device": 8, "recompute": "op", "cluster": {"framework": "torchtitan"}}' >"$tmp/rco.json"
+"$bin" export "$tmp/rco.json" --format torchtitan -o "$tmp/rco.toml" >/dev/null 2>&1
+"$bin" import-args -q "$tmp/rco.toml" -o "$tmp/rco2.json" >/dev/null 2>&1
+check "recompute op: selective_ac_option \"op\", read back op" \
+    "grep -q 'selective_ac_option = \"op\"' $tmp/rco.toml && json $tmp/rco2.json 'd[\"recompute\"] == \"op\"'"
+"$bin" export "$tmp/rco.json" --format megatron -o "$tmp/rco.sh" >/dev/null 2>&1
+check "recompute op to Megatron-LM: said in the script, no flag" \
+    "grep -q 'no Megatron-LM flag' $tmp/rco.sh && ! grep -q -- '--recompute-granularity' $tmp/rco.sh"
 exit $fail

@@ -364,6 +364,78 @@ static void test_megatron_details(void)
     CHECK(strstr(e.msg, "make_vocab_size_divisible_by") != NULL);
 }
 
+/* A block's sums under a recompute policy: kept bytes, the extra B time over none, and what it
+ * rematerializes. */
+struct rc_sums {
+    double keep, b_us, fw_us, remat;
+};
+
+static struct rc_sums rc_sums_of(struct config *c, enum recompute_mode r)
+{
+    c->recompute = r;
+    struct op_list l;
+    op_list_init(&l);
+    ops_build_layer(c, 8192, &l);
+    struct rc_sums s = {0};
+    for (size_t i = 0; i < l.n; i++) {
+        s.keep += l.op[i].keep_bytes;
+        s.remat += l.op[i].remat_bytes;
+        s.b_us += cost_op_in_list_us(c, &l, i, PASS_B);
+        s.fw_us += cost_op_in_list_us(c, &l, i, PASS_FW);
+    }
+    op_list_fini(&l);
+    return s;
+}
+
+/* Llama-3.1-8B's block at b 1, s 8192, tp 1 (h 4096, q 4096, k v 1024 each, f 14336, 32
+ * heads), worked by hand:
+ *   full: the block's input alone, 2sh = 67,108,864 B; the backward reruns the whole forward.
+ *   selective: all but the fp32 log-sum-exp, 4 x 32 x 8192 = 1,048,576 B; B pays the core
+ *     attention's forward again.
+ *   op (torchtitan): the input 2sh, wq's q 2sh, wv's v 2s x 1024, SDPA's output 2sh and lse,
+ *     w1's gate 2sf: 2 x 8192 x (4096 + 4096 + 1024 + 4096 + 14336) + 1,048,576 = 454,033,408 B;
+ *     B reruns every norm, rotary, SwiGLU and residual, wo whole, w3 (half of [w1 | w3]) and wk
+ *     (1024 of [q | k | v]'s 6144): more than selective, less than full. */
+static void test_recompute_policies(void)
+{
+    struct config c;
+    config_default(&c);
+    CHECK_EQ_INT(presets_model("Llama-3.1-8B", &c.model, NULL), MT_OK);
+    c.cluster.framework = FRAMEWORK_TORCHTITAN;
+    struct rc_sums none = rc_sums_of(&c, RECOMPUTE_NONE), full = rc_sums_of(&c, RECOMPUTE_FULL),
+                   sel = rc_sums_of(&c, RECOMPUTE_SELECTIVE), op = rc_sums_of(&c, RECOMPUTE_OP);
+    CHECK(none.remat == 0);
+    CHECK(full.keep == 2.0 * 8192 * 4096);
+    CHECK_NEAR(full.remat, none.keep - full.keep, 1e-3);
+    CHECK_NEAR(full.b_us - none.b_us, none.fw_us, 1e-6 * none.fw_us);
+    CHECK(full.fw_us == none.fw_us); /* the forward itself is not moved */
+    CHECK(sel.keep == none.keep - 4.0 * 32 * 8192);
+    struct op_list l;
+    op_list_init(&l);
+    c.recompute = RECOMPUTE_NONE;
+    ops_build_layer(&c, 8192, &l);
+    const struct op *core = find(&l, "core_attn");
+    CHECK(core != NULL);
+    double core_fw = 0;
+    for (size_t i = 0; i < l.n; i++)
+        if (&l.op[i] == core)
+            core_fw = cost_op_in_list_us(&c, &l, i, PASS_FW);
+    op_list_fini(&l);
+    CHECK_NEAR(sel.b_us - none.b_us, core_fw, 1e-6 * core_fw);
+    CHECK(op.keep == 2.0 * 8192 * (4096 + 4096 + 1024 + 4096 + 14336) + 4.0 * 32 * 8192);
+    CHECK(op.b_us - none.b_us > sel.b_us - none.b_us && op.b_us < full.b_us);
+    /* op on a GELU model is refused naming what it lacks */
+    struct mt_err e;
+    CHECK_EQ_INT(presets_model("GPT-3-13B", &c.model, NULL), MT_OK);
+    c.recompute = RECOMPUTE_OP;
+    CHECK(config_validate_recompute(&c, &e) != MT_OK);
+    CHECK(strstr(e.msg, "not SwiGLU") != NULL);
+    enum recompute_mode r;
+    CHECK(config_recompute_parse("FULL", &r, &e) == MT_OK && r == RECOMPUTE_FULL);
+    CHECK(config_recompute_parse("layer", &r, &e) != MT_OK && strstr(e.msg, "selective") != NULL);
+    c.recompute = RECOMPUTE_NONE;
+}
+
 int main(void)
 {
     test_gemm();
@@ -375,5 +447,6 @@ int main(void)
     test_stage_is_sum();
     test_megatron_details();
     test_swiglu_keep();
+    test_recompute_policies();
     return check_report("test_ops");
 }
