@@ -186,6 +186,10 @@ struct device_spec {
     double attn_eff_fw;        /* fraction of the bf16 peak a flash-attention forward reaches at
                                 * long sequences */
     double attn_eff_bw;        /* the same for its backward */
+    double attn_fa2_eff_fw;    /* FlashAttention-2's forward share (PyTorch SDPA's flash backend,
+                                * what torchtitan runs) where it is below the device's best
+                                * kernel; 0 = attn_eff_fw */
+    double attn_fa2_eff_bw;    /* the same for its backward; 0 = attn_eff_bw */
     double hbm_eff;            /* fraction of hbm_gbps a memory-bound kernel reaches */
     double nvlink_busbw_gbps;  /* NCCL all-reduce bus bandwidth inside an NVLink domain, GB/s
                                 * (nccl-tests busbw, large messages) */

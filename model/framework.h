@@ -38,6 +38,9 @@ struct framework_profile {
     double op_overhead_us;     /* per FW, CFW or BW instruction of the pipeline schedule */
     double layer_overhead_us;  /* per transformer block and pass over it */
     double kernel_overhead_us; /* per op of the list and pass it runs */
+    bool attention_fa2;        /* its attention is FlashAttention-2 (PyTorch SDPA's flash
+                                * backend), not the device's best kernel (the device's
+                                * attn_fa2_eff_* rates, model/price.c) */
     double compute_factor;     /* the fraction of the device model's GEMM and attention rates a
                                 * training step under this stack sustains (1 = the isolated
                                 * kernels' rates) */

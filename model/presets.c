@@ -172,6 +172,8 @@ static const struct model_preset model_table[] = {
 #define NCCL_LAT .nvlink_lat_us = 0.6, .net_lat_us = 2.7
 /* NVIDIA tiles and a mainloop (gemm_mn_half, gemm_k_half) */
 #define NV_TILES .gemm_mn_half = 64, .gemm_k_half = 128
+/* FlashAttention-2 on Hopper (attn_fa2_eff_fw, attn_fa2_eff_bw) */
+#define HOPPER_FA2 .attn_fa2_eff_fw = 0.35, .attn_fa2_eff_bw = 0.30
 static const struct device_spec device_table[] = {
     /* NVIDIA A100 Tensor Core GPU datasheet (SXM): 312 TFLOPS BF16 dense, no FP8, 40 GB
      * HBM2 1,555 GB/s, 80 GB HBM2e 2,039 GB/s */
@@ -191,12 +193,26 @@ static const struct device_spec device_table[] = {
      .hbm_gbps = 3350, DS2021, .nvlink_gbps = 450, .host_gbps = HOST_GBPS_PCIE5,
      .fp8_peak_flops = 1979e12, .gemm_eff = 0.803, .gemm_eff_fp8 = 0.709, NV_TILES, .sms = 132,
      .attn_eff_fw = 0.65, .attn_eff_bw = 0.50, .hbm_eff = 0.85, .nvlink_busbw_gbps = 365,
+     HOPPER_FA2,
      NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8},
+    /* The H100 of Meta's Grand Teton hosts as torchtitan's 2024-12 benchmark describes it
+     * (pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md, "Hardware"): SXM, 96 GB
+     * HBM2e at 2.4 TB/s, the default 500 W power limit (not the 700 W TDP), 8 a host over
+     * NVLink, 400 Gb/s RDMA a GPU; "the actual peak TFLOPs number is between SXM and NVL, and
+     * we don't know its exact value": the midpoint of the H100 SXM's 989 and the H100 NVL's
+     * 835.5 dense BF16 (H100 datasheet: NVL 1,671 sparse), 912.25, FP8 twice that. The rest is the
+     * H100 SXM's. */
+    {.name = "H100-96G-500W", .peak_flops = 912.25e12, .efficiency = 0.45, .mem_bytes = 96e9,
+     .hbm_gbps = 2400, DS2021, .nvlink_gbps = 450, .host_gbps = HOST_GBPS_PCIE5,
+     .fp8_peak_flops = 1824.5e12, .gemm_eff = 0.803, .gemm_eff_fp8 = 0.709, NV_TILES, .sms = 132,
+     .attn_eff_fw = 0.65, .attn_eff_bw = 0.50, .hbm_eff = 0.85, .nvlink_busbw_gbps = 365,
+     HOPPER_FA2, NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8},
     /* NVIDIA H200 datasheet (SXM): the H100's compute, 141 GB HBM3e 4.8 TB/s */
     {.name = "H200", .peak_flops = 989e12, .efficiency = 0.45, .mem_bytes = 141e9,
      .hbm_gbps = 4800, DS2021, .nvlink_gbps = 450, .host_gbps = HOST_GBPS_PCIE5,
      .fp8_peak_flops = 1979e12, .gemm_eff = 0.803, .gemm_eff_fp8 = 0.734, NV_TILES, .sms = 132,
      .attn_eff_fw = 0.65, .attn_eff_bw = 0.50, .hbm_eff = 0.85, .nvlink_busbw_gbps = 365,
+     HOPPER_FA2,
      NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8},
     /* NVIDIA H800 SXM5 (product brief): the H100 SXM's BF16 and FP8 and 80 GB HBM3 3.35 TB/s,
      * NVLink cut to 400 GB/s total */
@@ -204,6 +220,7 @@ static const struct device_spec device_table[] = {
      .hbm_gbps = 3350, DS2021, .nvlink_gbps = 200, .host_gbps = HOST_GBPS_PCIE5,
      .fp8_peak_flops = 1979e12, .gemm_eff = 0.803, .gemm_eff_fp8 = 0.709, NV_TILES, .sms = 132,
      .attn_eff_fw = 0.65, .attn_eff_bw = 0.50, .hbm_eff = 0.85, .nvlink_busbw_gbps = 160,
+     HOPPER_FA2,
      NCCL_LAT, .net_gbps = 50, .gpus_per_node = 8},
     /* NVIDIA HGX B200 datasheet (per GPU): 2.25 PFLOPS BF16 dense (4.5 sparse), 4.5 FP8 dense,
      * 180 GB HBM3e 8 TB/s, NVLink 5 1.8 TB/s */
@@ -273,18 +290,18 @@ int presets_device(const char *name, struct device_spec *out, struct mt_err *e)
     const char *const *names = presets_device_names();
     for (int i = 0; names[i] != NULL && n < sizeof list; i++)
         n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", names[i]);
-    /* "H100" for H100-80G: the one preset the name begins (a family with one memory size) */
-    const char *hit = NULL;
+    /* "H100" for H100-80G or H100-96G-500W: the presets the name begins */
+    char hit[128] = "";
     int hits = 0;
-    size_t len = strlen(name);
+    size_t len = strlen(name), used = 0;
     for (size_t i = 0; i < COUNT(device_table) && len > 0; i++)
-        if (strncasecmp(device_table[i].name, name, len) == 0)
-            hit = device_table[i].name, hits++;
-    if (hits == 1)
+        if (strncasecmp(device_table[i].name, name, len) == 0 && used < sizeof hit)
+            used += (size_t)snprintf(hit + used, sizeof hit - used, "%s%s", hits++ ? " or " : "",
+                                     device_table[i].name);
+    if (hits >= 1 && hits <= 3)
         return err_set(e, MT_EINVAL, "unknown device '%s': did you mean %s? (presets: %s)", name,
                        hit, list);
-    return err_set(e, MT_EINVAL, "unknown device '%s' (presets: %s%s)", name, list,
-                   hits > 1 ? ": give the memory size too" : "");
+    return err_set(e, MT_EINVAL, "unknown device '%s' (presets: %s)", name, list);
 }
 
 /* The names, in model_table's order, taken from it once. */

@@ -73,6 +73,10 @@ static void presets_devices_add(cJSON *o)
         cJSON_AddNumberToObject(j, "gemm_efficiency_fp8", d.gemm_eff_fp8);
         cJSON_AddNumberToObject(j, "attention_efficiency_fw", d.attn_eff_fw);
         cJSON_AddNumberToObject(j, "attention_efficiency_bw", d.attn_eff_bw);
+        if (d.attn_fa2_eff_fw > 0) {
+            cJSON_AddNumberToObject(j, "attention_fa2_efficiency_fw", d.attn_fa2_eff_fw);
+            cJSON_AddNumberToObject(j, "attention_fa2_efficiency_bw", d.attn_fa2_eff_bw);
+        }
     }
 }
 

@@ -76,6 +76,11 @@ double price_attention_efficiency(const struct config *c, enum op_pass p, double
 {
     const struct device_spec *d = &c->cluster.device;
     double e = p == PASS_FW ? d->attn_eff_fw : p == PASS_B ? d->attn_eff_bw : 0;
+    if (framework_of(c)->attention_fa2) { /* PyTorch SDPA's FA2 where the device has a rate */
+        double fa2 = p == PASS_FW ? d->attn_fa2_eff_fw : p == PASS_B ? d->attn_fa2_eff_bw : 0;
+        if (fa2 > 0)
+            e = fa2;
+    }
     return s_kv > 0 ? e * s_kv / (s_kv + ATTN_SEQ_HALF) : 0;
 }
 

@@ -27,7 +27,7 @@ check "the tuner's grid at 16,384 GPUs (tp 8): runs and ranks" \
     "[ \$? -le 1 ] && json $tmp/t.json 'len(d[\"candidates\"]) > 0'"
 
 "$bin" models >"$tmp/m" 2>&1
-for dev in A100-40G A100-80G H100-80G H200 H800 B200 GB200 MI300X; do
+for dev in A100-40G A100-80G H100-80G H100-96G-500W H200 H800 B200 GB200 MI300X; do
     check "models lists $dev" "grep -q '^$dev ' $tmp/m"
 done
 # the datasheets' figures: B200 2,250 dense BF16 TFLOP/s and 4,500 FP8; GB200's 72-GPU domain
@@ -35,8 +35,8 @@ check "B200: 2250 BF16, 4500 FP8 TFLOP/s, 180 GB at 8000 GB/s" \
     "grep -Eq '^B200 +2250 +4500 +180 GB +8000 ' $tmp/m"
 check "GB200: an NVLink domain of 72" "grep -Eq '^GB200 .* 72 +0\\.[0-9]+\$' $tmp/m"
 "$bin" models --json >"$tmp/m.json" 2>&1
-check "models --json: 8 devices, MI300X 1307.4 TFLOP/s BF16 and 192 GB" \
-    "json $tmp/m.json 'len(d[\"devices\"]) == 8 and [x for x in d[\"devices\"] if x[\"name\"] == \"MI300X\"][0][\"bf16_peak_flops\"] == 1307.4e12'"
+check "models --json: 9 devices, MI300X 1307.4 TFLOP/s BF16 and 192 GB" \
+    "json $tmp/m.json 'len(d[\"devices\"]) == 9 and [x for x in d[\"devices\"] if x[\"name\"] == \"MI300X\"][0][\"bf16_peak_flops\"] == 1307.4e12'"
 
 # GB200 takes its 72-GPU NVLink domain: tp 72 is one node
 "$bin" simulate --json --model Llama-3.1-405B --device GB200 --devices 1152 --tp 72 \

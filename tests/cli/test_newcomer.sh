@@ -152,7 +152,7 @@ check "the help at 200 columns keeps its sentences whole" \
 
 # -- item 8: smaller
 "$bin" simulate --device H100 >/dev/null 2>"$tmp/err"
-check "--device H100 suggests H100-80G" "[ $? -eq 2 ] && grep -q 'did you mean H100-80G?' $tmp/err"
+check "--device H100 suggests both H100s" "[ $? -eq 2 ] && grep -q 'did you mean H100-80G or H100-96G-500W?' $tmp/err"
 "$bin" export --scheme V-Half --devices 4 --microbatches 8 --unit-costs 1,2,1,1 -o "$tmp/vh.csv" >/dev/null 2>&1
 "$bin" simulate "$tmp/vh.csv" --unit-costs 1,2,1,1 --scheme V-Half 2>/dev/null | head -n 1 >"$tmp/vh"
 check "a V-Half CSV re-imported with --scheme V-Half is V-Half ($(cat $tmp/vh))" "grep -q ', V-Half, ' $tmp/vh"

@@ -45,11 +45,15 @@ struct sheet {
  * NDR. H200: 141 GB 4.8 TB/s. H800: NVLink 400 GB/s total. HGX B200: 2.25 PF BF16, 4.5 PF FP8
  * dense, 180 GB 8 TB/s, NVLink 5 1.8 TB/s total. GB200 NVL72 (a rack / 72): 360 PF BF16 sparse,
  * 720 PF FP8 sparse, 13.4 TB HBM3e, 576 TB/s, 130 TB/s NVLink. MI300X: 1,307.4 TFLOPS BF16
- * dense, 2,614.9 FP8 dense, 192 GB HBM3 5.3 TB/s, 7 x 128 GB/s Infinity Fabric (bidirectional). */
+ * dense, 2,614.9 FP8 dense, 192 GB HBM3 5.3 TB/s, 7 x 128 GB/s Infinity Fabric (bidirectional).
+ * torchtitan's Grand Teton H100 (benchmarks/llama3_h100_202412_torchtitan.md): 96 GB HBM2e 2.4
+ * TB/s, peak between the SXM's 989 and the NVL's 1,671 / 2 BF16: their midpoint. */
 static const struct sheet sheets[] = {
     {"A100-40G", 312, 0, 40 * GIB, 1.555, 600 / 2.0, 200, 8},
     {"A100-80G", 312, 0, 80 * GIB, 2.039, 600 / 2.0, 200, 8},
     {"H100-80G", 989, 1979, 80 * GIB, 3.35, 900 / 2.0, 400, 8},
+    {"H100-96G-500W", (989 + 1671 / 2.0) / 2, 989 + 1671 / 2.0, 96e9, 2.4, 900 / 2.0, 400,
+     8},
     {"H200", 989, 1979, 141e9, 4.8, 900 / 2.0, 400, 8},
     {"H800", 989, 1979, 80 * GIB, 3.35, 400 / 2.0, 400, 8},
     {"B200", 2250, 4500, 180e9, 8.0, 1800 / 2.0, 400, 8},
