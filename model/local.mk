@@ -14,7 +14,9 @@ libmt_model_a_SOURCES += model/profile.c model/profile_json.c model/profile.h mo
 libmt_model_a_SOURCES += model/launch.c model/launch.h model/launch_internal.h \
 	model/launch_shell_lex.c model/launch_shell_expand.c \
 	model/launch_shell_cond.c model/launch_shell_run.c model/launch_shell.h \
-	model/launch_megatron.c model/launch_torchtitan.c model/launch_write.c \
+	model/launch_megatron.c model/launch_megatron_flags.c model/launch_megatron_flags.h \
+	model/launch_torchtitan.c model/launch_toml.c model/launch_toml.h \
+	model/launch_write.c \
 	model/launch_moe.c
 libmt_model_a_CPPFLAGS = $(AM_CPPFLAGS) $(CJSON_CFLAGS)
 
