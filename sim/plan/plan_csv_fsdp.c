@@ -10,9 +10,11 @@
  *     keeps the next max_active_stages = 3 distinct stages of the row gathered, before each
  *     action resharding the gathered ones not among them and unsharding the ones among them
  *     not yet gathered (in the order they come), and reshards what is left after the row; a
- *     rank of up to 3 stages so gathers each once before its first action and frees it at
- *     the end of the row. The evictions and the last reshards go in ascending stage order
- *     (torch iterates a Python set of small ints).
+ *     rank of up to 3 stages so gathers each once, all before the row's first action, and
+ *     frees each before the first action after its last (one more stage per rank, as
+ *     interleaving's 4 chunks, and stages are gathered again within the step). The
+ *     evictions and the last reshards go in ascending stage order (torch iterates a Python
+ *     set of small ints).
  *   gather_fw / gather_bw (reshard_after_forward, or no PP): a stage not gathered is
  *     unsharded before each of its actions: before each F, and before each backward when
  *     gather_bw resharded it after its F; freed after each backward (B, or W the end of a
