@@ -23,7 +23,10 @@ enum csv_verb {
     CSV_VERB__COUNT
 };
 
-static inline bool csv_verb_has_mb(enum csv_verb v) { return v <= CSV_B; }
+static inline bool csv_verb_has_mb(enum csv_verb v)
+{
+    return v <= CSV_B;
+}
 /* "F", ..., "UNSHARD", "RESHARD", "REDUCE_GRAD": torch's spelling. */
 const char *csv_verb_name(enum csv_verb v);
 /* The verb spelled by s[0..n) after a stage index and, for a compute verb, the digits of its

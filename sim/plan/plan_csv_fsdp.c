@@ -38,8 +38,12 @@
 enum { TORCH_MAX_ACTIVE_STAGES = 3 };
 
 static const char *const csv_verb_names[CSV_VERB__COUNT] = {
-    [CSV_F] = "F",       [CSV_I] = "I",           [CSV_W] = "W",
-    [CSV_B] = "B",       [CSV_UNSHARD] = "UNSHARD", [CSV_RESHARD] = "RESHARD",
+    [CSV_F] = "F",
+    [CSV_I] = "I",
+    [CSV_W] = "W",
+    [CSV_B] = "B",
+    [CSV_UNSHARD] = "UNSHARD",
+    [CSV_RESHARD] = "RESHARD",
     [CSV_REDUCE_GRAD] = "REDUCE_GRAD",
 };
 
