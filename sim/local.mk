@@ -2,7 +2,7 @@ noinst_LIBRARIES += libmt_sim.a
 # sim/ by part, one folder each (docs/design.md "sim/ inside"):
 libmt_sim_a_SOURCES =
 # plan/: the plan IR, its files (JSON, torch CSV) and validation
-libmt_sim_a_SOURCES += sim/plan/plan.c sim/plan/plan.h sim/plan/plan_json.c sim/plan/plan_csv.c sim/plan/validate.c sim/plan/validate.h sim/plan/footprint.c sim/plan/footprint.h
+libmt_sim_a_SOURCES += sim/plan/plan.c sim/plan/plan.h sim/plan/plan_json.c sim/plan/plan_csv.c sim/plan/plan_csv.h sim/plan/plan_csv_fsdp.c sim/plan/validate.c sim/plan/validate.h sim/plan/footprint.c sim/plan/footprint.h
 # schemes/: one generator per scheme record (model/scheme_registry.c)
 libmt_sim_a_SOURCES += sim/schemes/scheme.c sim/schemes/scheme.h sim/schemes/scheme_1f1b.c sim/schemes/scheme_gpipe.c sim/schemes/scheme_zb.c sim/schemes/scheme_zbv.c sim/schemes/scheme_zbv_authors.c sim/schemes/scheme_zbv_greedy.c sim/schemes/slot_peak.c sim/schemes/slot_peak.h sim/schemes/scheme_zbw.c sim/schemes/scheme_chimera.c sim/schemes/scheme_interleaved.c sim/schemes/scheme_async.c
 # core/: the virtual pipeline, memory model, simulator paths, receive order, bound, critical path, async figures

@@ -83,7 +83,8 @@ static const struct cmd_option export_options[] = {
      .help = "write FILE; the format follows its extension: .svg .pdf .png\n"
              "pictures; .json the plan, .csv the plan as torch's schedule\n"
              "CSV (torch.distributed.pipelining _load_csv; DualPipeV's pairs as\n"
-             "OVERLAP_F_B; a checkpointed plan's order with CFW as F and no RC,\n"
+             "OVERLAP_F_B; ZeRO-2 / FSDP's UNSHARD, RESHARD, REDUCE_GRAD; a\n"
+             "checkpointed plan's order with CFW as F and no RC,\n"
              "the activation checkpointing to run it with and both steps said)"},
     {.name = "format", .arg = "megatron|torchtitan", CMD_TO_CALL(export_format, 0),
      .help = "write the plan as a launch instead: a Megatron-LM script (degrees,\n"

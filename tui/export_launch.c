@@ -81,6 +81,20 @@ static void export_launch_csv_path(const char *out, char *path, size_t n)
     snprintf(path, n, "%.*s.schedule.csv", (int)stem, out);
 }
 
+/* The schedule CSV torchtitan's pipeline_parallel_schedule_csv names: torch's _load_csv reads
+ * it as "compute_only", refusing FSDP's actions, and adds its own (UNSHARD, RESHARD,
+ * REDUCE_GRAD) as it lowers the schedule, so none are written. */
+static int export_launch_schedule_csv(const struct plan *p, const char *path, struct mt_err *e)
+{
+    struct plan_csv_opts o = {.compute_only = true};
+    char *csv = plan_to_torch_csv_opts(p, &o, e);
+    if (csv == NULL)
+        return err_wrap(e, "%s", path);
+    int rc = str_write_file_atomic(path, csv, strlen(csv), e);
+    free(csv);
+    return rc;
+}
+
 int export_launch_plan(const char *cmd, enum launch_kind k, const struct plan *p,
                        enum launch_recompute rc, const char *out)
 {
@@ -120,7 +134,7 @@ int export_launch_plan(const char *cmd, enum launch_kind k, const struct plan *p
         const char *slash = strrchr(csv_path, '/');
         snprintf(csv_name, sizeof csv_name, "%s", slash ? slash + 1 : csv_path);
         wo.csv_name = csv_name;
-        if (plan_save(p, csv_path, &e) != MT_OK)
+        if (export_launch_schedule_csv(p, csv_path, &e) != MT_OK)
             return cmd_fail(cmd, &e) == 2 ? 2 : 1;
     }
     char *text = NULL;

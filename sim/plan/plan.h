@@ -134,9 +134,12 @@ int plan_load_string(const char *text, size_t len, const char *name, struct plan
                      struct mt_err *e);
 
 /* torch.distributed.pipelining's schedule CSV (sim/plan/plan_csv.c): one row per rank of actions
- * "0F1" (stage, F | I | W | B, micro-batch). Writing refuses CFW/RC and OF/RL, naming the first. Loading
- * takes the model, cluster and costs from base and the geometry from the file, names
- * file:line:column of a bad cell, and returns a validated plan. */
+ * "0F1" (stage, F | I | W | B, micro-batch), with a ZeRO-2 / FSDP plan's "0UNSHARD", "0RESHARD"
+ * and "0REDUCE_GRAD" (stage, name, no micro-batch) where torch runs them. Writing refuses CFW/RC
+ * and OF/RL, naming the first. Loading takes the model, cluster and costs from base and the
+ * geometry from the file, checks a FSDP action names a stage of its own row and otherwise
+ * leaves it (the simulator prices FSDP from base), names file:line:column of a bad cell, and
+ * returns a validated plan. */
 char *plan_to_torch_csv(const struct plan *p, struct mt_err *e);
 /* The same with options. A DualPipeV plan's forward of one part followed by a whole backward
  * of the other is written as torch's overlapped action "(0F3;3B1)OVERLAP_F_B" where torch's
@@ -146,6 +149,11 @@ struct plan_csv_opts {
                              * the framework's activation checkpointing, which recomputes
                              * inside the backward (export's checkpointed plans); else
                              * CFW/RC are refused */
+    bool compute_only;      /* no FSDP actions: torch's _load_csv "compute_only" format,
+                             * which refuses them and adds its own (torchtitan's
+                             * pipeline_parallel_schedule_csv); else a ZeRO-2 / FSDP plan's
+                             * rows carry UNSHARD, RESHARD and REDUCE_GRAD cells
+                             * (sim/plan/plan_csv_fsdp.c) */
 };
 char *plan_to_torch_csv_opts(const struct plan *p, const struct plan_csv_opts *o,
                              struct mt_err *e);

@@ -13,6 +13,9 @@
  * Which scheme names a placement and its backwards is the scheme records' torch_csv.
  * A DualPipeV plan's overlapped forward and backward (torch's OVERLAP_F_B) is the cell
  * "(0F3;3B1)OVERLAP_F_B" (_Action's repr of sub_actions); read back as its two actions.
+ * A ZeRO-2 / FSDP plan's rows also carry FSDP's "0UNSHARD", "0RESHARD" and "0REDUCE_GRAD"
+ * (sim/plan/plan_csv_fsdp.c says where); read back, each must name a stage its row computes
+ * and is otherwise left: the simulator prices FSDP from the config, not from the cells.
  * Writing refuses checkpointing (CFW, RC) unless asked to write the order torch runs under the
  * framework's activation checkpointing (CFW as F, no RC), and offload (OF, RL): torch has no
  * spelling for them; and a scheme whose record says torch cannot hold its plans (Chimera: a
@@ -27,6 +30,7 @@
 
 #include "model/scheme_registry.h"
 #include "sim/schemes/scheme.h"
+#include "sim/plan/plan_csv.h"
 #include "sim/plan/validate.h"
 #include "sim/core/vpipe.h"
 #include "util/err.h"
@@ -44,6 +48,13 @@ static char plan_csv_letter(enum op op)
     }
 }
 
+static struct csv_leaf plan_csv_leaf(const struct instr *in)
+{
+    enum csv_verb v = in->op == OP_FW ? CSV_F : in->op == OP_B ? CSV_I : in->op == OP_W ? CSV_W
+                                                                                      : CSV_B;
+    return (struct csv_leaf){.verb = v, .stage = in->stage, .mb = in->mb};
+}
+
 /* Whether compute instruction a followed by b on a device of a DualPipeV plan is one of torch's
  * overlapped pairs: a forward of one part, then a whole backward of the other (steps 4 and 5
  * of ScheduleDualPipeV._calculate_single_rank_operations, torch/distributed/pipelining/
@@ -55,12 +66,28 @@ static bool plan_csv_overlapped(const struct instr *a, const struct instr *b)
     return a->op == OP_FW && b->op == OP_BW && a->part != b->part;
 }
 
-static void plan_csv_put(char **out, size_t *cap, size_t *len, const char *fmt, int a, int b,
-                         int c, int d)
+/* Appends cell c as torch's _Action.__repr__ writes it: "0F1", "0UNSHARD",
+ * "(0F3;3B1)OVERLAP_F_B" (an action with sub_actions: "(" + ";".join(sub reprs) + ")" +
+ * "OVERLAP_F_B"). */
+static void plan_csv_put_cell(char **out, size_t *cap, size_t *len, const struct csv_cell *c)
 {
-    if (*cap - *len < 96)
+    char text[128];
+    size_t n = 0;
+    for (int j = 0; j < c->n; j++) {
+        const struct csv_leaf *l = &c->leaf[j];
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%d%s", j == 0 && c->n > 1 ? "("
+                                                                   : j > 0         ? ";"
+                                                                                   : "",
+                              l->stage, csv_verb_name(l->verb));
+        if (csv_verb_has_mb(l->verb))
+            n += (size_t)snprintf(text + n, sizeof text - n, "%d", l->mb);
+    }
+    if (c->n > 1)
+        n += (size_t)snprintf(text + n, sizeof text - n, ")OVERLAP_F_B");
+    while (*cap - *len < n + 2)
         *out = xreallocarray(*out, *cap *= 2, 1);
-    *len += (size_t)snprintf(*out + *len, *cap - *len, fmt, a, b, c, d);
+    memcpy(*out + *len, text, n + 1);
+    *len += n;
 }
 
 char *plan_to_torch_csv_opts(const struct plan *p, const struct plan_csv_opts *o,
@@ -75,6 +102,7 @@ char *plan_to_torch_csv_opts(const struct plan *p, const struct plan_csv_opts *o
     }
     bool ac = o != NULL && o->checkpoints_as_ac;
     bool pairs = plan_geom(p)->scheme == SCHEME_DUALPIPEV;
+    bool compute_only = o != NULL && o->compute_only;
     int D = plan_devices(p);
     size_t cap = 256, len = 0;
     char *out = xmalloc(cap);
@@ -107,30 +135,31 @@ char *plan_to_torch_csv_opts(const struct plan *p, const struct plan_csv_opts *o
             if (plan_csv_letter(x.op) != 0)
                 cmp[nc++] = x;
         }
-        int cells = 0;
+        /* the row's cells: an action each, or torch's overlapped pair */
+        struct csv_cell *cells = xcalloc((size_t)nc + 1, sizeof *cells);
+        int ncell = 0;
         bool first_pair = true;
         for (int j = 0; j < nc; j++) {
-            const char *sep = cells++ ? "," : "";
-            if (*sep)
-                plan_csv_put(&out, &cap, &len, ",", 0, 0, 0, 0);
+            struct csv_cell *cell = &cells[ncell++];
+            *cell = (struct csv_cell){.n = 1, .leaf = {plan_csv_leaf(&cmp[j])}};
             if (pairs && j + 1 < nc && plan_csv_overlapped(&cmp[j], &cmp[j + 1])) {
                 bool skip = d == D - 1 && first_pair;
                 first_pair = false;
                 if (!skip) {
-                    /* torch's _Action repr of an action with sub_actions:
-                     * "(" + ";".join(sub reprs) + ")" + "OVERLAP_F_B" */
-                    plan_csv_put(&out, &cap, &len, "(%dF%d;%dB%d)OVERLAP_F_B", cmp[j].stage,
-                                 cmp[j].mb, cmp[j + 1].stage, cmp[j + 1].mb);
-                    j++;
-                    continue;
+                    cell->n = 2;
+                    cell->leaf[1] = plan_csv_leaf(&cmp[++j]);
                 }
             }
-            if (cap - len < 48)
-                out = xreallocarray(out, cap *= 2, 1);
-            len += (size_t)snprintf(out + len, cap - len, "%d%c%d", cmp[j].stage,
-                                    plan_csv_letter(cmp[j].op), cmp[j].mb);
         }
         free(cmp);
+        if (!compute_only)
+            cells = csv_fsdp_row(plan_config(p), plan_geom(p)->mbs, cells, &ncell);
+        for (int j = 0; j < ncell; j++) {
+            if (j > 0)
+                out[len++] = ','; /* plan_csv_put_cell leaves room for it */
+            plan_csv_put_cell(&out, &cap, &len, &cells[j]);
+        }
+        free(cells);
         if (cap - len < 2)
             out = xreallocarray(out, cap *= 2, 1);
         out[len++] = '\n';
@@ -147,12 +176,13 @@ char *plan_to_torch_csv(const struct plan *p, struct mt_err *e)
 /* One parsed cell. */
 struct csv_action {
     int stage, mb;
-    enum op op;
-    int line, col; /* where it is, for errors */
+    enum op op;        /* a compute action's; OP__COUNT for FSDP's */
+    enum csv_verb verb;
+    int line, col;     /* where it is, for errors */
 };
 
-/* Parses "12F3" (with blanks or double quotes around it) into *a. Returns 0 for an empty cell,
- * 1 for an action, -1 for anything else. */
+/* Parses "12F3" or FSDP's "0UNSHARD" (with blanks or double quotes around it) into *a. Returns
+ * 0 for an empty cell, 1 for an action, -1 for anything else. */
 static int plan_csv_cell(const char *s, size_t n, struct csv_action *a)
 {
     while (n > 0 && (*s == ' ' || *s == '"'))
@@ -161,23 +191,26 @@ static int plan_csv_cell(const char *s, size_t n, struct csv_action *a)
         n--;
     if (n == 0)
         return 0;
-    size_t i = 0;
+    size_t i = 0, name = 0;
     long stage = 0, mb = 0;
     while (i < n && s[i] >= '0' && s[i] <= '9' && stage <= CONFIG_MAX_DEVICES * CONFIG_MAX_CHUNKS)
         stage = stage * 10 + (s[i++] - '0');
-    if (i == 0 || i == n)
+    if (i == 0 || i == n || stage >= CONFIG_MAX_DEVICES * CONFIG_MAX_CHUNKS ||
+        !csv_verb_parse(s + i, n - i, &a->verb, &name))
         return -1;
-    char c = s[i++];
+    a->stage = (int)stage;
+    if (!csv_verb_has_mb(a->verb)) { /* FSDP's: the name ends the cell */
+        a->op = OP__COUNT;
+        a->mb = -1;
+        return 1;
+    }
+    i += name;
     size_t mb_from = i;
     while (i < n && s[i] >= '0' && s[i] <= '9' && mb <= CONFIG_MAX_MICROBATCHES)
         mb = mb * 10 + (s[i++] - '0');
-    if (i != n || i == mb_from || stage >= CONFIG_MAX_DEVICES * CONFIG_MAX_CHUNKS ||
-        mb >= CONFIG_MAX_MICROBATCHES)
+    if (i != n || i == mb_from || mb >= CONFIG_MAX_MICROBATCHES)
         return -1;
-    a->op = c == 'F' ? OP_FW : c == 'I' ? OP_B : c == 'W' ? OP_W : c == 'B' ? OP_BW : OP__COUNT;
-    if (a->op == OP__COUNT)
-        return -1;
-    a->stage = (int)stage;
+    a->op = a->verb == CSV_F ? OP_FW : a->verb == CSV_I ? OP_B : a->verb == CSV_W ? OP_W : OP_BW;
     a->mb = (int)mb;
     return 1;
 }
@@ -195,8 +228,9 @@ struct csv_read {
     struct csv_action *acts;
     int *row_of;
     size_t n, cap;
+    size_t compute;  /* of them F, I, W or B (the others FSDP's) */
     int rows;
-    int stages, mbs; /* from the largest indices (csv_config) */
+    int stages, mbs; /* from the largest compute indices (csv_config) */
 };
 
 static void csv_read_fini(struct csv_read *r)
@@ -245,11 +279,12 @@ static int csv_parse(const char *text, size_t len, const char *name, struct csv_
                     const char *semi = group ? memchr(sub, ';', (size_t)(sub_end - sub)) : NULL;
                     const char *cell_end = semi ? semi : sub_end;
                     k = plan_csv_cell(sub, (size_t)(cell_end - sub), &a);
-                    if (k < 0 || (group && k == 0))
+                    if (k < 0 || (group && (k == 0 || a.op == OP__COUNT)))
                         return err_set(e, MT_EPARSE,
                                        "%s:%d:%d: '%.*s' is not a torch action (stage index, "
                                        "then F, I, W or B, then micro-batch, e.g. 0F1 or 2I0; "
-                                       "or (0F3;3B1)OVERLAP_F_B)",
+                                       "(0F3;3B1)OVERLAP_F_B; or FSDP's stage index, then "
+                                       "UNSHARD, RESHARD or REDUCE_GRAD, e.g. 0UNSHARD)",
                                        name, line, a.col, (int)(comma - c < 24 ? comma - c : 24),
                                        c);
                     if (k == 1) {
@@ -260,6 +295,7 @@ static int csv_parse(const char *text, size_t len, const char *name, struct csv_
                         }
                         r->row_of[r->n] = r->rows;
                         r->acts[r->n++] = a;
+                        r->compute += a.op != OP__COUNT;
                     }
                     if (semi == NULL)
                         break;
@@ -273,7 +309,7 @@ static int csv_parse(const char *text, size_t len, const char *name, struct csv_
         line++;
     }
     /* Trailing empty rows are ranks with nothing to do: torch writes none. */
-    if (r->n == 0)
+    if (r->compute == 0)
         return err_set(e, MT_EPARSE, "%s: no actions (one row per rank of cells like 0F0)", name);
     return MT_OK;
 }
@@ -287,6 +323,8 @@ static int csv_config(struct csv_read *r, const char *name, const struct config 
     int S = 0, N = 0, D = r->rows;
     bool split = false, whole = false;
     for (size_t i = 0; i < r->n; i++) {
+        if (r->acts[i].op == OP__COUNT)
+            continue; /* FSDP's: checked against the stages below */
         S = r->acts[i].stage + 1 > S ? r->acts[i].stage + 1 : S;
         N = r->acts[i].mb + 1 > N ? r->acts[i].mb + 1 : N;
         split |= r->acts[i].op == OP_B || r->acts[i].op == OP_W;
@@ -300,6 +338,8 @@ static int csv_config(struct csv_read *r, const char *name, const struct config 
         rank_of[s] = -1;
     for (size_t i = 0; i < r->n && rc == MT_OK; i++) {
         int s = r->acts[i].stage;
+        if (r->acts[i].op == OP__COUNT)
+            continue;
         if (rank_of[s] >= 0 && rank_of[s] != r->row_of[i])
             rc = err_set(e, MT_EINVAL, "%s:%d:%d: stage %d is on rank %d here and on rank %d before",
                          name, r->acts[i].line, r->acts[i].col, s, r->row_of[i], rank_of[s]);
@@ -315,6 +355,16 @@ static int csv_config(struct csv_read *r, const char *name, const struct config 
         line_ok &= csv_place_line(s, D, S) && rank_of[s] == s;
         loop_ok &= csv_place_loop(s, D, S, rank_of[s]);
         v_ok &= csv_place_v(s, D, S, rank_of[s]);
+    }
+    /* FSDP's actions are not simulated (the config prices FSDP), but each must name a stage
+     * its row computes: torch's runtime looks the stage up among the rank's */
+    for (size_t i = 0; i < r->n && rc == MT_OK; i++) {
+        const struct csv_action *a = &r->acts[i];
+        if (a->op == OP__COUNT && (a->stage >= S || rank_of[a->stage] != r->row_of[i]))
+            rc = err_set(e, MT_EINVAL,
+                         "%s:%d:%d: %d%s names stage %d, which rank %d does not compute",
+                         name, a->line, a->col, a->stage, csv_verb_name(a->verb), a->stage,
+                         r->row_of[i]);
     }
     free(rank_of);
     TRY(rc);
@@ -360,6 +410,8 @@ static int csv_fill(const struct csv_read *r, const char *name, struct plan *pl,
     int rc = MT_OK;
     for (size_t i = 0; i < r->n; i++) {
         const struct csv_action *a = &r->acts[i];
+        if (a->op == OP__COUNT)
+            continue; /* FSDP's: read, not simulated */
         int kind = a->op == OP_FW ? 0 : a->op == OP_W ? 2 : 1;
         unsigned char *slot = &seen[((size_t)kind * S + a->stage) * N + a->mb];
         if (*slot) {

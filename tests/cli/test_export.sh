@@ -126,5 +126,47 @@ check "no recompute action in the CSV, the plan's order" \
     >/dev/null 2>&1
 check "DualPipeV's CSV has torch's OVERLAP_F_B where it pairs" \
     "grep -q '^0F0,0F1,0F2,3F0,3I0,3W0,3F1,(0F3;3B1)OVERLAP_F_B,(3F2;0B0)OVERLAP_F_B,' $tmp/dpv.csv"
+# FSDP's actions in the CSV (issue 40; docs/fsdp.md "For the torch schedule CSV"): 1F1B on
+# pp 2 x dp 2, 2 micro-batches, rank 0 0F0,0F1,0B0,0B1 and rank 1 1F0,1B0,1F1,1B1. torchtitan's
+# FSDP under PP keeps a stage gathered over the step: torch's lowering (_add_unshard_reshard,
+# _add_reduce_grad) unshards it before the row's first action, reduces its gradients after
+# its second B and reshards it after the row.
+fl="--devices 4 --dp 2 --model Llama-3.1-8B --device H100-80G --framework torchtitan"
+"$bin" export --scheme V --microbatches 2 $fl --fsdp -o "$tmp/f.csv" >/dev/null 2>&1
+check "FSDP: UNSHARD, REDUCE_GRAD, RESHARD where torch puts them" \
+    "[ \"\$(cat $tmp/f.csv)\" = '0UNSHARD,0F0,0F1,0B0,0B1,0REDUCE_GRAD,0RESHARD
+1UNSHARD,1F0,1B0,1F1,1B1,1REDUCE_GRAD,1RESHARD' ]"
+"$bin" simulate --scheme V --microbatches 2 $fl --fsdp --json >"$tmp/fa.json" 2>/dev/null
+"$bin" simulate "$tmp/f.csv" $fl --fsdp --json >"$tmp/fb.json" 2>/dev/null
+check "read back with --fsdp: the same step, peaks and static bytes" \
+    "python3 -c 'import json,sys; a, b = (json.load(open(f)) for f in sys.argv[1:]); sys.exit(not (a[\"step_time\"] > 0 and a[\"step_time\"] == b[\"step_time\"] and a[\"devices\"] == b[\"devices\"]))' $tmp/fa.json $tmp/fb.json"
+# reshard_after_forward always: gathered before each F and B, freed after each
+"$bin" export --scheme V --microbatches 2 $fl --fsdp --fsdp-reshard-after-forward always \
+    -o "$tmp/fa.csv" >/dev/null 2>&1
+check "FSDP always: an UNSHARD and a RESHARD around every action" \
+    "[ \"\$(head -n 1 $tmp/fa.csv)\" = '0UNSHARD,0F0,0RESHARD,0UNSHARD,0F1,0RESHARD,0UNSHARD,0B0,0RESHARD,0UNSHARD,0B1,0REDUCE_GRAD,0RESHARD' ]"
+# ZeRO-2: no gathers; the gradients reduce-scattered after every backward
+"$bin" export --scheme V --microbatches 2 $fl --zero-stage 2 -o "$tmp/z2.csv" >/dev/null 2>&1
+check "ZeRO-2: a REDUCE_GRAD after each B" \
+    "[ \"\$(cat $tmp/z2.csv)\" = '0F0,0F1,0B0,0REDUCE_GRAD,0B1,0REDUCE_GRAD
+1F0,1B0,1REDUCE_GRAD,1F1,1B1,1REDUCE_GRAD' ]"
+# torchtitan's own schedule CSV stays compute-only: its _load_csv refuses FSDP's actions
+"$bin" export --scheme ZB-H1 --microbatches 4 $fl --fsdp --format torchtitan -o "$tmp/tt.toml" \
+    >/dev/null 2>&1
+check "torchtitan's schedule CSV under FSDP: no UNSHARD / RESHARD / REDUCE_GRAD" \
+    "[ -s $tmp/tt.schedule.csv ] && ! grep -q 'SHARD\\|REDUCE' $tmp/tt.schedule.csv"
+# bad FSDP cells: file:line:column, exit 2
+printf '0UNSHARD,0F0,0F1,0B0,0B1\n1UNSHARD3,1F0,1B0,1F1,1B1\n' >"$tmp/b1.csv"
+printf 'UNSHARD,0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n' >"$tmp/b2.csv"
+printf '0F0,0F1,0B0,0B1\n1F0,1B0,9RESHARD,1F1,1B1\n' >"$tmp/b3.csv"
+"$bin" simulate "$tmp/b1.csv" $fl --fsdp >/dev/null 2>"$tmp/e1"
+check "0UNSHARD3 (a micro-batch after FSDP's name) refused" \
+    "[ $? -eq 2 ] && grep -q 'b1.csv:2:1: .1UNSHARD3. is not a torch action' $tmp/e1"
+"$bin" simulate "$tmp/b2.csv" $fl --fsdp >/dev/null 2>"$tmp/e2"
+check "UNSHARD (no stage) refused" \
+    "[ $? -eq 2 ] && grep -q 'b2.csv:1:1: .UNSHARD. is not a torch action' $tmp/e2"
+"$bin" simulate "$tmp/b3.csv" $fl --fsdp >/dev/null 2>"$tmp/e3"
+check "9RESHARD on a rank without stage 9 refused" \
+    "[ $? -eq 2 ] && grep -q 'b3.csv:2:9: 9RESHARD names stage 9, which rank 1 does not compute' $tmp/e3"
 
 exit $fail
