@@ -17,6 +17,7 @@
 #include "model/config.h"
 #include "sim/plan/plan.h"
 #include "sim/core/simulate.h"
+#include "sim/schemes/scheme.h"
 #include "traces/trace.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -418,6 +419,26 @@ static int align_ev_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The config a trace carries (otherData.config: our simulated and measured traces write the
+ * plan's), where it loads and its plan's shape is the events' (*g: devices, stages,
+ * micro-batches, parts); then g takes its scheme. So the plan a trace stands for keeps its
+ * degrees, lengths and device, not only the model's name. */
+static bool align_trace_config(const struct trace *t, struct plan_geom *g, struct config *c)
+{
+    const char *text = trace_config_text(t);
+    struct mt_err e;
+    struct plan_geom cg;
+    if (text == NULL || config_load_string(text, strlen(text), "otherData.config", c, &e) != MT_OK ||
+        scheme_geom(c, &cg, &e) != MT_OK)
+        return false;
+    if (cg.devices != g->devices || cg.stages != g->stages || cg.mbs != g->mbs ||
+        cg.parts < g->parts)
+        return false;
+    snprintf(c->source, sizeof c->source, "(a simulated trace)");
+    *g = cg;
+    return true;
+}
+
 int align_trace_plan(const struct trace *t, struct plan **out, struct sim_result *r,
                      struct mt_err *e)
 {
@@ -460,17 +481,19 @@ int align_trace_plan(const struct trace *t, struct plan **out, struct sim_result
     }
     qsort(v, k, sizeof *v, align_ev_cmp);
     struct config c;
-    config_default(&c);
-    snprintf(c.source, sizeof c.source, "(a simulated trace)");
-    if (info->scheme[0] != '\0' && config_scheme_parse(info->scheme, &c.scheme, NULL) != MT_OK)
-        c.scheme = SCHEME_V;
-    g.scheme = c.scheme;
-    c.num_device = g.devices;
-    c.num_microbatches = g.mbs;
-    c.chunks = g.parts;
-    c.unit.enabled = info->unit;
-    if (info->model[0] != '\0')
-        snprintf(c.model.name, sizeof c.model.name, "%s", info->model);
+    if (!align_trace_config(t, &g, &c)) {
+        config_default(&c);
+        snprintf(c.source, sizeof c.source, "(a simulated trace)");
+        if (info->scheme[0] != '\0' && config_scheme_parse(info->scheme, &c.scheme, NULL) != MT_OK)
+            c.scheme = SCHEME_V;
+        g.scheme = c.scheme;
+        c.num_device = g.devices;
+        c.num_microbatches = g.mbs;
+        c.chunks = g.parts;
+        c.unit.enabled = info->unit;
+        if (info->model[0] != '\0')
+            snprintf(c.model.name, sizeof c.model.name, "%s", info->model);
+    }
     struct plan *p = plan_new(&c, &g);
     for (size_t i = 0; i < k; i++)
         plan_append(p, v[i]->dev,

@@ -82,6 +82,11 @@ char *chrome_from_sim(const struct plan *p, const struct sim_result *r)
     cJSON_AddStringToObject(other, "model", c->model.name);
     cJSON_AddStringToObject(other, "time_unit", r->unit ? "t (1 t = 1000 us)" : "us");
     cJSON_AddNumberToObject(other, "step_time_us", r->step_time * scale);
+    /* the plan's config, as a measured trace carries it: `compare`, `import` and `explore`
+     * rebuild the plan from it (its degrees, lengths and device), not from the model's name */
+    cJSON *cfg = config_to_cjson(c);
+    if (cfg != NULL)
+        cJSON_AddItemToObject(other, "config", cfg);
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     char *out = xstrdup(text);

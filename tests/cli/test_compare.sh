@@ -140,5 +140,15 @@ check "one argument is a usage error" "[ \$? -eq 2 ]"
 "$bin" compare --help >"$tmp/h" 2>&1
 check "--help lists --gate and --map" "[ \$? -eq 0 ] && grep -q -- '--gate' $tmp/h && grep -q -- '--map' $tmp/h"
 
+# a simulated trace stands for its plan with the config it carries (otherData.config): its
+# degrees and lengths, not the default's (issue 41: compare TRACE TRACE printed pp 2 x dp 1, 1024)
+"$bin" simulate --model Llama-3.1-8B --device H100-80G --devices 8 --dp 2 --tp 2 --seq-length 4096 \
+    --microbatches 8 --trace-out "$tmp/ta.json" >/dev/null 2>&1
+"$bin" simulate --model Llama-3.1-8B --device H100-80G --devices 8 --dp 2 --tp 2 --seq-length 4096 \
+    --microbatches 8 --scheme GPipe --trace-out "$tmp/tb.json" >/dev/null 2>&1
+"$bin" compare "$tmp/ta.json" "$tmp/tb.json" >"$tmp/o" 2>&1
+check "compare TRACE TRACE: the first trace's plan keeps pp 2 x dp 2 x tp 2 and 4096 tokens" \
+    "[ \$? -eq 0 ] && grep -q 'V, pp 2 x dp 2 x tp 2, 8 micro-batches of 1 x 4096 tokens (from its trace)' $tmp/o"
+
 [ $fail -eq 0 ] && echo "test_compare: all passed"
 exit $fail
