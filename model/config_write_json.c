@@ -119,8 +119,9 @@ static void write_seqlen(cJSON *m, const struct seqlen_spec *sp)
 }
 
 /* The family's parts where they differ from the type's defaults (model/config.h), so that a
- * preset's config reads as before and a Hugging Face family's loads back the same. */
-static void write_model_parts(cJSON *m, const struct model_spec *ms)
+ * preset's config reads as before and a Hugging Face family's loads back the same; and, written
+ * over a preset (base), where they differ from the preset's, which the reader starts from. */
+static void write_model_parts(cJSON *m, const struct model_spec *ms, const struct model_spec *base)
 {
     static const char *const mlp[] = {"", "gelu", "swiglu", "geglu"};
     static const char *const norm[] = {"", "layernorm", "rmsnorm"};
@@ -132,17 +133,20 @@ static void write_model_parts(cJSON *m, const struct model_spec *ms)
     bare.bias = BIAS_DEFAULT;
     bare.head_dim = 0;
     bare.tie_embeddings = TRI_DEFAULT;
-    if (config_mlp(ms) != config_mlp(&bare))
+#define DIFFERS(f) (f(ms) != f(&bare) || (base != NULL && f(ms) != f(base)))
+    if (DIFFERS(config_mlp))
         cJSON_AddStringToObject(m, "mlp", mlp[config_mlp(ms)]);
-    if (config_norm(ms) != config_norm(&bare))
+    if (DIFFERS(config_norm))
         cJSON_AddStringToObject(m, "norm", norm[config_norm(ms)]);
-    if (config_bias(ms) != config_bias(&bare))
+    if (DIFFERS(config_bias))
         cJSON_AddStringToObject(m, "bias", bias[config_bias(ms)]);
-    if (config_head_dim(ms) != config_head_dim(&bare))
+    if (DIFFERS(config_head_dim))
         cJSON_AddNumberToObject(m, "head_dim", config_head_dim(ms));
-    if (config_tied_embeddings(ms) != config_tied_embeddings(&bare))
+    if (DIFFERS(config_tied_embeddings))
         cJSON_AddBoolToObject(m, "tie_embeddings", config_tied_embeddings(ms));
-    if (ms->qk_norm != QK_NORM_NONE && ms->qk_norm <= QK_NORM_WHOLE)
+#undef DIFFERS
+    if (ms->qk_norm <= QK_NORM_WHOLE &&
+        (ms->qk_norm != QK_NORM_NONE || (base != NULL && base->qk_norm != ms->qk_norm)))
         cJSON_AddStringToObject(m, "qk_norm", qk[ms->qk_norm]);
 }
 
@@ -197,8 +201,10 @@ struct cJSON *config_to_cjson(const struct config *c)
         cJSON_AddNumberToObject(m, "hidden_size", ms->hidden_size);
         cJSON_AddNumberToObject(m, "num_layers", ms->num_layers);
         cJSON_AddNumberToObject(m, "num_attention_heads", ms->num_attention_heads);
-        if (ms->num_key_value_heads > 0)
-            cJSON_AddNumberToObject(m, "num_key_value_heads", ms->num_key_value_heads);
+        /* over a preset, the K/V heads wherever they are not the preset's (0 = multi-head) */
+        if (ms->num_key_value_heads > 0 ||
+            (is_preset && config_kv_heads(&preset) != config_kv_heads(ms)))
+            cJSON_AddNumberToObject(m, "num_key_value_heads", config_kv_heads(ms));
         if (c->seqlen.kind == SEQLEN_FIXED)
             cJSON_AddNumberToObject(m, "seq_length", ms->seq_length);
         else
@@ -207,7 +213,7 @@ struct cJSON *config_to_cjson(const struct config *c)
             cJSON_AddNumberToObject(m, "max_position_embeddings", c->seqlen.max_positions);
         cJSON_AddNumberToObject(m, "vocab_size", ms->vocab_size);
         cJSON_AddNumberToObject(m, "ffn_hidden_size", ms->ffn_hidden_size);
-        write_model_parts(m, ms);
+        write_model_parts(m, ms, is_preset ? &preset : NULL);
         write_moe_mla(m, ms, is_preset ? &preset : NULL);
     }
 

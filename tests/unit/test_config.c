@@ -904,6 +904,34 @@ static void test_hf_moe(void)
         fprintf(stderr, "  got %s\n", e.msg);
 }
 
+/* A Hugging Face config named after a preset but of another shape (a dense multi-head llama whose
+ * _name_or_path is meta-llama/Mixtral-8x22B, a GQA MoE preset): written over the preset, it
+ * must say every part the preset has otherwise (fuzz_config_parse found the K/V heads left out,
+ * read back as the preset's 8). */
+static void test_preset_named_round_trip(void)
+{
+    static const char text[] =
+        "{\"num_device\": 4, \"model\": {\"_name_or_path\": \"meta-llama/Mixtral-8x22B\", "
+        "\"architectures\": [\"LlamaForCausalLM\"], \"hidden_act\": \"silu\", "
+        "\"hidden_size\": 4096, \"intermediate_size\": 11008, \"model_type\": \"llama\", "
+        "\"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 32, "
+        "\"rms_norm_eps\": 1e-05, \"tie_word_embeddings\": false, \"vocab_size\": 32000}}";
+    struct config c, d;
+    struct mt_err e;
+    CHECK_EQ_INT(config_load_string(text, sizeof text - 1, "hf.json", &c, &e), MT_OK);
+    char *json = config_to_json(&c);
+    CHECK(json != NULL);
+    if (json == NULL)
+        return;
+    CHECK_EQ_INT(config_load_string(json, strlen(json), "rt.json", &d, &e), MT_OK);
+    char *again = config_to_json(&d);
+    CHECK(again != NULL && strcmp(json, again) == 0);
+    CHECK_EQ_INT(config_kv_heads(&d.model), 32);
+    CHECK(!moe_enabled(&d.model) && d.model.qk_norm == c.model.qk_norm);
+    free(again);
+    free(json);
+}
+
 static void test_unit_parse(void)
 {
     struct unit_costs u = {0};
@@ -920,6 +948,7 @@ static void test_unit_parse(void)
 
 int main(void)
 {
+    test_preset_named_round_trip();
     test_defaults();
     test_examples();
     test_keys();
