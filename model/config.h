@@ -83,6 +83,7 @@ enum fsdp_reshard { FSDP_RESHARD_DEFAULT, FSDP_RESHARD_ALWAYS, FSDP_RESHARD_NEVE
 #define CONFIG_MAX_MICROBATCHES 65536
 #define CONFIG_MAX_CHUNKS 64
 #define CONFIG_MAX_LAYERS 100000
+#define CONFIG_MAX_HEAD_DIM (1 << 20) /* model.head_dim, whichever reader gives it */
 #define CONFIG_MAX_ITERATIONS 4096
 #define CONFIG_LAYOUT_MAX 1024 /* bytes of a pipeline_layout string, with its NUL */
 /* The CUDA context (~0.3-0.6 GiB on A100/H100 with CUDA 12's lazy module loading; PyTorch's

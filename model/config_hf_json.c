@@ -454,7 +454,7 @@ int config_hf_read(struct json_doc *d, const struct json_value *obj, const char 
         {k_vocab, "vocab_size", INT_MAX},
         {k_ffn, "ffn_hidden_size", INT_MAX},
         {k_kv, "num_key_value_heads", INT_MAX},
-        {k_hd, "head_dim", INT_MAX},
+        {k_hd, "head_dim", CONFIG_MAX_HEAD_DIM}, /* what model.head_dim reads back */
     };
     size_t n;
     struct json_value *m = json_members(d, obj, &n);

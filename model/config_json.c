@@ -130,7 +130,7 @@ static int load_model_parts(struct json_doc *d, const struct json_value *f, stru
         s->qk_norm = (enum qk_norm_kind)k;
     }
     if (f[M_HEAD_DIM].item != NULL)
-        TRY(json_int(d, &f[M_HEAD_DIM], 1, 1 << 20, &s->head_dim));
+        TRY(json_int(d, &f[M_HEAD_DIM], 1, CONFIG_MAX_HEAD_DIM, &s->head_dim));
     if (f[M_TIE].item != NULL) {
         bool tied;
         TRY(json_bool(d, &f[M_TIE], &tied));

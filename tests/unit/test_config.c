@@ -932,6 +932,20 @@ static void test_preset_named_round_trip(void)
     free(json);
 }
 
+/* A Hugging Face head_dim past the bound model.head_dim reads back with is refused as ours is
+ * (fuzz_config_parse: 1,240,968 was read, written and then refused on reading). */
+static void test_hf_head_dim_bound(void)
+{
+    static const char text[] =
+        "{\"model_type\": \"llama\", \"hidden_size\": 2048, \"num_attention_heads\": 32, "
+        "\"num_hidden_layers\": 4, \"intermediate_size\": 6144, \"vocab_size\": 32000, "
+        "\"head_dim\": 1240968}";
+    struct config c;
+    struct mt_err e;
+    CHECK(config_load_string(text, sizeof text - 1, "hf.json", &c, &e) != MT_OK);
+    CHECK(strstr(e.msg, "head_dim") != NULL && strstr(e.msg, "1048576") != NULL);
+}
+
 static void test_unit_parse(void)
 {
     struct unit_costs u = {0};
@@ -949,6 +963,7 @@ static void test_unit_parse(void)
 int main(void)
 {
     test_preset_named_round_trip();
+    test_hf_head_dim_bound();
     test_defaults();
     test_examples();
     test_keys();
