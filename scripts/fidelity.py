@@ -309,11 +309,10 @@ def predict(b, row, extra_cluster, tmp):
     path = os.path.join(tmp, "%s.json" % row["id"])
     with open(path, "w") as fh:
         json.dump(cfg, fh)
-    verb = "simulate"
-    row["command"] = "mario-tui %s CONFIG %s --json   CONFIG = %s" % (
-        verb, " ".join(f if not f.startswith("/") else os.path.relpath(f, TOP) for f in flags),
+    row["command"] = "mario-tui simulate CONFIG %s --json   CONFIG = %s" % (
+        " ".join(f if not f.startswith("/") else os.path.relpath(f, TOP) for f in flags),
         json.dumps(cfg))
-    rc, out, err = b.call([verb, path] + flags + ["--json"])
+    rc, out, err = b.call(["simulate", path] + flags + ["--json"])
     if rc == 2 or not out.strip():
         msg = err.splitlines()[-1] if err else "exit %d" % rc
         row["reason"] = msg if msg.startswith("mario-tui") else "mario-tui: " + msg
@@ -691,9 +690,6 @@ def reading_of(summary, sources=None):
         rows = {r["id"]: r.get("err") for r in (sources or {}).get("megatron_lm", {}).get("rows", [])}
         def e(i):
             return "%+.0f %%" % (100 * rows[i]) if rows.get(i) is not None else "-"
-        big = sorted(100 * v for i, v in rows.items() if v is not None and i in (
-            "mlm-16B", "mlm-70B", "mlm-119B", "mlm-177B", "mlm-314B", "mlm-462B")) or [0]
-        span = ("%+.0f %%" % big[0], "%+.0f %%" % big[-1])
         out.append("- **Megatron-LM's H100 table (2024):** %.1f %% over %d rows, mean signed %+.1f %% "
                    "(+: the model is faster than Megatron-Core measured), with the overlaps the "
                    "README states (column overlap) and untied embeddings. These rows are the fit of "
@@ -720,18 +716,18 @@ def reading_of(summary, sources=None):
                      if r.get("pred_peak_gib")] if sources else []
             if name == "nemo":
                 out[-1] += (" The check of the Megatron-core fit (all FP8; the fit the other way, "
-                            "on these rows, gives 0.855 and 1.6 us and checks at 12.3 %% on "
-                            "Megatron-LM's). Before the fit 12.4 %%.")
+                            "on these rows, gives 0.855 and 1.6 us and checks at 12.3 % on "
+                            "Megatron-LM's). Before the fit 12.4 %.")
             if name == "torchtitan":
                 out[-1] += (" The 2024-12 rows run on Grand Teton's 500 W, 96 GB HBM2e H100s (the "
                             "H100-96G-500W preset), their selective AC as torchtitan's per-op "
                             "policy (--recompute op: the peaks came under the cap, 109 GiB "
                             "simulated before for the 8B's 82.4 measured), Table 5 and 6 with "
                             "torchtitan's default of pp micro-batches, and SDPA's FlashAttention-2 "
-                            "rates: 78.1 %% before these, 33.3 %% with them. The rest is the "
+                            "rates: 78.1 % before these, 33.3 % with them. The rest is the "
                             "torchtitan profile's compute_factor, 0.69, fitted on the 2024-12 rows "
                             "and checked on the 2025-06 ones (async TP on H100, FSDP on H200): "
-                            "8.3 %% there (the fit the other way, 0.708, checks at 7.6 %%). "
+                            "8.3 % there (the fit the other way, 0.708, checks at 7.6 %). "
                             "torch.compile is not modelled: a compiled row and its eager twin get "
                             "one prediction. The simulated peaks are live bytes; torchtitan prints "
                             "the allocator's reserved peak, which is higher.")
@@ -828,20 +824,18 @@ def main():
         summ = score(b, sources, values)
         fits.append({"on": fs, "values": values, "objective": obj, "evals": evals,
                      "summary": summ})
-        whole = [n.split(":", 1)[0] for n in fs if ":" not in n]
-        rest = [] # a source fitted on some rows is checked on the others
+        # a source fitted on some of its rows (SOURCE:PREFIX) is checked on the others
+        held = fits[-1]["held_out"] = {}
         for n in fs:
             if ":" in n:
                 src, pre = n.split(":", 1)
-                errs = [abs(r["err"]) for r in sources[src]["rows"] if not r["id"].startswith(pre)
-                        and "err" in r and "reason" not in r]
-                rest.append("%s rows not %s* %s" % (src, pre, "%.1f %%" % (100 * sum(errs) / len(errs))
-                                                   if errs else "-"))
-                fits[-1].setdefault("held_out", {})[n] = 100 * sum(errs) / len(errs) if errs else None
+                held[n] = mape([r for r in sources[src]["rows"] if not r["id"].startswith(pre)])[0]
+        fitted = {n.split(":", 1)[0] for n in fs}
+        pct = lambda v: "-" if v is None else "%.1f %%" % v
         print("fit on: %s -> %s (MAPE there %.1f %%, %d evaluations); checked on: %s" % (
             ", ".join(fs), ", ".join("%s %.4g" % kv for kv in values.items()), obj, evals,
-            "; ".join(rest + ["%s %s" % (n, "-" if summ[n]["mape"] is None else "%.1f %%" % summ[n]["mape"])
-                              for n in sources if n not in whole and n not in [f.split(":")[0] for f in fs]])))
+            "; ".join(["%s rows not %s* %s" % (*n.split(":", 1), pct(v)) for n, v in held.items()] +
+                      ["%s %s" % (n, pct(summ[n]["mape"])) for n in sources if n not in fitted])))
     summary = score(b, sources, {})  # the presets as they are, last: these rows are the tables
     held_out = {"paper_table5": "paper_table5 (LLaMA2-13B's rows; GPT3-13B's are the fit's)",
                 "torchtitan": "torchtitan (its 2025-06 rows; the 2024-12 ones are its fit's)"}
