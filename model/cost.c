@@ -124,20 +124,6 @@ static double gemm_split_us(const struct config *c, const struct op *g, enum op_
 }
 
 static double op_in_list_us(const struct config *c, const struct op_list *l, size_t i,
-                            enum op_pass p);
-
-/* An op a recompute policy reruns (model/ops_recompute.c) pays that share of its forward in
- * its backward's B. */
-double cost_op_in_list_us(const struct config *c, const struct op_list *l, size_t i,
-                          enum op_pass p)
-{
-    double us = op_in_list_us(c, l, i, p), share = l->op[i].recompute;
-    if (p == PASS_B && share > 0)
-        us += share * op_in_list_us(c, l, i, PASS_FW);
-    return us;
-}
-
-static double op_in_list_us(const struct config *c, const struct op_list *l, size_t i,
                             enum op_pass p)
 {
     const struct op *o = &l->op[i];
@@ -160,6 +146,17 @@ static double op_in_list_us(const struct config *c, const struct op_list *l, siz
     }
     double exposed = pair - price_op_us(c, g, under);
     return exposed > 0 ? exposed + framework_kernel_overhead_us(c) : 0;
+}
+
+/* An op a recompute policy reruns (model/ops_recompute.c) pays that share of its forward in
+ * its backward's B. */
+double cost_op_in_list_us(const struct config *c, const struct op_list *l, size_t i,
+                          enum op_pass p)
+{
+    double us = op_in_list_us(c, l, i, p), share = l->op[i].recompute;
+    if (p == PASS_B && share > 0)
+        us += share * op_in_list_us(c, l, i, PASS_FW);
+    return us;
 }
 
 static void op_sums_of(const struct config *c, const struct op_list *l, struct op_sums *s)

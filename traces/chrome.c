@@ -27,6 +27,27 @@ static void chrome_meta(cJSON *events, const char *what, int pid, int tid, const
     cJSON_AddItemToArray(events, m);
 }
 
+/* otherData's head, the same in a simulated and a measured trace: who wrote it, which, and the
+ * plan's scheme and model. */
+static cJSON *chrome_other_data(cJSON *root, const struct config *c, const char *source)
+{
+    cJSON *other = cJSON_AddObjectToObject(root, "otherData");
+    cJSON_AddStringToObject(other, "generator", PACKAGE_STRING);
+    cJSON_AddStringToObject(other, "source", source);
+    cJSON_AddStringToObject(other, "scheme", config_scheme_name(c->scheme));
+    cJSON_AddStringToObject(other, "model", c->model.name);
+    return other;
+}
+
+/* The plan's config (otherData.config): `import` makes a measured trace's plan from it, and
+ * `compare` a simulated trace's (traces/align.c), with its degrees, lengths and device. */
+static void chrome_add_config(cJSON *other, const struct config *c)
+{
+    cJSON *cfg = config_to_cjson(c);
+    if (cfg != NULL)
+        cJSON_AddItemToObject(other, "config", cfg);
+}
+
 char *chrome_from_sim(const struct plan *p, const struct sim_result *r)
 {
     const struct config *c = plan_config(p);
@@ -75,18 +96,10 @@ char *chrome_from_sim(const struct plan *p, const struct sim_result *r)
         }
     }
     cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
-    cJSON *other = cJSON_AddObjectToObject(root, "otherData");
-    cJSON_AddStringToObject(other, "generator", PACKAGE_STRING);
-    cJSON_AddStringToObject(other, "source", "simulated");
-    cJSON_AddStringToObject(other, "scheme", config_scheme_name(c->scheme));
-    cJSON_AddStringToObject(other, "model", c->model.name);
+    cJSON *other = chrome_other_data(root, c, "simulated");
     cJSON_AddStringToObject(other, "time_unit", r->unit ? "t (1 t = 1000 us)" : "us");
     cJSON_AddNumberToObject(other, "step_time_us", r->step_time * scale);
-    /* the plan's config, as a measured trace carries it: `compare`, `import` and `explore`
-     * rebuild the plan from it (its degrees, lengths and device), not from the model's name */
-    cJSON *cfg = config_to_cjson(c);
-    if (cfg != NULL)
-        cJSON_AddItemToObject(other, "config", cfg);
+    chrome_add_config(other, c);
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     char *out = xstrdup(text);
@@ -198,18 +211,12 @@ char *chrome_from_measured(const struct plan *p, const struct chrome_run *r)
         cJSON_AddItemToArray(events, ev);
     }
     cJSON_AddStringToObject(root, "displayTimeUnit", "ms");
-    cJSON *other = cJSON_AddObjectToObject(root, "otherData");
-    cJSON_AddStringToObject(other, "generator", PACKAGE_STRING);
-    cJSON_AddStringToObject(other, "source", "measured");
-    cJSON_AddStringToObject(other, "scheme", config_scheme_name(c->scheme));
-    cJSON_AddStringToObject(other, "model", c->model.name);
+    cJSON *other = chrome_other_data(root, c, "measured");
     cJSON_AddStringToObject(other, "backend", r->backend ? r->backend : "cpu");
     cJSON_AddStringToObject(other, "time_unit", "us");
     cJSON_AddNumberToObject(other, "ranks", r->ranks);
     cJSON_AddStringToObject(other, "status", r->status ? r->status : "complete");
-    cJSON *cfg = config_to_cjson(c); /* what `mario-tui import` makes the plan's config */
-    if (cfg != NULL)
-        cJSON_AddItemToObject(other, "config", cfg);
+    chrome_add_config(other, c);
     cJSON_AddItemToObject(other, "loss", losses);
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
